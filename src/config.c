@@ -1,0 +1,473 @@
+/*
+ * The option string, CUMEMGUARD_OPTIONS="limit=4GiB,limit.1=50%", parsed
+ * into a struct cmg__config.  The string is a comma-separated list of
+ * key=value items in the style of jemalloc's MALLOC_CONF; empty items are
+ * skipped so that strings glued together by scripts still parse.  Keys come
+ * from one table, `options`: an entry names a key, says whether it takes a
+ * device index (limit.N), and points at the handler that stores its value.
+ * Adding an option means adding a row and a handler, nothing else.
+ *
+ * The string is walked in place, with spans into it: nothing is allocated
+ * and nothing is copied, because this runs in the first hook of a program
+ * that may not have a working malloc yet.  The only output besides *cfg is
+ * the error line the caller supplies a buffer for; config.c itself never
+ * prints, never reads the environment and never calls CUDA, so the launcher
+ * can validate a string with exactly the parser the library will use.
+ *
+ * Sizes are parsed with integer arithmetic only: "1.5GiB" must be exactly
+ * 1610612736 bytes on every machine, which binary floating point cannot
+ * promise for every fraction.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* A percentage is kept in millionths of the device: 1% is 10000 ppm. */
+#define PPM_PER_PERCENT 10000u
+#define PPM_MAX 1000000u
+
+/* How much of a bad item an error message quotes. */
+#define QUOTE_MAX 64
+
+/* ---- sizes -------------------------------------------------------------- */
+
+struct unit {
+  const char *name; /* lower case; matched without regard to case */
+  uint64_t mult;
+};
+
+/*
+ * K and KiB are both 1024 and KB is 1000, as in IEC 80000-13 and as
+ * nvidia-smi and most schedulers write GPU memory.  The empty unit and "B"
+ * are plain bytes.
+ */
+static const struct unit units[] = {
+  { "", 1 },
+  { "b", 1 },
+  { "k", 1ull << 10 },
+  { "kib", 1ull << 10 },
+  { "kb", 1000ull },
+  { "m", 1ull << 20 },
+  { "mib", 1ull << 20 },
+  { "mb", 1000000ull },
+  { "g", 1ull << 30 },
+  { "gib", 1ull << 30 },
+  { "gb", 1000000000ull },
+  { "t", 1ull << 40 },
+  { "tib", 1ull << 40 },
+  { "tb", 1000000000000ull },
+};
+
+static bool
+is_digit(char c)
+{
+  return c >= '0' && c <= '9';
+}
+
+/* ASCII only: the C library's tolower() follows the program's locale. */
+static char
+lower(char c)
+{
+  return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* True if s[0..len) spells name, ignoring ASCII case. */
+static bool
+equals_nocase(const char *s, size_t len, const char *name)
+{
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    if (name[i] == '\0' || lower(s[i]) != name[i])
+      return false;
+  }
+  return name[len] == '\0';
+}
+
+/* The multiplier of the unit s[0..len); 0 if it is not a unit. */
+static uint64_t
+unit_mult(const char *s, size_t len)
+{
+  size_t i;
+
+  for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+    if (equals_nocase(s, len, units[i].name))
+      return units[i].mult;
+  }
+  return 0;
+}
+
+/*
+ * floor(0.d1d2...dn * mult) for the n fractional digits at frac, exactly and
+ * for any n.  Horner's scheme from the last digit, y = (d * mult + y) / 10,
+ * may floor at every step because floor((a + y) / 10) equals
+ * floor((a + floor(y)) / 10) for integer a.  y stays below mult, so
+ * d * mult + y stays below 10 * mult, far from 2^64 for every unit.
+ */
+static uint64_t
+fraction_of(const char *frac, size_t n, uint64_t mult)
+{
+  uint64_t y = 0;
+
+  while (n-- > 0)
+    y = ((uint64_t)(frac[n] - '0') * mult + y) / 10;
+  return y;
+}
+
+/*
+ * Parses one size, DIGITS[.DIGITS][UNIT] or DIGITS[.DIGITS]% (the latter
+ * only when allow_percent); see internal.h for the contract.  Syntax is
+ * checked before arithmetic, so a malformed size is -EINVAL even when its
+ * digits would also overflow.
+ */
+int
+cmg__size_parse(const char *s, size_t len, bool allow_percent,
+                struct cmg__limit *out)
+{
+  size_t i = 0, int_len, frac_at = 0, frac_len = 0;
+  bool percent = false;
+  uint64_t mult, value = 0;
+
+  if (s == NULL || len == 0)
+    return -EINVAL;
+
+  while (i < len && is_digit(s[i]))
+    i++;
+  int_len = i;
+  if (int_len == 0)
+    return -EINVAL;
+
+  if (i < len && s[i] == '.') {
+    frac_at = ++i;
+    while (i < len && is_digit(s[i]))
+      i++;
+    frac_len = i - frac_at;
+    if (frac_len == 0)
+      return -EINVAL;
+  }
+
+  if (len - i == 1 && s[i] == '%') {
+    if (!allow_percent)
+      return -EINVAL;
+    percent = true;
+    mult = PPM_PER_PERCENT;
+  } else {
+    mult = unit_mult(s + i, len - i);
+    if (mult == 0)
+      return -EINVAL;
+  }
+
+  for (i = 0; i < int_len; i++) {
+    if (__builtin_mul_overflow(value, 10, &value) ||
+        __builtin_add_overflow(value, (uint64_t)(s[i] - '0'), &value))
+      return -ERANGE;
+  }
+  if (__builtin_mul_overflow(value, mult, &value) ||
+      __builtin_add_overflow(value, fraction_of(s + frac_at, frac_len, mult),
+                             &value))
+    return -ERANGE;
+
+  if (percent) {
+    /* 0% would deny everything by accident; limit=0 says so on purpose. */
+    if (value == 0 || value > PPM_MAX)
+      return -ERANGE;
+    out->kind = CMG__LIMIT_PERCENT;
+    out->bytes = 0;
+    out->ppm = (uint32_t)value;
+  } else {
+    out->kind = CMG__LIMIT_BYTES;
+    out->bytes = value;
+    out->ppm = 0;
+  }
+  return 0;
+}
+
+/* ---- the option table --------------------------------------------------- */
+
+/*
+ * Stores the value of one item.  index is -1 for a plain key and the device
+ * ordinal for key.N.  Returns 0, -EINVAL or -ERANGE for a bad value, or
+ * -EEXIST when the key was already given.
+ */
+typedef int (*option_handler)(struct cmg__config *cfg, int index,
+                              const char *value, size_t len);
+
+struct option {
+  const char *key;
+  bool indexed;          /* written key.N, N a device ordinal */
+  option_handler handle;
+  const char *expected;  /* what a well-formed value looks like */
+  const char *range;     /* what an in-range value looks like */
+};
+
+static int
+handle_limit(struct cmg__config *cfg, int index, const char *value,
+             size_t len)
+{
+  struct cmg__limit *slot = index < 0 ? &cfg->limit : &cfg->limit_dev[index];
+  struct cmg__limit l;
+  int rc;
+
+  rc = cmg__size_parse(value, len, true, &l);
+  if (rc != 0)
+    return rc;
+  if (slot->kind != CMG__LIMIT_NONE)
+    return -EEXIST;
+  *slot = l;
+  return 0;
+}
+
+static const char size_expected[] =
+    "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
+static const char size_range[] =
+    "a size below 16 EiB, or a percentage above 0% and at most 100%";
+
+static const struct option options[] = {
+  { "limit", false, handle_limit, size_expected, size_range },
+  { "limit", true, handle_limit, size_expected, size_range },
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* ---- tokenizing --------------------------------------------------------- */
+
+/* One item of the string: all of it, its key, and its value if any. */
+struct item {
+  const char *text;
+  size_t len;
+  size_t key_len;
+  const char *value; /* NULL when the item has no '=' */
+  size_t value_len;
+};
+
+/*
+ * Finds the next non-empty item at *pos and advances *pos past it; false at
+ * the end of the string.
+ */
+static bool
+next_item(const char **pos, struct item *it)
+{
+  const char *p = *pos, *eq;
+
+  while (*p == ',')
+    p++;
+  if (*p == '\0') {
+    *pos = p;
+    return false;
+  }
+
+  it->text = p;
+  while (*p != '\0' && *p != ',')
+    p++;
+  it->len = (size_t)(p - it->text);
+  *pos = p;
+
+  eq = memchr(it->text, '=', it->len);
+  if (eq == NULL) {
+    it->key_len = it->len;
+    it->value = NULL;
+    it->value_len = 0;
+  } else {
+    it->key_len = (size_t)(eq - it->text);
+    it->value = eq + 1;
+    it->value_len = it->len - it->key_len - 1;
+  }
+  return true;
+}
+
+/*
+ * Parses the device ordinal after "key." into *index.  Decimal digits only,
+ * so that "limit.-1", "limit.+1", "limit.0x1" and "limit." are refused.
+ */
+static bool
+parse_index(const char *s, size_t len, int *index)
+{
+  size_t i;
+  int n = 0;
+
+  if (len == 0)
+    return false;
+  for (i = 0; i < len; i++) {
+    if (!is_digit(s[i]))
+      return false;
+    n = n * 10 + (s[i] - '0');
+    if (n >= CMG__MAX_DEVICES)
+      return false;
+  }
+  *index = n;
+  return true;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+/*
+ * Copies the item for quoting in a message: at most QUOTE_MAX bytes, cut
+ * with "...", control characters shown as '?' so the message stays one
+ * line.
+ */
+static void
+quote(char dst[static QUOTE_MAX + 4], const char *s, size_t len)
+{
+  size_t n = len > QUOTE_MAX ? QUOTE_MAX : len;
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+  }
+  if (n < len) {
+    memcpy(dst + n, "...", 3);
+    n += 3;
+  }
+  dst[n] = '\0';
+}
+
+/* Writes "expected one of limit, limit.N" and so on, from the table. */
+static void
+format_unknown(char *err, size_t errlen, const char *shown)
+{
+  size_t i, used;
+  int n;
+
+  n = snprintf(err, errlen, "unknown option '%s': expected one of", shown);
+  for (i = 0; i < N_OPTIONS && n >= 0; i++) {
+    used = (size_t)n;
+    if (used >= errlen)
+      return;
+    n += snprintf(err + used, errlen - used, "%s %s%s", i == 0 ? "" : ",",
+                  options[i].key, options[i].indexed ? ".N" : "");
+  }
+}
+
+/* ---- the parser --------------------------------------------------------- */
+
+/*
+ * The table entry for the key of it, with *index set for key.N entries.
+ * Returns 0, -ENOENT for an unknown key, or -EDOM for a known indexed key
+ * with a bad index; *opt then names the entry.
+ */
+static int
+find_option(const struct item *it, const struct option **opt, int *index)
+{
+  size_t i;
+
+  for (i = 0; i < N_OPTIONS; i++) {
+    const struct option *o = &options[i];
+    size_t klen = strlen(o->key);
+
+    if (it->key_len < klen || memcmp(it->text, o->key, klen) != 0)
+      continue;
+    if (!o->indexed && it->key_len == klen) {
+      *opt = o;
+      *index = -1;
+      return 0;
+    }
+    if (o->indexed && it->key_len > klen && it->text[klen] == '.') {
+      *opt = o;
+      if (!parse_index(it->text + klen + 1, it->key_len - klen - 1, index))
+        return -EDOM;
+      return 0;
+    }
+  }
+  return -ENOENT;
+}
+
+/* Parses the whole string into *cfg; see internal.h for the contract. */
+int
+cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
+                  size_t errlen)
+{
+  char shown[QUOTE_MAX + 4];
+  const char *pos = opts;
+  struct item it;
+
+  memset(cfg, 0, sizeof(*cfg));
+  if (err == NULL)
+    errlen = 0;
+  if (errlen > 0)
+    err[0] = '\0';
+  if (opts == NULL)
+    return 0;
+
+  while (next_item(&pos, &it)) {
+    const struct option *opt = NULL;
+    int index = -1;
+    int rc;
+
+    quote(shown, it.text, it.len);
+    if (it.value == NULL || it.key_len == 0) {
+      if (errlen > 0)
+        snprintf(err, errlen, "bad option '%s': expected key=value", shown);
+      return -EINVAL;
+    }
+
+    rc = find_option(&it, &opt, &index);
+    if (rc == -ENOENT) {
+      if (errlen > 0)
+        format_unknown(err, errlen, shown);
+      return -EINVAL;
+    }
+    if (rc == -EDOM) {
+      if (errlen > 0)
+        snprintf(err, errlen,
+                 "bad device index in '%s': expected %s.N with N from 0 "
+                 "to %d",
+                 shown, opt->key, CMG__MAX_DEVICES - 1);
+      return -EINVAL;
+    }
+
+    rc = opt->handle(cfg, index, it.value, it.value_len);
+    if (rc != 0) {
+      if (errlen > 0) {
+        if (rc == -EEXIST)
+          snprintf(err, errlen,
+                   "duplicate option '%s': expected each key at most once",
+                   shown);
+        else
+          snprintf(err, errlen, "bad value '%s': expected %s", shown,
+                   rc == -ERANGE ? opt->range : opt->expected);
+      }
+      return -EINVAL;
+    }
+  }
+  return 0;
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+/* Bytes for one limit on a device of `physical` bytes, rounded down. */
+static uint64_t
+resolve(const struct cmg__limit *l, uint64_t physical)
+{
+  switch (l->kind) {
+  case CMG__LIMIT_BYTES:
+    return l->bytes;
+  case CMG__LIMIT_PERCENT:
+    /* physical * ppm needs up to 84 bits. */
+    return (uint64_t)((unsigned __int128)physical * l->ppm / PPM_MAX);
+  case CMG__LIMIT_NONE:
+    break;
+  }
+  return CMG__NO_LIMIT;
+}
+
+/*
+ * The limit of `device`: its own limit.N, else limit, else CMG__NO_LIMIT.
+ * An ordinal outside the table gets the global limit, since limit.N could
+ * not have named it.
+ */
+uint64_t
+cmg__config_limit(const struct cmg__config *cfg, int device,
+                  uint64_t physical)
+{
+  if (device >= 0 && device < CMG__MAX_DEVICES &&
+      cfg->limit_dev[device].kind != CMG__LIMIT_NONE)
+    return resolve(&cfg->limit_dev[device], physical);
+  return resolve(&cfg->limit, physical);
+}

@@ -1,0 +1,84 @@
+/*
+ * Process-wide state: the options, read once; the per-thread state every
+ * wrapper uses; fork handling.
+ *
+ * Initialisation is lazy and idempotent: the constructor runs it, and so does
+ * every wrapper, because another library's constructor may allocate device
+ * memory before ours has run.  It reads the environment and parses a string,
+ * nothing more: it never calls CUDA, so it cannot re-enter a wrapper.
+ *
+ * A bad option string does not stop the program (it is not ours to stop),
+ * but no device allocation succeeds afterwards: a typo must never leave a job
+ * uncapped on a shared GPU.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct cmg__config cmg__cfg;
+CMG__TLS struct cmg__thread cmg__self;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static _Atomic bool ready;
+
+static void
+prefork(void)
+{
+  cmg__ledger_prefork();
+}
+
+static void
+postfork_parent(void)
+{
+  cmg__ledger_postfork(false);
+}
+
+static void
+postfork_child(void)
+{
+  cmg__ledger_postfork(true);
+  cmg__policy_reset_usage();
+  cmg__self.tid = 0;
+}
+
+static void
+init_once(void)
+{
+  char err[256];
+  const char *opts = secure_getenv("CUMEMGUARD_OPTIONS");
+  if (cmg__config_parse(opts, &cmg__cfg, err, sizeof(err)) < 0) {
+    cmg__log("CUMEMGUARD_OPTIONS: %s; no device allocation will succeed",
+             err);
+    cmg__policy_fail_closed();
+  }
+  pthread_atfork(prefork, postfork_parent, postfork_child);
+  atomic_store_explicit(&ready, true, memory_order_release);
+}
+
+void
+cmg__init(void)
+{
+  if (cmg__likely(atomic_load_explicit(&ready, memory_order_acquire)))
+    return;
+  pthread_once(&once, init_once);
+}
+
+uint32_t
+cmg__tid(void)
+{
+  if (cmg__unlikely(cmg__self.tid == 0))
+    cmg__self.tid = (uint32_t)syscall(SYS_gettid);
+  return cmg__self.tid;
+}
+
+__attribute__((constructor)) static void
+constructor(void)
+{
+  cmg__init();
+}

@@ -1,0 +1,419 @@
+/*
+ * The cumemguard program: turns its flags into CUMEMGUARD_OPTIONS, puts
+ * libcumemguard.so first in LD_PRELOAD and execs the program, in the manner
+ * of eatmydata(1) and faketime(1).  It owns no policy of its own: the
+ * combined option string is checked with cmg__config_parse(), the parser the
+ * library will run, so a typo is refused here with exit status 2 instead of
+ * leaving a job uncapped (the library would fail closed as well, but only
+ * after the job had started).
+ *
+ * Flags map to option keys through one table, `flags`; a new option key
+ * needs one row here.  A flag replaces the environment's item with the same
+ * key rather than appending a second one, since the parser refuses
+ * duplicates.  If the library cannot be found the program is not run at
+ * all: running it without the cap that was asked for would be the one
+ * wrong answer.  The exit status is the program's own once it runs; before
+ * that it is 2 for our own errors and 126 or 127 for a failed exec, as
+ * env(1) does.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef CMG_LIBDIR
+#error "CMG_LIBDIR must name the install libdir (Makefile.am defines it)"
+#endif
+
+#define LIBRARY_NAME "libcumemguard.so"
+#define OPTIONS_VAR "CUMEMGUARD_OPTIONS"
+#define LIBRARY_VAR "CUMEMGUARD_LIBRARY"
+
+/* The file exists but could not be run; env(1) and POSIX shells use 126. */
+#define EXIT_CANNOT_RUN 126
+
+/* A flag that sets an option key: --name SIZE or --name=SIZE. */
+struct flag {
+  const char *name;  /* without the leading "--" */
+  const char *key;   /* option key in CUMEMGUARD_OPTIONS */
+  const char *arg;   /* placeholder in the usage line */
+  const char *help;
+};
+
+static const struct flag flags[] = {
+  { "limit", "limit", "SIZE",
+    "cap each device at SIZE (4GiB, 1.5GB, 512M) or a share (50%)" },
+};
+
+#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+
+static void
+print_usage(FILE *f)
+{
+  size_t i;
+
+  fprintf(f, "usage: cumemguard");
+  for (i = 0; i < N_FLAGS; i++)
+    fprintf(f, " [--%s %s]", flags[i].name, flags[i].arg);
+  fprintf(f, " [--help] [--version] [--] PROGRAM [ARGS...]\n");
+}
+
+static void
+print_help(void)
+{
+  size_t i;
+
+  print_usage(stdout);
+  printf("\nRuns PROGRAM with " LIBRARY_NAME " preloaded, which caps the "
+         "CUDA device memory\nit can allocate.\n\n");
+  for (i = 0; i < N_FLAGS; i++) {
+    int pad = 14 - (int)(strlen(flags[i].name) + strlen(flags[i].arg) + 3);
+    printf("  --%s %s%*s%s\n", flags[i].name, flags[i].arg,
+           pad > 0 ? pad : 1, "", flags[i].help);
+  }
+  printf("  --help        print this help and exit\n"
+         "  --version     print the version and exit\n"
+         "\nEnvironment:\n"
+         "  " OPTIONS_VAR "  options as key=value,... (limit=SIZE, "
+         "limit.N=SIZE for\n"
+         "                      device N); a flag replaces the same key\n"
+         "  " LIBRARY_VAR "  the library to preload; by default\n"
+         "                      " CMG_LIBDIR "/" LIBRARY_NAME "\n");
+}
+
+/* ---- the option string -------------------------------------------------- */
+
+/*
+ * The key of the item at s[0..len): everything before '=', or all of it.
+ */
+static size_t
+item_key_len(const char *s, size_t len)
+{
+  const char *eq = memchr(s, '=', len);
+
+  return eq != NULL ? (size_t)(eq - s) : len;
+}
+
+/* True if a flag was given whose key is s[0..len). */
+static bool
+is_overridden(const char *s, size_t len, const char *const values[])
+{
+  size_t i;
+
+  for (i = 0; i < N_FLAGS; i++) {
+    if (values[i] != NULL && strlen(flags[i].key) == len &&
+        memcmp(flags[i].key, s, len) == 0)
+      return true;
+  }
+  return false;
+}
+
+/*
+ * The environment's option string with the flags' items in place of its
+ * items of the same keys, flags last; empty items are dropped.  Returns a
+ * malloc'd string, or NULL when out of memory.
+ */
+static char *
+build_options(const char *env, const char *const values[])
+{
+  size_t size = 1, len = 0, i;
+  const char *p;
+  char *out;
+
+  if (env != NULL)
+    size += strlen(env) + 1;
+  for (i = 0; i < N_FLAGS; i++) {
+    if (values[i] != NULL)
+      size += strlen(flags[i].key) + strlen(values[i]) + 2;
+  }
+  out = malloc(size);
+  if (out == NULL)
+    return NULL;
+
+  for (p = env; p != NULL && *p != '\0';) {
+    const char *item = p;
+    size_t n = strcspn(p, ",");
+
+    p += n;
+    if (*p == ',')
+      p++;
+    if (n == 0 || is_overridden(item, item_key_len(item, n), values))
+      continue;
+    len += (size_t)sprintf(out + len, "%s%.*s", len > 0 ? "," : "", (int)n,
+                           item);
+  }
+  for (i = 0; i < N_FLAGS; i++) {
+    if (values[i] != NULL)
+      len += (size_t)sprintf(out + len, "%s%s=%s", len > 0 ? "," : "",
+                             flags[i].key, values[i]);
+  }
+  out[len] = '\0';
+  return out;
+}
+
+/* ---- finding the library ------------------------------------------------ */
+
+/* 0 if path is a regular file, else a negative errno. */
+static int
+check_file(const char *path)
+{
+  struct stat st;
+
+  if (stat(path, &st) != 0)
+    return -errno;
+  return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+}
+
+/*
+ * path made absolute against the working directory, so that the program
+ * still finds the library after a chdir.  Returns a malloc'd string or NULL.
+ */
+static char *
+absolute(const char *path)
+{
+  char cwd[PATH_MAX];
+  char *out;
+
+  if (path[0] == '/')
+    return strdup(path);
+  if (getcwd(cwd, sizeof(cwd)) == NULL)
+    return NULL;
+  out = malloc(strlen(cwd) + strlen(path) + 2);
+  if (out != NULL)
+    sprintf(out, "%s/%s", cwd, path);
+  return out;
+}
+
+/*
+ * <dir of this executable>/../lib/libcumemguard.so, for an installation that
+ * was moved after it was configured.  Returns a malloc'd string or NULL.
+ */
+static char *
+library_beside_exe(void)
+{
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  char *slash, *out;
+
+  if (n <= 0)
+    return NULL;
+  exe[n] = '\0';
+  /* readlink gives a resolved path, so cutting two names is "/..". */
+  slash = strrchr(exe, '/');
+  if (slash == NULL)
+    return NULL;
+  *slash = '\0';
+  slash = strrchr(exe, '/');
+  if (slash == NULL)
+    return NULL;
+  *slash = '\0';
+  out = malloc(strlen(exe) + sizeof("/lib/" LIBRARY_NAME));
+  if (out != NULL)
+    sprintf(out, "%s/lib/" LIBRARY_NAME, exe);
+  return out;
+}
+
+/*
+ * The absolute path of the library to preload, or NULL after printing why
+ * there is none.
+ */
+static char *
+find_library(void)
+{
+  const char *env = getenv(LIBRARY_VAR);
+  char *path;
+  int rc;
+
+  if (env != NULL && env[0] != '\0') {
+    rc = check_file(env);
+    if (rc != 0) {
+      cmg__log(LIBRARY_VAR "='%s': %s", env,
+               rc == -EINVAL ? "not a regular file" : strerror(-rc));
+      return NULL;
+    }
+    path = absolute(env);
+    if (path == NULL)
+      cmg__log("cannot resolve '%s': %s", env, strerror(errno));
+    return path;
+  }
+
+  if (check_file(CMG_LIBDIR "/" LIBRARY_NAME) == 0)
+    return strdup(CMG_LIBDIR "/" LIBRARY_NAME);
+  path = library_beside_exe();
+  if (path != NULL && check_file(path) == 0)
+    return path;
+  free(path);
+
+  cmg__log("cannot find " LIBRARY_NAME " in " CMG_LIBDIR " nor in ../lib "
+           "beside this program; set " LIBRARY_VAR " to its path");
+  return NULL;
+}
+
+/* ---- LD_PRELOAD --------------------------------------------------------- */
+
+/* ld.so splits LD_PRELOAD at spaces and colons. */
+#define PRELOAD_SEPARATORS " :"
+
+/*
+ * Puts lib first in LD_PRELOAD, keeping the entries already there; nothing
+ * changes if it is first already.  Returns 0 or a negative errno.
+ */
+static int
+prepend_preload(const char *lib)
+{
+  const char *old = getenv("LD_PRELOAD");
+  const char *first;
+  size_t first_len;
+  char *value;
+  int rc;
+
+  if (old == NULL || old[strspn(old, PRELOAD_SEPARATORS)] == '\0')
+    return setenv("LD_PRELOAD", lib, 1) == 0 ? 0 : -errno;
+
+  first = old + strspn(old, PRELOAD_SEPARATORS);
+  first_len = strcspn(first, PRELOAD_SEPARATORS);
+  if (first_len == strlen(lib) && memcmp(first, lib, first_len) == 0)
+    return 0;
+
+  value = malloc(strlen(lib) + strlen(old) + 2);
+  if (value == NULL)
+    return -ENOMEM;
+  sprintf(value, "%s:%s", lib, old);
+  rc = setenv("LD_PRELOAD", value, 1) == 0 ? 0 : -errno;
+  free(value);
+  return rc;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/*
+ * Reads the flags into values[] (one per row of `flags`, the last one
+ * given wins) and returns the index of PROGRAM in argv, or -1 after
+ * printing why the arguments are wrong, or 0 after --help or --version.
+ */
+static int
+parse_args(int argc, char **argv, const char *values[])
+{
+  int i;
+
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *name, *eq;
+    size_t name_len, f;
+
+    if (strcmp(a, "--") == 0)
+      return i + 1;
+    if (a[0] != '-' || a[1] == '\0')
+      return i;
+
+    if (strcmp(a, "--help") == 0) {
+      print_help();
+      return 0;
+    }
+    if (strcmp(a, "--version") == 0) {
+      printf("cumemguard " CMG_VERSION_STRING "\n");
+      return 0;
+    }
+
+    name = a + 2;
+    eq = strchr(name, '=');
+    name_len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+    for (f = 0; f < N_FLAGS; f++) {
+      if (a[1] == '-' && strlen(flags[f].name) == name_len &&
+          memcmp(flags[f].name, name, name_len) == 0)
+        break;
+    }
+    if (f == N_FLAGS) {
+      cmg__log("unknown option '%s'; try 'cumemguard --help'", a);
+      return -1;
+    }
+
+    if (eq != NULL) {
+      values[f] = eq + 1;
+    } else if (i + 1 < argc) {
+      values[f] = argv[++i];
+    } else {
+      cmg__log("option '--%s' needs a value (%s)", flags[f].name,
+               flags[f].arg);
+      return -1;
+    }
+    /* A comma would smuggle a second item past the flag's key. */
+    if (strchr(values[f], ',') != NULL) {
+      cmg__log("bad value '%s' for --%s: expected one %s, without ','",
+               values[f], flags[f].name, flags[f].arg);
+      return -1;
+    }
+  }
+  return i;
+}
+
+int
+main(int argc, char **argv)
+{
+  const char *values[N_FLAGS] = { NULL };
+  struct cmg__config cfg;
+  char err[256];
+  char *opts, *lib = NULL;
+  int prog, rc = CMG_EXIT_USAGE;
+
+  prog = parse_args(argc, argv, values);
+  if (prog == 0) {
+    /* --help or --version: a full disk or closed stdout is still an error. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      cmg__log("cannot write to standard output: %s", strerror(errno));
+      return EXIT_FAILURE;
+    }
+    return EXIT_SUCCESS;
+  }
+  if (prog < 0)
+    return CMG_EXIT_USAGE;
+  if (prog >= argc) {
+    cmg__log("no PROGRAM given");
+    print_usage(stderr);
+    return CMG_EXIT_USAGE;
+  }
+
+  opts = build_options(getenv(OPTIONS_VAR), values);
+  if (opts == NULL) {
+    cmg__log("out of memory");
+    return CMG_EXIT_USAGE;
+  }
+  if (cmg__config_parse(opts, &cfg, err, sizeof(err)) != 0) {
+    cmg__log("%s", err);
+    goto out;
+  }
+
+  lib = find_library();
+  if (lib == NULL)
+    goto out;
+  if (lib[strcspn(lib, PRELOAD_SEPARATORS "\t\n")] != '\0') {
+    cmg__log("cannot preload '%s': LD_PRELOAD cannot hold a path with "
+             "spaces or ':'", lib);
+    goto out;
+  }
+  if (prepend_preload(lib) != 0 || setenv(OPTIONS_VAR, opts, 1) != 0) {
+    cmg__log("cannot set the environment: %s", strerror(errno));
+    goto out;
+  }
+  free(lib);
+  free(opts);
+
+  execvp(argv[prog], argv + prog);
+  rc = errno;
+  cmg__log("cannot run '%s': %s", argv[prog], strerror(rc));
+  return rc == ENOENT ? CMG_EXIT_EXEC : EXIT_CANNOT_RUN;
+
+out:
+  free(lib);
+  free(opts);
+  return rc;
+}

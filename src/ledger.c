@@ -1,0 +1,328 @@
+/*
+ * The ledger: every live device allocation, keyed by device address, and the
+ * per-device counters derived from it.
+ *
+ * The table is split into SHARDS shards chosen by a hash of the address, each
+ * an open-addressing table (linear probing, backward-shift deletion, no
+ * tombstones) under its own mutex.  Two threads allocating at once almost
+ * always take different locks, and no lock is held across a call into the
+ * driver: the wrappers insert after the real allocation returned and remove
+ * before the real free is called.  Tables come from mmap, never malloc, so
+ * the ledger works in a process whose malloc is itself interposed.
+ *
+ * Counters are atomics beside the table: they are read without any lock by
+ * cuMemGetInfo and the public API.
+ *
+ * Never call CUDA or do blocking I/O here.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define SHARDS 64
+#define MIN_SLOTS 64
+
+struct shard {
+  pthread_mutex_t lock;
+  struct cmg__alloc *slots;  /* addr == 0 marks an empty slot */
+  size_t mask;               /* slots - 1, or 0 before the first insert */
+  size_t count;
+} __attribute__((aligned(64)));
+
+struct counters {
+  _Atomic uint64_t live_bytes;
+  _Atomic uint64_t peak_bytes;
+  _Atomic uint64_t live_allocs;
+  _Atomic uint64_t allocations;
+  _Atomic uint64_t frees;
+  _Atomic uint64_t denials;
+} __attribute__((aligned(64)));
+
+static struct shard shards[SHARDS] = {
+  [0 ... SHARDS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER }
+};
+static struct counters devices[CMG__MAX_DEVICES];
+static _Atomic uint64_t untracked_frees;
+static _Atomic uint64_t seq;
+
+/* Device addresses are aligned to at least 256 bytes, so the low bits carry
+ * no information.  The top bits pick the shard and the low bits the slot, so
+ * both must be well mixed: murmur3's finalizer does that in a few cycles. */
+static inline uint64_t
+hash(uint64_t addr)
+{
+  uint64_t h = addr >> 8;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+static inline struct shard *
+shard_of(uint64_t h)
+{
+  return &shards[h >> 58];
+}
+
+static struct cmg__alloc *
+table_new(size_t nslots)
+{
+  void *p = mmap(NULL, nslots * sizeof(struct cmg__alloc),
+                 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+table_free(struct cmg__alloc *slots, size_t nslots)
+{
+  if (slots != NULL)
+    munmap(slots, nslots * sizeof(struct cmg__alloc));
+}
+
+static void
+put(struct cmg__alloc *slots, size_t mask, const struct cmg__alloc *a)
+{
+  size_t i = hash(a->addr) & mask;
+  while (slots[i].addr != 0)
+    i = (i + 1) & mask;
+  slots[i] = *a;
+}
+
+/* Doubles the shard's table (or makes its first); -ENOMEM if mmap fails. */
+static int
+grow(struct shard *s)
+{
+  size_t old_n = s->mask ? s->mask + 1 : 0;
+  size_t n = old_n ? old_n * 2 : MIN_SLOTS;
+  struct cmg__alloc *slots = table_new(n);
+  if (slots == NULL)
+    return -ENOMEM;
+  for (size_t i = 0; i < old_n; i++)
+    if (s->slots[i].addr != 0)
+      put(slots, n - 1, &s->slots[i]);
+  table_free(s->slots, old_n);
+  s->slots = slots;
+  s->mask = n - 1;
+  return 0;
+}
+
+/* Index of addr in the shard, or -1. */
+static ptrdiff_t
+find(const struct shard *s, uint64_t addr)
+{
+  if (s->mask == 0)
+    return -1;
+  for (size_t i = hash(addr) & s->mask;; i = (i + 1) & s->mask) {
+    if (s->slots[i].addr == addr)
+      return (ptrdiff_t)i;
+    if (s->slots[i].addr == 0)
+      return -1;
+  }
+}
+
+/* Backward-shift deletion keeps every probe chain unbroken without
+ * tombstones, so lookups never slow down as allocations churn. */
+static void
+erase(struct shard *s, size_t i)
+{
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & s->mask;
+    if (s->slots[j].addr == 0)
+      break;
+    size_t home = hash(s->slots[j].addr) & s->mask;
+    /* Move j into the hole unless its home lies cyclically in (i, j]. */
+    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+      s->slots[i] = s->slots[j];
+      i = j;
+    }
+  }
+  s->slots[i].addr = 0;
+  s->count--;
+}
+
+static int
+shard_insert(struct shard *s, const struct cmg__alloc *a)
+{
+  int err = 0;
+  pthread_mutex_lock(&s->lock);
+  if ((s->count + 1) * 4 > (s->mask + 1) * 3 || s->mask == 0)
+    err = grow(s);
+  if (err == 0) {
+    ptrdiff_t i = find(s, a->addr);
+    /* An address already present means we missed its free (a path we do
+     * not wrap); the new allocation replaces the stale record. */
+    if (i >= 0)
+      s->slots[i] = *a;
+    else {
+      put(s->slots, s->mask, a);
+      s->count++;
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  return err;
+}
+
+static void
+raise_peak(struct counters *c, uint64_t live)
+{
+  uint64_t peak = atomic_load_explicit(&c->peak_bytes, memory_order_relaxed);
+  while (live > peak &&
+         !atomic_compare_exchange_weak_explicit(&c->peak_bytes, &peak, live,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed))
+    ;
+}
+
+static struct counters *
+counters_of(int device)
+{
+  if (device < 0 || device >= CMG__MAX_DEVICES)
+    return NULL;
+  return &devices[device];
+}
+
+int
+cmg__ledger_insert(const struct cmg__alloc *a)
+{
+  struct counters *c = counters_of(a->device);
+  if (c == NULL || a->addr == 0)
+    return -EINVAL;
+  int err = shard_insert(shard_of(hash(a->addr)), a);
+  if (err < 0)
+    return err;
+  atomic_fetch_add_explicit(&c->allocations, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&c->live_allocs, 1, memory_order_relaxed);
+  uint64_t live = atomic_fetch_add_explicit(&c->live_bytes, a->size,
+                                            memory_order_relaxed) + a->size;
+  raise_peak(c, live);
+  return 0;
+}
+
+int
+cmg__ledger_restore(const struct cmg__alloc *a)
+{
+  return shard_insert(shard_of(hash(a->addr)), a);
+}
+
+int
+cmg__ledger_remove(uint64_t addr, struct cmg__alloc *out)
+{
+  struct shard *s = shard_of(hash(addr));
+  pthread_mutex_lock(&s->lock);
+  ptrdiff_t i = find(s, addr);
+  if (i >= 0) {
+    *out = s->slots[i];
+    erase(s, (size_t)i);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return i >= 0 ? 0 : -ENOENT;
+}
+
+int
+cmg__ledger_lookup(uint64_t addr, struct cmg__alloc *out)
+{
+  struct shard *s = shard_of(hash(addr));
+  pthread_mutex_lock(&s->lock);
+  ptrdiff_t i = find(s, addr);
+  if (i >= 0)
+    *out = s->slots[i];
+  pthread_mutex_unlock(&s->lock);
+  return i >= 0 ? 0 : -ENOENT;
+}
+
+void
+cmg__ledger_count_free(const struct cmg__alloc *a)
+{
+  struct counters *c = counters_of(a->device);
+  if (c == NULL)
+    return;
+  atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&c->live_allocs, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&c->live_bytes, a->size, memory_order_relaxed);
+}
+
+void
+cmg__ledger_count_denial(int device)
+{
+  struct counters *c = counters_of(device);
+  if (c != NULL)
+    atomic_fetch_add_explicit(&c->denials, 1, memory_order_relaxed);
+}
+
+void
+cmg__ledger_count_untracked_free(void)
+{
+  atomic_fetch_add_explicit(&untracked_frees, 1, memory_order_relaxed);
+}
+
+uint64_t
+cmg__ledger_untracked_frees(void)
+{
+  return atomic_load_explicit(&untracked_frees, memory_order_relaxed);
+}
+
+uint64_t
+cmg__ledger_live_bytes(int device)
+{
+  struct counters *c = counters_of(device);
+  return c ? atomic_load_explicit(&c->live_bytes, memory_order_relaxed) : 0;
+}
+
+void
+cmg__ledger_stats(int device, struct cmg_device_stats *out)
+{
+  memset(out, 0, sizeof(*out));
+  struct counters *c = counters_of(device);
+  if (c == NULL)
+    return;
+  out->live_bytes = atomic_load(&c->live_bytes);
+  out->peak_bytes = atomic_load(&c->peak_bytes);
+  out->live_allocations = atomic_load(&c->live_allocs);
+  out->allocations = atomic_load(&c->allocations);
+  out->frees = atomic_load(&c->frees);
+  out->denials = atomic_load(&c->denials);
+}
+
+uint64_t
+cmg__ledger_next_seq(void)
+{
+  return atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
+}
+
+void
+cmg__ledger_prefork(void)
+{
+  for (int i = 0; i < SHARDS; i++)
+    pthread_mutex_lock(&shards[i].lock);
+}
+
+/* The child's allocations are its own: the parent's device memory is not
+ * reachable from a forked child (CUDA state does not survive fork), so the
+ * child starts with an empty ledger and zeroed counters. */
+void
+cmg__ledger_postfork(bool child)
+{
+  for (int i = 0; i < SHARDS; i++) {
+    struct shard *s = &shards[i];
+    if (child) {
+      table_free(s->slots, s->mask ? s->mask + 1 : 0);
+      s->slots = NULL;
+      s->mask = 0;
+      s->count = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+  }
+  if (child) {
+    memset(devices, 0, sizeof(devices));
+    atomic_store(&untracked_frees, 0);
+    atomic_store(&seq, 0);
+  }
+}

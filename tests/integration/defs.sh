@@ -1,0 +1,74 @@
+# Sourced by every tests/integration/t-*.sh: paths, a temporary directory
+# removed on exit, TAP helpers, and `guard`, which runs a simulated-CUDA test
+# program under the launcher.  Quiet unless VERBOSE is set.
+set -u
+: "${top_builddir:?run through make check}" "${srcdir:?run through make check}"
+
+SIM=$top_builddir/tests/sim
+LAUNCHER=$top_builddir/cumemguard
+CUMEMGUARD_LIBRARY=$top_builddir/.libs/libcumemguard.so
+LD_LIBRARY_PATH=$SIM/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export CUMEMGUARD_LIBRARY LD_LIBRARY_PATH
+unset CUMEMGUARD_OPTIONS CMG_SIM_DEVICES CMG_SIM_GETPROC_TRAMPOLINE
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cmgtest.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+
+tap_n=0
+tap_failed=0
+
+# ok CONDITION-EXIT-STATUS DESCRIPTION: one TAP line.
+tap() {
+  tap_n=$((tap_n + 1))
+  if [ "$1" -eq 0 ]; then
+    echo "ok $tap_n - $2"
+  else
+    tap_failed=$((tap_failed + 1))
+    echo "not ok $tap_n - $2"
+    if [ -s "$tmp/out" ]; then sed 's/^/#   out: /' "$tmp/out"; fi
+    if [ -s "$tmp/err" ]; then sed 's/^/#   err: /' "$tmp/err"; fi
+  fi
+}
+
+# is GOT WANT DESCRIPTION
+is() {
+  [ "$1" = "$2" ]
+  st=$?
+  tap $st "$3"
+  [ $st -eq 0 ] || echo "#   got '$1', want '$2'"
+}
+
+# guard "LAUNCHER OPTIONS" APP SCRIPT...: runs tests/sim/APP under the
+# launcher; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
+guard() {
+  opts=$1 app=$2
+  shift 2
+  # shellcheck disable=SC2086
+  ${CMG_TEST_PREFIX:-} "$LAUNCHER" $opts -- "$SIM/$app" "$@" \
+    >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ -n "${VERBOSE:-}" ]; then cat "$tmp/out" "$tmp/err" >&2; fi
+}
+
+# bare APP SCRIPT...: the same program without the interposer.
+bare() {
+  app=$1
+  shift
+  "$SIM/$app" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+}
+
+# val N KEY: the value of KEY=... on line N of $tmp/out.
+val() {
+  sed -n "${1}p" "$tmp/out" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+}
+
+# count PATTERN FILE: lines matching the fixed string.
+count() {
+  grep -cF -- "$1" "$2"
+}
+
+done_testing() {
+  echo "1..$tap_n"
+  [ "$tap_failed" -eq 0 ]
+}

@@ -1,0 +1,619 @@
+/*
+ * Script interpreter for the simulated-CUDA test programs.
+ *
+ * The script is argv: words naming operations, each followed by its
+ * arguments.  The whole script is parsed and checked before anything runs,
+ * so a malformed script (exit 64) never half-executes.  Each operation
+ * prints one line of space-separated key=value pairs on stdout and flushes
+ * it, so shell tests can grep the output and a fork child's lines never
+ * interleave with its parent's.  Allocations are numbered in script order
+ * (failed ones too), and later operations name them by that index.
+ *
+ * The interpreter calls CUDA only through the backend table; it looks up
+ * the simulated driver's cmgsim_stats and the interposer's cmg_* functions
+ * with dlsym, because neither is linked in.
+ */
+/* For dladdr, to name what a cuGetProcAddress lookup returned. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include "app.h"
+
+#include <cumemguard.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXIT_BAD_SCRIPT 64
+
+enum kind {
+  OP_ALLOC, OP_PITCH, OP_MANAGED, OP_ASYNC, OP_ASYNC_PTSZ,
+  OP_FREE, OP_FREE_ASYNC, OP_FREE_ASYNC_PTSZ, OP_FREE_RAW,
+  OP_INFO, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
+  OP_RESET, OP_STATS, OP_CMG, OP_WHATIS, OP_GETPROC, OP_EXIT,
+};
+
+/* Argument letters: S size (K/M/G/T suffixes), N non-negative integer,
+ * I allocation index, X hex address, W any word, e optional integer. */
+static const struct spec {
+  const char *name;
+  enum kind kind;
+  const char *args;
+  bool allocates;
+} specs[] = {
+  { "alloc", OP_ALLOC, "S", true },
+  { "pitch", OP_PITCH, "SSe", true },
+  { "managed", OP_MANAGED, "S", true },
+  { "async", OP_ASYNC, "S", true },
+  { "async_ptsz", OP_ASYNC_PTSZ, "S", true },
+  { "free", OP_FREE, "I", false },
+  { "free_async", OP_FREE_ASYNC, "I", false },
+  { "free_async_ptsz", OP_FREE_ASYNC_PTSZ, "I", false },
+  { "free_raw", OP_FREE_RAW, "X", false },
+  { "info", OP_INFO, "", false },
+  { "total", OP_TOTAL, "N", false },
+  { "device", OP_DEVICE, "N", false },
+  { "threads", OP_THREADS, "NNS", false },
+  { "reset", OP_RESET, "", false },
+  { "fork", OP_FORK, "", false },
+  { "endfork", OP_ENDFORK, "", false },
+  { "stats", OP_STATS, "N", false },
+  { "cmg", OP_CMG, "N", false },
+  { "whatis", OP_WHATIS, "I", false },
+  { "getproc", OP_GETPROC, "WNN", false },
+  { "exit", OP_EXIT, "N", false },
+};
+
+struct op {
+  const struct spec *spec;
+  uint64_t arg[3];
+  const char *word;  /* the W argument */
+  int index;         /* allocation index, for allocating operations */
+  int match;         /* fork: its endfork, or the script's end */
+};
+
+static const char *prog;
+static const struct app_backend *be;
+static struct op *ops;
+static int nops;
+static uint64_t *ptrs;  /* by allocation index; 0 for a failed one */
+static int cur_dev;
+static bool started;
+
+/* ---- parsing -------------------------------------------------------- */
+
+static void
+bad(int word, const char *text, const char *msg)
+{
+  fprintf(stderr, "%s: word %d ('%s'): %s\n", prog, word, text, msg);
+  exit(EXIT_BAD_SCRIPT);
+}
+
+static bool
+parse_u64(const char *s, bool suffix, uint64_t *out)
+{
+  if (*s < '0' || *s > '9')
+    return false;
+  uint64_t v = 0;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    if (v > (UINT64_MAX - 9) / 10)
+      return false;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  int shift = 0;
+  if (suffix && *s != '\0' && s[1] == '\0') {
+    const char *p = strchr("KkMmGgTt", *s);
+    if (p == NULL)
+      return false;
+    shift = 10 * (int)(1 + (p - "KkMmGgTt") / 2);
+    s++;
+  }
+  if (*s != '\0' || (shift && v > (UINT64_MAX >> shift)))
+    return false;
+  *out = v << shift;
+  return true;
+}
+
+static bool
+parse_hex(const char *s, uint64_t *out)
+{
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    s += 2;
+  if (*s == '\0')
+    return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 16);
+  if (errno != 0 || *end != '\0' || *s == '-' || *s == '+')
+    return false;
+  *out = v;
+  return true;
+}
+
+static void
+parse(int argc, char **argv)
+{
+  ops = calloc((size_t)argc, sizeof(*ops));
+  int *forks = calloc((size_t)argc, sizeof(*forks));
+  int nforks = 0, nallocs = 0;
+  if (ops == NULL || forks == NULL) {
+    perror(prog);
+    exit(EXIT_BAD_SCRIPT);
+  }
+
+  for (int w = 1; w < argc;) {
+    const struct spec *sp = NULL;
+    for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++)
+      if (strcmp(specs[k].name, argv[w]) == 0)
+        sp = &specs[k];
+    if (sp == NULL)
+      bad(w, argv[w], "unknown operation");
+    if (sp->kind == OP_GETPROC && be->getproc == NULL)
+      bad(w, argv[w], "not supported by this program");
+
+    struct op *op = &ops[nops];
+    op->spec = sp;
+    op->index = -1;
+    int opword = w++;
+    for (int k = 0; sp->args[k] != '\0'; k++) {
+      char a = sp->args[k];
+      if (a == 'e' && (w >= argc || argv[w][0] < '0' || argv[w][0] > '9'))
+        break;
+      if (w >= argc)
+        bad(opword, argv[opword], "missing argument");
+      const char *t = argv[w];
+      uint64_t v = 0;
+      bool ok = true;
+      switch (a) {
+      case 'S': ok = parse_u64(t, true, &v); break;
+      case 'N': case 'e':
+        ok = parse_u64(t, false, &v) && v <= INT_MAX;
+        break;
+      case 'I':
+        ok = parse_u64(t, false, &v) && v < (uint64_t)nallocs;
+        if (!ok)
+          bad(w, t, "not the index of an earlier allocation");
+        break;
+      case 'X': ok = parse_hex(t, &v); break;
+      case 'W': op->word = t; break;
+      }
+      if (!ok)
+        bad(w, t, a == 'S' ? "expected a size (bytes, or with K/M/G/T)"
+                  : a == 'X' ? "expected a hex address"
+                  : "expected a non-negative integer");
+      op->arg[k] = v;
+      w++;
+    }
+    if (sp->allocates)
+      op->index = nallocs++;
+    if (sp->kind == OP_PITCH && op->arg[2] == 0)
+      op->arg[2] = 4;
+    if (sp->kind == OP_FORK)
+      forks[nforks++] = nops;
+    if (sp->kind == OP_ENDFORK) {
+      if (nforks == 0)
+        bad(opword, argv[opword], "endfork without fork");
+      ops[forks[--nforks]].match = nops;
+    }
+    nops++;
+  }
+  while (nforks > 0)
+    ops[forks[--nforks]].match = nops;
+  free(forks);
+  ptrs = calloc((size_t)nallocs + 1, sizeof(*ptrs));
+  if (ptrs == NULL) {
+    perror(prog);
+    exit(EXIT_BAD_SCRIPT);
+  }
+}
+
+/* ---- running -------------------------------------------------------- */
+
+static void
+line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+line(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  putchar('\n');
+  fflush(stdout);
+}
+
+/* Lazily, so that a script (or a fork child) that makes no CUDA call
+ * never touches CUDA at all. */
+static int
+ensure_started(void)
+{
+  if (started)
+    return 0;
+  int rc = be->start != NULL ? be->start(cur_dev) : 0;
+  if (rc == 0)
+    started = true;
+  return rc;
+}
+
+static void *
+find_symbol(const char *name)
+{
+  void *p = dlsym(RTLD_DEFAULT, name);
+  if (p != NULL)
+    return p;
+  /* The runtime and the dlopen-ing backends load libcuda RTLD_LOCAL, so
+   * its symbols are not in the global scope. */
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (h == NULL)
+    h = dlopen("libcuda.so.1", RTLD_NOW);
+  return h != NULL ? dlsym(h, name) : NULL;
+}
+
+static void
+do_alloc(const struct op *op)
+{
+  const char *name = op->spec->name;
+  uint64_t p = 0;
+  size_t pitch = 0;
+  int rc = ensure_started();
+  if (rc == 0) {
+    switch (op->spec->kind) {
+    case OP_ALLOC: rc = be->alloc(&p, op->arg[0]); break;
+    case OP_MANAGED: rc = be->alloc_managed(&p, op->arg[0]); break;
+    case OP_ASYNC: rc = be->alloc_async(&p, op->arg[0], false); break;
+    case OP_ASYNC_PTSZ: rc = be->alloc_async(&p, op->arg[0], true); break;
+    default:
+      rc = be->alloc_pitch(&p, &pitch, op->arg[0], op->arg[1],
+                           (unsigned int)op->arg[2]);
+      break;
+    }
+  }
+  ptrs[op->index] = rc == 0 ? p : 0;
+  if (op->spec->kind == OP_PITCH) {
+    if (rc == 0)
+      line("pitch i=%d width=%llu height=%llu elem=%llu rc=0 ptr=0x%llx "
+           "pitch=%zu", op->index, (unsigned long long)op->arg[0],
+           (unsigned long long)op->arg[1], (unsigned long long)op->arg[2],
+           (unsigned long long)p, pitch);
+    else
+      line("pitch i=%d width=%llu height=%llu elem=%llu rc=%d", op->index,
+           (unsigned long long)op->arg[0], (unsigned long long)op->arg[1],
+           (unsigned long long)op->arg[2], rc);
+  } else if (rc == 0) {
+    line("%s i=%d size=%llu rc=0 ptr=0x%llx", name, op->index,
+         (unsigned long long)op->arg[0], (unsigned long long)p);
+  } else {
+    line("%s i=%d size=%llu rc=%d", name, op->index,
+         (unsigned long long)op->arg[0], rc);
+  }
+}
+
+static void
+do_free(const struct op *op)
+{
+  int i = (int)op->arg[0];
+  int rc = ensure_started();
+  if (rc == 0) {
+    switch (op->spec->kind) {
+    case OP_FREE: rc = be->free(ptrs[i]); break;
+    case OP_FREE_ASYNC: rc = be->free_async(ptrs[i], false); break;
+    default: rc = be->free_async(ptrs[i], true); break;
+    }
+  }
+  line("%s i=%d rc=%d", op->spec->name, i, rc);
+}
+
+struct worker {
+  pthread_t tid;
+  int dev;
+  uint64_t pairs;
+  size_t size;
+  uint64_t ok;
+  uint64_t failed;
+  int first_rc;
+};
+
+static void *
+worker_main(void *arg)
+{
+  struct worker *w = arg;
+  int rc = be->set_device(w->dev);
+  if (rc != 0) {
+    w->failed = w->pairs;
+    w->first_rc = rc;
+    return NULL;
+  }
+  for (uint64_t k = 0; k < w->pairs; k++) {
+    uint64_t p = 0;
+    rc = be->alloc(&p, w->size);
+    if (rc == 0)
+      rc = be->free(p);
+    if (rc == 0) {
+      w->ok++;
+    } else {
+      w->failed++;
+      if (w->first_rc == 0)
+        w->first_rc = rc;
+    }
+  }
+  return NULL;
+}
+
+static void
+do_threads(const struct op *op)
+{
+  int n = (int)op->arg[0];
+  uint64_t ok = 0, failed = 0;
+  int first_rc = ensure_started();
+  if (first_rc != 0) {
+    failed = (uint64_t)n * op->arg[1];
+  } else {
+    struct worker *ws = calloc((size_t)n + 1, sizeof(*ws));
+    if (ws == NULL) {
+      perror(prog);
+      exit(1);
+    }
+    for (int k = 0; k < n; k++) {
+      ws[k].dev = cur_dev;
+      ws[k].pairs = op->arg[1];
+      ws[k].size = op->arg[2];
+      if (pthread_create(&ws[k].tid, NULL, worker_main, &ws[k]) != 0) {
+        perror(prog);
+        exit(1);
+      }
+    }
+    for (int k = 0; k < n; k++) {
+      pthread_join(ws[k].tid, NULL);
+      ok += ws[k].ok;
+      failed += ws[k].failed;
+      if (first_rc == 0)
+        first_rc = ws[k].first_rc;
+    }
+    free(ws);
+  }
+  if (failed == 0)
+    line("threads ok=%llu failed=0", (unsigned long long)ok);
+  else
+    line("threads ok=%llu failed=%llu rc=%d", (unsigned long long)ok,
+         (unsigned long long)failed, first_rc);
+}
+
+static void
+do_stats(int dev)
+{
+  int (*stats)(int, unsigned long long *, unsigned long long *,
+               unsigned long long *, unsigned long long *) =
+      (int (*)(int, unsigned long long *, unsigned long long *,
+               unsigned long long *, unsigned long long *))
+          find_symbol("cmgsim_stats");
+  if (stats == NULL) {
+    line("stats absent");
+    return;
+  }
+  unsigned long long used, peak, allocs, frees;
+  int rc = stats(dev, &used, &peak, &allocs, &frees);
+  if (rc != 0)
+    line("stats dev=%d rc=%d", dev, rc);
+  else
+    line("stats dev=%d used=%llu peak=%llu allocs=%llu frees=%llu", dev,
+         used, peak, allocs, frees);
+}
+
+static void
+do_cmg(int dev)
+{
+  __typeof__(cmg_device_stats) *fn =
+      (__typeof__(cmg_device_stats) *)dlsym(RTLD_DEFAULT,
+                                            "cmg_device_stats");
+  if (fn == NULL) {
+    line("cmg absent");
+    return;
+  }
+  struct cmg_device_stats s;
+  memset(&s, 0, sizeof(s));
+  int rc = fn(dev, &s);
+  if (rc != 0) {
+    line("cmg dev=%d rc=%d", dev, rc);
+    return;
+  }
+  char limit[32];
+  if (s.limit_bytes == UINT64_MAX)
+    snprintf(limit, sizeof(limit), "none");
+  else
+    snprintf(limit, sizeof(limit), "%llu", (unsigned long long)s.limit_bytes);
+  line("cmg dev=%d limit=%s physical=%llu live=%llu peak=%llu "
+       "live_allocs=%llu allocs=%llu frees=%llu denials=%llu", dev, limit,
+       (unsigned long long)s.physical_bytes,
+       (unsigned long long)s.live_bytes, (unsigned long long)s.peak_bytes,
+       (unsigned long long)s.live_allocations,
+       (unsigned long long)s.allocations, (unsigned long long)s.frees,
+       (unsigned long long)s.denials);
+}
+
+static void
+do_whatis(int i)
+{
+  __typeof__(cmg_allocation_info) *fn =
+      (__typeof__(cmg_allocation_info) *)dlsym(RTLD_DEFAULT,
+                                               "cmg_allocation_info");
+  if (fn == NULL) {
+    line("whatis absent");
+    return;
+  }
+  struct cmg_allocation_info info;
+  memset(&info, 0, sizeof(info));
+  int rc = fn(ptrs[i], &info);
+  if (rc != 0) {
+    line("whatis i=%d rc=%d", i, rc);
+    return;
+  }
+  info.api[sizeof(info.api) - 1] = '\0';
+  line("whatis i=%d api=%s bytes=%llu device=%d", i, info.api,
+       (unsigned long long)info.bytes, (int)info.device);
+}
+
+static void
+do_getproc(const struct op *op)
+{
+  void *fn = NULL;
+  int status = -1;
+  int rc = be->getproc(op->word, (int)op->arg[1], op->arg[2], &fn, &status);
+  char name[128] = "null";
+  const char *lib = "-";
+  Dl_info di;
+  if (fn != NULL) {
+    /* A static function (a trampoline) has no dynamic symbol: dladdr
+     * then names whatever export precedes it, so say "?" instead. */
+    if (dladdr(fn, &di) != 0 && di.dli_sname != NULL && di.dli_saddr == fn)
+      snprintf(name, sizeof(name), "%s", di.dli_sname);
+    else
+      snprintf(name, sizeof(name), "?");
+    if (dladdr(fn, &di) != 0 && di.dli_fname != NULL) {
+      const char *slash = strrchr(di.dli_fname, '/');
+      lib = slash ? slash + 1 : di.dli_fname;
+    }
+  }
+  line("getproc name=%s version=%llu flags=%llu rc=%d status=%d fn=%s "
+       "lib=%s addr=0x%llx", op->word, (unsigned long long)op->arg[1],
+       (unsigned long long)op->arg[2], rc, status, name, lib,
+       (unsigned long long)(uintptr_t)fn);
+}
+
+static void run(int from, int to);
+
+/* The child runs up to the matching endfork (or the end) and exits; the
+ * parent waits, reports, and carries on after the endfork. */
+static int
+do_fork(int at)
+{
+  int end = ops[at].match;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror(prog);
+    exit(1);
+  }
+  if (pid == 0) {
+    run(at + 1, end);
+    exit(0);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      perror(prog);
+      exit(1);
+    }
+  }
+  if (WIFEXITED(status))
+    line("fork status=%d", WEXITSTATUS(status));
+  else
+    line("fork signal=%d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return end + 1;
+}
+
+static void
+run(int from, int to)
+{
+  for (int i = from; i < to;) {
+    const struct op *op = &ops[i];
+    int dev = (int)op->arg[0];
+    int rc;
+    size_t a, b;
+    switch (op->spec->kind) {
+    case OP_ALLOC: case OP_PITCH: case OP_MANAGED: case OP_ASYNC:
+    case OP_ASYNC_PTSZ:
+      do_alloc(op);
+      break;
+    case OP_FREE: case OP_FREE_ASYNC: case OP_FREE_ASYNC_PTSZ:
+      do_free(op);
+      break;
+    case OP_FREE_RAW:
+      rc = ensure_started();
+      if (rc == 0)
+        rc = be->free(op->arg[0]);
+      line("free_raw addr=0x%llx rc=%d", (unsigned long long)op->arg[0], rc);
+      break;
+    case OP_INFO:
+      rc = ensure_started();
+      if (rc == 0)
+        rc = be->meminfo(&a, &b);
+      if (rc == 0)
+        line("info rc=0 free=%zu total=%zu", a, b);
+      else
+        line("info rc=%d", rc);
+      break;
+    case OP_TOTAL:
+      rc = ensure_started();
+      if (rc == 0)
+        rc = be->totalmem(dev, &a);
+      if (rc == 0)
+        line("total dev=%d rc=0 bytes=%zu", dev, a);
+      else
+        line("total dev=%d rc=%d", dev, rc);
+      break;
+    case OP_DEVICE:
+      if (!started && be->start != NULL) {
+        rc = be->start(dev);
+        started = rc == 0;
+      } else {
+        rc = be->set_device(dev);
+      }
+      if (rc == 0)
+        cur_dev = dev;
+      line("device dev=%d rc=%d", dev, rc);
+      break;
+    case OP_RESET:
+      rc = ensure_started();
+      if (rc == 0)
+        rc = be->reset(cur_dev);
+      line("reset dev=%d rc=%d", cur_dev, rc);
+      break;
+    case OP_THREADS:
+      do_threads(op);
+      break;
+    case OP_FORK:
+      i = do_fork(i);
+      continue;
+    case OP_ENDFORK:
+      break;
+    case OP_STATS:
+      do_stats(dev);
+      break;
+    case OP_CMG:
+      do_cmg(dev);
+      break;
+    case OP_WHATIS:
+      do_whatis(dev);
+      break;
+    case OP_GETPROC:
+      do_getproc(op);
+      break;
+    case OP_EXIT:
+      fflush(stdout);
+      exit(dev);
+    }
+    i++;
+  }
+}
+
+int
+app_main(const struct app_backend *b, int argc, char **argv)
+{
+  const char *slash = strrchr(argv[0], '/');
+  prog = slash ? slash + 1 : argv[0];
+  be = b;
+  parse(argc, argv);
+  run(0, nops);
+  return 0;
+}

@@ -1,0 +1,78 @@
+# Simulated CUDA for machines without a GPU: a driver (libcuda.so.1), a
+# runtime (libcudart.so.13 and libcudart_static.a) that reaches it the way
+# NVIDIA's does, and one script-driven test program per path into CUDA.
+# See tests/sim/README.md.  Nothing here is installed.
+
+# The simulated libraries export CUDA's names, so they must not inherit
+# -fvisibility=hidden from AM_CFLAGS; the programs export their own
+# symbols (-rdynamic) so that stack traces through them have names.
+SIM_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-fno-strict-aliasing
+
+check_LTLIBRARIES += tests/sim/libcuda.la tests/sim/libcudart.la
+
+# -Bsymbolic, like the real driver: its own function addresses (handed
+# out by cuGetProcAddress) can never resolve to an LD_PRELOAD library.
+tests_sim_libcuda_la_SOURCES = \
+	tests/sim/libcuda.c \
+	tests/sim/libcuda.h \
+	tests/sim/procaddr.c \
+	tests/sim/arena.c \
+	tests/sim/arena.h
+tests_sim_libcuda_la_CFLAGS = $(SIM_CFLAGS)
+tests_sim_libcuda_la_LDFLAGS = -version-info 1:0:0 -rpath /nowhere \
+	-Wl,-Bsymbolic
+tests_sim_libcuda_la_LIBADD = -lpthread
+
+tests_sim_libcudart_la_SOURCES = tests/sim/cudart.c
+tests_sim_libcudart_la_CFLAGS = $(SIM_CFLAGS)
+tests_sim_libcudart_la_LDFLAGS = -version-info 13:0:0 -rpath /nowhere
+tests_sim_libcudart_la_LIBADD = -ldl -lpthread
+
+# The same runtime as a plain archive, as nvcc links cudart by default.
+check_LIBRARIES += tests/sim/libcudart_static.a
+tests_sim_libcudart_static_a_SOURCES = tests/sim/cudart.c
+tests_sim_libcudart_static_a_CFLAGS = $(SIM_CFLAGS)
+
+SIM_APPS = \
+	tests/sim/app_driver \
+	tests/sim/app_dlsym \
+	tests/sim/app_getproc \
+	tests/sim/app_rt_shared \
+	tests/sim/app_rt_static
+check_PROGRAMS += $(SIM_APPS)
+
+SIM_APP_COMMON = tests/sim/app.c tests/sim/app.h
+# -no-install (no wrapper scripts) is spelled out rather than taken from
+# TEST_LDFLAGS: automake -Werror rejects an _LDFLAGS variable that names
+# no target, so that one may not survive.
+SIM_APP_LINK = -no-install -rdynamic
+
+tests_sim_app_driver_SOURCES = $(SIM_APP_COMMON) tests/sim/app_driver.c
+tests_sim_app_driver_CFLAGS = $(SIM_CFLAGS)
+tests_sim_app_driver_LDFLAGS = $(SIM_APP_LINK)
+tests_sim_app_driver_LDADD = tests/sim/libcuda.la -lpthread
+
+tests_sim_app_dlsym_SOURCES = $(SIM_APP_COMMON) tests/sim/app_drv.c \
+	tests/sim/app_drv.h tests/sim/app_dlsym.c
+tests_sim_app_dlsym_CFLAGS = $(SIM_CFLAGS)
+tests_sim_app_dlsym_LDFLAGS = $(SIM_APP_LINK)
+tests_sim_app_dlsym_LDADD = -ldl -lpthread
+
+tests_sim_app_getproc_SOURCES = $(SIM_APP_COMMON) tests/sim/app_drv.c \
+	tests/sim/app_drv.h tests/sim/app_getproc.c
+tests_sim_app_getproc_CFLAGS = $(SIM_CFLAGS)
+tests_sim_app_getproc_LDFLAGS = $(SIM_APP_LINK)
+tests_sim_app_getproc_LDADD = -ldl -lpthread
+
+tests_sim_app_rt_shared_SOURCES = $(SIM_APP_COMMON) tests/sim/app_rt.c
+tests_sim_app_rt_shared_CFLAGS = $(SIM_CFLAGS)
+tests_sim_app_rt_shared_LDFLAGS = $(SIM_APP_LINK)
+tests_sim_app_rt_shared_LDADD = tests/sim/libcudart.la -ldl -lpthread
+
+tests_sim_app_rt_static_SOURCES = $(SIM_APP_COMMON) tests/sim/app_rt.c
+tests_sim_app_rt_static_CFLAGS = $(SIM_CFLAGS)
+tests_sim_app_rt_static_LDFLAGS = $(SIM_APP_LINK)
+tests_sim_app_rt_static_LDADD = tests/sim/libcudart_static.a -ldl -lpthread
+
+EXTRA_DIST += tests/sim/README.md

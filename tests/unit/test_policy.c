@@ -1,0 +1,153 @@
+/*
+ * The limit decision called directly, and the ledger and policy together
+ * under two threads racing for the last bytes under a cap: counters exact,
+ * never past the cap.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "internal.h"
+#include "../tap.h"
+
+#define GiB (1ull << 30)
+#define MiB (1ull << 20)
+
+static void
+test_limits(void)
+{
+  struct cmg__reservation r;
+  uint64_t used = 0;
+  is_int(cmg__policy_prepare(0, 1, &r, &used), -ENOMEM,
+         "a device never set up has no room");
+  is_int(cmg__policy_set_device(0, 4 * GiB, 16 * GiB), 0, "set device 0");
+  is_int(cmg__policy_set_device(0, 1 * GiB, 16 * GiB), -EALREADY,
+         "first limit stands");
+  is_u64(cmg__policy_limit(0), 4 * GiB, "limit");
+  is_u64(cmg__policy_physical(0), 16 * GiB, "physical");
+
+  is_int(cmg__policy_prepare(0, 3 * GiB, &r, &used), 0, "3 GiB fits");
+  is_u64(r.bytes, 3 * GiB, "reservation size");
+  is_int(cmg__policy_prepare(0, GiB + 1, &r, &used), -ENOMEM,
+         "1 GiB + 1 does not");
+  is_u64(used, 3 * GiB, "denial reports usage");
+  struct cmg__reservation r2;
+  is_int(cmg__policy_prepare(0, GiB, &r2, &used), 0, "exactly to the limit");
+  is_int(cmg__policy_grow(&r2, 1), -ENOMEM, "no growth past the limit");
+  is_u64(r2.bytes, GiB, "failed growth leaves the reservation");
+  cmg__policy_release(0, GiB);
+  is_int(cmg__policy_grow(&r, 512), 0, "growth within the limit");
+  is_u64(cmg__policy_used(0), 3 * GiB + 512, "used after growth");
+  cmg__policy_release(0, 3 * GiB + 512);
+  is_u64(cmg__policy_used(0), 0, "all released");
+
+  is_int(cmg__policy_prepare(0, UINT64_MAX, &r, &used), -ENOMEM,
+         "no overflow on a huge request");
+
+  cmg__policy_set_device(1, CMG__NO_LIMIT, 8 * GiB);
+  is_int(cmg__policy_prepare(1, 100 * GiB, &r, &used), 0,
+         "no limit: the driver decides");
+  cmg__policy_release(1, 100 * GiB);
+
+  cmg__policy_set_device(2, 0, 8 * GiB);
+  is_int(cmg__policy_prepare(2, 1, &r, &used), -ENOMEM, "limit=0 denies");
+  is_int(cmg__policy_prepare(2, 0, &r, &used), 0, "zero bytes fit limit=0");
+  is_int(cmg__policy_set_device(CMG__MAX_DEVICES, 0, 0), -EINVAL,
+         "bad ordinal");
+}
+
+#define THREADS 2
+#define PAIRS 100000
+#define CAP (64 * 4096ull)
+
+static _Atomic uint64_t denied;
+static _Atomic uint64_t granted;
+static _Atomic uint64_t overshoot;
+static _Atomic uint64_t next_addr = 0x700000000000ull;
+
+/* Each thread holds up to 48 allocations of 4 KiB against a 64-allocation
+ * cap, so the two threads together keep bumping into it. */
+static void *
+worker(void *arg)
+{
+  uint64_t held[48];
+  int n = 0;
+  (void)arg;
+  for (int i = 0; i < PAIRS; i++) {
+    struct cmg__reservation r;
+    uint64_t used;
+    if (cmg__policy_prepare(5, 4096, &r, &used) == 0) {
+      if (cmg__policy_used(5) > CAP)
+        atomic_fetch_add(&overshoot, 1);
+      struct cmg__alloc a = { .addr = atomic_fetch_add(&next_addr, 4096),
+                              .size = 4096, .device = 5 };
+      cmg__ledger_insert(&a);
+      held[n++] = a.addr;
+      atomic_fetch_add(&granted, 1);
+    } else {
+      cmg__ledger_count_denial(5);
+      atomic_fetch_add(&denied, 1);
+    }
+    if (n == 48 || (n > 0 && (i & 1))) {
+      struct cmg__alloc out;
+      if (cmg__ledger_remove(held[--n], &out) == 0) {
+        cmg__ledger_count_free(&out);
+        cmg__policy_release(5, out.size);
+      }
+    }
+  }
+  while (n > 0) {
+    struct cmg__alloc out;
+    if (cmg__ledger_remove(held[--n], &out) == 0) {
+      cmg__ledger_count_free(&out);
+      cmg__policy_release(5, out.size);
+    }
+  }
+  return NULL;
+}
+
+static void
+test_threads(void)
+{
+  pthread_t t[THREADS];
+  cmg__policy_set_device(5, CAP, 8 * GiB);
+  for (int i = 0; i < THREADS; i++)
+    pthread_create(&t[i], NULL, worker, NULL);
+  for (int i = 0; i < THREADS; i++)
+    pthread_join(t[i], NULL);
+  struct cmg_device_stats s;
+  cmg__ledger_stats(5, &s);
+  is_u64(atomic_load(&overshoot), 0, "never past the cap");
+  is_u64(s.allocations, atomic_load(&granted), "allocations exact");
+  is_u64(s.frees, atomic_load(&granted), "frees exact");
+  is_u64(s.denials, atomic_load(&denied), "denials exact");
+  is_u64(s.allocations + s.denials, THREADS * PAIRS, "every attempt counted");
+  is_u64(s.live_bytes, 0, "nothing live");
+  is_u64(cmg__policy_used(5), 0, "nothing reserved");
+  ok(s.peak_bytes <= CAP, "peak %llu within the cap",
+     (unsigned long long)s.peak_bytes);
+  ok(s.denials > 0, "the cap was reached (%llu denials)",
+     (unsigned long long)s.denials);
+}
+
+static void
+test_fail_closed(void)
+{
+  struct cmg__reservation r;
+  uint64_t used;
+  cmg__policy_fail_closed();
+  ok(cmg__policy_is_failed_closed(), "failed closed");
+  is_int(cmg__policy_prepare(1, 1, &r, &used), -EPERM,
+         "nothing succeeds after a configuration error");
+}
+
+int
+main(void)
+{
+  test_limits();
+  test_threads();
+  test_fail_closed();
+  return done_testing();
+}
