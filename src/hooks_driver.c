@@ -209,7 +209,7 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
   rc = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
   if (rc == CUDA_SUCCESS && c.tracked && *pPitch > WidthInBytes) {
     uint64_t extra = (uint64_t)(*pPitch - WidthInBytes) * Height;
-    uint64_t used = cmg__policy_used(c.device);
+    uint64_t used = cmg__policy_used(c.device) - c.r.bytes;
     if (cmg__policy_grow(&c.r, extra) < 0) {
       PFN_cuMemFree_v3020 release = REAL_DRV(cuMemFree_v2, cuMemFree, 3020, );
       if (release != NULL)

@@ -1,5 +1,12 @@
 # Integration tests: programs on the simulated CUDA, through the launcher.
 INTEGRATION_TESTS = \
-	tests/integration/t-launcher.sh
+	tests/integration/t-launcher.sh \
+	tests/integration/t-paths.sh \
+	tests/integration/t-getproc.sh \
+	tests/integration/t-limits.sh \
+	tests/integration/t-config.sh \
+	tests/integration/t-threads.sh \
+	tests/integration/t-fork.sh \
+	tests/integration/t-install.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)

@@ -38,7 +38,7 @@
 enum kind {
   OP_ALLOC, OP_PITCH, OP_MANAGED, OP_ASYNC, OP_ASYNC_PTSZ,
   OP_FREE, OP_FREE_ASYNC, OP_FREE_ASYNC_PTSZ, OP_FREE_RAW,
-  OP_INFO, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
+  OP_INFO, OP_INFO_NULL, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
   OP_RESET, OP_STATS, OP_CMG, OP_WHATIS, OP_GETPROC, OP_EXIT,
 };
 
@@ -60,6 +60,7 @@ static const struct spec {
   { "free_async_ptsz", OP_FREE_ASYNC_PTSZ, "I", false },
   { "free_raw", OP_FREE_RAW, "X", false },
   { "info", OP_INFO, "", false },
+  { "info_null", OP_INFO_NULL, "", false },
   { "total", OP_TOTAL, "N", false },
   { "device", OP_DEVICE, "N", false },
   { "threads", OP_THREADS, "NNS", false },
@@ -552,6 +553,19 @@ run(int from, int to)
         line("info rc=0 free=%zu total=%zu", a, b);
       else
         line("info rc=%d", rc);
+      break;
+    case OP_INFO_NULL:
+      /* Each argument NULL in turn: the interposer must give the driver's
+       * verdict, never crash. */
+      rc = ensure_started();
+      if (rc == 0) {
+        a = b = 7;
+        int rc_free = be->meminfo(&a, NULL);
+        int rc_total = be->meminfo(NULL, &b);
+        line("info_null rc_free=%d free=%zu rc_total=%d total=%zu", rc_free,
+             a, rc_total, b);
+      } else
+        line("info_null rc=%d", rc);
       break;
     case OP_TOTAL:
       rc = ensure_started();
