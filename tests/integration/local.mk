@@ -7,6 +7,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-config.sh \
 	tests/integration/t-threads.sh \
 	tests/integration/t-fork.sh \
-	tests/integration/t-install.sh
+	tests/integration/t-install.sh \
+	tests/integration/t-rtld-next.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)

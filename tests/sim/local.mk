@@ -76,3 +76,15 @@ tests_sim_app_rt_static_LDFLAGS = $(SIM_APP_LINK)
 tests_sim_app_rt_static_LDADD = tests/sim/libcudart_static.a -ldl -lpthread
 
 EXTRA_DIST += tests/sim/README.md
+
+# A second interposer for the RTLD_NEXT test, and its program.
+check_LTLIBRARIES += tests/sim/libnexttest.la
+tests_sim_libnexttest_la_SOURCES = tests/sim/libnexttest.c
+tests_sim_libnexttest_la_CFLAGS = $(SIM_CFLAGS)
+tests_sim_libnexttest_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_sim_libnexttest_la_LIBADD = -ldl
+check_PROGRAMS += tests/sim/app_next
+tests_sim_app_next_SOURCES = tests/sim/app_next.c
+tests_sim_app_next_CFLAGS = $(SIM_CFLAGS)
+tests_sim_app_next_LDFLAGS = -no-install
+tests_sim_app_next_LDADD = -ldl
