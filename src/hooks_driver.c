@@ -116,10 +116,14 @@ alloc_end(struct call *c, CUresult rc, CUdeviceptr addr)
     .device = (int16_t)c->device,
     .fn = c->fn,
   };
+  struct cmg__alloc stale;
+  int err = cmg__ledger_insert(&a, &stale);
   /* A ledger that cannot grow must not make the program fail: the
    * allocation goes on untracked and its bytes stop counting. */
-  if (cmg__ledger_insert(&a) < 0)
+  if (err < 0)
     cmg__policy_release(c->device, c->r.bytes);
+  else if (err == 1)
+    cmg__policy_release(stale.device, stale.size);
   return rc;
 }
 

@@ -92,9 +92,12 @@ struct cmg__alloc {
   uint16_t fn;      /* enum cmg__fn of the API the program called */
 };
 
-/* Records a live allocation and counts it; -ENOMEM if the table cannot
- * grow (the allocation then stays untracked), -EINVAL for a bad device. */
-int cmg__ledger_insert(const struct cmg__alloc *a);
+/* Records a live allocation and counts it.  Returns 0; 1 when the address
+ * was still recorded (its free went unseen): the stale record, copied to
+ * *stale, is counted as freed and the caller gives back its bytes; -ENOMEM
+ * if the table cannot grow (the allocation then stays untracked); -EINVAL
+ * for a bad device. */
+int cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale);
 
 /* Removes the entry for addr into *out, leaving the counters alone until
  * the real free succeeded; -ENOENT if it is not tracked. */

@@ -148,26 +148,29 @@ erase(struct shard *s, size_t i)
   s->count--;
 }
 
+/* Returns 0, 1 when a stale record was replaced (copied to *stale), or
+ * -ENOMEM. */
 static int
-shard_insert(struct shard *s, const struct cmg__alloc *a)
+shard_insert(struct shard *s, const struct cmg__alloc *a,
+             struct cmg__alloc *stale)
 {
-  int err = 0;
+  int rc = 0;
   pthread_mutex_lock(&s->lock);
   if ((s->count + 1) * 4 > (s->mask + 1) * 3 || s->mask == 0)
-    err = grow(s);
-  if (err == 0) {
+    rc = grow(s);
+  if (rc == 0) {
     ptrdiff_t i = find(s, a->addr);
-    /* An address already present means we missed its free (a path we do
-     * not wrap); the new allocation replaces the stale record. */
-    if (i >= 0)
+    if (i >= 0) {
+      *stale = s->slots[i];
       s->slots[i] = *a;
-    else {
+      rc = 1;
+    } else {
       put(s->slots, s->mask, a);
       s->count++;
     }
   }
   pthread_mutex_unlock(&s->lock);
-  return err;
+  return rc;
 }
 
 static void
@@ -190,26 +193,32 @@ counters_of(int device)
 }
 
 int
-cmg__ledger_insert(const struct cmg__alloc *a)
+cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
 {
   struct counters *c = counters_of(a->device);
   if (c == NULL || a->addr == 0)
     return -EINVAL;
-  int err = shard_insert(shard_of(hash(a->addr)), a);
-  if (err < 0)
-    return err;
+  int rc = shard_insert(shard_of(hash(a->addr)), a, stale);
+  if (rc < 0)
+    return rc;
+  /* The driver handed out an address we still hold: its free went by a
+   * path we do not see, so the old record is freed now. */
+  if (rc == 1)
+    cmg__ledger_count_free(stale);
   atomic_fetch_add_explicit(&c->allocations, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&c->live_allocs, 1, memory_order_relaxed);
   uint64_t live = atomic_fetch_add_explicit(&c->live_bytes, a->size,
                                             memory_order_relaxed) + a->size;
   raise_peak(c, live);
-  return 0;
+  return rc;
 }
 
 int
 cmg__ledger_restore(const struct cmg__alloc *a)
 {
-  return shard_insert(shard_of(hash(a->addr)), a);
+  struct cmg__alloc stale;
+  int rc = shard_insert(shard_of(hash(a->addr)), a, &stale);
+  return rc < 0 ? rc : 0;
 }
 
 int

@@ -25,8 +25,8 @@ mk(uint64_t addr, uint64_t size, int dev)
 static void
 test_basics(void)
 {
-  struct cmg__alloc a = mk(0x7f0000001000, 4096, 1), out;
-  is_int(cmg__ledger_insert(&a), 0, "insert");
+  struct cmg__alloc a = mk(0x7f0000001000, 4096, 1), out, stale;
+  is_int(cmg__ledger_insert(&a, &stale), 0, "insert");
   is_int(cmg__ledger_lookup(0x7f0000001000, &out), 0, "lookup finds it");
   is_u64(out.size, 4096, "size kept");
   is_int(out.device, 1, "device kept");
@@ -56,7 +56,7 @@ test_basics(void)
   is_int(cmg__ledger_remove(0x7f0000001000, &out), -ENOENT, "double free");
 
   struct cmg__alloc bad = mk(0x1000, 1, CMG__MAX_DEVICES);
-  is_int(cmg__ledger_insert(&bad), -EINVAL, "bad device refused");
+  is_int(cmg__ledger_insert(&bad, &stale), -EINVAL, "bad device refused");
 }
 
 /* Random inserts and removals of addresses that collide in the low bits,
@@ -76,8 +76,8 @@ test_model(void)
     int i = rand() % N;
     struct cmg__alloc out;
     if (!live[i]) {
-      struct cmg__alloc a = mk(addrs[i], 512, 2);
-      if (cmg__ledger_insert(&a) != 0)
+      struct cmg__alloc a = mk(addrs[i], 512, 2), stale;
+      if (cmg__ledger_insert(&a, &stale) != 0)
         mismatches++;
       live[i] = true;
       want_live += 512;
@@ -102,11 +102,30 @@ test_model(void)
   is_u64(s.live_bytes, want_live, "live bytes agree with the model");
 }
 
+/* An address handed out again while still recorded: its free went by
+ * unseen, so the old record counts as freed and is returned to the caller. */
+static void
+test_stale(void)
+{
+  struct cmg__alloc a = mk(0x610000000000, 1000, 4), b, stale, out;
+  is_int(cmg__ledger_insert(&a, &stale), 0, "first record");
+  b = mk(0x610000000000, 300, 4);
+  is_int(cmg__ledger_insert(&b, &stale), 1, "same address again: stale");
+  is_u64(stale.size, 1000, "the stale record comes back");
+  struct cmg_device_stats s;
+  cmg__ledger_stats(4, &s);
+  is_u64(s.live_bytes, 300, "only the new allocation is live");
+  is_u64(s.live_allocations, 1, "one live allocation");
+  is_u64(s.frees, 1, "the unseen free is counted");
+  is_int(cmg__ledger_lookup(0x610000000000, &out), 0, "lookup");
+  is_u64(out.size, 300, "the new record stands");
+}
+
 static void
 test_fork_reset(void)
 {
-  struct cmg__alloc a = mk(0x600000000000, 1 << 20, 3), out;
-  cmg__ledger_insert(&a);
+  struct cmg__alloc a = mk(0x600000000000, 1 << 20, 3), out, stale;
+  cmg__ledger_insert(&a, &stale);
   cmg__ledger_prefork();
   cmg__ledger_postfork(false);
   is_int(cmg__ledger_lookup(a.addr, &out), 0, "parent keeps its ledger");
@@ -118,7 +137,7 @@ test_fork_reset(void)
   is_u64(s.live_bytes + s.allocations + s.peak_bytes, 0,
          "child counters zero");
   is_u64(cmg__ledger_next_seq(), 1, "child sequence restarts");
-  is_int(cmg__ledger_insert(&a), 0, "child can insert again");
+  is_int(cmg__ledger_insert(&a, &stale), 0, "child can insert again");
 }
 
 int
@@ -126,6 +145,7 @@ main(void)
 {
   test_basics();
   test_model();
+  test_stale();
   test_fork_reset();
   return done_testing();
 }

@@ -83,7 +83,8 @@ worker(void *arg)
         atomic_fetch_add(&overshoot, 1);
       struct cmg__alloc a = { .addr = atomic_fetch_add(&next_addr, 4096),
                               .size = 4096, .device = 5 };
-      cmg__ledger_insert(&a);
+      struct cmg__alloc stale;
+      cmg__ledger_insert(&a, &stale);
       held[n++] = a.addr;
       atomic_fetch_add(&granted, 1);
     } else {
