@@ -25,8 +25,14 @@ extern "C" {
 #define CMG_VERSION_PATCH 0
 #define CMG_VERSION_STRING "0.1.0"
 
+/* Version of the JSON report format (docs/report-format.md). */
+#define CMG_REPORT_VERSION 1
+
 /* Exit status of the launcher when its own arguments are wrong. */
 #define CMG_EXIT_USAGE 2
+/* Version of the JSON report format (docs/report-format.md). */
+#define CMG_REPORT_VERSION 1
+
 /* Exit status of the launcher when the program could not be started. */
 #define CMG_EXIT_EXEC 127
 
@@ -57,6 +63,10 @@ int cmg_device_stats(int device, struct cmg_device_stats *out);
 
 /* Fills *out for the live allocation at `address`; -ENOENT if none. */
 int cmg_allocation_info(uint64_t address, struct cmg_allocation_info *out);
+
+/* Writes a report now, with reason "request": to `path`, or where the
+ * report option says when path is NULL.  Returns 0 or a negative errno. */
+int cmg_dump(const char *path);
 
 #ifdef __cplusplus
 }

@@ -17,12 +17,19 @@
  * Sizes are parsed with integer arithmetic only: "1.5GiB" must be exactly
  * 1610612736 bytes on every machine, which binary floating point cannot
  * promise for every fraction.
+ *
+ * The report options are checked here too, so that a bad report pattern
+ * or signal name is refused before the program starts rather than at its
+ * exit, when nothing can be done about it.  Expanding a pattern is pure:
+ * the caller supplies the pid, host and time, which keeps it testable and
+ * lets the library expand it from a signal-dump thread without locks.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +41,9 @@
 
 /* How much of a bad item an error message quotes. */
 #define QUOTE_MAX 64
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* ---- sizes -------------------------------------------------------------- */
 
@@ -77,14 +87,14 @@ lower(char c)
   return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
-/* True if s[0..len) spells name, ignoring ASCII case. */
+/* True if s[0..len) spells name, ignoring ASCII case on both sides. */
 static bool
 equals_nocase(const char *s, size_t len, const char *name)
 {
   size_t i;
 
   for (i = 0; i < len; i++) {
-    if (name[i] == '\0' || lower(s[i]) != name[i])
+    if (name[i] == '\0' || lower(s[i]) != lower(name[i]))
       return false;
   }
   return name[len] == '\0';
@@ -192,8 +202,9 @@ cmg__size_parse(const char *s, size_t len, bool allow_percent,
 
 /*
  * Stores the value of one item.  index is -1 for a plain key and the device
- * ordinal for key.N.  Returns 0, -EINVAL or -ERANGE for a bad value, or
- * -EEXIST when the key was already given.
+ * ordinal for key.N.  Returns 0, or -EINVAL or -ERANGE for a bad value.  A
+ * key given twice is refused by the parser before its handler runs, since
+ * a handler cannot tell a default from a value given earlier.
  */
 typedef int (*option_handler)(struct cmg__config *cfg, int index,
                               const char *value, size_t len);
@@ -217,20 +228,167 @@ handle_limit(struct cmg__config *cfg, int index, const char *value,
   rc = cmg__size_parse(value, len, true, &l);
   if (rc != 0)
     return rc;
-  if (slot->kind != CMG__LIMIT_NONE)
-    return -EEXIST;
   *slot = l;
   return 0;
+}
+
+/*
+ * Parses the decimal integer s[0..len) into *out.  Digits only: a sign, a
+ * space or "0x" is -EINVAL; a value above max is -ERANGE.
+ */
+static int
+parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
+{
+  uint64_t n = 0;
+  size_t i;
+
+  if (len == 0)
+    return -EINVAL;
+  for (i = 0; i < len; i++) {
+    if (!is_digit(s[i]))
+      return -EINVAL;
+    /* Stop counting past max but keep reading: "9999x" is still -EINVAL. */
+    if (n <= max)
+      n = n * 10 + (uint64_t)(s[i] - '0');
+  }
+  if (n > max)
+    return -ERANGE;
+  *out = (unsigned)n;
+  return 0;
+}
+
+/* True if c may follow '%' in a report pattern. */
+static bool
+is_escape(char c)
+{
+  return c == 'p' || c == 'h' || c == 't' || c == '%';
+}
+
+/*
+ * Checks the escapes of a report pattern of len bytes: -EINVAL for a '%'
+ * followed by anything but p, h, t or %, or for a trailing lone '%'.
+ */
+static int
+check_pattern(const char *s, size_t len)
+{
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    if (s[i] == '%' && (++i == len || !is_escape(s[i])))
+      return -EINVAL;
+  }
+  return 0;
+}
+
+static int
+handle_report(struct cmg__config *cfg, int index, const char *value,
+              size_t len)
+{
+  int rc;
+
+  if (len == 0)
+    return -EINVAL;
+  rc = check_pattern(value, len);
+  if (rc != 0)
+    return rc;
+  if (len >= sizeof(cfg->report))
+    return -ERANGE;
+  memcpy(cfg->report, value, len);
+  cfg->report[len] = '\0';
+  return 0;
+}
+
+static int
+handle_stack_depth(struct cmg__config *cfg, int index, const char *value,
+                   size_t len)
+{
+  return parse_uint(value, len, CMG__STACK_DEPTH_MAX, &cfg->stack_depth);
+}
+
+static int
+handle_leak_exitcode(struct cmg__config *cfg, int index, const char *value,
+                     size_t len)
+{
+  unsigned code;
+  int rc;
+
+  rc = parse_uint(value, len, 255, &code);
+  if (rc != 0)
+    return rc;
+  /* 0 would be indistinguishable from a clean exit, so it is not a choice. */
+  if (code == 0)
+    return -ERANGE;
+  cfg->leak_exitcode = (int)code;
+  return 0;
+}
+
+/*
+ * The signals dump_signal may take: those whose default action a program
+ * rarely relies on and that neither the CUDA runtime nor a debugger claims.
+ * SIGSEGV, SIGBUS and SIGILL belong to crash handlers, SIGPROF and SIGALRM
+ * to profilers and timers, SIGINT, SIGTERM and SIGQUIT to the people and
+ * schedulers that stop jobs, SIGCHLD to the process's own children, and
+ * SIGTRAP and SIGSTOP to debuggers.  Real-time signals are left out: glibc,
+ * language runtimes and MPI libraries take them without saying so.
+ */
+static const struct {
+  const char *name; /* without "SIG", upper case */
+  int sig;
+} dump_signals[] = {
+  { "USR1", SIGUSR1 },
+  { "USR2", SIGUSR2 },
+  { "HUP", SIGHUP },
+  { "WINCH", SIGWINCH },
+  { "URG", SIGURG },
+  { "PWR", SIGPWR },
+};
+
+#define N_DUMP_SIGNALS (sizeof(dump_signals) / sizeof(dump_signals[0]))
+
+static int
+handle_dump_signal(struct cmg__config *cfg, int index, const char *value,
+                   size_t len)
+{
+  size_t i;
+
+  if (len > 3 && equals_nocase(value, 3, "SIG")) {
+    value += 3;
+    len -= 3;
+  }
+  for (i = 0; i < N_DUMP_SIGNALS; i++) {
+    if (equals_nocase(value, len, dump_signals[i].name)) {
+      cfg->dump_signal = dump_signals[i].sig;
+      return 0;
+    }
+  }
+  return -EINVAL;
 }
 
 static const char size_expected[] =
     "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
 static const char size_range[] =
     "a size below 16 EiB, or a percentage above 0% and at most 100%";
+static const char report_expected[] =
+    "a file name pattern; %p, %h, %t and %% are the only escapes";
+static const char report_range[] =
+    "a file name pattern of at most 1023 bytes";
+_Static_assert(CMG__REPORT_MAX == 1024, "report_range names the limit");
+static const char stack_depth_expected[] =
+    "a number of frames from 0 to " STR(CMG__STACK_DEPTH_MAX);
+static const char dump_signal_expected[] =
+    "one of USR1, USR2, HUP, WINCH, URG, PWR";
+static const char leak_exitcode_expected[] = "an exit status from 1 to 255";
 
 static const struct option options[] = {
   { "limit", false, handle_limit, size_expected, size_range },
   { "limit", true, handle_limit, size_expected, size_range },
+  { "report", false, handle_report, report_expected, report_range },
+  { "stack_depth", false, handle_stack_depth, stack_depth_expected,
+    stack_depth_expected },
+  { "dump_signal", false, handle_dump_signal, dump_signal_expected,
+    dump_signal_expected },
+  { "leak_exitcode", false, handle_leak_exitcode, leak_exitcode_expected,
+    leak_exitcode_expected },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -386,8 +544,13 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
   char shown[QUOTE_MAX + 4];
   const char *pos = opts;
   struct item it;
+  /* Keys given so far: bit 0 for a plain key, bit N for key.N. */
+  uint64_t seen[N_OPTIONS] = { 0 };
+  _Static_assert(CMG__MAX_DEVICES <= 64, "seen[] has a bit per device");
 
   memset(cfg, 0, sizeof(*cfg));
+  memcpy(cfg->report, CMG__REPORT_DEFAULT, sizeof(CMG__REPORT_DEFAULT));
+  cfg->stack_depth = CMG__STACK_DEPTH_DEFAULT;
   if (err == NULL)
     errlen = 0;
   if (errlen > 0)
@@ -397,6 +560,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
 
   while (next_item(&pos, &it)) {
     const struct option *opt = NULL;
+    uint64_t bit;
     int index = -1;
     int rc;
 
@@ -422,17 +586,21 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
       return -EINVAL;
     }
 
+    bit = 1ull << (index < 0 ? 0 : index);
+    if (seen[opt - options] & bit) {
+      if (errlen > 0)
+        snprintf(err, errlen,
+                 "duplicate option '%s': expected each key at most once",
+                 shown);
+      return -EINVAL;
+    }
+    seen[opt - options] |= bit;
+
     rc = opt->handle(cfg, index, it.value, it.value_len);
     if (rc != 0) {
-      if (errlen > 0) {
-        if (rc == -EEXIST)
-          snprintf(err, errlen,
-                   "duplicate option '%s': expected each key at most once",
-                   shown);
-        else
-          snprintf(err, errlen, "bad value '%s': expected %s", shown,
-                   rc == -ERANGE ? opt->range : opt->expected);
-      }
+      if (errlen > 0)
+        snprintf(err, errlen, "bad value '%s': expected %s", shown,
+                 rc == -ERANGE ? opt->range : opt->expected);
       return -EINVAL;
     }
   }
@@ -470,4 +638,95 @@ cmg__config_limit(const struct cmg__config *cfg, int device,
       cfg->limit_dev[device].kind != CMG__LIMIT_NONE)
     return resolve(&cfg->limit_dev[device], physical);
   return resolve(&cfg->limit, physical);
+}
+
+/* ---- report names ------------------------------------------------------- */
+
+/*
+ * Appends n bytes of s to out at *used, replacing '/' by '_' when
+ * flatten is set; false (with nothing partial promised) when they do not
+ * fit together with the terminating NUL.
+ */
+static bool
+append(char *out, size_t len, size_t *used, const char *s, size_t n,
+       bool flatten)
+{
+  size_t i;
+
+  if (n >= len - *used)
+    return false;
+  for (i = 0; i < n; i++)
+    out[*used + i] = flatten && s[i] == '/' ? '_' : s[i];
+  *used += n;
+  return true;
+}
+
+/*
+ * Expands a report pattern; see internal.h for the contract.  The whole
+ * pattern is checked before anything is written, so a bad escape is
+ * -EINVAL even in a pattern that would also be too long.  A host name with
+ * '/' in it (possible for a UTS name set by a container runtime) has them
+ * replaced by '_': the host must not decide which directory the report
+ * lands in.  A NULL host expands to nothing.  On error out holds "".
+ */
+int
+cmg__config_expand(const char *pattern, long pid, const char *host,
+                   long long time, char *out, size_t len)
+{
+  char num[24];
+  size_t used = 0;
+  const char *p;
+  bool fits = true;
+
+  if (pattern == NULL || check_pattern(pattern, strlen(pattern)) != 0) {
+    if (out != NULL && len > 0)
+      out[0] = '\0';
+    return -EINVAL;
+  }
+  if (out == NULL || len == 0)
+    return -ENAMETOOLONG;
+  if (host == NULL)
+    host = "";
+
+  for (p = pattern; *p != '\0' && fits; p++) {
+    if (*p != '%') {
+      fits = append(out, len, &used, p, 1, false);
+      continue;
+    }
+    switch (*++p) {
+    case 'p':
+      snprintf(num, sizeof(num), "%ld", pid);
+      fits = append(out, len, &used, num, strlen(num), false);
+      break;
+    case 'h':
+      fits = append(out, len, &used, host, strlen(host), true);
+      break;
+    case 't':
+      snprintf(num, sizeof(num), "%lld", time);
+      fits = append(out, len, &used, num, strlen(num), false);
+      break;
+    default:
+      fits = append(out, len, &used, "%", 1, false);
+      break;
+    }
+  }
+  if (!fits) {
+    out[0] = '\0';
+    return -ENAMETOOLONG;
+  }
+  out[used] = '\0';
+  return 0;
+}
+
+/* The dump_signal name of sig, or NULL if dump_signal cannot take it. */
+const char *
+cmg__signal_name(int sig)
+{
+  size_t i;
+
+  for (i = 0; i < N_DUMP_SIGNALS; i++) {
+    if (dump_signals[i].sig == sig)
+      return dump_signals[i].name;
+  }
+  return NULL;
 }

@@ -50,7 +50,13 @@ void cmg__missing(enum cmg__fn fn);
 /* The device of the calling thread's current context; -1 without one. */
 int cmg__current_device(void);
 
-/* Sets up `device` (physical size, limit) the first time it is seen. */
+/* Sets up `device` (physical size, limit, identity) the first time it is
+ * seen. */
 void cmg__device_setup(int device);
+
+/* dump.c: the exit report and the dump signal's thread (once per process,
+ * and the thread again in a forked child). */
+void cmg__dump_setup(void);
+void cmg__dump_start_thread(void);
 
 #endif /* CMG_HOOKS_H */

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "hooks.h"
 
@@ -25,6 +26,7 @@ struct call {
   int device;
   uint16_t fn;
   bool tracked;
+  uint32_t stack;
   struct cmg__reservation r;
 };
 
@@ -38,6 +40,27 @@ cmg__current_device(void)
   return dev;
 }
 
+/* The device's name and UUID, for reports that line up across processes. */
+static void
+identify(int device)
+{
+  PFN_cuDeviceGetName_v2000 get_name = cmg__real(CMG__FN_cuDeviceGetName);
+  PFN_cuDeviceGetUuid_v11040 get_uuid = cmg__real(CMG__FN_cuDeviceGetUuid_v2);
+  char name[256] = "", uuid[48] = "";
+  CUuuid u;
+  if (get_name == NULL || get_name(name, sizeof(name), device) != CUDA_SUCCESS)
+    name[0] = '\0';
+  if (get_uuid != NULL && get_uuid(&u, device) == CUDA_SUCCESS) {
+    const unsigned char *b = (const unsigned char *)u.bytes;
+    snprintf(uuid, sizeof(uuid),
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+             "%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+             b[10], b[11], b[12], b[13], b[14], b[15]);
+  }
+  cmg__history_set_device(device, name, uuid);
+}
+
 void
 cmg__device_setup(int device)
 {
@@ -48,6 +71,7 @@ cmg__device_setup(int device)
   size_t physical = 0;
   if (total == NULL || total(&physical, device) != CUDA_SUCCESS)
     physical = 0;
+  identify(device);
   cmg__policy_set_device(device, cmg__config_limit(&cmg__cfg, device, physical),
                          physical);
 }
@@ -70,6 +94,23 @@ log_denial(const struct call *c, uint64_t bytes, uint64_t used, int err)
            cmg__fn_name(c->fn), want, bytes, c->device, have, cap);
 }
 
+static void
+deny(const struct call *c, uint64_t bytes, uint64_t used, int err)
+{
+  struct cmg__denial d = {
+    .time_ns = cmg__now_ns(),
+    .requested_bytes = bytes,
+    .live_bytes = cmg__ledger_live_bytes(c->device),
+    .limit_bytes = err == -EPERM ? 0 : cmg__policy_limit(c->device),
+    .stack = c->stack,
+    .device = (int16_t)c->device,
+    .fn = c->fn,
+  };
+  cmg__ledger_count_denial(c->device);
+  cmg__history_denial(&d);
+  log_denial(c, bytes, used, err);
+}
+
 /* Before the real allocation.  Returns CUDA_SUCCESS to go ahead, or the
  * error to return instead (the limit said no). */
 static CUresult
@@ -84,13 +125,14 @@ alloc_begin(struct call *c, enum cmg__fn fn, uint64_t bytes)
   /* Without a context the driver refuses the call itself. */
   if (c->device < 0 || c->device >= CMG__MAX_DEVICES)
     return CUDA_SUCCESS;
+  cmg__history_touch();
   cmg__device_setup(c->device);
+  c->stack = cmg__stacks_capture();
   uint64_t used;
   int err = cmg__policy_prepare(c->device, bytes, &c->r, &used);
   if (err < 0) {
     cmg__self.depth--;
-    cmg__ledger_count_denial(c->device);
-    log_denial(c, bytes, used, err);
+    deny(c, bytes, used, err);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   c->tracked = true;
@@ -112,6 +154,8 @@ alloc_end(struct call *c, CUresult rc, CUdeviceptr addr)
     .addr = addr,
     .size = c->r.bytes,
     .seq = cmg__ledger_next_seq(),
+    .time_ns = cmg__now_ns(),
+    .stack = c->stack,
     .thread = cmg__tid(),
     .device = (int16_t)c->device,
     .fn = c->fn,
@@ -120,10 +164,16 @@ alloc_end(struct call *c, CUresult rc, CUdeviceptr addr)
   int err = cmg__ledger_insert(&a, &stale);
   /* A ledger that cannot grow must not make the program fail: the
    * allocation goes on untracked and its bytes stop counting. */
-  if (err < 0)
+  if (err < 0) {
     cmg__policy_release(c->device, c->r.bytes);
-  else if (err == 1)
+    return rc;
+  }
+  if (err == 1) {
     cmg__policy_release(stale.device, stale.size);
+    cmg__stacks_account(stale.stack, stale.device, -(int64_t)stale.size, -1);
+  }
+  cmg__stacks_account(a.stack, a.device, (int64_t)a.size, 1);
+  cmg__history_peak(a.device, cmg__ledger_live_bytes(a.device));
   return rc;
 }
 
@@ -144,6 +194,7 @@ free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
     cmg__ledger_restore(a);
   else if (tracked) {
     cmg__ledger_count_free(a);
+    cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
     cmg__policy_release(a->device, a->size);
   } else if (rc == CUDA_SUCCESS && addr != 0)
     cmg__ledger_count_untracked_free();
@@ -218,8 +269,7 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
       PFN_cuMemFree_v3020 release = REAL_DRV(cuMemFree_v2, cuMemFree, 3020, );
       if (release != NULL)
         release(*dptr);
-      cmg__ledger_count_denial(c.device);
-      log_denial(&c, bytes + extra, used, -ENOMEM);
+      deny(&c, bytes + extra, used, -ENOMEM);
       rc = CUDA_ERROR_OUT_OF_MEMORY;
     }
   }

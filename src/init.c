@@ -19,13 +19,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "hooks.h"
 
 struct cmg__config cmg__cfg;
 CMG__TLS struct cmg__thread cmg__self;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Atomic bool ready;
+static _Atomic bool child_pending;
 
 static void
 prefork(void)
@@ -39,26 +40,37 @@ postfork_parent(void)
   cmg__ledger_postfork(false);
 }
 
+/* The child's report is its own: it starts empty, and is written only if
+ * the child itself uses device memory.  The dump thread did not survive the
+ * fork; it is started again on the child's first use of the library, not
+ * here, where only async-signal-safe calls are safe. */
 static void
 postfork_child(void)
 {
   cmg__ledger_postfork(true);
   cmg__policy_reset_usage();
+  cmg__stacks_reset_accounts();
+  cmg__history_reset();
   cmg__self.tid = 0;
+  atomic_store(&child_pending, cmg__cfg.dump_signal != 0);
+  atomic_store(&ready, false);
 }
 
 static void
 init_once(void)
 {
   char err[256];
+  cmg__history_start();
   const char *opts = secure_getenv("CUMEMGUARD_OPTIONS");
   if (cmg__config_parse(opts, &cmg__cfg, err, sizeof(err)) < 0) {
     cmg__log("CUMEMGUARD_OPTIONS: %s; no device allocation will succeed",
              err);
     cmg__policy_fail_closed();
+    cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
   }
+  cmg__stacks_configure(cmg__cfg.stack_depth);
+  cmg__dump_setup();
   pthread_atfork(prefork, postfork_parent, postfork_child);
-  atomic_store_explicit(&ready, true, memory_order_release);
 }
 
 void
@@ -67,6 +79,9 @@ cmg__init(void)
   if (cmg__likely(atomic_load_explicit(&ready, memory_order_acquire)))
     return;
   pthread_once(&once, init_once);
+  if (atomic_exchange(&child_pending, false))
+    cmg__dump_start_thread();
+  atomic_store_explicit(&ready, true, memory_order_release);
 }
 
 uint32_t

@@ -59,9 +59,18 @@ struct cmg__limit {
   uint32_t ppm;     /* CMG__LIMIT_PERCENT, in millionths of the device */
 };
 
+#define CMG__REPORT_MAX 1024
+#define CMG__STACK_DEPTH_MAX 256
+#define CMG__STACK_DEPTH_DEFAULT 32
+#define CMG__REPORT_DEFAULT "cumemguard.%p.json"
+
 struct cmg__config {
   struct cmg__limit limit;                      /* limit=SIZE */
   struct cmg__limit limit_dev[CMG__MAX_DEVICES]; /* limit.N=SIZE */
+  char report[CMG__REPORT_MAX];   /* report=PATTERN; default above */
+  unsigned stack_depth;           /* stack_depth=N, 0..256; default 32 */
+  int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
+  int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
 };
 
 /* Parses one size ("4GiB", "512M", "1.5GB", "1073741824", "50%" when
@@ -70,7 +79,7 @@ struct cmg__config {
 int cmg__size_parse(const char *s, size_t len, bool allow_percent,
                     struct cmg__limit *out);
 
-/* Parses a whole option string into *cfg (zeroed first).  On error returns
+/* Parses a whole option string into *cfg (zeroed, then the defaults).  On error returns
  * -EINVAL and writes one line (no prefix, no newline) into err naming the
  * bad key or value and what was expected. */
 int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
@@ -81,12 +90,23 @@ int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
 uint64_t cmg__config_limit(const struct cmg__config *cfg, int device,
                            uint64_t physical);
 
+/* Expands a report pattern: %p pid, %h host name, %t unix time in seconds,
+ * %% a percent sign.  Returns 0, -EINVAL for another escape, -ENAMETOOLONG
+ * when the result does not fit in len bytes. */
+int cmg__config_expand(const char *pattern, long pid, const char *host,
+                       long long time, char *out, size_t len);
+
+/* The name of a signal number as dump_signal takes it ("USR1"), or NULL. */
+const char *cmg__signal_name(int sig);
+
 /* ---- ledger.c: live allocations and per-device counters --------------- */
 
 struct cmg__alloc {
   uint64_t addr;
   uint64_t size;
   uint64_t seq;
+  uint64_t time_ns; /* since the process started */
+  uint32_t stack;   /* interned stack id, CMG__STACK_NONE without one */
   uint32_t thread;
   int16_t device;
   uint16_t fn;      /* enum cmg__fn of the API the program called */
@@ -132,6 +152,153 @@ uint64_t cmg__ledger_next_seq(void);
  * ledger, since CUDA state does not survive fork. */
 void cmg__ledger_prefork(void);
 void cmg__ledger_postfork(bool child);
+
+/* Calls fn for every live allocation, one shard locked at a time. */
+void cmg__ledger_foreach(void (*fn)(const struct cmg__alloc *, void *),
+                         void *arg);
+
+/* ---- stacks.c: capture, interning, per-stack accounts, symbols -------- */
+
+#define CMG__STACK_NONE 0u
+/* Per-stack live accounts are kept for devices 0 .. CMG__STACK_DEVICES-1;
+ * allocations on higher ordinals are attributed to their stacks in leaks
+ * but not in peak compositions. */
+#define CMG__STACK_DEVICES 8
+
+/* Sets the capture depth (0 disables capture) before the first capture. */
+void cmg__stacks_configure(unsigned depth);
+
+/* Captures the calling thread's stack, skipping the frames inside
+ * libcumemguard itself, and interns it.  Returns its id (>= 1), or
+ * CMG__STACK_NONE when capture is off or failed.  Never symbolizes, never
+ * takes a lock when the stack is already known. */
+uint32_t cmg__stacks_capture(void);
+
+/* Interns a given array of return addresses (tests, and capture). */
+uint32_t cmg__stacks_intern(const uintptr_t *ips, unsigned depth,
+                            bool truncated);
+
+/* Adds (or, negative, removes) live bytes and allocations of a stack on a
+ * device. */
+void cmg__stacks_account(uint32_t id, int device, int64_t bytes,
+                         int64_t count);
+
+struct cmg__stack_view {
+  uint32_t id;
+  unsigned depth;
+  bool truncated;
+  const uintptr_t *ips;           /* innermost first */
+  uint64_t live_bytes[CMG__STACK_DEVICES];
+  uint64_t live_count[CMG__STACK_DEVICES];
+};
+
+/* Number of interned stacks; ids run from 1 to this. */
+uint32_t cmg__stacks_count(void);
+
+/* Fills *out for stack id; -ENOENT for an unknown id. */
+int cmg__stacks_get(uint32_t id, struct cmg__stack_view *out);
+
+/* Zeroes every stack's live accounts (fork child); stacks stay interned. */
+void cmg__stacks_reset_accounts(void);
+
+struct cmg__symbol {
+  char module[1024];     /* path of the object holding the address */
+  uintptr_t module_base; /* its load address */
+  char build_id[65];     /* lower-case hex of NT_GNU_BUILD_ID, "" if none */
+  uint64_t offset;       /* address - module_base */
+  char function[256];    /* "" when unknown */
+  uint64_t function_offset;
+};
+
+/* Describes a return address for a report, looking up ip - 1 so that a call
+ * at the end of a function is attributed to it.  Slow: report time only.
+ * Returns 0, or -ENOENT when no loaded object holds it. */
+int cmg__symbolize(uintptr_t ip, struct cmg__symbol *out);
+
+/* ---- history.c: start time, peaks, denials, device identities -------- */
+
+#define CMG__MAX_DENIALS 1024
+
+struct cmg__composition {
+  uint64_t bytes;     /* live bytes on the device at that moment */
+  uint64_t time_ns;
+  size_t n;
+  struct cmg__share {
+    uint32_t stack;
+    uint64_t bytes;
+    uint64_t count;
+  } *items;
+};
+
+struct cmg__denial {
+  uint64_t time_ns;
+  uint64_t requested_bytes;
+  uint64_t live_bytes;
+  uint64_t limit_bytes;
+  uint32_t stack;
+  int16_t device;
+  uint16_t fn;
+};
+
+struct cmg__device_history {
+  char name[256];
+  char uuid[48];
+  bool has_peak;
+  bool has_first_denial;
+  struct cmg__composition peak;
+  struct cmg__composition first_denial;
+};
+
+/* Marks the start of the process (constructor) or of a forked child. */
+void cmg__history_start(void);
+
+/* Nanoseconds since cmg__history_start; the process start as unix time. */
+uint64_t cmg__now_ns(void);
+double cmg__start_unix(void);
+
+/* Notes that the process used device memory: only then is a report due. */
+void cmg__history_touch(void);
+bool cmg__history_touched(void);
+
+void cmg__history_set_device(int device, const char *name, const char *uuid);
+
+/* After an allocation raised `device`'s live bytes to `live`: records the
+ * composition when it passed the last recorded peak by the hysteresis. */
+void cmg__history_peak(int device, uint64_t live);
+
+void cmg__history_denial(const struct cmg__denial *d);
+
+/* Copies up to max recorded denials; *total counts all, kept or not. */
+size_t cmg__history_denials(struct cmg__denial *out, size_t max,
+                            uint64_t *total);
+
+/* A copy of a device's history; release with cmg__history_device_free.
+ * Returns 0, -EINVAL or -ENOMEM. */
+int cmg__history_device(int device, struct cmg__device_history *out);
+void cmg__history_device_free(struct cmg__device_history *h);
+
+void cmg__history_reset(void);
+
+/* ---- report.c: the JSON report ---------------------------------------- */
+
+enum cmg__reason { CMG__REASON_EXIT, CMG__REASON_SIGNAL, CMG__REASON_REQUEST };
+
+/* What the report says of the process; filled by the caller. */
+struct cmg__process {
+  long pid;
+  long ppid;
+  const char *exe;
+  const char *const *argv;   /* NULL-terminated, may be NULL */
+  const char *hostname;
+  const char *options;       /* CUMEMGUARD_OPTIONS as given, may be NULL */
+  enum cmg__reason reason;
+};
+
+/* Writes the report to `path` through a temporary file in the same
+ * directory and a rename, so the path never holds a partial report.
+ * Returns 0 or a negative errno; on success fills the live totals. */
+int cmg__report_write(const char *path, const struct cmg__process *proc,
+                      uint64_t *live_allocations, uint64_t *live_bytes);
 
 /* ---- policy.c: limit decisions, reserve-then-commit ------------------- */
 

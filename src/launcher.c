@@ -8,13 +8,16 @@
  * after the job had started).
  *
  * Flags map to option keys through one table, `flags`; a new option key
- * needs one row here.  A flag replaces the environment's item with the same
- * key rather than appending a second one, since the parser refuses
- * duplicates.  If the library cannot be found the program is not run at
- * all: running it without the cap that was asked for would be the one
- * wrong answer.  The exit status is the program's own once it runs; before
- * that it is 2 for our own errors and 126 or 127 for a failed exec, as
- * env(1) does.
+ * needs one row here.  Flags are spelled with dashes and keys with
+ * underscores, as command lines and MALLOC_CONF each usually are.  A flag
+ * replaces the environment's item with the same key rather than appending
+ * a second one, since the parser refuses duplicates.  If the library
+ * cannot be found the program is not run at all: running it without the
+ * cap that was asked for would be the one wrong answer.  The exit status
+ * is the program's own once it runs; before that it is 2 for our own
+ * errors and 126 or 127 for a failed exec, as env(1) does.  leak_exitcode
+ * does not change that: the library sets the program's status at its
+ * exit, and the launcher is long gone by then.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -41,30 +44,97 @@
 /* The file exists but could not be run; env(1) and POSIX shells use 126. */
 #define EXIT_CANNOT_RUN 126
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* A flag that sets an option key: --name SIZE or --name=SIZE. */
 struct flag {
   const char *name;  /* without the leading "--" */
   const char *key;   /* option key in CUMEMGUARD_OPTIONS */
   const char *arg;   /* placeholder in the usage line */
-  const char *help;
+  const char *help;  /* lines of at most HELP_WIDTH columns */
 };
 
 static const struct flag flags[] = {
   { "limit", "limit", "SIZE",
-    "cap each device at SIZE (4GiB, 1.5GB, 512M) or a share (50%)" },
+    "cap each device at SIZE (4GiB, 1.5GB, 512M) or at\n"
+    "a share of it (50%)" },
+  { "report", "report", "PATTERN",
+    "write the leak report to PATTERN: %p pid, %h host,\n"
+    "%t unix time, %% a '%' (default " CMG__REPORT_DEFAULT ")" },
+  { "stack-depth", "stack_depth", "N",
+    "record N frames of each allocation's stack, 0 for\n"
+    "none (default " STR(CMG__STACK_DEPTH_DEFAULT) ", at most "
+    STR(CMG__STACK_DEPTH_MAX) ")" },
+  { "dump-signal", "dump_signal", "NAME",
+    "write a report whenever the program gets signal\n"
+    "NAME: USR1, USR2, HUP, WINCH, URG or PWR" },
+  { "leak-exitcode", "leak_exitcode", "N",
+    "make the program exit with N (1 to 255) when\n"
+    "device memory is still allocated at its exit" },
 };
 
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
 
+/* Columns of the help text: 2 + FLAG_WIDTH + HELP_WIDTH <= 80. */
+#define FLAG_WIDTH 20
+#define HELP_WIDTH 58
+#define USAGE_START "usage: cumemguard"
+
+/*
+ * Appends one word of the usage text, starting a new line indented under
+ * the first word when it would pass column 80.
+ */
+static void
+usage_word(FILE *f, const char *word, size_t *col)
+{
+  size_t len = strlen(word) + 1;
+
+  if (*col + len > 80) {
+    fprintf(f, "\n%*s", (int)strlen(USAGE_START), "");
+    *col = strlen(USAGE_START);
+  }
+  fprintf(f, " %s", word);
+  *col += len;
+}
+
 static void
 print_usage(FILE *f)
 {
-  size_t i;
+  char word[64];
+  size_t col = strlen(USAGE_START), i;
 
-  fprintf(f, "usage: cumemguard");
-  for (i = 0; i < N_FLAGS; i++)
-    fprintf(f, " [--%s %s]", flags[i].name, flags[i].arg);
-  fprintf(f, " [--help] [--version] [--] PROGRAM [ARGS...]\n");
+  fputs(USAGE_START, f);
+  for (i = 0; i < N_FLAGS; i++) {
+    snprintf(word, sizeof(word), "[--%s %s]", flags[i].name, flags[i].arg);
+    usage_word(f, word, &col);
+  }
+  usage_word(f, "[--help]", &col);
+  usage_word(f, "[--version]", &col);
+  usage_word(f, "[--]", &col);
+  usage_word(f, "PROGRAM", &col);
+  usage_word(f, "[ARGS...]", &col);
+  fprintf(f, "\n");
+}
+
+/* Prints "  --name ARG" and its help, each help line in the help column. */
+static void
+print_flag(const char *name, const char *arg, const char *help)
+{
+  char left[64];
+  const char *p = help;
+
+  snprintf(left, sizeof(left), "--%s%s%s", name, arg[0] ? " " : "", arg);
+  printf("  %-*s", FLAG_WIDTH, left);
+  for (;;) {
+    size_t n = strcspn(p, "\n");
+
+    printf("%.*s\n", (int)n, p);
+    if (p[n] == '\0')
+      break;
+    p += n + 1;
+    printf("  %*s", FLAG_WIDTH, "");
+  }
 }
 
 static void
@@ -74,20 +144,24 @@ print_help(void)
 
   print_usage(stdout);
   printf("\nRuns PROGRAM with " LIBRARY_NAME " preloaded, which caps the "
-         "CUDA device memory\nit can allocate.\n\n");
-  for (i = 0; i < N_FLAGS; i++) {
-    int pad = 14 - (int)(strlen(flags[i].name) + strlen(flags[i].arg) + 3);
-    printf("  --%s %s%*s%s\n", flags[i].name, flags[i].arg,
-           pad > 0 ? pad : 1, "", flags[i].help);
-  }
-  printf("  --help        print this help and exit\n"
-         "  --version     print the version and exit\n"
-         "\nEnvironment:\n"
-         "  " OPTIONS_VAR "  options as key=value,... (limit=SIZE, "
-         "limit.N=SIZE for\n"
-         "                      device N); a flag replaces the same key\n"
+         "CUDA device memory\nit can allocate and reports what it leaves "
+         "allocated.\n\n");
+  for (i = 0; i < N_FLAGS; i++)
+    print_flag(flags[i].name, flags[i].arg, flags[i].help);
+  print_flag("help", "", "print this help and exit");
+  print_flag("version", "", "print the version and exit");
+  printf("\nEnvironment:\n"
+         "  " OPTIONS_VAR "  options as key=value,...: limit, limit.N "
+         "(device N),\n"
+         "                      report, stack_depth, dump_signal and "
+         "leak_exitcode,\n"
+         "                      as the flags above; a flag replaces the "
+         "same key\n"
          "  " LIBRARY_VAR "  the library to preload; by default\n"
-         "                      " CMG_LIBDIR "/" LIBRARY_NAME "\n");
+         "                      " CMG_LIBDIR "/" LIBRARY_NAME "\n"
+         "\nExit status: the program's own, which the library sets to N "
+         "for\n--leak-exitcode N; 2 for a bad flag or option, 126 or 127 "
+         "when PROGRAM\ncannot be run.\n");
 }
 
 /* ---- the option string -------------------------------------------------- */

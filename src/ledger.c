@@ -335,3 +335,16 @@ cmg__ledger_postfork(bool child)
     atomic_store(&seq, 0);
   }
 }
+
+void
+cmg__ledger_foreach(void (*fn)(const struct cmg__alloc *, void *), void *arg)
+{
+  for (int i = 0; i < SHARDS; i++) {
+    struct shard *s = &shards[i];
+    pthread_mutex_lock(&s->lock);
+    for (size_t j = 0; s->mask != 0 && j <= s->mask; j++)
+      if (s->slots[j].addr != 0)
+        fn(&s->slots[j], arg);
+    pthread_mutex_unlock(&s->lock);
+  }
+}

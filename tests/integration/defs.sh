@@ -39,15 +39,41 @@ is() {
 }
 
 # guard "LAUNCHER OPTIONS" APP SCRIPT...: runs tests/sim/APP under the
-# launcher; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
+# launcher; stdout in $tmp/out, stderr in $tmp/err, status in $rc.  The
+# report goes to $tmp/report.PID.json unless the options name one.
 guard() {
   opts=$1 app=$2
   shift 2
+  case "$opts" in
+    *--report*) ;;
+    *) opts="$opts --report $tmp/report.%p.json" ;;
+  esac
   # shellcheck disable=SC2086
   ${CMG_TEST_PREFIX:-} "$LAUNCHER" $opts -- "$SIM/$app" "$@" \
     >"$tmp/out" 2>"$tmp/err"
   rc=$?
   if [ -n "${VERBOSE:-}" ]; then cat "$tmp/out" "$tmp/err" >&2; fi
+}
+
+# noise: stderr lines other than the report's one-line summary.
+noise() {
+  grep -v '^cumemguard: report ' "$tmp/err" | wc -l
+}
+
+# report: the path of the one report in $tmp.
+report() {
+  ls "$tmp"/report.*.json 2>/dev/null | head -n 1
+}
+
+# validate FILE...: checks reports against the schema (TAP line per file).
+validate() {
+  for f in "$@"; do
+    "$srcdir/scripts/validate-report" "$srcdir/docs/report-schema.json" "$f" \
+      >"$tmp/validate" 2>&1
+    st=$?
+    tap $st "$(basename "$f") is valid against the schema"
+    [ $st -eq 0 ] || sed 's/^/#   /' "$tmp/validate"
+  done
 }
 
 # bare APP SCRIPT...: the same program without the interposer.

@@ -11,7 +11,8 @@ tap "$([ -x "$prefix/bin/cumemguard" ]; echo $?)" "launcher in \$bindir"
 tap "$([ -f "$prefix/include/cumemguard.h" ]; echo $?)" "header in \$includedir"
 
 unset CUMEMGUARD_LIBRARY
-"$prefix/bin/cumemguard" --limit 1MiB -- "$SIM/app_rt_static" alloc 2M \
+"$prefix/bin/cumemguard" --limit 1MiB --report "$tmp/r.json" -- \
+  "$SIM/app_rt_static" alloc 2M \
   >"$tmp/out" 2>"$tmp/err"
 is "$(val 1 rc)" 2 "the installed launcher caps with the installed library"
 

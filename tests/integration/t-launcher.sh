@@ -57,7 +57,7 @@ lines() {
   wc -l <"$1" | tr -d ' '
 }
 
-echo 1..24
+echo 1..48
 
 if [ ! -x "$L" ]; then
   echo "Bail out! $L was not built"
@@ -86,6 +86,15 @@ launch "$L" --help
 [ "$rc" -eq 0 ] && grep -q '^usage: cumemguard .*--limit SIZE' "$tmp/out" &&
   [ ! -s "$tmp/err" ]
 report "--help prints the usage to stdout and exits 0"
+
+for f in '--report PATTERN' '--stack-depth N' '--dump-signal NAME' \
+  '--leak-exitcode N'; do
+  grep -q -e "^  $f  " "$tmp/out" && grep -q -e "\[$f\]" "$tmp/out"
+  report "--help describes $f"
+done
+
+[ -z "$(awk 'length > 80' "$tmp/out")" ]
+report "--help fits in 80 columns"
 
 launch "$L" --limit 4XB touch "$tmp/ran"
 [ "$rc" -eq 2 ]
@@ -121,6 +130,42 @@ launch "$L" --limit 1G,limit.1=2G touch "$tmp/ran"
 [ "$rc" -eq 2 ] && [ ! -e "$tmp/ran" ]
 report "a flag value cannot smuggle in a second item"
 
+# bad values of the report flags: one line quoting the item, exit 2, and
+# the program never runs
+bad_flag() {
+  want=$1
+  shift
+  launch "$L" "$@" touch "$tmp/ran"
+  [ "$rc" -eq 2 ] && [ ! -e "$tmp/ran" ] && [ "$(lines "$tmp/err")" = 1 ] &&
+    grep -q -F -e "cumemguard: $want" "$tmp/err"
+  report "$* exits 2 without running the program"
+}
+
+bad_flag "bad value 'stack_depth=300': expected a number of frames from 0 \
+to 256" --stack-depth 300
+bad_flag "bad value 'stack_depth=-1': " --stack-depth=-1
+bad_flag "bad value 'report=%x.json': expected a file name pattern; %p, \
+%h, %t and %% are the only escapes" --report '%x.json'
+bad_flag "bad value 'report=': " --report ''
+bad_flag "bad value 'report=r.%': " --report=r.%
+bad_flag "bad value 'dump_signal=KILL': expected one of USR1, USR2, HUP, \
+WINCH, URG, PWR" --dump-signal KILL
+bad_flag "bad value 'dump_signal=SIGTERM': " --dump-signal=SIGTERM
+bad_flag "bad value 'dump_signal=10': " --dump-signal 10
+bad_flag "bad value 'leak_exitcode=0': expected an exit status from 1 to \
+255" --leak-exitcode 0
+bad_flag "bad value 'leak_exitcode=256': " --leak-exitcode=256
+bad_flag "bad value 'a.json,limit=1G' for --report" --report a.json,limit=1G
+
+launch CUMEMGUARD_OPTIONS=report=a.json,report=b.json "$L" touch "$tmp/ran"
+[ "$rc" -eq 2 ] && [ ! -e "$tmp/ran" ] &&
+  grep -q "^cumemguard: duplicate option 'report=b.json'" "$tmp/err"
+report "a duplicate key in CUMEMGUARD_OPTIONS exits 2"
+
+launch "$L" --leak-exitcode
+[ "$rc" -eq 2 ] && grep -q -e "--leak-exitcode" "$tmp/err"
+report "--leak-exitcode without a value exits 2"
+
 launch CUMEMGUARD_LIBRARY="$tmp/missing.so" "$L" --limit 1G touch "$tmp/ran"
 [ "$rc" -eq 2 ] && [ ! -e "$tmp/ran" ] && [ "$(lines "$tmp/err")" = 1 ] &&
   grep -q "missing.so" "$tmp/err"
@@ -134,7 +179,7 @@ report "a CUMEMGUARD_LIBRARY that is a directory exits 2"
 
 if [ -z "$lib" ]; then
   i=0
-  while [ "$i" -lt 12 ]; do
+  while [ "$i" -lt 18 ]; do
     skip "no library to preload"
     i=$((i + 1))
   done
@@ -182,6 +227,40 @@ launch CUMEMGUARD_OPTIONS='limit=1XB' LD_PRELOAD= \
   "$L" --limit 3G --limit 4G sh -c "$show"
 [ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$lib|limit=4G" ]
 report "the last flag wins, and it replaces a bad environment value"
+
+launch LD_PRELOAD= "$L" --report 'r.%p.%h.%t.%%.json' --stack-depth 8 \
+  --dump-signal USR2 --leak-exitcode 23 sh -c "$show"
+[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = \
+  "$lib|report=r.%p.%h.%t.%%.json,stack_depth=8,dump_signal=USR2,\
+leak_exitcode=23" ]
+report "the report flags become report, stack_depth, dump_signal and \
+leak_exitcode"
+
+launch LD_PRELOAD= "$L" --leak-exitcode=1 --dump-signal=sigusr1 \
+  --stack-depth=0 --report=/tmp/x.json --limit=1G sh -c "$show"
+[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = \
+  "$lib|limit=1G,report=/tmp/x.json,stack_depth=0,dump_signal=sigusr1,\
+leak_exitcode=1" ]
+report "--flag=VALUE works for the report flags, in the table's order"
+
+launch CUMEMGUARD_OPTIONS='stack_depth=4,report=a.json,dump_signal=HUP' \
+  LD_PRELOAD= "$L" --stack-depth 64 --dump-signal WINCH sh -c "$show"
+[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = \
+  "$lib|report=a.json,stack_depth=64,dump_signal=WINCH" ]
+report "a report flag replaces the environment's value of its key"
+
+launch CUMEMGUARD_OPTIONS='stack_depth=999' LD_PRELOAD= \
+  "$L" --stack-depth 1 --stack-depth 2 sh -c "$show"
+[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$lib|stack_depth=2" ]
+report "the last --stack-depth wins over a bad environment value"
+
+launch "$L" --leak-exitcode 23 sh -c 'exit 7'
+[ "$rc" -eq 7 ]
+report "--leak-exitcode leaves the program's own exit status alone"
+
+launch "$L" --leak-exitcode 23 true
+[ "$rc" -eq 0 ]
+report "--leak-exitcode with nothing allocated: status 0"
 
 launch LD_PRELOAD= "$L" -- sh -c 'printf "%s\n" "$@"' sh --limit -- x
 [ "$rc" -eq 0 ] && [ "$(tr '\n' ' ' <"$tmp/out")" = "--limit -- x " ]

@@ -28,7 +28,7 @@ check_path() {
   is "$(val 11 peak)" $((912 * M)) "$app: peak kept"
   is "$(count "denied $api of 600.0 MiB (629145600 bytes) on device 0: 512.0 MiB in use, limit 1.0 GiB" "$tmp/err")" 1 \
     "$app: one denial line naming API, size, device, usage and limit"
-  is "$(wc -l <"$tmp/err")" 1 "$app: nothing else on stderr"
+  is "$(noise)" 1 "$app: nothing else on stderr but the report line"
 }
 
 check_path app_driver cuMemAlloc_v2

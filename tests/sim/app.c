@@ -12,6 +12,11 @@
  * The interpreter calls CUDA only through the backend table; it looks up
  * the simulated driver's cmgsim_stats and the interposer's cmg_* functions
  * with dlsym, because neither is linked in.
+ *
+ * `site` and `deep` allocate through exported functions of known names
+ * (cmgtest_*), so that report tests can look for them in stack traces: the
+ * programs are linked -rdynamic, and the functions are kept out of inlining,
+ * cloning and tail calls so that each one really is a frame of its own.
  */
 /* For dladdr, to name what a cuGetProcAddress lookup returned. */
 #ifndef _GNU_SOURCE
@@ -26,24 +31,42 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXIT_BAD_SCRIPT 64
+
+#define SITES 3
+/* Deep enough to pass any stack_depth (at most 256), shallow enough for
+ * any thread's stack. */
+#define DEEP_MAX 4096
+
+/* A frame that stays a frame: never inlined, and (GCC's noipa) never
+ * cloned into a ".constprop" copy that has no dynamic symbol, nor merged
+ * with a look-alike function. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FRAME __attribute__((noipa, used))
+#else
+#define FRAME __attribute__((noinline, used))
+#endif
 
 enum kind {
   OP_ALLOC, OP_PITCH, OP_MANAGED, OP_ASYNC, OP_ASYNC_PTSZ,
   OP_FREE, OP_FREE_ASYNC, OP_FREE_ASYNC_PTSZ, OP_FREE_RAW,
   OP_INFO, OP_INFO_NULL, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
   OP_RESET, OP_STATS, OP_CMG, OP_WHATIS, OP_GETPROC, OP_EXIT,
+  OP_SITE, OP_DEEP, OP_DUMP, OP_KILL, OP_SLEEP,
 };
 
 /* Argument letters: S size (K/M/G/T suffixes), N non-negative integer,
- * I allocation index, X hex address, W any word, e optional integer. */
+ * I allocation index, X hex address, W any word, e optional integer,
+ * G signal name. */
 static const struct spec {
   const char *name;
   enum kind kind;
@@ -72,6 +95,29 @@ static const struct spec {
   { "whatis", OP_WHATIS, "I", false },
   { "getproc", OP_GETPROC, "WNN", false },
   { "exit", OP_EXIT, "N", false },
+  { "site", OP_SITE, "NS", true },
+  { "deep", OP_DEEP, "NS", true },
+  { "dump", OP_DUMP, "W", false },
+  { "kill", OP_KILL, "G", false },
+  { "sleep", OP_SLEEP, "N", false },
+};
+
+/* The signals `kill` can raise; names as kill(1) takes them, with or
+ * without "SIG". */
+static const struct {
+  const char *name;
+  int sig;
+} signals[] = {
+  { "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+  { "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
+  { "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
+  { "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
+  { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+  { "CHLD", SIGCHLD }, { "CONT", SIGCONT }, { "STOP", SIGSTOP },
+  { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+  { "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },
+  { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF }, { "WINCH", SIGWINCH },
+  { "IO", SIGIO }, { "PWR", SIGPWR }, { "SYS", SIGSYS },
 };
 
 struct op {
@@ -186,6 +232,19 @@ parse(int argc, char **argv)
         break;
       case 'X': ok = parse_hex(t, &v); break;
       case 'W': op->word = t; break;
+      case 'G':
+        op->word = strncmp(t, "SIG", 3) == 0 ? t + 3 : t;
+        ok = false;
+        for (size_t g = 0; g < sizeof(signals) / sizeof(signals[0]); g++) {
+          if (strcmp(op->word, signals[g].name) == 0) {
+            op->word = signals[g].name;
+            v = (uint64_t)signals[g].sig;
+            ok = true;
+          }
+        }
+        if (!ok)
+          bad(w, t, "expected a signal name such as USR1 or KILL");
+        break;
       }
       if (!ok)
         bad(w, t, a == 'S' ? "expected a size (bytes, or with K/M/G/T)"
@@ -194,6 +253,10 @@ parse(int argc, char **argv)
       op->arg[k] = v;
       w++;
     }
+    if (sp->kind == OP_SITE && (op->arg[0] < 1 || op->arg[0] > SITES))
+      bad(opword + 1, argv[opword + 1], "expected a site from 1 to 3");
+    if (sp->kind == OP_DEEP && (op->arg[0] < 1 || op->arg[0] > DEEP_MAX))
+      bad(opword + 1, argv[opword + 1], "expected a depth from 1 to 4096");
     if (sp->allocates)
       op->index = nallocs++;
     if (sp->kind == OP_PITCH && op->arg[2] == 0)
@@ -297,6 +360,78 @@ do_alloc(const struct op *op)
     line("%s i=%d size=%llu rc=%d", name, op->index,
          (unsigned long long)op->arg[0], rc);
   }
+}
+
+/* Keeps the calls below out of tail position: with a store after it, a
+ * call cannot become a jump that would take its caller's frame away. */
+static volatile int frame_sink;
+
+/* The innermost of the known frames: every `site` and `deep` allocation
+ * is made here. */
+FRAME int
+cmgtest_alloc_leaf(uint64_t *ptr, size_t size)
+{
+  int rc = be->alloc(ptr, size);
+  frame_sink += rc;
+  return rc;
+}
+
+/* Three call sites, distinct in code (each stores its own number) so that
+ * no linker or compiler may fold them into one. */
+FRAME int
+cmgtest_site_1(uint64_t *ptr, size_t size)
+{
+  int rc = cmgtest_alloc_leaf(ptr, size);
+  frame_sink += 1;
+  return rc;
+}
+
+FRAME int
+cmgtest_site_2(uint64_t *ptr, size_t size)
+{
+  int rc = cmgtest_alloc_leaf(ptr, size);
+  frame_sink += 2;
+  return rc;
+}
+
+FRAME int
+cmgtest_site_3(uint64_t *ptr, size_t size)
+{
+  int rc = cmgtest_alloc_leaf(ptr, size);
+  frame_sink += 3;
+  return rc;
+}
+
+FRAME int
+cmgtest_deep(int depth, uint64_t *ptr, size_t size)
+{
+  int rc = depth > 1 ? cmgtest_deep(depth - 1, ptr, size)
+                     : cmgtest_alloc_leaf(ptr, size);
+  frame_sink += depth;
+  return rc;
+}
+
+static void
+do_site(const struct op *op)
+{
+  static int (*const sites[SITES])(uint64_t *, size_t) = {
+    cmgtest_site_1, cmgtest_site_2, cmgtest_site_3,
+  };
+  const char *key = op->spec->kind == OP_SITE ? "n" : "depth";
+  int n = (int)op->arg[0];
+  uint64_t p = 0;
+  int rc = ensure_started();
+  if (rc == 0)
+    rc = op->spec->kind == OP_SITE ? sites[n - 1](&p, op->arg[1])
+                                   : cmgtest_deep(n, &p, op->arg[1]);
+  ptrs[op->index] = rc == 0 ? p : 0;
+  if (rc == 0)
+    line("%s i=%d %s=%d size=%llu rc=0 ptr=0x%llx", op->spec->name,
+         op->index, key, n, (unsigned long long)op->arg[1],
+         (unsigned long long)p);
+  else
+    line("%s i=%d %s=%d size=%llu rc=%d", op->spec->name, op->index, key, n,
+         (unsigned long long)op->arg[1], rc);
 }
 
 static void
@@ -490,6 +625,43 @@ do_getproc(const struct op *op)
        (unsigned long long)(uintptr_t)fn);
 }
 
+/* The prototype include/cumemguard.h gives cmg_dump, declared here so that
+ * this file still builds against a header that does not have it yet. */
+typedef int cmg_dump_fn(const char *path);
+
+static void
+do_dump(const char *word)
+{
+  cmg_dump_fn *fn = (cmg_dump_fn *)dlsym(RTLD_DEFAULT, "cmg_dump");
+  if (fn == NULL) {
+    line("dump absent");
+    return;
+  }
+  line("dump rc=%d", fn(strcmp(word, "-") == 0 ? NULL : word));
+}
+
+/* The line goes out before the signal, which may end the process. */
+static void
+do_kill(const struct op *op)
+{
+  line("kill sig=%s", op->word);
+  fflush(stderr);
+  if (raise((int)op->arg[0]) != 0) {
+    perror(prog);
+    exit(1);
+  }
+}
+
+/* Sleeps the whole time even when signals (a dump request) interrupt. */
+static void
+do_sleep(uint64_t ms)
+{
+  struct timespec left = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+  while (nanosleep(&left, &left) != 0 && errno == EINTR)
+    ;
+  line("sleep ms=%llu", (unsigned long long)ms);
+}
+
 static void run(int from, int to);
 
 /* The child runs up to the matching endfork (or the end) and exits; the
@@ -616,6 +788,18 @@ run(int from, int to)
     case OP_EXIT:
       fflush(stdout);
       exit(dev);
+    case OP_SITE: case OP_DEEP:
+      do_site(op);
+      break;
+    case OP_DUMP:
+      do_dump(op->word);
+      break;
+    case OP_KILL:
+      do_kill(op);
+      break;
+    case OP_SLEEP:
+      do_sleep(op->arg[0]);
+      break;
     }
     i++;
   }

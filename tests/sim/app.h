@@ -45,4 +45,17 @@ struct app_backend {
 /* Runs the script in argv[1..] with backend `b`; returns the exit code. */
 int app_main(const struct app_backend *b, int argc, char **argv);
 
+/*
+ * Known allocation sites, exported (the programs are linked -rdynamic) so
+ * that a report's stacks name them.  Each allocates size bytes with the
+ * backend's plain alloc through cmgtest_alloc_leaf and returns its status:
+ * the `site N` operation calls cmgtest_site_N, and `deep D` calls
+ * cmgtest_deep(D), which is D frames of cmgtest_deep above the leaf.
+ */
+int cmgtest_alloc_leaf(uint64_t *ptr, size_t size);
+int cmgtest_site_1(uint64_t *ptr, size_t size);
+int cmgtest_site_2(uint64_t *ptr, size_t size);
+int cmgtest_site_3(uint64_t *ptr, size_t size);
+int cmgtest_deep(int depth, uint64_t *ptr, size_t size);
+
 #endif /* CMGSIM_APP_H */

@@ -1,7 +1,9 @@
 /*
  * Unit tests of config.c and log.c: sizes, option strings and their error
- * lines, limit lookup, size formatting, and the log line itself.  No
- * preload and no CUDA; the functions are called directly.
+ * lines, limit lookup, the report options (pattern, stack depth, dump
+ * signal, leak exit code), report name expansion, size formatting, and the
+ * log line itself.  No preload and no CUDA; the functions are called
+ * directly.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -9,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -244,9 +247,19 @@ test_config_empty(void)
            "config '%s' is empty", s ? s : "(null)");
     ok(only_set(&cfg, false, -1), "config '%s' zeroes *cfg",
        s ? s : "(null)");
+    is_str(cfg.report, CMG__REPORT_DEFAULT, "config '%s': default report",
+           s ? s : "(null)");
+    is_int(cfg.stack_depth, CMG__STACK_DEPTH_DEFAULT,
+           "config '%s': default stack_depth", s ? s : "(null)");
+    is_int(cfg.dump_signal, 0, "config '%s': no dump signal",
+           s ? s : "(null)");
+    is_int(cfg.leak_exitcode, 0, "config '%s': no leak exit code",
+           s ? s : "(null)");
     is_str(err, "", "config '%s' leaves no error", s ? s : "(null)");
   }
   is_int(cmg__config_parse("limit=1G", &cfg, NULL, 0), 0, "err may be NULL");
+  is_str(cfg.report, "cumemguard.%p.json", "the default report is documented");
+  is_int(cfg.stack_depth, 32, "the default stack depth is documented");
 }
 
 static void
@@ -324,11 +337,16 @@ static const struct error_case error_cases[] = {
   IS("=", "bad option '=': expected key=value"),
   /* unknown keys; keys are case-sensitive */
   IS("limt=4GiB",
-     "unknown option 'limt=4GiB': expected one of limit, limit.N"),
+     "unknown option 'limt=4GiB': expected one of limit, limit.N, report, "
+     "stack_depth, dump_signal, leak_exitcode"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
-  STARTS("limit=1G,report=x", "unknown option 'report=x'"),
+  STARTS("limit=1G,reprot=x", "unknown option 'reprot=x'"),
+  STARTS("REPORT=x", "unknown option 'REPORT=x'"),
+  STARTS("stack-depth=8", "unknown option 'stack-depth=8'"),
+  STARTS("stack_depth.1=8", "unknown option 'stack_depth.1=8'"),
+  STARTS("dump_signal", "bad option 'dump_signal': expected key=value"),
   /* bad device indexes */
   IS("limit.99=1G", "bad device index in 'limit.99=1G': expected limit.N "
                     "with N from 0 to 63"),
@@ -359,6 +377,84 @@ static const struct error_case error_cases[] = {
   STARTS("limit.1=1G,limit.01=2G", "duplicate option 'limit.01=2G'"),
   STARTS("limit.2=50%,limit=1G,limit.2=1G",
          "duplicate option 'limit.2=1G'"),
+  /* a second item of a key is refused whatever its value */
+  STARTS("limit=1G,limit=4XB", "duplicate option 'limit=4XB'"),
+  IS("report=a.json,report=b.json",
+     "duplicate option 'report=b.json': expected each key at most once"),
+  STARTS("report=cumemguard.%p.json,report=cumemguard.%p.json",
+         "duplicate option 'report=cumemguard.%p.json'"),
+  STARTS("stack_depth=32,stack_depth=32", "duplicate option 'stack_depth=32'"),
+  STARTS("stack_depth=0,limit=1G,stack_depth=8",
+         "duplicate option 'stack_depth=8'"),
+  STARTS("dump_signal=USR1,dump_signal=SIGUSR1",
+         "duplicate option 'dump_signal=SIGUSR1'"),
+  STARTS("leak_exitcode=1,leak_exitcode=2",
+         "duplicate option 'leak_exitcode=2'"),
+  /* report: the escapes, the length */
+  IS("report=%x.json", "bad value 'report=%x.json': expected a file name "
+                       "pattern; %p, %h, %t and %% are the only escapes"),
+  IS("report=", "bad value 'report=': expected a file name pattern; %p, %h, "
+                "%t and %% are the only escapes"),
+  STARTS("report=50%", "bad value 'report=50%': expected a file name"),
+  STARTS("report=%", "bad value 'report=%': expected a file name"),
+  STARTS("report=%%%", "bad value 'report=%%%': expected a file name"),
+  STARTS("report=%P.json", "bad value 'report=%P.json': expected a file"),
+  STARTS("report=%d.json", "bad value 'report=%d.json': expected a file"),
+  STARTS("report=%s", "bad value 'report=%s': expected a file"),
+  STARTS("report=a%", "bad value 'report=a%': expected a file"),
+  STARTS("report=%p%", "bad value 'report=%p%': expected a file"),
+  STARTS("report=% p", "bad value 'report=% p': expected a file"),
+  /* stack_depth */
+  IS("stack_depth=300",
+     "bad value 'stack_depth=300': expected a number of frames from 0 to "
+     "256"),
+  IS("stack_depth=x",
+     "bad value 'stack_depth=x': expected a number of frames from 0 to 256"),
+  STARTS("stack_depth=257", "bad value 'stack_depth=257': expected a number"),
+  STARTS("stack_depth=", "bad value 'stack_depth=': expected a number"),
+  STARTS("stack_depth=-1", "bad value 'stack_depth=-1': expected a number"),
+  STARTS("stack_depth=+8", "bad value 'stack_depth=+8': expected a number"),
+  STARTS("stack_depth=1.5", "bad value 'stack_depth=1.5': expected a number"),
+  STARTS("stack_depth= 8", "bad value 'stack_depth= 8': expected a number"),
+  STARTS("stack_depth=8 ", "bad value 'stack_depth=8 ': expected a number"),
+  STARTS("stack_depth=0x10", "bad value 'stack_depth=0x10': expected a"),
+  STARTS("stack_depth=32K", "bad value 'stack_depth=32K': expected a"),
+  STARTS("stack_depth=99999999999999999999999",
+         "bad value 'stack_depth=99999999999999999999999': expected a"),
+  STARTS("stack_depth=4294967296", "bad value 'stack_depth=4294967296'"),
+  /* dump_signal */
+  IS("dump_signal=KILL", "bad value 'dump_signal=KILL': expected one of "
+                         "USR1, USR2, HUP, WINCH, URG, PWR"),
+  IS("dump_signal=SIGSEGV", "bad value 'dump_signal=SIGSEGV': expected one "
+                            "of USR1, USR2, HUP, WINCH, URG, PWR"),
+  STARTS("dump_signal=SIGKILL", "bad value 'dump_signal=SIGKILL': "),
+  STARTS("dump_signal=STOP", "bad value 'dump_signal=STOP': "),
+  STARTS("dump_signal=TERM", "bad value 'dump_signal=TERM': "),
+  STARTS("dump_signal=INT", "bad value 'dump_signal=INT': "),
+  STARTS("dump_signal=QUIT", "bad value 'dump_signal=QUIT': "),
+  STARTS("dump_signal=CHLD", "bad value 'dump_signal=CHLD': "),
+  STARTS("dump_signal=ALRM", "bad value 'dump_signal=ALRM': "),
+  STARTS("dump_signal=PROF", "bad value 'dump_signal=PROF': "),
+  STARTS("dump_signal=TRAP", "bad value 'dump_signal=TRAP': "),
+  STARTS("dump_signal=RTMIN", "bad value 'dump_signal=RTMIN': "),
+  STARTS("dump_signal=USR3", "bad value 'dump_signal=USR3': "),
+  STARTS("dump_signal=USR", "bad value 'dump_signal=USR': "),
+  STARTS("dump_signal=10", "bad value 'dump_signal=10': "),
+  STARTS("dump_signal=", "bad value 'dump_signal=': "),
+  STARTS("dump_signal=SIG", "bad value 'dump_signal=SIG': "),
+  STARTS("dump_signal=SIGSIGUSR1", "bad value 'dump_signal=SIGSIGUSR1': "),
+  STARTS("dump_signal=SIG_USR1", "bad value 'dump_signal=SIG_USR1': "),
+  STARTS("dump_signal=USR1 ", "bad value 'dump_signal=USR1 ': "),
+  STARTS("dump_signal= USR1", "bad value 'dump_signal= USR1': "),
+  /* leak_exitcode */
+  IS("leak_exitcode=0",
+     "bad value 'leak_exitcode=0': expected an exit status from 1 to 255"),
+  IS("leak_exitcode=256",
+     "bad value 'leak_exitcode=256': expected an exit status from 1 to 255"),
+  STARTS("leak_exitcode=", "bad value 'leak_exitcode=': expected an exit"),
+  STARTS("leak_exitcode=-1", "bad value 'leak_exitcode=-1': expected an"),
+  STARTS("leak_exitcode=yes", "bad value 'leak_exitcode=yes': expected an"),
+  STARTS("leak_exitcode=00", "bad value 'leak_exitcode=00': expected an"),
 };
 
 static bool
@@ -504,6 +600,321 @@ test_config_limit(void)
   is_u64(cmg__config_limit(&cfg, 0, 3), 0, "33.3333%% of 3 rounds down");
 }
 
+/* ---- report options ----------------------------------------------------- */
+
+/* Parses s, which must be accepted; false (with the error shown) if not. */
+static bool
+parses(const char *s, struct cmg__config *cfg)
+{
+  char err[256];
+  int rc = cmg__config_parse(s, cfg, err, sizeof(err));
+
+  if (rc != 0)
+    printf("#   '%s': %s\n", s, err);
+  return rc == 0;
+}
+
+static void
+test_config_report(void)
+{
+  static const struct {
+    const char *in;
+    const char *want;
+  } cases[] = {
+    { "report=out.json", "out.json" },
+    { "report=/tmp/cmg/r.%p.%h.%t.json", "/tmp/cmg/r.%p.%h.%t.json" },
+    { "report=100%%.json", "100%%.json" },
+    { "report=%%", "%%" },
+    { "report=%p", "%p" },
+    { "report=a=b", "a=b" },
+    { "report=../r;x y", "../r;x y" },
+    { ",report=x,", "x" },
+    { "limit=1G,report=x.json", "x.json" },
+  };
+  struct cmg__config cfg;
+  char item[CMG__REPORT_MAX + 16], err[256], want[256];
+  size_t i;
+
+  for (i = 0; i < N(cases); i++) {
+    ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
+    is_str(cfg.report, cases[i].want, "'%s': the pattern is kept",
+           cases[i].in);
+    is_int(cfg.stack_depth, CMG__STACK_DEPTH_DEFAULT,
+           "'%s': stack_depth keeps its default", cases[i].in);
+  }
+
+  /* The longest pattern that fits, and one byte more. */
+  memcpy(item, "report=", 7);
+  memset(item + 7, 'r', CMG__REPORT_MAX - 1);
+  item[7 + CMG__REPORT_MAX - 1] = '\0';
+  ok(parses(item, &cfg), "a report of %d bytes is accepted",
+     CMG__REPORT_MAX - 1);
+  is_int(strlen(cfg.report), CMG__REPORT_MAX - 1, "and kept whole");
+  item[7 + CMG__REPORT_MAX - 1] = 'r';
+  item[7 + CMG__REPORT_MAX] = '\0';
+  is_int(cmg__config_parse(item, &cfg, err, sizeof(err)), -EINVAL,
+         "a report of %d bytes is refused", CMG__REPORT_MAX);
+  snprintf(want, sizeof(want), "bad value 'report=%.57s...': expected a "
+           "file name pattern of at most 1023 bytes", item + 7);
+  is_str(err, want, "a long report: the message gives the limit");
+  /* A bad escape is named as such even in a pattern that is too long. */
+  item[7 + CMG__REPORT_MAX - 1] = '%';
+  is_int(cmg__config_parse(item, &cfg, err, sizeof(err)), -EINVAL,
+         "a long report with a trailing %% is refused");
+  ok(strstr(err, "are the only escapes") != NULL,
+     "a long report with a bad escape: the escapes are named");
+}
+
+static void
+test_config_stack_depth(void)
+{
+  static const struct {
+    const char *in;
+    unsigned want;
+  } cases[] = {
+    { "stack_depth=0", 0 },
+    { "stack_depth=1", 1 },
+    { "stack_depth=8", 8 },
+    { "stack_depth=32", 32 },
+    { "stack_depth=255", 255 },
+    { "stack_depth=256", 256 },
+    { "stack_depth=0256", 256 },
+    { "stack_depth=000", 0 },
+  };
+  struct cmg__config cfg;
+  size_t i;
+
+  for (i = 0; i < N(cases); i++) {
+    ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
+    is_int(cfg.stack_depth, cases[i].want, "'%s': depth", cases[i].in);
+    is_str(cfg.report, CMG__REPORT_DEFAULT, "'%s': report keeps its default",
+           cases[i].in);
+  }
+}
+
+static void
+test_config_dump_signal(void)
+{
+  static const struct {
+    const char *in;
+    int want;
+  } cases[] = {
+    { "dump_signal=USR1", SIGUSR1 },
+    { "dump_signal=usr1", SIGUSR1 },
+    { "dump_signal=SIGUSR1", SIGUSR1 },
+    { "dump_signal=sigusr1", SIGUSR1 },
+    { "dump_signal=SigUsr2", SIGUSR2 },
+    { "dump_signal=USR2", SIGUSR2 },
+    { "dump_signal=HUP", SIGHUP },
+    { "dump_signal=SIGHUP", SIGHUP },
+    { "dump_signal=WINCH", SIGWINCH },
+    { "dump_signal=sigwinch", SIGWINCH },
+    { "dump_signal=URG", SIGURG },
+    { "dump_signal=SIGURG", SIGURG },
+    { "dump_signal=PWR", SIGPWR },
+    { "dump_signal=SIGPWR", SIGPWR },
+  };
+  struct cmg__config cfg;
+  size_t i;
+
+  for (i = 0; i < N(cases); i++) {
+    ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
+    is_int(cfg.dump_signal, cases[i].want, "'%s': signal number",
+           cases[i].in);
+  }
+}
+
+static void
+test_config_leak_exitcode(void)
+{
+  static const struct {
+    const char *in;
+    int want;
+  } cases[] = {
+    { "leak_exitcode=1", 1 },
+    { "leak_exitcode=23", 23 },
+    { "leak_exitcode=255", 255 },
+    { "leak_exitcode=001", 1 },
+  };
+  struct cmg__config cfg;
+  size_t i;
+
+  for (i = 0; i < N(cases); i++) {
+    ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
+    is_int(cfg.leak_exitcode, cases[i].want, "'%s': exit code", cases[i].in);
+  }
+}
+
+/* Every key at once, in either order, and each field where it belongs. */
+static void
+test_config_all(void)
+{
+  static const char *const all[] = {
+    "limit=4GiB,limit.1=2GiB,report=r.%h.json,stack_depth=0,"
+    "dump_signal=USR2,leak_exitcode=7",
+    "leak_exitcode=7,dump_signal=SIGUSR2,stack_depth=0,report=r.%h.json,"
+    "limit.1=2GiB,limit=4GiB",
+  };
+  struct cmg__config cfg;
+  size_t i;
+
+  for (i = 0; i < N(all); i++) {
+    ok(parses(all[i], &cfg), "every key, order %zu", i);
+    is_u64(cfg.limit.bytes, 4 * GiB, "every key %zu: limit", i);
+    is_u64(cfg.limit_dev[1].bytes, 2 * GiB, "every key %zu: limit.1", i);
+    ok(only_set(&cfg, true, 1), "every key %zu: no other limit", i);
+    is_str(cfg.report, "r.%h.json", "every key %zu: report", i);
+    is_int(cfg.stack_depth, 0, "every key %zu: stack_depth=0 stays 0", i);
+    is_int(cfg.dump_signal, SIGUSR2, "every key %zu: dump_signal", i);
+    is_int(cfg.leak_exitcode, 7, "every key %zu: leak_exitcode", i);
+  }
+
+  /* A parse fills the defaults again: nothing survives from the last one. */
+  ok(parses("limit=1G", &cfg), "a second parse");
+  is_str(cfg.report, CMG__REPORT_DEFAULT, "second parse: default report");
+  is_int(cfg.stack_depth, CMG__STACK_DEPTH_DEFAULT,
+         "second parse: default stack depth");
+  is_int(cfg.dump_signal, 0, "second parse: no dump signal");
+  is_int(cfg.leak_exitcode, 0, "second parse: no leak exit code");
+}
+
+/* ---- cmg__config_expand ------------------------------------------------- */
+
+static void
+test_config_expand(void)
+{
+  static const struct {
+    const char *pattern;
+    long pid;
+    const char *host;
+    long long time;
+    const char *want;
+  } cases[] = {
+    { "cumemguard.%p.json", 1234, "node7", 1700000000, "cumemguard.1234.json" },
+    { "%h", 1, "node7", 0, "node7" },
+    { "%t", 1, "node7", 1700000000, "1700000000" },
+    { "%%", 1, "node7", 0, "%" },
+    { "%p", 4194304, "h", 0, "4194304" },
+    { "r-%h-%p-%t-%%.json", 42, "gpu01.example.org", 1712345678,
+      "r-gpu01.example.org-42-1712345678-%.json" },
+    { "%p%p%%%h%t", 7, "h", 9, "77%h9" },
+    { "100%%-%%p", 7, "h", 9, "100%-%p" },
+    { "plain.json", 7, "h", 9, "plain.json" },
+    { "", 7, "h", 9, "" },
+    { "/tmp/cmg/%h/%p.json", 7, "a/b", 9, "/tmp/cmg/a_b/7.json" },
+    { "%h", 7, "/../etc/x/", 9, "_.._etc_x_" },
+    { "r.%h.json", 7, NULL, 9, "r..json" },
+    { "r.%h.json", 7, "", 9, "r..json" },
+    { "%p.%t", -1, "h", -5, "-1.-5" },
+    { "%t", 1, "h", 9223372036854775807ll, "9223372036854775807" },
+    { "%p", 2147483647l, "h", 0, "2147483647" },
+  };
+  static const char *const bad[] = {
+    "%x", "%", "a%", "%p%", "%P", "%H", "%d.json", "%s", "x%%%", "%%%y",
+    "% p",
+  };
+  char out[CMG__REPORT_MAX], small[8], host[300];
+  size_t i;
+
+  for (i = 0; i < N(cases); i++) {
+    strcpy(out, "stale");
+    is_int(cmg__config_expand(cases[i].pattern, cases[i].pid, cases[i].host,
+                              cases[i].time, out, sizeof(out)), 0,
+           "expand '%s'", cases[i].pattern);
+    is_str(out, cases[i].want, "expand '%s': result", cases[i].pattern);
+  }
+
+  for (i = 0; i < N(bad); i++) {
+    strcpy(out, "stale");
+    is_int(cmg__config_expand(bad[i], 1, "h", 1, out, sizeof(out)), -EINVAL,
+           "expand '%s' is refused", bad[i]);
+    is_str(out, "", "expand '%s': out is empty", bad[i]);
+  }
+  is_int(cmg__config_expand(NULL, 1, "h", 1, out, sizeof(out)), -EINVAL,
+         "expand NULL is refused");
+
+  /* The terminating NUL must fit too. */
+  is_int(cmg__config_expand("abcdefg", 1, "h", 1, small, sizeof(small)), 0,
+         "7 bytes fit in 8");
+  is_str(small, "abcdefg", "7 bytes in 8: whole");
+  strcpy(small, "stale");
+  is_int(cmg__config_expand("abcdefgh", 1, "h", 1, small, sizeof(small)),
+         -ENAMETOOLONG, "8 bytes do not fit in 8");
+  is_str(small, "", "too long: out is empty");
+  is_int(cmg__config_expand("r.%p", 12345, "h", 1, small, sizeof(small)), 0,
+         "r.12345 fits in 8");
+  is_str(small, "r.12345", "r.%%p: whole");
+  is_int(cmg__config_expand("r.%p", 123456, "h", 1, small, sizeof(small)),
+         -ENAMETOOLONG, "r.123456 does not fit in 8");
+  is_int(cmg__config_expand("%t", 1, "h", 12345678, small, sizeof(small)),
+         -ENAMETOOLONG, "a long time does not fit");
+  is_int(cmg__config_expand("%h", 1, "abcdefgh", 1, small, sizeof(small)),
+         -ENAMETOOLONG, "a long host does not fit");
+  is_int(cmg__config_expand("%%%%%%%%%%%%%%", 1, "h", 1, small,
+                            sizeof(small)), 0, "seven %% fit in 8");
+  is_str(small, "%%%%%%%", "seven %%: whole");
+  is_int(cmg__config_expand("%%%%%%%%%%%%%%%%", 1, "h", 1, small,
+                            sizeof(small)), -ENAMETOOLONG,
+         "eight %% do not fit in 8");
+  is_int(cmg__config_expand("", 1, "h", 1, small, 1), 0,
+         "an empty pattern fits in 1");
+  is_int(cmg__config_expand("x", 1, "h", 1, small, 1), -ENAMETOOLONG,
+         "x does not fit in 1");
+  strcpy(small, "stale");
+  is_int(cmg__config_expand("x", 1, "h", 1, small, 0), -ENAMETOOLONG,
+         "nothing fits in 0");
+  is_str(small, "stale", "len 0: out untouched");
+  is_int(cmg__config_expand("x", 1, "h", 1, NULL, 0), -ENAMETOOLONG,
+         "out may be NULL with len 0");
+  /* A bad escape is -EINVAL even where the result would not fit. */
+  is_int(cmg__config_expand("abcdefghijk%q", 1, "h", 1, small,
+                            sizeof(small)), -EINVAL,
+         "a bad escape wins over the length");
+
+  /* A long host in a report-sized buffer. */
+  memset(host, 'h', sizeof(host) - 1);
+  host[sizeof(host) - 1] = '\0';
+  is_int(cmg__config_expand("%h.%h.%h", 1, host, 1, out, sizeof(out)), 0,
+         "three hosts of 299 bytes fit in %d", CMG__REPORT_MAX);
+  is_int(strlen(out), 3 * 299 + 2, "three hosts: length");
+  is_int(cmg__config_expand("%h.%h.%h.%h", 1, host, 1, out, sizeof(out)),
+         -ENAMETOOLONG, "four hosts of 299 bytes do not");
+
+  /* The default pattern, as the library will use it. */
+  is_int(cmg__config_expand(CMG__REPORT_DEFAULT, 31337, "h", 1, out,
+                            sizeof(out)), 0, "the default pattern expands");
+  is_str(out, "cumemguard.31337.json", "the default pattern: result");
+}
+
+/* ---- cmg__signal_name --------------------------------------------------- */
+
+static void
+test_signal_name(void)
+{
+  static const char *const names[] = { "USR1", "USR2", "HUP", "WINCH",
+                                       "URG", "PWR" };
+  static const int refused[] = { 0, -1, SIGKILL, SIGSTOP, SIGSEGV, SIGTERM,
+                                 SIGINT, SIGCHLD, SIGALRM, SIGPROF, 9999 };
+  struct cmg__config cfg;
+  char item[64];
+  size_t i;
+
+  is_str(cmg__signal_name(SIGUSR1), "USR1", "SIGUSR1 is USR1");
+  is_str(cmg__signal_name(SIGUSR2), "USR2", "SIGUSR2 is USR2");
+  is_str(cmg__signal_name(SIGPWR), "PWR", "SIGPWR is PWR");
+
+  /* Every accepted name comes back from its number, without "SIG". */
+  for (i = 0; i < N(names); i++) {
+    snprintf(item, sizeof(item), "dump_signal=sig%s", names[i]);
+    ok(parses(item, &cfg), "'%s' is accepted", item);
+    is_str(cmg__signal_name(cfg.dump_signal), names[i],
+           "the name of '%s' is %s", item, names[i]);
+  }
+  for (i = 0; i < N(refused); i++)
+    ok(cmg__signal_name(refused[i]) == NULL, "signal %d has no name",
+       refused[i]);
+}
+
 /* ---- cmg__format_size --------------------------------------------------- */
 
 static void
@@ -621,6 +1032,13 @@ main(void)
   test_config_errors();
   test_config_error_texts();
   test_config_limit();
+  test_config_report();
+  test_config_stack_depth();
+  test_config_dump_signal();
+  test_config_leak_exitcode();
+  test_config_all();
+  test_config_expand();
+  test_signal_name();
   test_format_size();
   test_log();
   return done_testing();

@@ -1,0 +1,574 @@
+/*
+ * The JSON report, version 1 (docs/report-format.md): what was still live
+ * grouped by stack, API and device, what was live at each device's peak and
+ * at its first denial, every denial, and the stacks, frames and modules they
+ * refer to, as indexed tables so each frame is symbolized and written once.
+ *
+ * The only file that includes cJSON.h.  It runs at exit, on a dump signal
+ * (from the dump thread) or on request, never in a signal handler and never
+ * inside a wrapper: it may take locks one at a time, malloc and symbolize.
+ *
+ * The temporary file is created before the report is built, in the same
+ * directory as the final path, and renamed over it only once complete: a
+ * process killed at any point leaves either the old file or the new one at
+ * that path, never a part.
+ */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct live {
+  struct cmg__alloc *a;
+  size_t n, cap;
+  bool oom;
+};
+
+struct group {
+  size_t first, n;      /* range in the sorted live array */
+  uint64_t bytes;
+};
+
+/* Stack ids the report refers to, and their frames. */
+struct refs {
+  uint8_t *used;        /* by stack id */
+  uint32_t n_stacks;
+  uintptr_t *ips;       /* distinct, sorted */
+  size_t n_ips;
+};
+
+static double
+seconds(uint64_t ns)
+{
+  return (double)(ns / 1000) / 1e6;
+}
+
+static cJSON *
+hex(uint64_t v)
+{
+  char buf[24];
+  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+  return cJSON_CreateString(buf);
+}
+
+static cJSON *
+bytes_or_null(uint64_t v)
+{
+  return v == CMG__NO_LIMIT ? cJSON_CreateNull() : cJSON_CreateNumber(v);
+}
+
+static cJSON *
+stack_ref(uint32_t id, struct refs *r)
+{
+  if (id == CMG__STACK_NONE || id > r->n_stacks)
+    return cJSON_CreateNull();
+  r->used[id] = 1;
+  return cJSON_CreateNumber(id);
+}
+
+/* ---- collecting -------------------------------------------------------- */
+
+static void
+collect(const struct cmg__alloc *a, void *arg)
+{
+  struct live *l = arg;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 1024;
+    struct cmg__alloc *p = realloc(l->a, cap * sizeof(*p));
+    if (p == NULL) {
+      l->oom = true;
+      return;
+    }
+    l->a = p;
+    l->cap = cap;
+  }
+  l->a[l->n++] = *a;
+}
+
+static int
+by_site(const void *x, const void *y)
+{
+  const struct cmg__alloc *a = x, *b = y;
+  if (a->stack != b->stack)
+    return a->stack < b->stack ? -1 : 1;
+  if (a->fn != b->fn)
+    return a->fn < b->fn ? -1 : 1;
+  if (a->device != b->device)
+    return a->device < b->device ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int
+by_bytes(const void *x, const void *y)
+{
+  const struct group *a = x, *b = y;
+  if (a->bytes != b->bytes)
+    return a->bytes > b->bytes ? -1 : 1;
+  if (a->n != b->n)
+    return a->n > b->n ? -1 : 1;
+  return a->first < b->first ? -1 : 1;
+}
+
+static bool
+same_site(const struct cmg__alloc *a, const struct cmg__alloc *b)
+{
+  return a->stack == b->stack && a->fn == b->fn && a->device == b->device;
+}
+
+/* Groups the live allocations, sorted by site, by (stack, api, device),
+ * largest group first.  Returns the number of groups, or -ENOMEM. */
+static ptrdiff_t
+group_live(const struct live *l, struct group **out)
+{
+  struct group *g = malloc((l->n ? l->n : 1) * sizeof(*g));
+  size_t n = 0;
+  if (g == NULL)
+    return -ENOMEM;
+  for (size_t i = 0; i < l->n; i++) {
+    if (n == 0 || !same_site(&l->a[g[n - 1].first], &l->a[i]))
+      g[n++] = (struct group){ .first = i };
+    g[n - 1].n++;
+    g[n - 1].bytes += l->a[i].size;
+  }
+  qsort(g, n, sizeof(*g), by_bytes);
+  *out = g;
+  return (ptrdiff_t)n;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static cJSON *
+process_json(const struct cmg__process *p)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "pid", p->pid);
+  cJSON_AddNumberToObject(o, "ppid", p->ppid);
+  cJSON_AddStringToObject(o, "exe", p->exe ? p->exe : "");
+  cJSON *argv = cJSON_AddArrayToObject(o, "argv");
+  for (size_t i = 0; p->argv != NULL && p->argv[i] != NULL; i++)
+    cJSON_AddItemToArray(argv, cJSON_CreateString(p->argv[i]));
+  cJSON_AddStringToObject(o, "hostname", p->hostname ? p->hostname : "");
+  cJSON_AddNumberToObject(o, "start_time", cmg__start_unix());
+  cJSON_AddNumberToObject(o, "end_time", now.tv_sec + now.tv_nsec / 1e9);
+  static const char *const reasons[] = { "exit", "signal", "request" };
+  cJSON_AddStringToObject(o, "reason", reasons[p->reason]);
+  return o;
+}
+
+static cJSON *
+limit_json(const struct cmg__limit *l)
+{
+  if (l->kind == CMG__LIMIT_NONE)
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  if (l->kind == CMG__LIMIT_BYTES)
+    cJSON_AddNumberToObject(o, "bytes", l->bytes);
+  else
+    cJSON_AddNumberToObject(o, "percent", l->ppm / 10000.0);
+  return o;
+}
+
+static cJSON *
+options_json(const struct cmg__process *p)
+{
+  const struct cmg__config *c = &cmg__cfg;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddItemToObject(o, "string", p->options
+                                         ? cJSON_CreateString(p->options)
+                                         : cJSON_CreateNull());
+  cJSON_AddItemToObject(o, "limit", limit_json(&c->limit));
+  cJSON *per = cJSON_AddObjectToObject(o, "limits");
+  for (int i = 0; i < CMG__MAX_DEVICES; i++) {
+    if (c->limit_dev[i].kind == CMG__LIMIT_NONE)
+      continue;
+    char key[8];
+    snprintf(key, sizeof(key), "%d", i);
+    cJSON_AddItemToObject(per, key, limit_json(&c->limit_dev[i]));
+  }
+  cJSON_AddStringToObject(o, "report", c->report);
+  cJSON_AddNumberToObject(o, "stack_depth", c->stack_depth);
+  const char *sig = cmg__signal_name(c->dump_signal);
+  cJSON_AddItemToObject(o, "dump_signal",
+                        sig ? cJSON_CreateString(sig) : cJSON_CreateNull());
+  cJSON_AddItemToObject(o, "leak_exitcode",
+                        c->leak_exitcode
+                            ? cJSON_CreateNumber(c->leak_exitcode)
+                            : cJSON_CreateNull());
+  cJSON_AddBoolToObject(o, "failed_closed", cmg__policy_is_failed_closed());
+  return o;
+}
+
+static bool
+is_device_used(int d, const struct cmg_device_stats *s)
+{
+  return cmg__policy_is_device_set(d) || s->allocations || s->denials;
+}
+
+static cJSON *
+devices_json(void)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
+    struct cmg_device_stats s;
+    struct cmg__device_history h;
+    cmg__ledger_stats(d, &s);
+    if (!is_device_used(d, &s) || cmg__history_device(d, &h) < 0)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "ordinal", d);
+    cJSON_AddStringToObject(o, "name", h.name);
+    cJSON_AddStringToObject(o, "uuid", h.uuid);
+    cJSON_AddNumberToObject(o, "physical_bytes", cmg__policy_physical(d));
+    cJSON_AddItemToObject(o, "limit_bytes",
+                          bytes_or_null(cmg__policy_is_device_set(d)
+                                            ? cmg__policy_limit(d)
+                                            : CMG__NO_LIMIT));
+    cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
+    cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
+    cJSON_AddNumberToObject(o, "allocations", s.allocations);
+    cJSON_AddNumberToObject(o, "frees", s.frees);
+    cJSON_AddNumberToObject(o, "denied", s.denials);
+    cJSON_AddItemToArray(a, o);
+    cmg__history_device_free(&h);
+  }
+  return a;
+}
+
+static cJSON *
+leaks_json(const struct live *l, const struct group *g, size_t n_groups,
+           struct refs *r)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < n_groups; i++) {
+    const struct cmg__alloc *first = &l->a[g[i].first];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "stack", stack_ref(first->stack, r));
+    cJSON_AddStringToObject(o, "api", cmg__fn_name(first->fn));
+    cJSON_AddNumberToObject(o, "device", first->device);
+    cJSON_AddNumberToObject(o, "count", g[i].n);
+    cJSON_AddNumberToObject(o, "bytes", g[i].bytes);
+    cJSON *allocs = cJSON_AddArrayToObject(o, "allocations");
+    for (size_t j = 0; j < g[i].n; j++) {
+      const struct cmg__alloc *a = &first[j];
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddItemToObject(x, "address", hex(a->addr));
+      cJSON_AddNumberToObject(x, "bytes", a->size);
+      cJSON_AddNumberToObject(x, "thread", a->thread);
+      cJSON_AddNumberToObject(x, "seq", a->seq);
+      cJSON_AddNumberToObject(x, "time", seconds(a->time_ns));
+      cJSON_AddItemToArray(allocs, x);
+    }
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+static cJSON *
+composition_json(const struct cmg__composition *c, struct refs *r)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < c->n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "stack", stack_ref(c->items[i].stack, r));
+    cJSON_AddNumberToObject(o, "bytes", c->items[i].bytes);
+    cJSON_AddNumberToObject(o, "count", c->items[i].count);
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+static int
+by_share_bytes(const void *x, const void *y)
+{
+  const struct cmg__share *a = x, *b = y;
+  if (a->bytes != b->bytes)
+    return a->bytes > b->bytes ? -1 : 1;
+  return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static cJSON *
+peaks_json(struct refs *r, struct cmg__composition *first_denial)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
+    struct cmg__device_history h;
+    if (cmg__history_device(d, &h) < 0)
+      continue;
+    if (h.has_peak) {
+      qsort(h.peak.items, h.peak.n, sizeof(*h.peak.items), by_share_bytes);
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "device", d);
+      cJSON_AddNumberToObject(o, "bytes", h.peak.bytes);
+      cJSON_AddNumberToObject(o, "time", seconds(h.peak.time_ns));
+      cJSON_AddItemToObject(o, "by_stack", composition_json(&h.peak, r));
+      cJSON_AddItemToArray(a, o);
+    }
+    if (h.has_first_denial) {
+      first_denial[d] = h.first_denial;
+      h.first_denial.items = NULL;
+    }
+    cmg__history_device_free(&h);
+  }
+  return a;
+}
+
+static cJSON *
+denials_json(struct refs *r, struct cmg__composition *first_denial,
+             uint64_t *total)
+{
+  static struct cmg__denial d[CMG__MAX_DENIALS];
+  size_t n = cmg__history_denials(d, CMG__MAX_DENIALS, total);
+  bool seen[CMG__MAX_DEVICES] = { false };
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "time", seconds(d[i].time_ns));
+    cJSON_AddStringToObject(o, "api", cmg__fn_name(d[i].fn));
+    cJSON_AddNumberToObject(o, "device", d[i].device);
+    cJSON_AddNumberToObject(o, "requested_bytes", d[i].requested_bytes);
+    cJSON_AddNumberToObject(o, "live_bytes", d[i].live_bytes);
+    cJSON_AddItemToObject(o, "limit_bytes", bytes_or_null(d[i].limit_bytes));
+    cJSON_AddItemToObject(o, "stack", stack_ref(d[i].stack, r));
+    int dev = d[i].device;
+    if (dev >= 0 && dev < CMG__MAX_DEVICES && !seen[dev]) {
+      struct cmg__composition *c = &first_denial[dev];
+      seen[dev] = true;
+      qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
+      cJSON_AddItemToObject(o, "by_stack", composition_json(c, r));
+    }
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+/* ---- stacks, frames, modules ------------------------------------------- */
+
+static int
+by_ip(const void *x, const void *y)
+{
+  uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static size_t
+ip_index(const struct refs *r, uintptr_t ip)
+{
+  const uintptr_t *p = bsearch(&ip, r->ips, r->n_ips, sizeof(ip), by_ip);
+  return p ? (size_t)(p - r->ips) : 0;
+}
+
+/* Collects the distinct frames of the referenced stacks. */
+static int
+gather_ips(struct refs *r)
+{
+  size_t n = 0, cap = 0;
+  for (uint32_t id = 1; id <= r->n_stacks; id++) {
+    struct cmg__stack_view v;
+    if (!r->used[id] || cmg__stacks_get(id, &v) < 0)
+      continue;
+    if (n + v.depth > cap) {
+      cap = (n + v.depth) * 2;
+      uintptr_t *p = realloc(r->ips, cap * sizeof(*p));
+      if (p == NULL)
+        return -ENOMEM;
+      r->ips = p;
+    }
+    memcpy(r->ips + n, v.ips, v.depth * sizeof(*v.ips));
+    n += v.depth;
+  }
+  qsort(r->ips, n, sizeof(*r->ips), by_ip);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (u == 0 || r->ips[u - 1] != r->ips[i])
+      r->ips[u++] = r->ips[i];
+  r->n_ips = u;
+  return 0;
+}
+
+static cJSON *
+stacks_json(const struct refs *r)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (uint32_t id = 1; id <= r->n_stacks; id++) {
+    struct cmg__stack_view v;
+    if (!r->used[id] || cmg__stacks_get(id, &v) < 0)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", id);
+    cJSON_AddBoolToObject(o, "truncated", v.truncated);
+    cJSON *f = cJSON_AddArrayToObject(o, "frames");
+    for (unsigned i = 0; i < v.depth; i++)
+      cJSON_AddItemToArray(f, cJSON_CreateNumber(ip_index(r, v.ips[i])));
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+/* Index of the module in the modules array, appending it if new. */
+static int
+module_index(cJSON *modules, const struct cmg__symbol *s)
+{
+  int i = 0;
+  cJSON *m;
+  cJSON_ArrayForEach(m, modules) {
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
+    if (strcmp(path->valuestring, s->module) == 0)
+      return i;
+    i++;
+  }
+  m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "path", s->module);
+  cJSON_AddStringToObject(m, "build_id", s->build_id);
+  cJSON_AddItemToObject(m, "base", hex(s->module_base));
+  cJSON_AddItemToArray(modules, m);
+  return i;
+}
+
+static void
+add_frames(cJSON *root, const struct refs *r)
+{
+  cJSON *frames = cJSON_AddArrayToObject(root, "frames");
+  cJSON *modules = cJSON_AddArrayToObject(root, "modules");
+  for (size_t i = 0; i < r->n_ips; i++) {
+    struct cmg__symbol s;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "address", hex(r->ips[i]));
+    if (cmg__symbolize(r->ips[i], &s) == 0) {
+      cJSON_AddNumberToObject(o, "module", module_index(modules, &s));
+      cJSON_AddItemToObject(o, "offset", hex(s.offset));
+      cJSON_AddItemToObject(o, "function",
+                            s.function[0] ? cJSON_CreateString(s.function)
+                                          : cJSON_CreateNull());
+      cJSON_AddNumberToObject(o, "function_offset", s.function_offset);
+    } else {
+      cJSON_AddNullToObject(o, "module");
+      cJSON_AddNullToObject(o, "offset");
+      cJSON_AddNullToObject(o, "function");
+      cJSON_AddNullToObject(o, "function_offset");
+    }
+    cJSON_AddItemToArray(frames, o);
+  }
+}
+
+/* ---- the whole report -------------------------------------------------- */
+
+static cJSON *
+build(const struct cmg__process *proc, struct live *l, struct refs *r)
+{
+  struct group *groups = NULL;
+  struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
+  uint64_t live_bytes = 0, denials_total = 0;
+  cmg__ledger_foreach(collect, l);
+  qsort(l->a, l->n, sizeof(*l->a), by_site);
+  ptrdiff_t n_groups = group_live(l, &groups);
+  r->n_stacks = cmg__stacks_count();
+  r->used = calloc(r->n_stacks + 1, 1);
+  if (l->oom || n_groups < 0 || r->used == NULL) {
+    free(groups);
+    return NULL;
+  }
+  for (size_t i = 0; i < l->n; i++)
+    live_bytes += l->a[i].size;
+
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "format", "cumemguard-report");
+  cJSON_AddNumberToObject(root, "version", CMG_REPORT_VERSION);
+  cJSON *tool = cJSON_AddObjectToObject(root, "tool");
+  cJSON_AddStringToObject(tool, "name", "cumemguard");
+  cJSON_AddStringToObject(tool, "version", CMG_VERSION_STRING);
+  cJSON_AddItemToObject(root, "process", process_json(proc));
+  cJSON_AddItemToObject(root, "options", options_json(proc));
+  cJSON_AddItemToObject(root, "devices", devices_json());
+  cJSON *summary = cJSON_AddObjectToObject(root, "summary");
+  cJSON_AddNumberToObject(summary, "live_allocations", l->n);
+  cJSON_AddNumberToObject(summary, "live_bytes", live_bytes);
+  cJSON_AddNumberToObject(summary, "untracked_frees",
+                          cmg__ledger_untracked_frees());
+  cJSON_AddItemToObject(root, "leaks",
+                        leaks_json(l, groups, (size_t)n_groups, r));
+  cJSON_AddItemToObject(root, "peaks", peaks_json(r, first_denial));
+  cJSON_AddItemToObject(root, "denials",
+                        denials_json(r, first_denial, &denials_total));
+  cJSON_AddNumberToObject(summary, "denials", denials_total);
+  for (int d = 0; d < CMG__MAX_DEVICES; d++)
+    free(first_denial[d].items);
+  free(groups);
+  if (gather_ips(r) < 0) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  cJSON_AddItemToObject(root, "stacks", stacks_json(r));
+  add_frames(root, r);
+  return root;
+}
+
+static int
+write_all(int fd, const char *p, size_t len)
+{
+  while (len > 0) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return w < 0 ? -errno : -EIO;
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int
+cmg__report_write(const char *path, const struct cmg__process *proc,
+                  uint64_t *live_allocations, uint64_t *live_bytes)
+{
+  static _Atomic unsigned serial;
+  char tmp[CMG__REPORT_MAX + 64];
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
+           atomic_fetch_add(&serial, 1));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0)
+    return -errno;
+
+  struct live l = { 0 };
+  struct refs r = { 0 };
+  int err = -ENOMEM;
+  cJSON *root = build(proc, &l, &r);
+  char *text = root ? cJSON_Print(root) : NULL;
+  if (text != NULL) {
+    err = write_all(fd, text, strlen(text));
+    if (err == 0)
+      err = write_all(fd, "\n", 1);
+    if (err == 0 && fsync(fd) < 0)
+      err = -errno;
+  }
+  if (close(fd) < 0 && err == 0)
+    err = -errno;
+  if (err == 0 && rename(tmp, path) < 0)
+    err = -errno;
+  if (err < 0)
+    unlink(tmp);
+  if (err == 0) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "summary");
+    *live_allocations = l.n;
+    *live_bytes = (uint64_t)cJSON_GetNumberValue(
+        cJSON_GetObjectItemCaseSensitive(s, "live_bytes"));
+  }
+  cJSON_free(text);
+  cJSON_Delete(root);
+  free(l.a);
+  free(r.used);
+  free(r.ips);
+  return err;
+}
