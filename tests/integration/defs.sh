@@ -98,3 +98,16 @@ done_testing() {
   echo "1..$tap_n"
   [ "$tap_failed" -eq 0 ]
 }
+
+# q FILE EXPR: evaluates a Python expression over the JSON report `r`;
+# fn(stack_id) is the list of function names of a stack, innermost first.
+q() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+stacks = {s["id"]: s for s in r["stacks"]}
+def fn(sid):
+    return [r["frames"][f]["function"] for f in stacks[sid]["frames"]] if sid else []
+print(eval(sys.argv[2]))
+PY
+}

@@ -61,7 +61,7 @@ enum kind {
   OP_FREE, OP_FREE_ASYNC, OP_FREE_ASYNC_PTSZ, OP_FREE_RAW,
   OP_INFO, OP_INFO_NULL, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
   OP_RESET, OP_STATS, OP_CMG, OP_WHATIS, OP_GETPROC, OP_EXIT,
-  OP_SITE, OP_DEEP, OP_DUMP, OP_KILL, OP_SLEEP,
+  OP_SITE, OP_DEEP, OP_DUMP, OP_KILL, OP_SLEEP, OP_MANY,
 };
 
 /* Argument letters: S size (K/M/G/T suffixes), N non-negative integer,
@@ -100,6 +100,7 @@ static const struct spec {
   { "dump", OP_DUMP, "W", false },
   { "kill", OP_KILL, "G", false },
   { "sleep", OP_SLEEP, "N", false },
+  { "many", OP_MANY, "NS", false },
 };
 
 /* The signals `kill` can raise; names as kill(1) takes them, with or
@@ -653,6 +654,20 @@ do_kill(const struct op *op)
 }
 
 /* Sleeps the whole time even when signals (a dump request) interrupt. */
+/* N live allocations of SIZE that the script never frees: a large ledger
+ * for report tests.  Not indexable by later ops. */
+static void
+do_many(uint64_t n, uint64_t size)
+{
+  uint64_t ok = 0, p;
+  int rc = ensure_started();
+  for (uint64_t i = 0; rc == 0 && i < n; i++)
+    if (be->alloc(&p, size) == 0)
+      ok++;
+  line("many n=%llu size=%llu ok=%llu", (unsigned long long)n,
+       (unsigned long long)size, (unsigned long long)ok);
+}
+
 static void
 do_sleep(uint64_t ms)
 {
@@ -799,6 +814,9 @@ run(int from, int to)
       break;
     case OP_SLEEP:
       do_sleep(op->arg[0]);
+      break;
+    case OP_MANY:
+      do_many(op->arg[0], op->arg[1]);
       break;
     }
     i++;
