@@ -1,0 +1,1 @@
+# make bench: written by the benchmark work.

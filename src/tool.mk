@@ -1,0 +1,1 @@
+# cumemguard-report: written by the report-tool work.

@@ -1,0 +1,1 @@
+# The real-GPU suite: written by the GPU-suite work.
