@@ -46,6 +46,7 @@ struct cmg_device_stats {
   uint64_t allocations;     /* successful allocations, ever */
   uint64_t frees;           /* frees of tracked allocations, ever */
   uint64_t denials;         /* allocations refused by a limit */
+  uint64_t released;        /* allocations freed by a context teardown */
 };
 
 /* What the ledger knows about one live allocation. */
@@ -58,7 +59,11 @@ struct cmg_allocation_info {
   char api[48];             /* the API the program called, e.g. "cudaMalloc" */
 };
 
-/* Fills *out for device ordinal `device`; -EINVAL for a bad ordinal. */
+/* Host memory's counters, as a device ordinal for cmg_device_stats. */
+#define CMG_HOST_MEMORY 64
+
+/* Fills *out for device ordinal `device` (or CMG_HOST_MEMORY); -EINVAL for
+ * a bad ordinal. */
 int cmg_device_stats(int device, struct cmg_device_stats *out);
 
 /* Fills *out for the live allocation at `address`; -ENOENT if none. */

@@ -13,7 +13,8 @@
 CMG__EXPORT int
 cmg_device_stats(int device, struct cmg_device_stats *out)
 {
-  if (out == NULL || device < 0 || device >= CMG__MAX_DEVICES)
+  _Static_assert(CMG_HOST_MEMORY == CMG__HOST, "one number for host memory");
+  if (out == NULL || device < 0 || device >= CMG__SLOTS)
     return -EINVAL;
   cmg__ledger_stats(device, out);
   out->limit_bytes = cmg__policy_is_device_set(device)
@@ -29,7 +30,8 @@ cmg_allocation_info(uint64_t address, struct cmg_allocation_info *out)
   struct cmg__alloc a;
   if (out == NULL)
     return -EINVAL;
-  if (cmg__ledger_lookup(address, &a) < 0)
+  if (cmg__ledger_lookup(address, CMG__KIND_DEVICE, &a) < 0 &&
+      cmg__ledger_lookup(address, CMG__KIND_HOST, &a) < 0)
     return -ENOENT;
   memset(out, 0, sizeof(*out));
   out->address = a.addr;

@@ -364,6 +364,89 @@ handle_dump_signal(struct cmg__config *cfg, int index, const char *value,
   return -EINVAL;
 }
 
+static int
+handle_soft_limit(struct cmg__config *cfg, int index, const char *value,
+                  size_t len)
+{
+  struct cmg__limit *slot =
+      index < 0 ? &cfg->soft_limit : &cfg->soft_limit_dev[index];
+  return cmg__size_parse(value, len, true, slot);
+}
+
+/* A size in bytes; a percentage means nothing for these keys. */
+static int
+parse_bytes(const char *value, size_t len, uint64_t *out)
+{
+  struct cmg__limit l;
+  int rc = cmg__size_parse(value, len, false, &l);
+  if (rc == 0)
+    *out = l.bytes;
+  return rc;
+}
+
+static int
+handle_max_alloc(struct cmg__config *cfg, int index, const char *value,
+                 size_t len)
+{
+  return parse_bytes(value, len, &cfg->max_alloc);
+}
+
+static int
+handle_host_limit(struct cmg__config *cfg, int index, const char *value,
+                  size_t len)
+{
+  return parse_bytes(value, len, &cfg->host_limit);
+}
+
+static int
+handle_on_exceed(struct cmg__config *cfg, int index, const char *value,
+                 size_t len)
+{
+  static const char *const names[] = { "fail", "warn", "wait" };
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+    if (equals_nocase(value, len, names[i])) {
+      cfg->on_exceed = (enum cmg__on_exceed)i;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+/* A duration: digits, an optional fraction, and a unit ms, s, m or h
+ * (seconds without one), from 1 ms to 24 h. */
+static int
+handle_wait_timeout(struct cmg__config *cfg, int index, const char *value,
+                    size_t len)
+{
+  static const struct unit durations[] = {
+    { "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
+    { "m", 60000000000ull }, { "h", 3600000000000ull },
+  };
+  size_t i = 0;
+  uint64_t whole = 0, frac = 0, scale = 1;
+  while (i < len && is_digit(value[i]) && whole < 100000000)
+    whole = whole * 10 + (uint64_t)(value[i++] - '0');
+  if (i == 0)
+    return -EINVAL;
+  if (i < len && value[i] == '.') {
+    for (i++; i < len && is_digit(value[i]); i++)
+      if (scale < 1000000000ull) {
+        frac = frac * 10 + (uint64_t)(value[i] - '0');
+        scale *= 10;
+      }
+  }
+  for (size_t u = 0; u < sizeof(durations) / sizeof(*durations); u++) {
+    if (!equals_nocase(value + i, len - i, durations[u].name))
+      continue;
+    uint64_t ns = whole * durations[u].mult +
+                  frac * (durations[u].mult / scale);
+    if (ns < 1000000ull || ns > 24 * 3600000000000ull)
+      return -ERANGE;
+    cfg->wait_timeout_ns = ns;
+    return 0;
+  }
+  return -EINVAL;
+}
+
 static const char size_expected[] =
     "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
 static const char size_range[] =
@@ -378,6 +461,13 @@ static const char stack_depth_expected[] =
 static const char dump_signal_expected[] =
     "one of USR1, USR2, HUP, WINCH, URG, PWR";
 static const char leak_exitcode_expected[] = "an exit status from 1 to 255";
+static const char bytes_expected[] =
+    "a size such as 4GiB, 512MiB, 1.5GB or 1073741824";
+static const char bytes_range[] = "a size below 16 EiB";
+static const char on_exceed_expected[] = "one of fail, warn, wait";
+static const char wait_timeout_expected[] =
+    "a duration such as 30s, 500ms, 2m or 1h";
+static const char wait_timeout_range[] = "a duration from 1ms to 24h";
 
 static const struct option options[] = {
   { "limit", false, handle_limit, size_expected, size_range },
@@ -389,6 +479,14 @@ static const struct option options[] = {
     dump_signal_expected },
   { "leak_exitcode", false, handle_leak_exitcode, leak_exitcode_expected,
     leak_exitcode_expected },
+  { "on_exceed", false, handle_on_exceed, on_exceed_expected,
+    on_exceed_expected },
+  { "wait_timeout", false, handle_wait_timeout, wait_timeout_expected,
+    wait_timeout_range },
+  { "soft_limit", false, handle_soft_limit, size_expected, size_range },
+  { "soft_limit", true, handle_soft_limit, size_expected, size_range },
+  { "max_alloc", false, handle_max_alloc, bytes_expected, bytes_range },
+  { "host_limit", false, handle_host_limit, bytes_expected, bytes_range },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -551,6 +649,9 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
   memset(cfg, 0, sizeof(*cfg));
   memcpy(cfg->report, CMG__REPORT_DEFAULT, sizeof(CMG__REPORT_DEFAULT));
   cfg->stack_depth = CMG__STACK_DEPTH_DEFAULT;
+  cfg->max_alloc = CMG__NO_LIMIT;
+  cfg->host_limit = CMG__NO_LIMIT;
+  cfg->wait_timeout_ns = CMG__WAIT_TIMEOUT_DEFAULT_NS;
   if (err == NULL)
     errlen = 0;
   if (errlen > 0)
@@ -638,6 +739,16 @@ cmg__config_limit(const struct cmg__config *cfg, int device,
       cfg->limit_dev[device].kind != CMG__LIMIT_NONE)
     return resolve(&cfg->limit_dev[device], physical);
   return resolve(&cfg->limit, physical);
+}
+
+uint64_t
+cmg__config_soft_limit(const struct cmg__config *cfg, int device,
+                       uint64_t physical)
+{
+  if (device >= 0 && device < CMG__MAX_DEVICES &&
+      cfg->soft_limit_dev[device].kind != CMG__LIMIT_NONE)
+    return resolve(&cfg->soft_limit_dev[device], physical);
+  return resolve(&cfg->soft_limit, physical);
 }
 
 /* ---- report names ------------------------------------------------------- */

@@ -5,7 +5,9 @@
  *
  * A dump signal's handler only writes a byte to a pipe; a thread of ours
  * reads it and writes the report, because nothing a report needs (malloc,
- * locks, dladdr) is async-signal-safe.  Dumps are serialized by one mutex,
+ * locks, dladdr) is async-signal-safe.  A soft-limit crossing asks the same
+ * thread for a snapshot, so the allocation that crossed does not wait for
+ * a report to be written.  Dumps are serialized by one mutex,
  * so an exit during a signal dump waits for it rather than race it.
  *
  * A report that cannot be written costs one line on stderr and nothing
@@ -126,14 +128,26 @@ at_exit(void)
 }
 
 static void
-on_signal(int sig)
+wake_dumper(enum cmg__reason reason)
 {
   int saved = errno;
-  char c = (char)sig;
-  if (write(wake[1], &c, 1) < 0) {
+  char c = (char)reason;
+  if (wake[1] >= 0 && write(wake[1], &c, 1) < 0) {
     /* A full pipe already holds a pending dump request. */
   }
   errno = saved;
+}
+
+static void
+on_signal(int sig)
+{
+  wake_dumper(CMG__REASON_SIGNAL);
+}
+
+void
+cmg__dump_request(enum cmg__reason reason)
+{
+  wake_dumper(reason);
 }
 
 static void *
@@ -143,7 +157,7 @@ dumper(void *arg)
   for (;;) {
     ssize_t n = read(wake[0], &c, 1);
     if (n == 1)
-      dump(NULL, CMG__REASON_SIGNAL);
+      dump(NULL, (enum cmg__reason)c);
     else if (n == 0 || errno != EINTR)
       return arg;
   }
@@ -152,6 +166,8 @@ dumper(void *arg)
 void
 cmg__dump_start_thread(void)
 {
+  if (wake[0] < 0)
+    return;  /* not wanted, or its pipe could not be made */
   pthread_t t;
   pthread_attr_t attr;
   sigset_t all, old;
@@ -161,12 +177,25 @@ cmg__dump_start_thread(void)
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   if (pthread_create(&t, &attr, dumper, NULL) != 0)
-    cmg__log("cannot start the dump thread: dump_signal=%s will not work",
-             cmg__signal_name(cmg__cfg.dump_signal));
+    cmg__log("cannot start the dump thread: dump_signal and soft-limit "
+             "snapshots will not be written");
   else
     pthread_setname_np(t, "cumemguard");
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_attr_destroy(&attr);
+}
+
+/* The dump thread serves dump_signal and soft-limit snapshots. */
+static bool
+needs_thread(void)
+{
+  if (cmg__cfg.dump_signal != 0 ||
+      cmg__cfg.soft_limit.kind != CMG__LIMIT_NONE)
+    return true;
+  for (int i = 0; i < CMG__MAX_DEVICES; i++)
+    if (cmg__cfg.soft_limit_dev[i].kind != CMG__LIMIT_NONE)
+      return true;
+  return false;
 }
 
 void
@@ -175,21 +204,23 @@ cmg__dump_setup(void)
   if (getcwd(cwd, sizeof(cwd)) == NULL)
     cwd[0] = '\0';
   atexit(at_exit);
-  int sig = cmg__cfg.dump_signal;
-  if (sig == 0)
+  if (!needs_thread())
     return;
   if (pipe2(wake, O_CLOEXEC) < 0 ||
       fcntl(wake[1], F_SETFL, O_NONBLOCK) < 0) {
-    cmg__log("cannot set up dump_signal=%s: %s", cmg__signal_name(sig),
-             strerror(errno));
+    cmg__log("cannot start the dump thread: %s", strerror(errno));
+    wake[0] = wake[1] = -1;
     return;
   }
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(sig, &sa, NULL);
+  int sig = cmg__cfg.dump_signal;
+  if (sig != 0) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+  }
   cmg__dump_start_thread();
 }
 

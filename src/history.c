@@ -10,9 +10,11 @@
  * allocations, so its cost does not grow with the number of allocations,
  * and the hot path pays one relaxed load and a compare.
  *
- * Denials are kept in a fixed table (the first MAX_DENIALS, then only
- * counted); the first denial on each device also keeps the composition of
- * live memory by stack at that moment.
+ * Policy decisions (denials, allocations allowed over the limit, waits,
+ * soft-limit crossings) are kept in a fixed table (the first MAX_EVENTS,
+ * then only counted); the first denial on each device also keeps the
+ * composition of live memory by stack at that moment.  Allocations released
+ * by context teardown are kept grouped by (stack, api, device, kind).
  *
  * One mutex per device guards its snapshot; a thread that finds it taken
  * skips the snapshot (the next growth takes it).  Snapshots are made with
@@ -46,10 +48,12 @@ static struct device devices[CMG__MAX_DEVICES] = {
   [0 ... CMG__MAX_DEVICES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER }
 };
 
-static pthread_mutex_t denials_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cmg__denial denials[CMG__MAX_DENIALS];
-static size_t n_denials;
-static _Atomic uint64_t all_denials;
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cmg__event events[CMG__MAX_EVENTS];
+static size_t n_events;
+static _Atomic uint64_t all_events[4];
+static struct cmg__released *released;
+static size_t n_released, cap_released;
 static _Atomic bool touched;
 static uint64_t start_mono_ns;
 static double start_unix;
@@ -164,34 +168,77 @@ cmg__history_peak(int device, uint64_t live)
 }
 
 void
-cmg__history_denial(const struct cmg__denial *den)
+cmg__history_event(const struct cmg__event *e)
 {
-  atomic_fetch_add_explicit(&all_denials, 1, memory_order_relaxed);
-  pthread_mutex_lock(&denials_lock);
-  if (n_denials < CMG__MAX_DENIALS)
-    denials[n_denials++] = *den;
-  pthread_mutex_unlock(&denials_lock);
-  struct device *d = device_of(den->device);
-  if (d == NULL)
+  atomic_fetch_add_explicit(&all_events[e->kind], 1, memory_order_relaxed);
+  pthread_mutex_lock(&events_lock);
+  if (n_events < CMG__MAX_EVENTS)
+    events[n_events++] = *e;
+  pthread_mutex_unlock(&events_lock);
+  struct device *d = device_of(e->device);
+  if (d == NULL || e->kind != CMG__EVENT_DENIAL)
     return;
   pthread_mutex_lock(&d->lock);
   if (!d->denied) {
     d->denied = true;
-    compose(den->device, den->live_bytes, &d->first_denial);
-    d->first_denial.time_ns = den->time_ns;
+    compose(e->device, e->live_bytes, &d->first_denial);
+    d->first_denial.time_ns = e->time_ns;
   }
   pthread_mutex_unlock(&d->lock);
 }
 
 size_t
-cmg__history_denials(struct cmg__denial *out, size_t max, uint64_t *total)
+cmg__history_events(struct cmg__event *out, size_t max, uint64_t totals[4])
 {
-  pthread_mutex_lock(&denials_lock);
-  size_t n = n_denials < max ? n_denials : max;
-  memcpy(out, denials, n * sizeof(*out));
-  pthread_mutex_unlock(&denials_lock);
-  *total = atomic_load_explicit(&all_denials, memory_order_relaxed);
+  pthread_mutex_lock(&events_lock);
+  size_t n = n_events < max ? n_events : max;
+  memcpy(out, events, n * sizeof(*out));
+  pthread_mutex_unlock(&events_lock);
+  for (int k = 0; k < 4; k++)
+    totals[k] = atomic_load_explicit(&all_events[k], memory_order_relaxed);
   return n;
+}
+
+void
+cmg__history_released(const struct cmg__alloc *a)
+{
+  pthread_mutex_lock(&events_lock);
+  size_t i = 0;
+  while (i < n_released &&
+         !(released[i].stack == a->stack && released[i].device == a->device &&
+           released[i].fn == a->fn && released[i].kind == a->kind))
+    i++;
+  if (i == n_released && n_released == cap_released) {
+    size_t cap = cap_released ? cap_released * 2 : 16;
+    struct cmg__released *p = realloc(released, cap * sizeof(*p));
+    if (p == NULL) {
+      pthread_mutex_unlock(&events_lock);
+      return;
+    }
+    released = p;
+    cap_released = cap;
+  }
+  if (i == n_released)
+    released[n_released++] = (struct cmg__released){
+      .stack = a->stack, .device = a->device, .fn = a->fn, .kind = a->kind
+    };
+  released[i].count++;
+  released[i].bytes += a->size;
+  released[i].time_ns = cmg__now_ns();
+  pthread_mutex_unlock(&events_lock);
+}
+
+struct cmg__released *
+cmg__history_released_groups(size_t *n)
+{
+  pthread_mutex_lock(&events_lock);
+  struct cmg__released *copy = malloc((n_released ? n_released : 1) *
+                                      sizeof(*copy));
+  *n = copy ? n_released : 0;
+  if (copy != NULL)
+    memcpy(copy, released, n_released * sizeof(*copy));
+  pthread_mutex_unlock(&events_lock);
+  return copy;
 }
 
 static int
@@ -254,8 +301,12 @@ cmg__history_reset(void)
     d->denied = false;
     atomic_store(&d->next_snapshot, 0);
   }
-  pthread_mutex_init(&denials_lock, NULL);
-  n_denials = 0;
-  atomic_store(&all_denials, 0);
+  pthread_mutex_init(&events_lock, NULL);
+  n_events = 0;
+  for (int k = 0; k < 4; k++)
+    atomic_store(&all_events[k], 0);
+  free(released);
+  released = NULL;
+  n_released = cap_released = 0;
   atomic_store(&touched, false);
 }

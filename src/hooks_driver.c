@@ -1,13 +1,15 @@
 /*
- * The driver's memory entry points.  Every allocation is counted here, at the
- * driver level, exactly once, whichever way the program reached the driver;
- * the runtime wrappers only set the label this file records.
+ * The machinery every driver wrapper shares, and the plain device-memory
+ * entry points.  Every allocation is counted here, at the driver level,
+ * exactly once, whichever way the program reached the driver; the runtime
+ * wrappers only set the label recorded with it.
  *
- * An allocation wrapper: reserve the bytes against the device's limit, call
- * the real function, then record the allocation or give the reservation
- * back.  A free wrapper: take the entry out of the ledger, call the real free
- * (always, tracked or not), and put the entry back if the free failed.  No
- * lock is held across a real call.
+ * An allocation wrapper: reserve the bytes against the limit (or, by
+ * on_exceed, allow and record, or wait for frees), call the real function,
+ * then record the allocation or give the reservation back.  A free wrapper:
+ * take the entry out of the ledger, call the real free (always, tracked or
+ * not), and put the entry back if the free failed.  No lock is held across a
+ * real call.
  *
  * A wrapper called while another runs on the same thread (a driver calling
  * its own exports) forwards without counting.  A denial returns
@@ -22,18 +24,12 @@
 
 #include "hooks.h"
 
-struct call {
-  int device;
-  uint16_t fn;
-  bool tracked;
-  uint32_t stack;
-  struct cmg__reservation r;
-};
+static _Atomic bool warned[CMG__SLOTS];
 
 int
 cmg__current_device(void)
 {
-  PFN_cuCtxGetDevice_v2000 get = cmg__real(CMG__FN_cuCtxGetDevice);
+  cmg__pfn_cuCtxGetDevice get = REAL(cuCtxGetDevice);
   CUdevice dev;
   if (get == NULL || get(&dev) != CUDA_SUCCESS)
     return -1;
@@ -44,21 +40,30 @@ cmg__current_device(void)
 static void
 identify(int device)
 {
-  PFN_cuDeviceGetName_v2000 get_name = cmg__real(CMG__FN_cuDeviceGetName);
-  PFN_cuDeviceGetUuid_v11040 get_uuid = cmg__real(CMG__FN_cuDeviceGetUuid_v2);
+  cmg__pfn_cuDeviceGetName get_name = REAL(cuDeviceGetName);
   char name[256] = "", uuid[48] = "";
-  CUuuid u;
   if (get_name == NULL || get_name(name, sizeof(name), device) != CUDA_SUCCESS)
     name[0] = '\0';
-  if (get_uuid != NULL && get_uuid(&u, device) == CUDA_SUCCESS) {
-    const unsigned char *b = (const unsigned char *)u.bytes;
-    snprintf(uuid, sizeof(uuid),
-             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-             "%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-             b[10], b[11], b[12], b[13], b[14], b[15]);
-  }
+  cmg__device_uuid(device, uuid, sizeof(uuid));
   cmg__history_set_device(device, name, uuid);
+}
+
+int
+cmg__device_uuid(int device, char *out, size_t len)
+{
+  cmg__pfn_cuDeviceGetUuid_v2 get = REAL(cuDeviceGetUuid_v2);
+  CUuuid u;
+  if (get == NULL || get(&u, device) != CUDA_SUCCESS) {
+    snprintf(out, len, "%s", "");
+    return -ENOENT;
+  }
+  const unsigned char *b = (const unsigned char *)u.bytes;
+  snprintf(out, len,
+           "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+           "%02x%02x%02x%02x%02x%02x",
+           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+           b[11], b[12], b[13], b[14], b[15]);
+  return 0;
 }
 
 void
@@ -66,70 +71,148 @@ cmg__device_setup(int device)
 {
   if (cmg__policy_is_device_set(device))
     return;
-  PFN_cuDeviceTotalMem_v3020 total =
-      REAL_DRV(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, );
+  cmg__pfn_cuDeviceTotalMem_v2 total = REAL(cuDeviceTotalMem_v2);
   size_t physical = 0;
   if (total == NULL || total(&physical, device) != CUDA_SUCCESS)
     physical = 0;
   identify(device);
   cmg__policy_set_device(device, cmg__config_limit(&cmg__cfg, device, physical),
+                         cmg__config_soft_limit(&cmg__cfg, device, physical),
                          physical);
 }
 
-static void
-log_denial(const struct call *c, uint64_t bytes, uint64_t used, int err)
+static const char *
+where(int device, char *buf, size_t len)
 {
-  char want[32], have[32], cap[32];
-  cmg__format_size(bytes, want, sizeof(want));
-  if (err == -EPERM) {
-    cmg__log("denied %s of %s on device %d: the configuration is invalid, "
-             "so no device allocation succeeds",
-             cmg__fn_name(c->fn), want, c->device);
-    return;
-  }
-  cmg__format_size(used, have, sizeof(have));
-  cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap));
-  cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: %s in use, "
-           "limit %s",
-           cmg__fn_name(c->fn), want, bytes, c->device, have, cap);
+  if (device == CMG__HOST)
+    snprintf(buf, len, "host memory");
+  else
+    snprintf(buf, len, "device %d", device);
+  return buf;
 }
 
 static void
-deny(const struct call *c, uint64_t bytes, uint64_t used, int err)
+log_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
 {
-  struct cmg__denial d = {
+  char want[32], have[32], cap[32], dev[32];
+  cmg__format_size(bytes, want, sizeof(want));
+  where(c->device, dev, sizeof(dev));
+  if (err == -EPERM)
+    cmg__log("denied %s of %s on %s: the configuration is invalid, "
+             "so no device allocation succeeds",
+             cmg__fn_name(c->fn), want, dev);
+  else if (err == -E2BIG)
+    cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: larger than "
+             "max_alloc=%s",
+             cmg__fn_name(c->fn), want, bytes, dev,
+             cmg__format_size(cmg__cfg.max_alloc, cap, sizeof(cap)));
+  else
+    cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: %s in use, "
+             "limit %s%s",
+             cmg__fn_name(c->fn), want, bytes, dev,
+             cmg__format_size(used, have, sizeof(have)),
+             cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap)),
+             err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
+}
+
+static struct cmg__event
+event(const struct cmg__call *c, enum cmg__event_kind kind, uint64_t bytes)
+{
+  return (struct cmg__event){
+    .kind = kind,
     .time_ns = cmg__now_ns(),
     .requested_bytes = bytes,
     .live_bytes = cmg__ledger_live_bytes(c->device),
-    .limit_bytes = err == -EPERM ? 0 : cmg__policy_limit(c->device),
+    .limit_bytes = cmg__policy_limit(c->device),
     .stack = c->stack,
     .device = (int16_t)c->device,
     .fn = c->fn,
   };
+}
+
+static void
+deny(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
+{
+  struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
+  if (err == -EPERM)
+    e.limit_bytes = 0;
   cmg__ledger_count_denial(c->device);
-  cmg__history_denial(&d);
+  cmg__history_event(&e);
   log_denial(c, bytes, used, err);
 }
 
-/* Before the real allocation.  Returns CUDA_SUCCESS to go ahead, or the
- * error to return instead (the limit said no). */
-static CUresult
-alloc_begin(struct call *c, enum cmg__fn fn, uint64_t bytes)
+/* on_exceed=warn: the allocation goes ahead over the limit; the first on
+ * each device is said on stderr, every one is in the report. */
+static void
+allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
+{
+  cmg__policy_force(c->device, bytes, &c->r);
+  struct cmg__event e = event(c, CMG__EVENT_WARN, bytes);
+  cmg__history_event(&e);
+  if (!atomic_exchange(&warned[c->device], true)) {
+    char want[32], have[32], cap[32], dev[32];
+    cmg__log("allowed %s of %s on %s over the limit: %s in use, limit %s "
+             "(on_exceed=warn; later ones are only in the report)",
+             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+             where(c->device, dev, sizeof(dev)),
+             cmg__format_size(used, have, sizeof(have)),
+             cmg__format_size(cmg__policy_limit(c->device), cap,
+                              sizeof(cap)));
+  }
+}
+
+/* Applies the limit: 0 with bytes reserved in c->r, or an error for deny. */
+static int
+reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
+{
+  int err = cmg__policy_prepare(c->device, bytes, &c->r, used);
+  if (err != -ENOMEM || c->device == CMG__HOST)
+    return err;
+  if (cmg__cfg.on_exceed == CMG__ON_EXCEED_WARN) {
+    allow_over(c, bytes, *used);
+    return 0;
+  }
+  if (cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
+    uint64_t t0 = cmg__now_ns();
+    err = cmg__policy_wait(c->device, bytes, cmg__cfg.wait_timeout_ns, &c->r,
+                           used);
+    struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
+    e.waited_ns = cmg__now_ns() - t0;
+    e.granted = err == 0;
+    cmg__history_event(&e);
+  }
+  return err;
+}
+
+CUresult
+cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
+                 int device, uint64_t bytes)
 {
   c->tracked = false;
   if (cmg__self.depth++ > 0)
     return CUDA_SUCCESS;
   cmg__init();
-  c->fn = cmg__self.label ? cmg__self.label : (uint16_t)fn;
-  c->device = cmg__current_device();
+  c->fn = cmg__self.label ? cmg__self.label : (uint8_t)fn;
+  c->kind = (uint8_t)kind;
+  /* Device memory and arrays die with the context that made them. */
+  c->ctx = kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY
+               ? cmg__context_current()
+               : 0;
+  if (kind == CMG__KIND_HOST)
+    device = CMG__HOST;
+  else if (device == CMG__CURRENT)
+    device = cmg__current_device();
+  c->device = device;
   /* Without a context the driver refuses the call itself. */
-  if (c->device < 0 || c->device >= CMG__MAX_DEVICES)
+  if (device < 0 || device >= CMG__SLOTS)
     return CUDA_SUCCESS;
   cmg__history_touch();
-  cmg__device_setup(c->device);
+  if (device != CMG__HOST)
+    cmg__device_setup(device);
   c->stack = cmg__stacks_capture();
-  uint64_t used;
-  int err = cmg__policy_prepare(c->device, bytes, &c->r, &used);
+  c->r = (struct cmg__reservation){ .device = device, .bytes = bytes };
+  uint64_t used = 0;
+  int err = cmg__kind_counts(kind) ? reserve(c, bytes, &used) : 0;
   if (err < 0) {
     cmg__self.depth--;
     deny(c, bytes, used, err);
@@ -139,19 +222,39 @@ alloc_begin(struct call *c, enum cmg__fn fn, uint64_t bytes)
   return CUDA_SUCCESS;
 }
 
-/* After the real allocation: record it, or give the reservation back. */
-static CUresult
-alloc_end(struct call *c, CUresult rc, CUdeviceptr addr)
+static void
+give_back(int device, unsigned kind, uint64_t bytes)
+{
+  if (cmg__kind_counts(kind))
+    cmg__policy_release(device, bytes);
+}
+
+/* A soft limit crossed: one line, an event, and a snapshot report. */
+static void
+soft_limit_crossed(const struct cmg__call *c)
+{
+  char soft[32], dev[32];
+  struct cmg__event e = event(c, CMG__EVENT_SOFT_LIMIT, c->r.bytes);
+  e.limit_bytes = cmg__policy_soft_limit(c->device);
+  cmg__history_event(&e);
+  cmg__log("%s passed its soft limit of %s; writing a snapshot report",
+           where(c->device, dev, sizeof(dev)),
+           cmg__format_size(e.limit_bytes, soft, sizeof(soft)));
+  cmg__dump_request(CMG__REASON_SOFT_LIMIT);
+}
+
+CUresult
+cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
 {
   cmg__self.depth--;
   if (!c->tracked)
     return rc;
-  if (rc != CUDA_SUCCESS || addr == 0) {
-    cmg__policy_release(c->device, c->r.bytes);
+  if (rc != CUDA_SUCCESS || key == 0) {
+    give_back(c->device, c->kind, c->r.bytes);
     return rc;
   }
   struct cmg__alloc a = {
-    .addr = addr,
+    .addr = key,
     .size = c->r.bytes,
     .seq = cmg__ledger_next_seq(),
     .time_ns = cmg__now_ns(),
@@ -159,95 +262,76 @@ alloc_end(struct call *c, CUresult rc, CUdeviceptr addr)
     .thread = cmg__tid(),
     .device = (int16_t)c->device,
     .fn = c->fn,
+    .kind = c->kind,
+    .ctx = c->ctx,
   };
   struct cmg__alloc stale;
   int err = cmg__ledger_insert(&a, &stale);
   /* A ledger that cannot grow must not make the program fail: the
    * allocation goes on untracked and its bytes stop counting. */
   if (err < 0) {
-    cmg__policy_release(c->device, c->r.bytes);
+    give_back(c->device, c->kind, c->r.bytes);
     return rc;
   }
   if (err == 1) {
-    cmg__policy_release(stale.device, stale.size);
+    give_back(stale.device, stale.kind, stale.size);
     cmg__stacks_account(stale.stack, stale.device, -(int64_t)stale.size, -1);
   }
+  if (!cmg__kind_counts(a.kind))
+    return rc;
   cmg__stacks_account(a.stack, a.device, (int64_t)a.size, 1);
   cmg__history_peak(a.device, cmg__ledger_live_bytes(a.device));
+  if (cmg__policy_soft_crossed(a.device))
+    soft_limit_crossed(c);
   return rc;
 }
 
 /* Before the real free: the entry leaves the ledger first, since the driver
  * may hand the same address to another thread as soon as it is freed. */
-static bool
-free_begin(CUdeviceptr addr, struct cmg__alloc *a)
+bool
+cmg__free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a)
 {
   cmg__init();
-  return addr != 0 && cmg__ledger_remove(addr, a) == 0;
+  return key != 0 && cmg__ledger_remove(key, kind, a) == 0;
 }
 
-static CUresult
-free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
-         CUdeviceptr addr)
+void
+cmg__uncount(const struct cmg__alloc *a, bool released)
+{
+  if (released)
+    cmg__ledger_count_release(a);
+  else
+    cmg__ledger_count_free(a);
+  if (!cmg__kind_counts(a->kind))
+    return;
+  cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
+  cmg__policy_release(a->device, a->size);
+}
+
+CUresult
+cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
+              uint64_t key)
 {
   if (tracked && rc != CUDA_SUCCESS)
     cmg__ledger_restore(a);
-  else if (tracked) {
-    cmg__ledger_count_free(a);
-    cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
-    cmg__policy_release(a->device, a->size);
-  } else if (rc == CUDA_SUCCESS && addr != 0)
+  else if (tracked)
+    cmg__uncount(a, false);
+  else if (rc == CUDA_SUCCESS && key != 0)
     cmg__ledger_count_untracked_free();
   return rc;
 }
 
-#define REAL_OR_FAIL(real, elf, base, version, suffix)                       \
-  PFN_##base##_v##version##suffix real =                                     \
-      REAL_DRV(elf, base, version, suffix);                                  \
-  if (real == NULL) {                                                        \
-    cmg__missing(CMG__FN_##elf);                                             \
-    return CUDA_ERROR_NOT_INITIALIZED;                                       \
-  }
+/* ---- plain device memory ----------------------------------------------- */
 
-/* One allocation wrapper whose size is known up front. */
-#define ALLOC_HOOK(elf, base, version, suffix, params, size, args)           \
-  CUresult CUDAAPI elf params                                                \
-  {                                                                          \
-    REAL_OR_FAIL(real, elf, base, version, suffix)                           \
-    struct call c;                                                           \
-    CUresult rc = alloc_begin(&c, CMG__FN_##elf, (size));                    \
-    if (rc != CUDA_SUCCESS)                                                  \
-      return rc;                                                             \
-    rc = real args;                                                          \
-    return alloc_end(&c, rc, rc == CUDA_SUCCESS && dptr ? *dptr : 0);        \
-  }
-
-#define FREE_HOOK(elf, base, version, suffix, params, args)                  \
-  CUresult CUDAAPI elf params                                                \
-  {                                                                          \
-    REAL_OR_FAIL(real, elf, base, version, suffix)                           \
-    struct cmg__alloc a;                                                     \
-    bool tracked = free_begin(dptr, &a);                                     \
-    return free_end(tracked, &a, real args, dptr);                           \
-  }
-
-ALLOC_HOOK(cuMemAlloc_v2, cuMemAlloc, 3020, ,
-           (CUdeviceptr *dptr, size_t bytesize), bytesize, (dptr, bytesize))
-ALLOC_HOOK(cuMemAllocManaged, cuMemAllocManaged, 6000, ,
-           (CUdeviceptr *dptr, size_t bytesize, unsigned int flags), bytesize,
-           (dptr, bytesize, flags))
-ALLOC_HOOK(cuMemAllocAsync, cuMemAllocAsync, 11020, ,
-           (CUdeviceptr *dptr, size_t bytesize, CUstream hStream), bytesize,
-           (dptr, bytesize, hStream))
-ALLOC_HOOK(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, _ptsz,
-           (CUdeviceptr *dptr, size_t bytesize, CUstream hStream), bytesize,
-           (dptr, bytesize, hStream))
-
-FREE_HOOK(cuMemFree_v2, cuMemFree, 3020, , (CUdeviceptr dptr), (dptr))
-FREE_HOOK(cuMemFreeAsync, cuMemFreeAsync, 11020, ,
-          (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))
-FREE_HOOK(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, _ptsz,
-          (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))
+CMG__ALLOC_HOOK(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize),
+                CMG__KIND_DEVICE, CMG__CURRENT, bytesize, (dptr, bytesize),
+                *dptr)
+CMG__ALLOC_HOOK(cuMemAllocManaged,
+                (CUdeviceptr *dptr, size_t bytesize, unsigned int flags),
+                CMG__KIND_DEVICE, CMG__CURRENT, bytesize,
+                (dptr, bytesize, flags), *dptr)
+CMG__FREE_HOOK(cuMemFree_v2, (CUdeviceptr dptr), CMG__KIND_DEVICE, dptr,
+               (dptr))
 
 /* The pitch, and so the real size, is known only after the call: reserve
  * width x height, then reserve the padding too or undo the allocation. */
@@ -255,10 +339,11 @@ CUresult CUDAAPI
 cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                    size_t Height, unsigned int ElementSizeBytes)
 {
-  REAL_OR_FAIL(real, cuMemAllocPitch_v2, cuMemAllocPitch, 3020, )
-  struct call c;
+  CMG__REAL_OR_FAIL(real, cuMemAllocPitch_v2)
+  struct cmg__call c;
   uint64_t bytes = (uint64_t)WidthInBytes * Height;
-  CUresult rc = alloc_begin(&c, CMG__FN_cuMemAllocPitch_v2, bytes);
+  CUresult rc = cmg__alloc_begin(&c, CMG__FN_cuMemAllocPitch_v2,
+                                 CMG__KIND_DEVICE, CMG__CURRENT, bytes);
   if (rc != CUDA_SUCCESS)
     return rc;
   rc = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
@@ -266,24 +351,39 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
     uint64_t extra = (uint64_t)(*pPitch - WidthInBytes) * Height;
     uint64_t used = cmg__policy_used(c.device) - c.r.bytes;
     if (cmg__policy_grow(&c.r, extra) < 0) {
-      PFN_cuMemFree_v3020 release = REAL_DRV(cuMemFree_v2, cuMemFree, 3020, );
+      cmg__pfn_cuMemFree_v2 release = REAL(cuMemFree_v2);
       if (release != NULL)
         release(*dptr);
       deny(&c, bytes + extra, used, -ENOMEM);
       rc = CUDA_ERROR_OUT_OF_MEMORY;
     }
   }
-  return alloc_end(&c, rc, rc == CUDA_SUCCESS ? *dptr : 0);
+  return cmg__alloc_end(&c, rc, rc == CUDA_SUCCESS ? *dptr : 0);
 }
 
 /* Frameworks size their pools from this (XLA takes 75% of total, TF free
  * minus a margin), so with a limit they must see the limit, not the card.
  * The driver's own answer is kept where there is no limit or no context, and
  * NULL arguments get the driver's own verdict. */
+void
+cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
+{
+  cmg__device_setup(device);
+  uint64_t limit = cmg__policy_limit(device);
+  if (limit == CMG__NO_LIMIT)
+    return;
+  uint64_t physical = cmg__policy_physical(device);
+  *total = physical && physical < limit ? physical : limit;
+  uint64_t live = cmg__ledger_live_bytes(device);
+  uint64_t room = live < limit ? limit - live : 0;
+  if (room < *free)
+    *free = room;
+}
+
 CUresult CUDAAPI
 cuMemGetInfo_v2(size_t *free, size_t *total)
 {
-  REAL_OR_FAIL(real, cuMemGetInfo_v2, cuMemGetInfo, 3020, )
+  CMG__REAL_OR_FAIL(real, cuMemGetInfo_v2)
   CUresult rc = real(free, total);
   if (rc != CUDA_SUCCESS)
     return rc;
@@ -291,26 +391,19 @@ cuMemGetInfo_v2(size_t *free, size_t *total)
   int dev = cmg__current_device();
   if (dev < 0 || dev >= CMG__MAX_DEVICES)
     return rc;
-  cmg__device_setup(dev);
-  uint64_t limit = cmg__policy_limit(dev);
-  if (limit == CMG__NO_LIMIT)
-    return rc;
-  uint64_t physical = cmg__policy_physical(dev);
+  uint64_t f = free ? *free : UINT64_MAX, t = total ? *total : 0;
+  cmg__virtual_meminfo(dev, &f, &t);
+  if (free != NULL)
+    *free = f;
   if (total != NULL)
-    *total = physical && physical < limit ? physical : limit;
-  if (free != NULL) {
-    uint64_t live = cmg__ledger_live_bytes(dev);
-    uint64_t room = live < limit ? limit - live : 0;
-    if (room < *free)
-      *free = room;
-  }
+    *total = t;
   return rc;
 }
 
 CUresult CUDAAPI
 cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-  REAL_OR_FAIL(real, cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, )
+  CMG__REAL_OR_FAIL(real, cuDeviceTotalMem_v2)
   CUresult rc = real(bytes, dev);
   if (rc != CUDA_SUCCESS || bytes == NULL || dev < 0 ||
       dev >= CMG__MAX_DEVICES)
@@ -323,14 +416,16 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
   return rc;
 }
 
-/* The resolvers: ask the driver, then swap in the wrapper of the variant it
- * was asked for.  The runtime also asks for "cuGetProcAddress" and uses
- * what it gets for every later lookup, which lands here again. */
+/* ---- the resolvers ----------------------------------------------------- */
+
+/* Ask the driver, then swap in the wrapper of the variant asked for.  The
+ * runtime also asks for "cuGetProcAddress" and uses what it gets for every
+ * later lookup, which lands here again. */
 CUresult CUDAAPI
 cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                     cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
-  REAL_OR_FAIL(real, cuGetProcAddress_v2, cuGetProcAddress, 12000, )
+  CMG__REAL_OR_FAIL(real, cuGetProcAddress_v2)
   CUresult rc = real(symbol, pfn, cudaVersion, flags, status);
   if (rc == CUDA_SUCCESS && pfn != NULL)
     *pfn = cmg__resolve_proc(symbol, cudaVersion, flags, *pfn);
@@ -341,7 +436,7 @@ CUresult CUDAAPI
 cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                  cuuint64_t flags)
 {
-  REAL_OR_FAIL(real, cuGetProcAddress, cuGetProcAddress, 11030, )
+  CMG__REAL_OR_FAIL(real, cuGetProcAddress)
   CUresult rc = real(symbol, pfn, cudaVersion, flags);
   if (rc == CUDA_SUCCESS && pfn != NULL)
     *pfn = cmg__resolve_proc(symbol, cudaVersion, flags, *pfn);

@@ -6,6 +6,10 @@
  * so a report says cudaMalloc rather than cuMemAlloc_v2.
  *
  * The label is thread-local and the outermost runtime call keeps it.
+ *
+ * cudaGetDriverEntryPoint and its kin hand out driver functions: those get
+ * the same treatment as cuGetProcAddress, a wrapper for each variant we
+ * wrap, even when the runtime did not reach the driver through ours.
  */
 #include "config.h"
 
@@ -50,3 +54,94 @@ LABEL_HOOK(cudaFreeAsync, (void *devPtr, cudaStream_t stream), (devPtr, stream))
 LABEL_HOOK(cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t stream),
            (devPtr, stream))
 LABEL_HOOK(cudaMemGetInfo, (size_t *free, size_t *total), (free, total))
+LABEL_HOOK(cudaMalloc3D, (struct cudaPitchedPtr *pitchedDevPtr,
+                          struct cudaExtent extent),
+           (pitchedDevPtr, extent))
+LABEL_HOOK(cudaMallocFromPoolAsync,
+           (void **ptr, size_t size, cudaMemPool_t memPool,
+            cudaStream_t stream),
+           (ptr, size, memPool, stream))
+LABEL_HOOK(cudaMallocFromPoolAsync_ptsz,
+           (void **ptr, size_t size, cudaMemPool_t memPool,
+            cudaStream_t stream),
+           (ptr, size, memPool, stream))
+LABEL_HOOK(cudaMallocArray,
+           (cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+            size_t width, size_t height, unsigned int flags),
+           (array, desc, width, height, flags))
+LABEL_HOOK(cudaMalloc3DArray,
+           (cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+            struct cudaExtent extent, unsigned int flags),
+           (array, desc, extent, flags))
+LABEL_HOOK(cudaMallocMipmappedArray,
+           (cudaMipmappedArray_t *mipmappedArray,
+            const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
+            unsigned int numLevels, unsigned int flags),
+           (mipmappedArray, desc, extent, numLevels, flags))
+LABEL_HOOK(cudaFreeArray, (cudaArray_t array), (array))
+LABEL_HOOK(cudaFreeMipmappedArray, (cudaMipmappedArray_t mipmappedArray),
+           (mipmappedArray))
+LABEL_HOOK(cudaMallocHost, (void **ptr, size_t size), (ptr, size))
+LABEL_HOOK(cudaHostAlloc, (void **pHost, size_t size, unsigned int flags),
+           (pHost, size, flags))
+LABEL_HOOK(cudaFreeHost, (void *ptr), (ptr))
+LABEL_HOOK(cudaIpcOpenMemHandle,
+           (void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags),
+           (devPtr, handle, flags))
+LABEL_HOOK(cudaDeviceReset, (void), ())
+
+/* The unversioned forms answer for the runtime's own version. */
+static int
+runtime_version(void)
+{
+  cudaError_t (*get)(int *) = cmg__real(CMG__FN_cudaRuntimeGetVersion);
+  int v = 0;
+  if (get == NULL || get(&v) != cudaSuccess || v <= 0)
+    v = CUDART_VERSION;
+  return v;
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+#define ENTRY_HOOK(name)                                                     \
+  cudaError_t CUDARTAPI name(const char *symbol, void **funcPtr,             \
+                             unsigned long long flags,                       \
+                             enum cudaDriverEntryPointQueryResult *status)   \
+  {                                                                          \
+    __typeof__(name) *real = cmg__real(CMG__FN_##name);                      \
+    if (real == NULL) {                                                      \
+      cmg__missing(CMG__FN_##name);                                          \
+      return cudaErrorInitializationError;                                   \
+    }                                                                        \
+    cudaError_t rc = real(symbol, funcPtr, flags, status);                   \
+    if (rc == cudaSuccess && funcPtr != NULL)                                \
+      *funcPtr = cmg__resolve_proc(symbol, runtime_version(), flags,         \
+                                   *funcPtr);                                \
+    return rc;                                                               \
+  }
+
+#define ENTRY_BY_VERSION_HOOK(name)                                          \
+  cudaError_t CUDARTAPI name(const char *symbol, void **funcPtr,             \
+                             unsigned int cudaVersion,                       \
+                             unsigned long long flags,                       \
+                             enum cudaDriverEntryPointQueryResult *status)   \
+  {                                                                          \
+    __typeof__(name) *real = cmg__real(CMG__FN_##name);                      \
+    if (real == NULL) {                                                      \
+      cmg__missing(CMG__FN_##name);                                          \
+      return cudaErrorInitializationError;                                   \
+    }                                                                        \
+    cudaError_t rc = real(symbol, funcPtr, cudaVersion, flags, status);      \
+    if (rc == cudaSuccess && funcPtr != NULL)                                \
+      *funcPtr = cmg__resolve_proc(symbol, (int)cudaVersion, flags,          \
+                                   *funcPtr);                                \
+    return rc;                                                               \
+  }
+
+ENTRY_HOOK(cudaGetDriverEntryPoint)
+ENTRY_HOOK(cudaGetDriverEntryPoint_ptsz)
+ENTRY_BY_VERSION_HOOK(cudaGetDriverEntryPointByVersion)
+ENTRY_BY_VERSION_HOOK(cudaGetDriverEntryPointByVersion_ptsz)
+
+#pragma GCC diagnostic pop

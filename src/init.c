@@ -52,7 +52,7 @@ postfork_child(void)
   cmg__stacks_reset_accounts();
   cmg__history_reset();
   cmg__self.tid = 0;
-  atomic_store(&child_pending, cmg__cfg.dump_signal != 0);
+  atomic_store(&child_pending, true);
   atomic_store(&ready, false);
 }
 
@@ -69,6 +69,8 @@ init_once(void)
     cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
   }
   cmg__stacks_configure(cmg__cfg.stack_depth);
+  cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);
+  cmg__policy_set_max_alloc(cmg__cfg.max_alloc);
   cmg__dump_setup();
   pthread_atfork(prefork, postfork_parent, postfork_child);
 }

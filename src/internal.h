@@ -29,9 +29,14 @@
 
 /* Every wrapped or called entry point, from hooks.def; also the API label. */
 enum cmg__fn {
+  CMG__FN_NONE,
 #define DRV(elf, base, version, suffix) CMG__FN_##elf,
+#define DRVAS(elf, base, version, pfn) CMG__FN_##elf,
 #define RT(name) CMG__FN_##name,
-#define AUX(name, version) CMG__FN_##name,
+#define AUX(name, base, version) CMG__FN_##name,
+#define RTAUX(name) CMG__FN_##name,
+#define NVML(name) CMG__FN_##name,
+#define NVMLAUX(name) CMG__FN_##name,
 #include "hooks.def"
   CMG__FN_COUNT
 };
@@ -64,9 +69,23 @@ struct cmg__limit {
 #define CMG__STACK_DEPTH_DEFAULT 32
 #define CMG__REPORT_DEFAULT "cumemguard.%p.json"
 
+enum cmg__on_exceed {
+  CMG__ON_EXCEED_FAIL = 0,  /* refuse the allocation (default) */
+  CMG__ON_EXCEED_WARN,      /* allow it, record it, warn once per device */
+  CMG__ON_EXCEED_WAIT,      /* wait for frees, up to wait_timeout */
+};
+
+#define CMG__WAIT_TIMEOUT_DEFAULT_NS (30ull * 1000000000ull)
+
 struct cmg__config {
   struct cmg__limit limit;                      /* limit=SIZE */
   struct cmg__limit limit_dev[CMG__MAX_DEVICES]; /* limit.N=SIZE */
+  struct cmg__limit soft_limit;                 /* soft_limit=SIZE */
+  struct cmg__limit soft_limit_dev[CMG__MAX_DEVICES];
+  uint64_t max_alloc;       /* max_alloc=SIZE; CMG__NO_LIMIT when unset */
+  uint64_t host_limit;      /* host_limit=SIZE; CMG__NO_LIMIT when unset */
+  enum cmg__on_exceed on_exceed;
+  uint64_t wait_timeout_ns; /* wait_timeout=DURATION; default 30 s */
   char report[CMG__REPORT_MAX];   /* report=PATTERN; default above */
   unsigned stack_depth;           /* stack_depth=N, 0..256; default 32 */
   int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
@@ -90,6 +109,10 @@ int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
 uint64_t cmg__config_limit(const struct cmg__config *cfg, int device,
                            uint64_t physical);
 
+/* The soft limit in bytes for `device`, as cmg__config_limit. */
+uint64_t cmg__config_soft_limit(const struct cmg__config *cfg, int device,
+                                uint64_t physical);
+
 /* Expands a report pattern: %p pid, %h host name, %t unix time in seconds,
  * %% a percent sign.  Returns 0, -EINVAL for another escape, -ENAMETOOLONG
  * when the result does not fit in len bytes. */
@@ -101,16 +124,41 @@ const char *cmg__signal_name(int sig);
 
 /* ---- ledger.c: live allocations and per-device counters --------------- */
 
+/* What a ledger entry is, which decides how it counts. */
+enum cmg__kind {
+  CMG__KIND_DEVICE,  /* device memory at an address: counted */
+  CMG__KIND_ARRAY,   /* a CUDA array or mipmapped array handle: counted */
+  CMG__KIND_VMM,     /* a cuMemCreate handle on a device: counted */
+  CMG__KIND_HOST,    /* page-locked host memory: counted on CMG__HOST */
+  CMG__KIND_IMPORT,  /* memory another process owns: never counted */
+  CMG__KIND_VMM_OTHER, /* a cuMemCreate handle at a non-device location */
+  CMG__KIND_COUNT
+};
+
+/* The counters and limit slot of host memory, after the devices'. */
+#define CMG__HOST CMG__MAX_DEVICES
+#define CMG__SLOTS (CMG__MAX_DEVICES + 1)
+
 struct cmg__alloc {
-  uint64_t addr;
+  uint64_t addr;    /* device address, host address, or the handle */
   uint64_t size;
   uint64_t seq;
   uint64_t time_ns; /* since the process started */
   uint32_t stack;   /* interned stack id, CMG__STACK_NONE without one */
   uint32_t thread;
-  int16_t device;
-  uint16_t fn;      /* enum cmg__fn of the API the program called */
+  int16_t device;   /* ordinal, or CMG__HOST */
+  uint8_t fn;       /* enum cmg__fn of the API the program called */
+  uint8_t kind;     /* enum cmg__kind */
+  uint16_t ctx;     /* context id (cmg__context_id), 0 for none */
+  uint16_t refs;    /* references beyond the first (VMM handles) */
 };
+
+/* Whether entries of this kind count against a limit. */
+static inline bool
+cmg__kind_counts(unsigned kind)
+{
+  return kind != CMG__KIND_IMPORT && kind != CMG__KIND_VMM_OTHER;
+}
 
 /* Records a live allocation and counts it.  Returns 0; 1 when the address
  * was still recorded (its free went unseen): the stale record, copied to
@@ -119,18 +167,33 @@ struct cmg__alloc {
  * for a bad device. */
 int cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale);
 
-/* Removes the entry for addr into *out, leaving the counters alone until
- * the real free succeeded; -ENOENT if it is not tracked. */
-int cmg__ledger_remove(uint64_t addr, struct cmg__alloc *out);
+/* Removes the entry for (addr, kind) into *out, leaving the counters alone
+ * until the real free succeeded; -ENOENT if it is not tracked. */
+int cmg__ledger_remove(uint64_t addr, unsigned kind, struct cmg__alloc *out);
+
+/* Takes one more reference on an entry (cuMemRetainAllocationHandle). */
+int cmg__ledger_addref(uint64_t addr, unsigned kind);
+
+/* Drops one reference: returns 1 after removing the last one into *out
+ * (the caller frees), 0 if references remain, -ENOENT if not tracked. */
+int cmg__ledger_unref(uint64_t addr, unsigned kind, struct cmg__alloc *out);
+
+/* Removes every entry for which keep() says false, calling gone() on each
+ * after its shard's lock is released.  Context teardown uses it. */
+void cmg__ledger_remove_if(bool (*keep)(const struct cmg__alloc *, void *),
+                           void (*gone)(const struct cmg__alloc *, void *),
+                           void *arg);
 
 /* Puts back an entry removed by cmg__ledger_remove (a failed free). */
 int cmg__ledger_restore(const struct cmg__alloc *a);
 
-/* Counts the free of an entry removed by cmg__ledger_remove. */
+/* Counts the free of an entry removed by cmg__ledger_remove, or its
+ * release by a context teardown. */
 void cmg__ledger_count_free(const struct cmg__alloc *a);
+void cmg__ledger_count_release(const struct cmg__alloc *a);
 
-/* Copies the entry for addr into *out; -ENOENT if it is not tracked. */
-int cmg__ledger_lookup(uint64_t addr, struct cmg__alloc *out);
+/* Copies the entry for (addr, kind) into *out; -ENOENT if not tracked. */
+int cmg__ledger_lookup(uint64_t addr, unsigned kind, struct cmg__alloc *out);
 
 uint64_t cmg__ledger_live_bytes(int device);
 
@@ -217,7 +280,7 @@ int cmg__symbolize(uintptr_t ip, struct cmg__symbol *out);
 
 /* ---- history.c: start time, peaks, denials, device identities -------- */
 
-#define CMG__MAX_DENIALS 1024
+#define CMG__MAX_EVENTS 1024
 
 struct cmg__composition {
   uint64_t bytes;     /* live bytes on the device at that moment */
@@ -230,14 +293,36 @@ struct cmg__composition {
   } *items;
 };
 
-struct cmg__denial {
+/* A policy decision the report shows. */
+enum cmg__event_kind {
+  CMG__EVENT_DENIAL,      /* refused */
+  CMG__EVENT_WARN,        /* allowed over the limit (on_exceed=warn) */
+  CMG__EVENT_WAIT,        /* waited for frees (on_exceed=wait) */
+  CMG__EVENT_SOFT_LIMIT,  /* usage rose above the soft limit */
+};
+
+struct cmg__event {
+  enum cmg__event_kind kind;
   uint64_t time_ns;
   uint64_t requested_bytes;
   uint64_t live_bytes;
-  uint64_t limit_bytes;
+  uint64_t limit_bytes;   /* the soft limit for CMG__EVENT_SOFT_LIMIT */
+  uint64_t waited_ns;     /* CMG__EVENT_WAIT */
+  bool granted;           /* CMG__EVENT_WAIT: room was found in time */
   uint32_t stack;
   int16_t device;
-  uint16_t fn;
+  uint8_t fn;
+};
+
+/* Allocations a context teardown released, grouped as leaks are. */
+struct cmg__released {
+  uint32_t stack;
+  int16_t device;
+  uint8_t fn;
+  uint8_t kind;
+  uint64_t count;
+  uint64_t bytes;
+  uint64_t time_ns;       /* of the last teardown that added to it */
 };
 
 struct cmg__device_history {
@@ -266,11 +351,20 @@ void cmg__history_set_device(int device, const char *name, const char *uuid);
  * composition when it passed the last recorded peak by the hysteresis. */
 void cmg__history_peak(int device, uint64_t live);
 
-void cmg__history_denial(const struct cmg__denial *d);
+/* Records a policy decision; a denial also counts toward the composition
+ * kept for each device's first denial. */
+void cmg__history_event(const struct cmg__event *e);
 
-/* Copies up to max recorded denials; *total counts all, kept or not. */
-size_t cmg__history_denials(struct cmg__denial *out, size_t max,
-                            uint64_t *total);
+/* Copies up to max recorded events; totals[kind] counts all of each kind,
+ * kept or not. */
+size_t cmg__history_events(struct cmg__event *out, size_t max,
+                           uint64_t totals[4]);
+
+/* Adds an allocation released by a context teardown. */
+void cmg__history_released(const struct cmg__alloc *a);
+
+/* A malloc'd copy of the released groups; *n their number. */
+struct cmg__released *cmg__history_released_groups(size_t *n);
 
 /* A copy of a device's history; release with cmg__history_device_free.
  * Returns 0, -EINVAL or -ENOMEM. */
@@ -281,7 +375,12 @@ void cmg__history_reset(void);
 
 /* ---- report.c: the JSON report ---------------------------------------- */
 
-enum cmg__reason { CMG__REASON_EXIT, CMG__REASON_SIGNAL, CMG__REASON_REQUEST };
+enum cmg__reason {
+  CMG__REASON_EXIT,
+  CMG__REASON_SIGNAL,
+  CMG__REASON_REQUEST,
+  CMG__REASON_SOFT_LIMIT,
+};
 
 /* What the report says of the process; filled by the caller. */
 struct cmg__process {
@@ -307,17 +406,35 @@ struct cmg__reservation {
   uint64_t bytes;
 };
 
-/* Gives `device` its limit (CMG__NO_LIMIT for none) and physical size.  The
- * first call for a device wins; later ones return -EALREADY. */
-int cmg__policy_set_device(int device, uint64_t limit, uint64_t physical);
+/* Gives `device` (or CMG__HOST) its limit and soft limit (CMG__NO_LIMIT
+ * for none) and physical size.  The first call for a device wins; later
+ * ones return -EALREADY. */
+int cmg__policy_set_device(int device, uint64_t limit, uint64_t soft,
+                           uint64_t physical);
+
+/* A single allocation above this is refused (max_alloc). */
+void cmg__policy_set_max_alloc(uint64_t bytes);
 
 bool cmg__policy_is_device_set(int device);
 
 /* Reserves `bytes` on `device` before the real allocation.  Returns 0, or
- * -ENOMEM when the limit would be passed (*used_out then holds the bytes in
- * use), or -EPERM when the process fails closed. */
+ * -ENOMEM when the limit would be passed, -E2BIG when max_alloc forbids the
+ * size, -EPERM when the process fails closed; *used_out holds the bytes in
+ * use. */
 int cmg__policy_prepare(int device, uint64_t bytes,
                         struct cmg__reservation *r, uint64_t *used_out);
+
+/* Reserves regardless of the limit (on_exceed=warn). */
+void cmg__policy_force(int device, uint64_t bytes, struct cmg__reservation *r);
+
+/* Like prepare, but waits up to timeout_ns for frees to make room: 0, or
+ * -ETIMEDOUT, or prepare's other errors (on_exceed=wait). */
+int cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
+                     struct cmg__reservation *r, uint64_t *used_out);
+
+/* True once each time usage rises above the device's soft limit. */
+bool cmg__policy_soft_crossed(int device);
+uint64_t cmg__policy_soft_limit(int device);
 
 /* Grows a reservation made by prepare; -ENOMEM leaves it unchanged. */
 int cmg__policy_grow(struct cmg__reservation *r, uint64_t extra);

@@ -72,7 +72,34 @@ static const struct flag flags[] = {
   { "leak-exitcode", "leak_exitcode", "N",
     "make the program exit with N (1 to 255) when\n"
     "device memory is still allocated at its exit" },
+  { "on-exceed", "on_exceed", "ACTION",
+    "past the limit: fail (default), warn (allow and\n"
+    "record), or wait for frees up to --wait-timeout" },
+  { "wait-timeout", "wait_timeout", "TIME",
+    "how long --on-exceed wait waits (default 30s;\n"
+    "500ms, 2m, 1h)" },
+  { "soft-limit", "soft_limit", "SIZE",
+    "warn and write a snapshot report each time a\n"
+    "device's usage rises above SIZE" },
+  { "max-alloc", "max_alloc", "SIZE",
+    "refuse any single allocation larger than SIZE" },
+  { "host-limit", "host_limit", "SIZE",
+    "cap page-locked host memory (cudaMallocHost) at SIZE" },
 };
+
+/* Frameworks that grab most of the card at start-up grow on demand instead
+ * with these; set by --on-demand-growth. */
+static const struct {
+  const char *name, *value, *why;
+} growth_env[] = {
+  { "TF_FORCE_GPU_ALLOW_GROWTH", "true",
+    "TensorFlow allocates as it needs, not 'free minus a margin'" },
+  { "XLA_PYTHON_CLIENT_PREALLOCATE", "false",
+    "JAX/XLA does not preallocate 75% of what it sees" },
+};
+static bool on_demand_growth;
+
+#define N_GROWTH_ENV (sizeof(growth_env) / sizeof(growth_env[0]))
 
 #define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
 
@@ -148,13 +175,20 @@ print_help(void)
          "allocated.\n\n");
   for (i = 0; i < N_FLAGS; i++)
     print_flag(flags[i].name, flags[i].arg, flags[i].help);
+  print_flag("on-demand-growth", "",
+             "make TensorFlow and JAX allocate as they go:\n"
+             "sets TF_FORCE_GPU_ALLOW_GROWTH=true and\n"
+             "XLA_PYTHON_CLIENT_PREALLOCATE=false");
   print_flag("help", "", "print this help and exit");
   print_flag("version", "", "print the version and exit");
   printf("\nEnvironment:\n"
          "  " OPTIONS_VAR "  options as key=value,...: limit, limit.N "
          "(device N),\n"
-         "                      report, stack_depth, dump_signal and "
+         "                      report, stack_depth, dump_signal, "
          "leak_exitcode,\n"
+         "                      on_exceed, wait_timeout, soft_limit(.N), "
+         "max_alloc,\n"
+         "                      host_limit,\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
          "  " LIBRARY_VAR "  the library to preload; by default\n"
@@ -397,6 +431,10 @@ parse_args(int argc, char **argv, const char *values[])
       printf("cumemguard " CMG_VERSION_STRING "\n");
       return 0;
     }
+    if (strcmp(a, "--on-demand-growth") == 0) {
+      on_demand_growth = true;
+      continue;
+    }
 
     name = a + 2;
     eq = strchr(name, '=');
@@ -478,6 +516,11 @@ main(int argc, char **argv)
     cmg__log("cannot set the environment: %s", strerror(errno));
     goto out;
   }
+  for (size_t g = 0; on_demand_growth && g < N_GROWTH_ENV; g++)
+    if (setenv(growth_env[g].name, growth_env[g].value, 1) != 0) {
+      cmg__log("cannot set the environment: %s", strerror(errno));
+      goto out;
+    }
   free(lib);
   free(opts);
 

@@ -1,6 +1,8 @@
 /*
- * The ledger: every live device allocation, keyed by device address, and the
- * per-device counters derived from it.
+ * The ledger: every live allocation, keyed by its address or handle and its
+ * kind (a device address and an array handle may hold the same number), and
+ * the per-device counters derived from it.  Host memory has a slot of its
+ * own after the devices; imported memory is recorded but never counted.
  *
  * The table is split into SHARDS shards chosen by a hash of the address, each
  * an open-addressing table (linear probing, backward-shift deletion, no
@@ -42,12 +44,13 @@ struct counters {
   _Atomic uint64_t allocations;
   _Atomic uint64_t frees;
   _Atomic uint64_t denials;
+  _Atomic uint64_t released;
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS] = {
   [0 ... SHARDS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER }
 };
-static struct counters devices[CMG__MAX_DEVICES];
+static struct counters devices[CMG__SLOTS];
 static _Atomic uint64_t untracked_frees;
 static _Atomic uint64_t seq;
 
@@ -55,9 +58,9 @@ static _Atomic uint64_t seq;
  * no information.  The top bits pick the shard and the low bits the slot, so
  * both must be well mixed: murmur3's finalizer does that in a few cycles. */
 static inline uint64_t
-hash(uint64_t addr)
+hash(uint64_t addr, unsigned kind)
 {
-  uint64_t h = addr >> 8;
+  uint64_t h = (addr >> 8) ^ ((uint64_t)kind << 59);
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
@@ -89,7 +92,7 @@ table_free(struct cmg__alloc *slots, size_t nslots)
 static void
 put(struct cmg__alloc *slots, size_t mask, const struct cmg__alloc *a)
 {
-  size_t i = hash(a->addr) & mask;
+  size_t i = hash(a->addr, a->kind) & mask;
   while (slots[i].addr != 0)
     i = (i + 1) & mask;
   slots[i] = *a;
@@ -113,14 +116,14 @@ grow(struct shard *s)
   return 0;
 }
 
-/* Index of addr in the shard, or -1. */
+/* Index of (addr, kind) in the shard, or -1. */
 static ptrdiff_t
-find(const struct shard *s, uint64_t addr)
+find(const struct shard *s, uint64_t addr, unsigned kind)
 {
   if (s->mask == 0)
     return -1;
-  for (size_t i = hash(addr) & s->mask;; i = (i + 1) & s->mask) {
-    if (s->slots[i].addr == addr)
+  for (size_t i = hash(addr, kind) & s->mask;; i = (i + 1) & s->mask) {
+    if (s->slots[i].addr == addr && s->slots[i].kind == kind)
       return (ptrdiff_t)i;
     if (s->slots[i].addr == 0)
       return -1;
@@ -137,7 +140,7 @@ erase(struct shard *s, size_t i)
     j = (j + 1) & s->mask;
     if (s->slots[j].addr == 0)
       break;
-    size_t home = hash(s->slots[j].addr) & s->mask;
+    size_t home = hash(s->slots[j].addr, s->slots[j].kind) & s->mask;
     /* Move j into the hole unless its home lies cyclically in (i, j]. */
     if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
       s->slots[i] = s->slots[j];
@@ -159,7 +162,7 @@ shard_insert(struct shard *s, const struct cmg__alloc *a,
   if ((s->count + 1) * 4 > (s->mask + 1) * 3 || s->mask == 0)
     rc = grow(s);
   if (rc == 0) {
-    ptrdiff_t i = find(s, a->addr);
+    ptrdiff_t i = find(s, a->addr, a->kind);
     if (i >= 0) {
       *stale = s->slots[i];
       s->slots[i] = *a;
@@ -187,24 +190,32 @@ raise_peak(struct counters *c, uint64_t live)
 static struct counters *
 counters_of(int device)
 {
-  if (device < 0 || device >= CMG__MAX_DEVICES)
+  if (device < 0 || device >= CMG__SLOTS)
     return NULL;
   return &devices[device];
+}
+
+static inline struct shard *
+shard_for(uint64_t addr, unsigned kind)
+{
+  return shard_of(hash(addr, kind));
 }
 
 int
 cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
 {
   struct counters *c = counters_of(a->device);
-  if (c == NULL || a->addr == 0)
+  if (c == NULL || a->addr == 0 || a->kind >= CMG__KIND_COUNT)
     return -EINVAL;
-  int rc = shard_insert(shard_of(hash(a->addr)), a, stale);
+  int rc = shard_insert(shard_for(a->addr, a->kind), a, stale);
   if (rc < 0)
     return rc;
   /* The driver handed out an address we still hold: its free went by a
    * path we do not see, so the old record is freed now. */
   if (rc == 1)
     cmg__ledger_count_free(stale);
+  if (!cmg__kind_counts(a->kind))
+    return rc;
   atomic_fetch_add_explicit(&c->allocations, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&c->live_allocs, 1, memory_order_relaxed);
   uint64_t live = atomic_fetch_add_explicit(&c->live_bytes, a->size,
@@ -217,16 +228,16 @@ int
 cmg__ledger_restore(const struct cmg__alloc *a)
 {
   struct cmg__alloc stale;
-  int rc = shard_insert(shard_of(hash(a->addr)), a, &stale);
+  int rc = shard_insert(shard_for(a->addr, a->kind), a, &stale);
   return rc < 0 ? rc : 0;
 }
 
 int
-cmg__ledger_remove(uint64_t addr, struct cmg__alloc *out)
+cmg__ledger_remove(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 {
-  struct shard *s = shard_of(hash(addr));
+  struct shard *s = shard_for(addr, kind);
   pthread_mutex_lock(&s->lock);
-  ptrdiff_t i = find(s, addr);
+  ptrdiff_t i = find(s, addr, kind);
   if (i >= 0) {
     *out = s->slots[i];
     erase(s, (size_t)i);
@@ -236,26 +247,96 @@ cmg__ledger_remove(uint64_t addr, struct cmg__alloc *out)
 }
 
 int
-cmg__ledger_lookup(uint64_t addr, struct cmg__alloc *out)
+cmg__ledger_addref(uint64_t addr, unsigned kind)
 {
-  struct shard *s = shard_of(hash(addr));
+  struct shard *s = shard_for(addr, kind);
   pthread_mutex_lock(&s->lock);
-  ptrdiff_t i = find(s, addr);
+  ptrdiff_t i = find(s, addr, kind);
+  if (i >= 0 && s->slots[i].refs < UINT16_MAX)
+    s->slots[i].refs++;
+  pthread_mutex_unlock(&s->lock);
+  return i >= 0 ? 0 : -ENOENT;
+}
+
+int
+cmg__ledger_unref(uint64_t addr, unsigned kind, struct cmg__alloc *out)
+{
+  struct shard *s = shard_for(addr, kind);
+  int rc = -ENOENT;
+  pthread_mutex_lock(&s->lock);
+  ptrdiff_t i = find(s, addr, kind);
+  if (i >= 0 && s->slots[i].refs > 0) {
+    s->slots[i].refs--;
+    rc = 0;
+  } else if (i >= 0) {
+    *out = s->slots[i];
+    erase(s, (size_t)i);
+    rc = 1;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return rc;
+}
+
+void
+cmg__ledger_remove_if(bool (*keep)(const struct cmg__alloc *, void *),
+                      void (*gone)(const struct cmg__alloc *, void *),
+                      void *arg)
+{
+  for (int i = 0; i < SHARDS; i++) {
+    struct shard *s = &shards[i];
+    struct cmg__alloc batch[64];
+    size_t n;
+    do {
+      n = 0;
+      pthread_mutex_lock(&s->lock);
+      for (size_t j = 0; s->mask != 0 && j <= s->mask && n < 64;) {
+        if (s->slots[j].addr != 0 && !keep(&s->slots[j], arg)) {
+          batch[n++] = s->slots[j];
+          erase(s, j);  /* an entry may shift into j: look at it again */
+        } else
+          j++;
+      }
+      pthread_mutex_unlock(&s->lock);
+      for (size_t k = 0; k < n; k++)
+        gone(&batch[k], arg);
+    } while (n == 64);
+  }
+}
+
+int
+cmg__ledger_lookup(uint64_t addr, unsigned kind, struct cmg__alloc *out)
+{
+  struct shard *s = shard_for(addr, kind);
+  pthread_mutex_lock(&s->lock);
+  ptrdiff_t i = find(s, addr, kind);
   if (i >= 0)
     *out = s->slots[i];
   pthread_mutex_unlock(&s->lock);
   return i >= 0 ? 0 : -ENOENT;
 }
 
+static void
+uncount(const struct cmg__alloc *a, bool released)
+{
+  struct counters *c = counters_of(a->device);
+  if (c == NULL || !cmg__kind_counts(a->kind))
+    return;
+  atomic_fetch_add_explicit(released ? &c->released : &c->frees, 1,
+                            memory_order_relaxed);
+  atomic_fetch_sub_explicit(&c->live_allocs, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&c->live_bytes, a->size, memory_order_relaxed);
+}
+
 void
 cmg__ledger_count_free(const struct cmg__alloc *a)
 {
-  struct counters *c = counters_of(a->device);
-  if (c == NULL)
-    return;
-  atomic_fetch_add_explicit(&c->frees, 1, memory_order_relaxed);
-  atomic_fetch_sub_explicit(&c->live_allocs, 1, memory_order_relaxed);
-  atomic_fetch_sub_explicit(&c->live_bytes, a->size, memory_order_relaxed);
+  uncount(a, false);
+}
+
+void
+cmg__ledger_count_release(const struct cmg__alloc *a)
+{
+  uncount(a, true);
 }
 
 void
@@ -298,6 +379,7 @@ cmg__ledger_stats(int device, struct cmg_device_stats *out)
   out->allocations = atomic_load(&c->allocations);
   out->frees = atomic_load(&c->frees);
   out->denials = atomic_load(&c->denials);
+  out->released = atomic_load(&c->released);
 }
 
 uint64_t

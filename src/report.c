@@ -32,6 +32,7 @@ struct live {
   struct cmg__alloc *a;
   size_t n, cap;
   bool oom;
+  uint64_t device_allocations, device_bytes;  /* device memory only */
 };
 
 struct group {
@@ -46,6 +47,27 @@ struct refs {
   uintptr_t *ips;       /* distinct, sorted */
   size_t n_ips;
 };
+
+static const char *const kind_names[CMG__KIND_COUNT] = {
+  [CMG__KIND_DEVICE] = "device", [CMG__KIND_ARRAY] = "array",
+  [CMG__KIND_VMM] = "vmm", [CMG__KIND_HOST] = "host",
+  [CMG__KIND_IMPORT] = "import", [CMG__KIND_VMM_OTHER] = "vmm_host",
+};
+
+/* Device memory: what the limits count and the summary adds up. */
+static bool
+is_device_memory(unsigned kind)
+{
+  return kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY ||
+         kind == CMG__KIND_VMM;
+}
+
+static cJSON *
+device_or_null(int device)
+{
+  return device >= 0 && device < CMG__MAX_DEVICES ? cJSON_CreateNumber(device)
+                                                  : cJSON_CreateNull();
+}
 
 static double
 seconds(uint64_t ns)
@@ -105,6 +127,8 @@ by_site(const void *x, const void *y)
     return a->fn < b->fn ? -1 : 1;
   if (a->device != b->device)
     return a->device < b->device ? -1 : 1;
+  if (a->kind != b->kind)
+    return a->kind < b->kind ? -1 : 1;
   return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
@@ -122,7 +146,8 @@ by_bytes(const void *x, const void *y)
 static bool
 same_site(const struct cmg__alloc *a, const struct cmg__alloc *b)
 {
-  return a->stack == b->stack && a->fn == b->fn && a->device == b->device;
+  return a->stack == b->stack && a->fn == b->fn && a->device == b->device &&
+         a->kind == b->kind;
 }
 
 /* Groups the live allocations, sorted by site, by (stack, api, device),
@@ -162,7 +187,8 @@ process_json(const struct cmg__process *p)
   cJSON_AddStringToObject(o, "hostname", p->hostname ? p->hostname : "");
   cJSON_AddNumberToObject(o, "start_time", cmg__start_unix());
   cJSON_AddNumberToObject(o, "end_time", now.tv_sec + now.tv_nsec / 1e9);
-  static const char *const reasons[] = { "exit", "signal", "request" };
+  static const char *const reasons[] = { "exit", "signal", "request",
+                                         "soft_limit" };
   cJSON_AddStringToObject(o, "reason", reasons[p->reason]);
   return o;
 }
@@ -206,6 +232,20 @@ options_json(const struct cmg__process *p)
                         c->leak_exitcode
                             ? cJSON_CreateNumber(c->leak_exitcode)
                             : cJSON_CreateNull());
+  static const char *const on_exceed[] = { "fail", "warn", "wait" };
+  cJSON_AddStringToObject(o, "on_exceed", on_exceed[c->on_exceed]);
+  cJSON_AddNumberToObject(o, "wait_timeout", c->wait_timeout_ns / 1e9);
+  cJSON_AddItemToObject(o, "soft_limit", limit_json(&c->soft_limit));
+  per = cJSON_AddObjectToObject(o, "soft_limits");
+  for (int i = 0; i < CMG__MAX_DEVICES; i++) {
+    if (c->soft_limit_dev[i].kind == CMG__LIMIT_NONE)
+      continue;
+    char key[8];
+    snprintf(key, sizeof(key), "%d", i);
+    cJSON_AddItemToObject(per, key, limit_json(&c->soft_limit_dev[i]));
+  }
+  cJSON_AddItemToObject(o, "max_alloc", bytes_or_null(c->max_alloc));
+  cJSON_AddItemToObject(o, "host_limit", bytes_or_null(c->host_limit));
   cJSON_AddBoolToObject(o, "failed_closed", cmg__policy_is_failed_closed());
   return o;
 }
@@ -239,10 +279,48 @@ devices_json(void)
     cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
     cJSON_AddNumberToObject(o, "allocations", s.allocations);
     cJSON_AddNumberToObject(o, "frees", s.frees);
+    cJSON_AddNumberToObject(o, "released", s.released);
     cJSON_AddNumberToObject(o, "denied", s.denials);
     cJSON_AddItemToArray(a, o);
     cmg__history_device_free(&h);
   }
+  return a;
+}
+
+static cJSON *
+host_json(void)
+{
+  struct cmg_device_stats s;
+  cmg__ledger_stats(CMG__HOST, &s);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddItemToObject(o, "limit_bytes",
+                        bytes_or_null(cmg__policy_limit(CMG__HOST)));
+  cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
+  cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
+  cJSON_AddNumberToObject(o, "allocations", s.allocations);
+  cJSON_AddNumberToObject(o, "frees", s.frees);
+  cJSON_AddNumberToObject(o, "denied", s.denials);
+  return o;
+}
+
+static cJSON *
+released_json(struct refs *r)
+{
+  size_t n;
+  struct cmg__released *g = cmg__history_released_groups(&n);
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "stack", stack_ref(g[i].stack, r));
+    cJSON_AddStringToObject(o, "api", cmg__fn_name(g[i].fn));
+    cJSON_AddStringToObject(o, "kind", kind_names[g[i].kind]);
+    cJSON_AddItemToObject(o, "device", device_or_null(g[i].device));
+    cJSON_AddNumberToObject(o, "count", g[i].count);
+    cJSON_AddNumberToObject(o, "bytes", g[i].bytes);
+    cJSON_AddNumberToObject(o, "time", seconds(g[i].time_ns));
+    cJSON_AddItemToArray(a, o);
+  }
+  free(g);
   return a;
 }
 
@@ -256,7 +334,8 @@ leaks_json(const struct live *l, const struct group *g, size_t n_groups,
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "stack", stack_ref(first->stack, r));
     cJSON_AddStringToObject(o, "api", cmg__fn_name(first->fn));
-    cJSON_AddNumberToObject(o, "device", first->device);
+    cJSON_AddStringToObject(o, "kind", kind_names[first->kind]);
+    cJSON_AddItemToObject(o, "device", device_or_null(first->device));
     cJSON_AddNumberToObject(o, "count", g[i].n);
     cJSON_AddNumberToObject(o, "bytes", g[i].bytes);
     cJSON *allocs = cJSON_AddArrayToObject(o, "allocations");
@@ -325,32 +404,57 @@ peaks_json(struct refs *r, struct cmg__composition *first_denial)
 }
 
 static cJSON *
-denials_json(struct refs *r, struct cmg__composition *first_denial,
-             uint64_t *total)
+event_json(const struct cmg__event *e, struct refs *r)
 {
-  static struct cmg__denial d[CMG__MAX_DENIALS];
-  size_t n = cmg__history_denials(d, CMG__MAX_DENIALS, total);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "time", seconds(e->time_ns));
+  cJSON_AddStringToObject(o, "api", cmg__fn_name(e->fn));
+  cJSON_AddItemToObject(o, "device", device_or_null(e->device));
+  cJSON_AddNumberToObject(o, "requested_bytes", e->requested_bytes);
+  cJSON_AddNumberToObject(o, "live_bytes", e->live_bytes);
+  cJSON_AddItemToObject(o, "limit_bytes", bytes_or_null(e->limit_bytes));
+  cJSON_AddItemToObject(o, "stack", stack_ref(e->stack, r));
+  return o;
+}
+
+/* The denials (the first on each device with what was live then), and the
+ * other policy decisions. */
+static void
+add_events(cJSON *root, cJSON *summary, struct refs *r,
+           struct cmg__composition *first_denial)
+{
+  static struct cmg__event ev[CMG__MAX_EVENTS];
+  static const char *const kinds[] = { "denial", "warn", "wait",
+                                       "soft_limit" };
+  uint64_t totals[4];
+  size_t n = cmg__history_events(ev, CMG__MAX_EVENTS, totals);
   bool seen[CMG__MAX_DEVICES] = { false };
-  cJSON *a = cJSON_CreateArray();
+  cJSON *denials = cJSON_AddArrayToObject(root, "denials");
+  cJSON *events = cJSON_AddArrayToObject(root, "events");
   for (size_t i = 0; i < n; i++) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "time", seconds(d[i].time_ns));
-    cJSON_AddStringToObject(o, "api", cmg__fn_name(d[i].fn));
-    cJSON_AddNumberToObject(o, "device", d[i].device);
-    cJSON_AddNumberToObject(o, "requested_bytes", d[i].requested_bytes);
-    cJSON_AddNumberToObject(o, "live_bytes", d[i].live_bytes);
-    cJSON_AddItemToObject(o, "limit_bytes", bytes_or_null(d[i].limit_bytes));
-    cJSON_AddItemToObject(o, "stack", stack_ref(d[i].stack, r));
-    int dev = d[i].device;
+    cJSON *o = event_json(&ev[i], r);
+    int dev = ev[i].device;
+    if (ev[i].kind != CMG__EVENT_DENIAL) {
+      cJSON_AddStringToObject(o, "kind", kinds[ev[i].kind]);
+      if (ev[i].kind == CMG__EVENT_WAIT) {
+        cJSON_AddNumberToObject(o, "waited", seconds(ev[i].waited_ns));
+        cJSON_AddBoolToObject(o, "granted", ev[i].granted);
+      }
+      cJSON_AddItemToArray(events, o);
+      continue;
+    }
     if (dev >= 0 && dev < CMG__MAX_DEVICES && !seen[dev]) {
       struct cmg__composition *c = &first_denial[dev];
       seen[dev] = true;
       qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
       cJSON_AddItemToObject(o, "by_stack", composition_json(c, r));
     }
-    cJSON_AddItemToArray(a, o);
+    cJSON_AddItemToArray(denials, o);
   }
-  return a;
+  cJSON_AddNumberToObject(summary, "denials", totals[CMG__EVENT_DENIAL]);
+  cJSON *counts = cJSON_AddObjectToObject(summary, "events");
+  for (int k = 1; k < 4; k++)
+    cJSON_AddNumberToObject(counts, kinds[k], totals[k]);
 }
 
 /* ---- stacks, frames, modules ------------------------------------------- */
@@ -469,7 +573,7 @@ build(const struct cmg__process *proc, struct live *l, struct refs *r)
 {
   struct group *groups = NULL;
   struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
-  uint64_t live_bytes = 0, denials_total = 0;
+  uint64_t live_bytes = 0, live_allocations = 0, host_bytes = 0;
   cmg__ledger_foreach(collect, l);
   qsort(l->a, l->n, sizeof(*l->a), by_site);
   ptrdiff_t n_groups = group_live(l, &groups);
@@ -479,8 +583,15 @@ build(const struct cmg__process *proc, struct live *l, struct refs *r)
     free(groups);
     return NULL;
   }
-  for (size_t i = 0; i < l->n; i++)
-    live_bytes += l->a[i].size;
+  for (size_t i = 0; i < l->n; i++) {
+    if (is_device_memory(l->a[i].kind)) {
+      live_bytes += l->a[i].size;
+      live_allocations++;
+    } else if (l->a[i].kind == CMG__KIND_HOST)
+      host_bytes += l->a[i].size;
+  }
+  l->device_allocations = live_allocations;
+  l->device_bytes = live_bytes;
 
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "format", "cumemguard-report");
@@ -491,17 +602,18 @@ build(const struct cmg__process *proc, struct live *l, struct refs *r)
   cJSON_AddItemToObject(root, "process", process_json(proc));
   cJSON_AddItemToObject(root, "options", options_json(proc));
   cJSON_AddItemToObject(root, "devices", devices_json());
+  cJSON_AddItemToObject(root, "host", host_json());
   cJSON *summary = cJSON_AddObjectToObject(root, "summary");
-  cJSON_AddNumberToObject(summary, "live_allocations", l->n);
+  cJSON_AddNumberToObject(summary, "live_allocations", live_allocations);
   cJSON_AddNumberToObject(summary, "live_bytes", live_bytes);
+  cJSON_AddNumberToObject(summary, "host_live_bytes", host_bytes);
   cJSON_AddNumberToObject(summary, "untracked_frees",
                           cmg__ledger_untracked_frees());
   cJSON_AddItemToObject(root, "leaks",
                         leaks_json(l, groups, (size_t)n_groups, r));
+  cJSON_AddItemToObject(root, "released", released_json(r));
   cJSON_AddItemToObject(root, "peaks", peaks_json(r, first_denial));
-  cJSON_AddItemToObject(root, "denials",
-                        denials_json(r, first_denial, &denials_total));
-  cJSON_AddNumberToObject(summary, "denials", denials_total);
+  add_events(root, summary, r, first_denial);
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     free(first_denial[d].items);
   free(groups);
@@ -560,10 +672,8 @@ cmg__report_write(const char *path, const struct cmg__process *proc,
   if (err < 0)
     unlink(tmp);
   if (err == 0) {
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "summary");
-    *live_allocations = l.n;
-    *live_bytes = (uint64_t)cJSON_GetNumberValue(
-        cJSON_GetObjectItemCaseSensitive(s, "live_bytes"));
+    *live_allocations = l.device_allocations;
+    *live_bytes = l.device_bytes;
   }
   cJSON_free(text);
   cJSON_Delete(root);

@@ -39,27 +39,38 @@ struct variant {
 static const struct variant variants[] = {
 #define DRV(elf, base, version, suffix)                                      \
   { #base, version, sizeof(#suffix) > 1, CMG__FN_##elf },
+#define DRVAS(elf, base, version, pfn) { #base, version, false, CMG__FN_##elf },
 #define OLD(base, version) { #base, version, false, -1 },
 #include "hooks.def"
 };
 
-enum layer { DRIVER, RUNTIME };
+enum layer { NONE, DRIVER, RUNTIME, NVML_LIB };
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 static const struct {
   const char *name;
   enum layer layer;
   void *hook;
 } fns[CMG__FN_COUNT] = {
+  [CMG__FN_NONE] = { "unknown", NONE, NULL },
 #define DRV(elf, base, version, suffix)                                      \
   [CMG__FN_##elf] = { #elf, DRIVER, (void *)&elf },
+#define DRVAS(elf, base, version, pfn)                                       \
+  [CMG__FN_##elf] = { #elf, DRIVER, (void *)&elf },
 #define RT(name) [CMG__FN_##name] = { #name, RUNTIME, (void *)&name },
-#define AUX(name, version) [CMG__FN_##name] = { #name, DRIVER, NULL },
+#define AUX(name, base, version) [CMG__FN_##name] = { #name, DRIVER, NULL },
+#define RTAUX(name) [CMG__FN_##name] = { #name, RUNTIME, NULL },
+#define NVML(name) [CMG__FN_##name] = { #name, NVML_LIB, (void *)&name },
+#define NVMLAUX(name) [CMG__FN_##name] = { #name, NVML_LIB, NULL },
 #include "hooks.def"
 };
+#pragma GCC diagnostic pop
 
 static _Atomic(void *) real[CMG__FN_COUNT];
 static _Atomic bool missing_told[CMG__FN_COUNT];
 static _Atomic(void *) libcuda_handle;
+static _Atomic(void *) libnvml_handle;
 
 typedef void *(*dlsym_fn)(void *, const char *);
 static _Atomic(dlsym_fn) real_dlsym;
@@ -88,25 +99,37 @@ cmg__real_dlsym(void *handle, const char *name)
   return f ? f(handle, name) : NULL;
 }
 
-/* The loaded driver, pinned: we keep pointers into it, so it must not be
- * unloaded under them.  NULL while no driver is loaded. */
+/* A loaded library, pinned: we keep pointers into it, so it must not be
+ * unloaded under them.  NULL while it is not loaded. */
 static void *
-libcuda(void)
+pinned(_Atomic(void *) *slot, const char *soname, const char *devname)
 {
-  void *h = atomic_load_explicit(&libcuda_handle, memory_order_acquire);
+  void *h = atomic_load_explicit(slot, memory_order_acquire);
   if (h != NULL)
     return h;
-  h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
   if (h == NULL)
-    h = dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD);
+    h = dlopen(devname, RTLD_LAZY | RTLD_NOLOAD);
   if (h == NULL)
     return NULL;
   void *expected = NULL;
-  if (!atomic_compare_exchange_strong(&libcuda_handle, &expected, h)) {
+  if (!atomic_compare_exchange_strong(slot, &expected, h)) {
     dlclose(h);
     h = expected;
   }
   return h;
+}
+
+static void *
+libcuda(void)
+{
+  return pinned(&libcuda_handle, "libcuda.so.1", "libcuda.so");
+}
+
+static void *
+libnvml(void)
+{
+  return pinned(&libnvml_handle, "libnvidia-ml.so.1", "libnvidia-ml.so");
 }
 
 static bool
@@ -126,7 +149,10 @@ set_real(enum cmg__fn fn, void *p)
 {
   if (p == NULL || is_ours(p))
     return;
-  libcuda();
+  if (fns[fn].layer == NVML_LIB)
+    libnvml();
+  else
+    libcuda();
   atomic_store_explicit(&real[fn], p, memory_order_release);
 }
 
@@ -155,10 +181,12 @@ find_in_cudart(struct dl_phdr_info *info, size_t size, void *arg)
 static void *
 lookup(enum cmg__fn fn)
 {
-  if (fns[fn].layer == DRIVER) {
-    void *h = libcuda();
+  if (fns[fn].layer == DRIVER || fns[fn].layer == NVML_LIB) {
+    void *h = fns[fn].layer == DRIVER ? libcuda() : libnvml();
     return h ? cmg__real_dlsym(h, fns[fn].name) : NULL;
   }
+  if (fns[fn].layer == NONE)
+    return NULL;
   void *p = cmg__real_dlsym(RTLD_NEXT, fns[fn].name);
   if (p == NULL || is_ours(p)) {
     void *io[2] = { (void *)fns[fn].name, NULL };
@@ -282,27 +310,30 @@ next_symbol(const char *name, const void *caller)
   return NULL;
 }
 
+/* Whether p lies in the library `soname` names (any version suffix). */
 static bool
-is_in_libcuda(const void *p)
+is_in(const void *p, const char *soname)
 {
   Dl_info info;
   if (!dladdr(p, &info) || info.dli_fname == NULL)
     return false;
   const char *base = strrchr(info.dli_fname, '/');
   base = base ? base + 1 : info.dli_fname;
-  return strncmp(base, "libcuda.so", 10) == 0;
+  return strncmp(base, soname, strlen(soname)) == 0;
 }
 
-/* A wrapped driver name found in the driver is answered with the wrapper;
- * anything else, including a name the driver lacks, is left as found. */
+/* A wrapped driver or NVML name found in its library is answered with the
+ * wrapper; anything else, including a name the library lacks, is left as
+ * found. */
 static void *
 wrap_symbol(const char *name, void *p)
 {
   for (int i = 0; i < CMG__FN_COUNT; i++) {
-    if (fns[i].layer != DRIVER || fns[i].hook == NULL ||
-        strcmp(fns[i].name, name) != 0)
+    if ((fns[i].layer != DRIVER && fns[i].layer != NVML_LIB) ||
+        fns[i].hook == NULL || strcmp(fns[i].name, name) != 0)
       continue;
-    if (p == fns[i].hook || !is_in_libcuda(p))
+    const char *lib = fns[i].layer == DRIVER ? "libcuda.so" : "libnvidia-ml.so";
+    if (p == fns[i].hook || !is_in(p, lib))
       return p;
     set_real(i, p);
     return fns[i].hook;
@@ -316,7 +347,8 @@ dlsym(void *restrict handle, const char *restrict name)
   const void *caller = __builtin_return_address(0);
   void *p = handle == RTLD_NEXT ? next_symbol(name, caller)
                                 : cmg__real_dlsym(handle, name);
-  if (p != NULL && name[0] == 'c' && name[1] == 'u')
+  if (p != NULL && ((name[0] == 'c' && name[1] == 'u') ||
+                    strncmp(name, "nvml", 4) == 0))
     p = wrap_symbol(name, p);
   return p;
 }

@@ -17,7 +17,7 @@ guard "--limit 8M --report $R" app_rt_shared site 1 1M site 2 2M site 1 1M \
 is "$rc/$(val 6 rc)" 0/2 "the scripted run: one denial"
 validate "$R"
 is "$(q $R 'r["summary"]')" \
-  "{'live_allocations': 4, 'live_bytes': $((5 * M)), 'untracked_frees': 0, 'denials': 1}" \
+  "{'live_allocations': 4, 'live_bytes': $((5 * M)), 'host_live_bytes': 0, 'untracked_frees': 0, 'denials': 1, 'events': {'warn': 0, 'wait': 0, 'soft_limit': 0}}" \
   "summary"
 is "$(q $R '[(l["api"], l["count"], l["bytes"]) for l in r["leaks"]]')" \
   "[('cudaMalloc', 2, $((3 * M))), ('cudaMalloc', 2, $((2 * M)))]" \

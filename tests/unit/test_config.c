@@ -338,7 +338,8 @@ static const struct error_case error_cases[] = {
   /* unknown keys; keys are case-sensitive */
   IS("limt=4GiB",
      "unknown option 'limt=4GiB': expected one of limit, limit.N, report, "
-     "stack_depth, dump_signal, leak_exitcode"),
+     "stack_depth, dump_signal, leak_exitcode, on_exceed, wait_timeout, "
+     "soft_limit, soft_limit.N, max_alloc, host_limit"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
@@ -1022,6 +1023,66 @@ test_log(void)
   is_int(e, ERANGE, "log: errno preserved when the write fails");
 }
 
+/* The growth-policy keys: on_exceed, wait_timeout, soft_limit(.N),
+ * max_alloc, host_limit. */
+static void
+test_config_growth(void)
+{
+  struct cmg__config cfg;
+  char err[256];
+  is_int(cmg__config_parse("", &cfg, err, sizeof(err)), 0, "defaults");
+  is_int(cfg.on_exceed, CMG__ON_EXCEED_FAIL, "on_exceed defaults to fail");
+  is_u64(cfg.wait_timeout_ns, 30000000000ull, "wait_timeout defaults to 30s");
+  is_u64(cfg.max_alloc, CMG__NO_LIMIT, "no max_alloc by default");
+  is_u64(cfg.host_limit, CMG__NO_LIMIT, "no host_limit by default");
+  is_int(cmg__config_parse("on_exceed=WAIT,wait_timeout=1.5m,soft_limit=50%,"
+                           "soft_limit.2=1G,max_alloc=2GiB,host_limit=8G",
+                           &cfg, err, sizeof(err)),
+         0, "every growth key");
+  is_int(cfg.on_exceed, CMG__ON_EXCEED_WAIT, "on_exceed=WAIT");
+  is_u64(cfg.wait_timeout_ns, 90000000000ull, "1.5m");
+  is_u64(cmg__config_soft_limit(&cfg, 0, 1000), 500, "soft_limit 50%%");
+  is_u64(cmg__config_soft_limit(&cfg, 2, 1000), 1 << 30, "soft_limit.2");
+  is_u64(cfg.max_alloc, 2ull << 30, "max_alloc");
+  is_u64(cfg.host_limit, 8ull << 30, "host_limit");
+  static const struct {
+    const char *text;
+    uint64_t ns;
+  } durations[] = { { "wait_timeout=250ms", 250000000ull },
+                    { "wait_timeout=2", 2000000000ull },
+                    { "wait_timeout=1h", 3600000000000ull },
+                    { "wait_timeout=0.5s", 500000000ull } };
+  for (size_t i = 0; i < sizeof(durations) / sizeof(*durations); i++) {
+    is_int(cmg__config_parse(durations[i].text, &cfg, err, sizeof(err)), 0,
+           "%s parses", durations[i].text);
+    is_u64(cfg.wait_timeout_ns, durations[i].ns, "%s", durations[i].text);
+  }
+  static const struct {
+    const char *text, *error;
+  } bad[] = {
+    { "on_exceed=explode", "bad value 'on_exceed=explode': expected one of "
+                           "fail, warn, wait" },
+    { "wait_timeout=5x", "bad value 'wait_timeout=5x': expected a duration "
+                         "such as 30s, 500ms, 2m or 1h" },
+    { "wait_timeout=0s", "bad value 'wait_timeout=0s': expected a duration "
+                         "from 1ms to 24h" },
+    { "wait_timeout=25h", "bad value 'wait_timeout=25h': expected a duration "
+                          "from 1ms to 24h" },
+    { "max_alloc=50%", "bad value 'max_alloc=50%': expected a size such as "
+                       "4GiB, 512MiB, 1.5GB or 1073741824" },
+    { "host_limit=-1", "bad value 'host_limit=-1': expected a size such as "
+                       "4GiB, 512MiB, 1.5GB or 1073741824" },
+    { "soft_limit=lots", "bad value 'soft_limit=lots': expected a size such "
+                         "as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the "
+                         "device" },
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+    is_int(cmg__config_parse(bad[i].text, &cfg, err, sizeof(err)), -EINVAL,
+           "%s is refused", bad[i].text);
+    is_str(err, bad[i].error, "%s: the message", bad[i].text);
+  }
+}
+
 int
 main(void)
 {
@@ -1037,6 +1098,7 @@ main(void)
   test_config_dump_signal();
   test_config_leak_exitcode();
   test_config_all();
+  test_config_growth();
   test_config_expand();
   test_signal_name();
   test_format_size();

@@ -27,33 +27,33 @@ test_basics(void)
 {
   struct cmg__alloc a = mk(0x7f0000001000, 4096, 1), out, stale;
   is_int(cmg__ledger_insert(&a, &stale), 0, "insert");
-  is_int(cmg__ledger_lookup(0x7f0000001000, &out), 0, "lookup finds it");
+  is_int(cmg__ledger_lookup(0x7f0000001000, CMG__KIND_DEVICE, &out), 0, "lookup finds it");
   is_u64(out.size, 4096, "size kept");
   is_int(out.device, 1, "device kept");
   is_int(out.fn, 3, "api kept");
-  is_int(cmg__ledger_lookup(0x7f0000002000, &out), -ENOENT, "other missing");
+  is_int(cmg__ledger_lookup(0x7f0000002000, CMG__KIND_DEVICE, &out), -ENOENT, "other missing");
 
   struct cmg_device_stats s;
   cmg__ledger_stats(1, &s);
   is_u64(s.live_bytes, 4096, "live bytes");
   is_u64(s.allocations, 1, "allocations");
 
-  is_int(cmg__ledger_remove(0x7f0000001000, &out), 0, "remove");
-  is_int(cmg__ledger_lookup(0x7f0000001000, &out), -ENOENT, "gone");
+  is_int(cmg__ledger_remove(0x7f0000001000, CMG__KIND_DEVICE, &out), 0, "remove");
+  is_int(cmg__ledger_lookup(0x7f0000001000, CMG__KIND_DEVICE, &out), -ENOENT, "gone");
   cmg__ledger_stats(1, &s);
   is_u64(s.live_bytes, 4096, "counters wait for the real free");
   is_int(cmg__ledger_restore(&out), 0, "restore after a failed free");
-  is_int(cmg__ledger_lookup(0x7f0000001000, &out), 0, "back");
+  is_int(cmg__ledger_lookup(0x7f0000001000, CMG__KIND_DEVICE, &out), 0, "back");
   cmg__ledger_stats(1, &s);
   is_u64(s.allocations, 1, "restore is not a new allocation");
 
-  is_int(cmg__ledger_remove(0x7f0000001000, &out), 0, "remove again");
+  is_int(cmg__ledger_remove(0x7f0000001000, CMG__KIND_DEVICE, &out), 0, "remove again");
   cmg__ledger_count_free(&out);
   cmg__ledger_stats(1, &s);
   is_u64(s.live_bytes, 0, "freed");
   is_u64(s.frees, 1, "one free");
   is_u64(s.peak_bytes, 4096, "peak stays");
-  is_int(cmg__ledger_remove(0x7f0000001000, &out), -ENOENT, "double free");
+  is_int(cmg__ledger_remove(0x7f0000001000, CMG__KIND_DEVICE, &out), -ENOENT, "double free");
 
   struct cmg__alloc bad = mk(0x1000, 1, CMG__MAX_DEVICES);
   is_int(cmg__ledger_insert(&bad, &stale), -EINVAL, "bad device refused");
@@ -82,7 +82,7 @@ test_model(void)
       live[i] = true;
       want_live += 512;
     } else {
-      if (cmg__ledger_remove(addrs[i], &out) != 0 || out.addr != addrs[i])
+      if (cmg__ledger_remove(addrs[i], CMG__KIND_DEVICE, &out) != 0 || out.addr != addrs[i])
         mismatches++;
       else
         cmg__ledger_count_free(&out);
@@ -92,7 +92,7 @@ test_model(void)
   }
   for (int i = 0; i < N; i++) {
     struct cmg__alloc out;
-    int rc = cmg__ledger_lookup(addrs[i], &out);
+    int rc = cmg__ledger_lookup(addrs[i], CMG__KIND_DEVICE, &out);
     if ((rc == 0) != live[i])
       mismatches++;
   }
@@ -117,8 +117,84 @@ test_stale(void)
   is_u64(s.live_bytes, 300, "only the new allocation is live");
   is_u64(s.live_allocations, 1, "one live allocation");
   is_u64(s.frees, 1, "the unseen free is counted");
-  is_int(cmg__ledger_lookup(0x610000000000, &out), 0, "lookup");
+  is_int(cmg__ledger_lookup(0x610000000000, CMG__KIND_DEVICE, &out), 0, "lookup");
   is_u64(out.size, 300, "the new record stands");
+}
+
+/* Handles of different kinds may hold the same number; imports are never
+ * counted; references keep a VMM handle until the last is dropped. */
+static void
+test_kinds_and_refs(void)
+{
+  struct cmg__alloc dev = mk(0x620000000000, 100, 6), stale, out;
+  struct cmg__alloc arr = dev, imp = dev;
+  arr.kind = CMG__KIND_ARRAY;
+  arr.size = 40;
+  imp.kind = CMG__KIND_IMPORT;
+  imp.size = 7;
+  is_int(cmg__ledger_insert(&dev, &stale), 0, "device entry");
+  is_int(cmg__ledger_insert(&arr, &stale), 0, "array entry, same number");
+  is_int(cmg__ledger_insert(&imp, &stale), 0, "import entry, same number");
+  struct cmg_device_stats s;
+  cmg__ledger_stats(6, &s);
+  is_u64(s.live_bytes, 140, "imports are not counted");
+  is_int(cmg__ledger_lookup(dev.addr, CMG__KIND_ARRAY, &out), 0, "by kind");
+  is_u64(out.size, 40, "the array's own entry");
+
+  struct cmg__alloc vmm = mk(0x5000, 2 << 20, 6);
+  vmm.kind = CMG__KIND_VMM;
+  cmg__ledger_insert(&vmm, &stale);
+  is_int(cmg__ledger_addref(0x5000, CMG__KIND_VMM), 0, "retain");
+  is_int(cmg__ledger_unref(0x5000, CMG__KIND_VMM, &out), 0,
+         "first release keeps it");
+  is_int(cmg__ledger_unref(0x5000, CMG__KIND_VMM, &out), 1,
+         "last release removes it");
+  is_u64(out.size, 2 << 20, "and hands it back");
+  is_int(cmg__ledger_unref(0x5000, CMG__KIND_VMM, &out), -ENOENT, "gone");
+  is_int(cmg__ledger_addref(0x5000, CMG__KIND_VMM), -ENOENT,
+         "no retain of an unknown handle");
+}
+
+/* Context teardown: every entry of one context goes, others stay. */
+static bool
+keep_not_ctx7(const struct cmg__alloc *a, void *arg)
+{
+  return a->ctx != 7;
+}
+
+static void
+count_gone(const struct cmg__alloc *a, void *arg)
+{
+  (*(uint64_t *)arg)++;
+  cmg__ledger_count_release(a);
+}
+
+static void
+test_remove_if(void)
+{
+  struct cmg__alloc stale, out;
+  for (int i = 0; i < 1000; i++) {
+    struct cmg__alloc a = mk(0x630000000000 + (uint64_t)i * 512, 1, 7);
+    a.ctx = i % 3 == 0 ? 7 : 8;
+    cmg__ledger_insert(&a, &stale);
+  }
+  uint64_t gone = 0;
+  cmg__ledger_remove_if(keep_not_ctx7, count_gone, &gone);
+  is_u64(gone, 334, "every entry of context 7 released");
+  int left = 0, wrong = 0;
+  for (int i = 0; i < 1000; i++) {
+    int rc = cmg__ledger_lookup(0x630000000000 + (uint64_t)i * 512,
+                                CMG__KIND_DEVICE, &out);
+    left += rc == 0;
+    wrong += (rc == 0) != (i % 3 != 0);
+  }
+  is_int(left, 666, "the others stay");
+  is_int(wrong, 0, "exactly the others");
+  struct cmg_device_stats s;
+  cmg__ledger_stats(7, &s);
+  is_u64(s.released, 334, "counted as released, not freed");
+  is_u64(s.frees, 0, "no frees");
+  is_u64(s.live_bytes, 666, "live bytes follow");
 }
 
 static void
@@ -128,10 +204,10 @@ test_fork_reset(void)
   cmg__ledger_insert(&a, &stale);
   cmg__ledger_prefork();
   cmg__ledger_postfork(false);
-  is_int(cmg__ledger_lookup(a.addr, &out), 0, "parent keeps its ledger");
+  is_int(cmg__ledger_lookup(a.addr, CMG__KIND_DEVICE, &out), 0, "parent keeps its ledger");
   cmg__ledger_prefork();
   cmg__ledger_postfork(true);
-  is_int(cmg__ledger_lookup(a.addr, &out), -ENOENT, "child starts empty");
+  is_int(cmg__ledger_lookup(a.addr, CMG__KIND_DEVICE, &out), -ENOENT, "child starts empty");
   struct cmg_device_stats s;
   cmg__ledger_stats(3, &s);
   is_u64(s.live_bytes + s.allocations + s.peak_bytes, 0,
@@ -146,6 +222,8 @@ main(void)
   test_basics();
   test_model();
   test_stale();
+  test_kinds_and_refs();
+  test_remove_if();
   test_fork_reset();
   return done_testing();
 }

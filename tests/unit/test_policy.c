@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "internal.h"
 #include "../tap.h"
@@ -22,8 +23,8 @@ test_limits(void)
   uint64_t used = 0;
   is_int(cmg__policy_prepare(0, 1, &r, &used), -ENOMEM,
          "a device never set up has no room");
-  is_int(cmg__policy_set_device(0, 4 * GiB, 16 * GiB), 0, "set device 0");
-  is_int(cmg__policy_set_device(0, 1 * GiB, 16 * GiB), -EALREADY,
+  is_int(cmg__policy_set_device(0, 4 * GiB, CMG__NO_LIMIT, 16 * GiB), 0, "set device 0");
+  is_int(cmg__policy_set_device(0, 1 * GiB, CMG__NO_LIMIT, 16 * GiB), -EALREADY,
          "first limit stands");
   is_u64(cmg__policy_limit(0), 4 * GiB, "limit");
   is_u64(cmg__policy_physical(0), 16 * GiB, "physical");
@@ -46,15 +47,15 @@ test_limits(void)
   is_int(cmg__policy_prepare(0, UINT64_MAX, &r, &used), -ENOMEM,
          "no overflow on a huge request");
 
-  cmg__policy_set_device(1, CMG__NO_LIMIT, 8 * GiB);
+  cmg__policy_set_device(1, CMG__NO_LIMIT, CMG__NO_LIMIT, 8 * GiB);
   is_int(cmg__policy_prepare(1, 100 * GiB, &r, &used), 0,
          "no limit: the driver decides");
   cmg__policy_release(1, 100 * GiB);
 
-  cmg__policy_set_device(2, 0, 8 * GiB);
+  cmg__policy_set_device(2, 0, CMG__NO_LIMIT, 8 * GiB);
   is_int(cmg__policy_prepare(2, 1, &r, &used), -ENOMEM, "limit=0 denies");
   is_int(cmg__policy_prepare(2, 0, &r, &used), 0, "zero bytes fit limit=0");
-  is_int(cmg__policy_set_device(CMG__MAX_DEVICES, 0, 0), -EINVAL,
+  is_int(cmg__policy_set_device(CMG__SLOTS, 0, CMG__NO_LIMIT, 0), -EINVAL,
          "bad ordinal");
 }
 
@@ -93,7 +94,7 @@ worker(void *arg)
     }
     if (n == 48 || (n > 0 && (i & 1))) {
       struct cmg__alloc out;
-      if (cmg__ledger_remove(held[--n], &out) == 0) {
+      if (cmg__ledger_remove(held[--n], CMG__KIND_DEVICE, &out) == 0) {
         cmg__ledger_count_free(&out);
         cmg__policy_release(5, out.size);
       }
@@ -101,7 +102,7 @@ worker(void *arg)
   }
   while (n > 0) {
     struct cmg__alloc out;
-    if (cmg__ledger_remove(held[--n], &out) == 0) {
+    if (cmg__ledger_remove(held[--n], CMG__KIND_DEVICE, &out) == 0) {
       cmg__ledger_count_free(&out);
       cmg__policy_release(5, out.size);
     }
@@ -113,7 +114,7 @@ static void
 test_threads(void)
 {
   pthread_t t[THREADS];
-  cmg__policy_set_device(5, CAP, 8 * GiB);
+  cmg__policy_set_device(5, CAP, CMG__NO_LIMIT, 8 * GiB);
   for (int i = 0; i < THREADS; i++)
     pthread_create(&t[i], NULL, worker, NULL);
   for (int i = 0; i < THREADS; i++)
@@ -133,6 +134,70 @@ test_threads(void)
      (unsigned long long)s.denials);
 }
 
+/* max_alloc, on_exceed=warn's forced reservation, and soft limits. */
+static void
+test_growth(void)
+{
+  struct cmg__reservation r;
+  uint64_t used;
+  cmg__policy_set_device(10, 100 * MiB, 60 * MiB, 8 * GiB);
+  cmg__policy_set_max_alloc(50 * MiB);
+  is_int(cmg__policy_prepare(10, 51 * MiB, &r, &used), -E2BIG,
+         "max_alloc refuses a larger single allocation");
+  is_int(cmg__policy_prepare(10, 50 * MiB, &r, &used), 0, "max_alloc itself");
+  ok(!cmg__policy_soft_crossed(10), "50 MiB: under the 60 MiB soft limit");
+  is_int(cmg__policy_prepare(10, 20 * MiB, &r, &used), 0, "70 MiB");
+  ok(cmg__policy_soft_crossed(10), "crossing the soft limit fires");
+  ok(!cmg__policy_soft_crossed(10), "once per crossing");
+  cmg__policy_force(10, 40 * MiB, &r);
+  is_u64(cmg__policy_used(10), 110 * MiB, "a forced reservation passes the limit");
+  cmg__policy_release(10, 40 * MiB);
+  cmg__policy_release(10, 20 * MiB);
+  is_int(cmg__policy_prepare(10, 20 * MiB, &r, &used), 0, "back over it");
+  ok(cmg__policy_soft_crossed(10), "dropping below re-arms the soft limit");
+  cmg__policy_release(10, 70 * MiB);
+  cmg__policy_set_max_alloc(CMG__NO_LIMIT);
+}
+
+struct waiter {
+  uint64_t timeout_ns;
+  int rc;
+};
+
+static void *
+wait_for_room(void *arg)
+{
+  struct waiter *w = arg;
+  struct cmg__reservation r;
+  uint64_t used;
+  w->rc = cmg__policy_wait(11, 60 * MiB, w->timeout_ns, &r, &used);
+  return NULL;
+}
+
+/* on_exceed=wait: a waiter is woken by a free, and times out without one. */
+static void
+test_wait(void)
+{
+  struct cmg__reservation r;
+  uint64_t used;
+  cmg__policy_set_device(11, 100 * MiB, CMG__NO_LIMIT, 8 * GiB);
+  cmg__policy_prepare(11, 80 * MiB, &r, &used);
+  struct waiter w = { 10ull * 1000000000ull, 1 };
+  pthread_t t;
+  pthread_create(&t, NULL, wait_for_room, &w);
+  struct timespec pause = { 0, 50 * 1000000 };
+  nanosleep(&pause, NULL);
+  is_int(w.rc, 1, "the waiter is still waiting");
+  cmg__policy_release(11, 80 * MiB);
+  pthread_join(t, NULL);
+  is_int(w.rc, 0, "a free wakes it and it gets its 60 MiB");
+  is_u64(cmg__policy_used(11), 60 * MiB, "reserved");
+  struct waiter late = { 100 * 1000000ull, 1 };
+  wait_for_room(&late);
+  is_int(late.rc, -ETIMEDOUT, "no free: it times out");
+  cmg__policy_release(11, 60 * MiB);
+}
+
 static void
 test_fail_closed(void)
 {
@@ -149,6 +214,8 @@ main(void)
 {
   test_limits();
   test_threads();
+  test_growth();
+  test_wait();
   test_fail_closed();
   return done_testing();
 }
