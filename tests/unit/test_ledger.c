@@ -55,7 +55,7 @@ test_basics(void)
   is_u64(s.peak_bytes, 4096, "peak stays");
   is_int(cmg__ledger_remove(0x7f0000001000, CMG__KIND_DEVICE, &out), -ENOENT, "double free");
 
-  struct cmg__alloc bad = mk(0x1000, 1, CMG__MAX_DEVICES);
+  struct cmg__alloc bad = mk(0x1000, 1, CMG__SLOTS);
   is_int(cmg__ledger_insert(&bad, &stale), -EINVAL, "bad device refused");
 }
 
