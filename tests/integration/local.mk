@@ -10,6 +10,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-install.sh \
 	tests/integration/t-rtld-next.sh \
 	tests/integration/t-report.sh \
-	tests/integration/t-report-process.sh
+	tests/integration/t-report-process.sh \
+	tests/integration/t-growth.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)
