@@ -11,7 +11,9 @@
  *
  * The interpreter calls CUDA only through the backend table; it looks up
  * the simulated driver's cmgsim_stats and the interposer's cmg_* functions
- * with dlsym, because neither is linked in.
+ * with dlsym, because neither is linked in.  The optional operations (VMM,
+ * pools, arrays, host memory, contexts, IPC, NVML...) are in app_ops.c;
+ * this file parses them and hands them over.
  *
  * `site` and `deep` allocate through exported functions of known names
  * (cmgtest_*), so that report tests can look for them in stack traces: the
@@ -23,7 +25,7 @@
 #define _GNU_SOURCE 1
 #endif
 
-#include "app.h"
+#include "app_int.h"
 
 #include <cumemguard.h>
 
@@ -56,52 +58,91 @@
 #define FRAME __attribute__((noinline, used))
 #endif
 
-enum kind {
-  OP_ALLOC, OP_PITCH, OP_MANAGED, OP_ASYNC, OP_ASYNC_PTSZ,
-  OP_FREE, OP_FREE_ASYNC, OP_FREE_ASYNC_PTSZ, OP_FREE_RAW,
-  OP_INFO, OP_INFO_NULL, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
-  OP_RESET, OP_STATS, OP_CMG, OP_WHATIS, OP_GETPROC, OP_EXIT,
-  OP_SITE, OP_DEEP, OP_DUMP, OP_KILL, OP_SLEEP, OP_MANY,
+/* Every operation: its name, its argument letters (app_int.h), whether
+ * it takes an allocation index, what else it numbers. */
+static const struct spec specs[] = {
+  { "alloc", OP_ALLOC, "S", true, 0 },
+  { "pitch", OP_PITCH, "SSe", true, 0 },
+  { "managed", OP_MANAGED, "S", true, 0 },
+  { "async", OP_ASYNC, "S", true, 0 },
+  { "async_ptsz", OP_ASYNC_PTSZ, "S", true, 0 },
+  { "free", OP_FREE, "I", false, 0 },
+  { "free_async", OP_FREE_ASYNC, "I", false, 0 },
+  { "free_async_ptsz", OP_FREE_ASYNC_PTSZ, "I", false, 0 },
+  { "free_raw", OP_FREE_RAW, "X", false, 0 },
+  { "info", OP_INFO, "", false, 0 },
+  { "info_null", OP_INFO_NULL, "", false, 0 },
+  { "total", OP_TOTAL, "N", false, 0 },
+  { "device", OP_DEVICE, "N", false, 0 },
+  { "threads", OP_THREADS, "NNS", false, 0 },
+  { "reset", OP_RESET, "", false, 0 },
+  { "fork", OP_FORK, "", false, 0 },
+  { "endfork", OP_ENDFORK, "", false, 0 },
+  { "stats", OP_STATS, "N", false, 0 },
+  { "cmg", OP_CMG, "N", false, 0 },
+  { "whatis", OP_WHATIS, "I", false, 0 },
+  { "getproc", OP_GETPROC, "WNN", false, 0 },
+  { "exit", OP_EXIT, "N", false, 0 },
+  { "site", OP_SITE, "NS", true, 0 },
+  { "deep", OP_DEEP, "NS", true, 0 },
+  { "dump", OP_DUMP, "W", false, 0 },
+  { "kill", OP_KILL, "G", false, 0 },
+  { "sleep", OP_SLEEP, "N", false, 0 },
+  { "many", OP_MANY, "NS", false, 0 },
+  { "vmm", OP_VMM, "Se", true, 0 },
+  { "vmm_host", OP_VMM_HOST, "S", true, 0 },
+  { "vmm_free", OP_VMM_FREE, "I", false, 0 },
+  { "vmm_retain", OP_VMM_RETAIN, "I", false, 0 },
+  { "vmm_release", OP_VMM_RELEASE, "I", false, 0 },
+  { "vmm_export", OP_VMM_EXPORT, "I", false, 0 },
+  { "vmm_import", OP_VMM_IMPORT, "I", true, 0 },
+  { "pool_create", OP_POOL_CREATE, "N", false, 'p' },
+  { "pool_alloc", OP_POOL_ALLOC, "PS", true, 0 },
+  { "pool_alloc_ptsz", OP_POOL_ALLOC_PTSZ, "PS", true, 0 },
+  { "pool_destroy", OP_POOL_DESTROY, "P", false, 0 },
+  { "pool_trim", OP_POOL_TRIM, "PS", false, 0 },
+  { "pool_stats", OP_POOL_STATS, "P", false, 0 },
+  { "array", OP_ARRAY, "NNfe", true, 0 },
+  { "array3d", OP_ARRAY3D, "NNNfe", true, 0 },
+  { "mipmap", OP_MIPMAP, "NNNfe", true, 0 },
+  { "array_free", OP_ARRAY_FREE, "I", false, 0 },
+  { "mipmap_free", OP_MIPMAP_FREE, "I", false, 0 },
+  { "malloc_array", OP_MALLOC_ARRAY, "NN", true, 0 },
+  { "malloc_3darray", OP_MALLOC_3DARRAY, "NNN", true, 0 },
+  { "malloc3d", OP_MALLOC3D, "NNN", true, 0 },
+  { "host", OP_HOST, "S", true, 0 },
+  { "hostalloc", OP_HOSTALLOC, "Se", true, 0 },
+  { "host_free", OP_HOST_FREE, "I", false, 0 },
+  { "hoststats", OP_HOSTSTATS, "", false, 0 },
+  { "ctx_create", OP_CTX_CREATE, "", false, 'c' },
+  { "ctx_destroy", OP_CTX_DESTROY, "C", false, 0 },
+  { "ctx_primary", OP_CTX_PRIMARY, "", false, 0 },
+  { "retain", OP_RETAIN, "", false, 0 },
+  { "release", OP_RELEASE, "", false, 0 },
+  { "release_legacy", OP_RELEASE_LEGACY, "", false, 0 },
+  { "reset_legacy", OP_RESET_LEGACY, "", false, 0 },
+  { "reset_v2", OP_RESET_V2, "", false, 0 },
+  { "ipc_open", OP_IPC_OPEN, "I", true, 0 },
+  { "ipc_open_legacy", OP_IPC_OPEN_LEGACY, "I", true, 0 },
+  { "ipc_close", OP_IPC_CLOSE, "I", false, 0 },
+  { "ext_import", OP_EXT_IMPORT, "S", true, 0 },
+  { "ext_destroy", OP_EXT_DESTROY, "I", false, 0 },
+  { "nvml", OP_NVML, "N", false, 0 },
+  { "nvml2", OP_NVML2, "N", false, 0 },
+  { "nvml_uuid", OP_NVML_UUID, "N", false, 0 },
+  { "nvml_count", OP_NVML_COUNT, "", false, 0 },
+  { "uuid", OP_UUID, "N", false, 0 },
+  { "count", OP_COUNT, "", false, 0 },
+  { "entry", OP_ENTRY, "WNe", false, 0 },
+  { "entry_ptsz", OP_ENTRY_PTSZ, "WNe", false, 0 },
 };
 
-/* Argument letters: S size (K/M/G/T suffixes), N non-negative integer,
- * I allocation index, X hex address, W any word, e optional integer,
- * G signal name. */
-static const struct spec {
-  const char *name;
-  enum kind kind;
-  const char *args;
-  bool allocates;
-} specs[] = {
-  { "alloc", OP_ALLOC, "S", true },
-  { "pitch", OP_PITCH, "SSe", true },
-  { "managed", OP_MANAGED, "S", true },
-  { "async", OP_ASYNC, "S", true },
-  { "async_ptsz", OP_ASYNC_PTSZ, "S", true },
-  { "free", OP_FREE, "I", false },
-  { "free_async", OP_FREE_ASYNC, "I", false },
-  { "free_async_ptsz", OP_FREE_ASYNC_PTSZ, "I", false },
-  { "free_raw", OP_FREE_RAW, "X", false },
-  { "info", OP_INFO, "", false },
-  { "info_null", OP_INFO_NULL, "", false },
-  { "total", OP_TOTAL, "N", false },
-  { "device", OP_DEVICE, "N", false },
-  { "threads", OP_THREADS, "NNS", false },
-  { "reset", OP_RESET, "", false },
-  { "fork", OP_FORK, "", false },
-  { "endfork", OP_ENDFORK, "", false },
-  { "stats", OP_STATS, "N", false },
-  { "cmg", OP_CMG, "N", false },
-  { "whatis", OP_WHATIS, "I", false },
-  { "getproc", OP_GETPROC, "WNN", false },
-  { "exit", OP_EXIT, "N", false },
-  { "site", OP_SITE, "NS", true },
-  { "deep", OP_DEEP, "NS", true },
-  { "dump", OP_DUMP, "W", false },
-  { "kill", OP_KILL, "G", false },
-  { "sleep", OP_SLEEP, "N", false },
-  { "many", OP_MANY, "NS", false },
+/* The array formats, by the names scripts use; backends map them to
+ * their API's formats. */
+static const char *const array_formats[] = {
+  "u8", "u16", "u32", "s8", "s16", "s32", "f16", "f32",
 };
+
 
 /* The signals `kill` can raise; names as kill(1) takes them, with or
  * without "SIG". */
@@ -121,20 +162,15 @@ static const struct {
   { "IO", SIGIO }, { "PWR", SIGPWR }, { "SYS", SIGSYS },
 };
 
-struct op {
-  const struct spec *spec;
-  uint64_t arg[3];
-  const char *word;  /* the W argument */
-  int index;         /* allocation index, for allocating operations */
-  int match;         /* fork: its endfork, or the script's end */
-};
-
 static const char *prog;
-static const struct app_backend *be;
+const struct app_backend *app_be;
 static struct op *ops;
 static int nops;
-static uint64_t *ptrs;  /* by allocation index; 0 for a failed one */
-static int cur_dev;
+uint64_t *app_ptrs;
+struct slot *app_slots;
+uint64_t *app_pools;
+uint64_t *app_ctxs;
+int app_cur_dev;
 static bool started;
 
 /* ---- parsing -------------------------------------------------------- */
@@ -192,7 +228,7 @@ parse(int argc, char **argv)
 {
   ops = calloc((size_t)argc, sizeof(*ops));
   int *forks = calloc((size_t)argc, sizeof(*forks));
-  int nforks = 0, nallocs = 0;
+  int nforks = 0, nallocs = 0, npools = 0, nctxs = 0;
   if (ops == NULL || forks == NULL) {
     perror(prog);
     exit(EXIT_BAD_SCRIPT);
@@ -205,7 +241,7 @@ parse(int argc, char **argv)
         sp = &specs[k];
     if (sp == NULL)
       bad(w, argv[w], "unknown operation");
-    if (sp->kind == OP_GETPROC && be->getproc == NULL)
+    if (sp->kind == OP_GETPROC && app_be->getproc == NULL)
       bad(w, argv[w], "not supported by this program");
 
     struct op *op = &ops[nops];
@@ -216,6 +252,15 @@ parse(int argc, char **argv)
       char a = sp->args[k];
       if (a == 'e' && (w >= argc || argv[w][0] < '0' || argv[w][0] > '9'))
         break;
+      if (a == 'f') {
+        bool known = false;
+        for (size_t f = 0; w < argc && f < sizeof(array_formats) /
+                                               sizeof(array_formats[0]);
+             f++)
+          known = known || strcmp(argv[w], array_formats[f]) == 0;
+        if (!known)
+          break;
+      }
       if (w >= argc)
         bad(opword, argv[opword], "missing argument");
       const char *t = argv[w];
@@ -233,6 +278,21 @@ parse(int argc, char **argv)
         break;
       case 'X': ok = parse_hex(t, &v); break;
       case 'W': op->word = t; break;
+      case 'f': op->format = t; break;
+      case 'P':
+        if (strcmp(t, "default") == 0) {
+          v = POOL_DEFAULT;
+          break;
+        }
+        ok = parse_u64(t, false, &v) && v < (uint64_t)npools;
+        if (!ok)
+          bad(w, t, "expected default or the number of an earlier pool");
+        break;
+      case 'C':
+        ok = parse_u64(t, false, &v) && v < (uint64_t)nctxs;
+        if (!ok)
+          bad(w, t, "not the number of an earlier context");
+        break;
       case 'G':
         op->word = strncmp(t, "SIG", 3) == 0 ? t + 3 : t;
         ok = false;
@@ -252,6 +312,7 @@ parse(int argc, char **argv)
                   : a == 'X' ? "expected a hex address"
                   : "expected a non-negative integer");
       op->arg[k] = v;
+      op->nargs = k + 1;
       w++;
     }
     if (sp->kind == OP_SITE && (op->arg[0] < 1 || op->arg[0] > SITES))
@@ -260,6 +321,10 @@ parse(int argc, char **argv)
       bad(opword + 1, argv[opword + 1], "expected a depth from 1 to 4096");
     if (sp->allocates)
       op->index = nallocs++;
+    if (sp->numbers == 'p')
+      op->number = npools++;
+    if (sp->numbers == 'c')
+      op->number = nctxs++;
     if (sp->kind == OP_PITCH && op->arg[2] == 0)
       op->arg[2] = 4;
     if (sp->kind == OP_FORK)
@@ -274,8 +339,14 @@ parse(int argc, char **argv)
   while (nforks > 0)
     ops[forks[--nforks]].match = nops;
   free(forks);
-  ptrs = calloc((size_t)nallocs + 1, sizeof(*ptrs));
-  if (ptrs == NULL) {
+  app_ptrs = calloc((size_t)nallocs + 1, sizeof(*app_ptrs));
+  app_slots = calloc((size_t)nallocs + 1, sizeof(*app_slots));
+  app_pools = calloc((size_t)npools + 1, sizeof(*app_pools));
+  app_ctxs = calloc((size_t)nctxs + 1, sizeof(*app_ctxs));
+  for (int i = 0; app_slots != NULL && i < nallocs; i++)
+    app_slots[i].fd = -1;
+  if (app_ptrs == NULL || app_slots == NULL || app_pools == NULL ||
+      app_ctxs == NULL) {
     perror(prog);
     exit(EXIT_BAD_SCRIPT);
   }
@@ -283,11 +354,8 @@ parse(int argc, char **argv)
 
 /* ---- running -------------------------------------------------------- */
 
-static void
-line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-line(const char *fmt, ...)
+void
+app_line(const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -299,19 +367,19 @@ line(const char *fmt, ...)
 
 /* Lazily, so that a script (or a fork child) that makes no CUDA call
  * never touches CUDA at all. */
-static int
-ensure_started(void)
+int
+app_ensure_started(void)
 {
   if (started)
     return 0;
-  int rc = be->start != NULL ? be->start(cur_dev) : 0;
+  int rc = app_be->start != NULL ? app_be->start(app_cur_dev) : 0;
   if (rc == 0)
     started = true;
   return rc;
 }
 
-static void *
-find_symbol(const char *name)
+void *
+app_find_symbol(const char *name)
 {
   void *p = dlsym(RTLD_DEFAULT, name);
   if (p != NULL)
@@ -330,35 +398,35 @@ do_alloc(const struct op *op)
   const char *name = op->spec->name;
   uint64_t p = 0;
   size_t pitch = 0;
-  int rc = ensure_started();
+  int rc = app_ensure_started();
   if (rc == 0) {
     switch (op->spec->kind) {
-    case OP_ALLOC: rc = be->alloc(&p, op->arg[0]); break;
-    case OP_MANAGED: rc = be->alloc_managed(&p, op->arg[0]); break;
-    case OP_ASYNC: rc = be->alloc_async(&p, op->arg[0], false); break;
-    case OP_ASYNC_PTSZ: rc = be->alloc_async(&p, op->arg[0], true); break;
+    case OP_ALLOC: rc = app_be->alloc(&p, op->arg[0]); break;
+    case OP_MANAGED: rc = app_be->alloc_managed(&p, op->arg[0]); break;
+    case OP_ASYNC: rc = app_be->alloc_async(&p, op->arg[0], false); break;
+    case OP_ASYNC_PTSZ: rc = app_be->alloc_async(&p, op->arg[0], true); break;
     default:
-      rc = be->alloc_pitch(&p, &pitch, op->arg[0], op->arg[1],
+      rc = app_be->alloc_pitch(&p, &pitch, op->arg[0], op->arg[1],
                            (unsigned int)op->arg[2]);
       break;
     }
   }
-  ptrs[op->index] = rc == 0 ? p : 0;
+  app_ptrs[op->index] = rc == 0 ? p : 0;
   if (op->spec->kind == OP_PITCH) {
     if (rc == 0)
-      line("pitch i=%d width=%llu height=%llu elem=%llu rc=0 ptr=0x%llx "
+      app_line("pitch i=%d width=%llu height=%llu elem=%llu rc=0 ptr=0x%llx "
            "pitch=%zu", op->index, (unsigned long long)op->arg[0],
            (unsigned long long)op->arg[1], (unsigned long long)op->arg[2],
            (unsigned long long)p, pitch);
     else
-      line("pitch i=%d width=%llu height=%llu elem=%llu rc=%d", op->index,
+      app_line("pitch i=%d width=%llu height=%llu elem=%llu rc=%d", op->index,
            (unsigned long long)op->arg[0], (unsigned long long)op->arg[1],
            (unsigned long long)op->arg[2], rc);
   } else if (rc == 0) {
-    line("%s i=%d size=%llu rc=0 ptr=0x%llx", name, op->index,
+    app_line("%s i=%d size=%llu rc=0 ptr=0x%llx", name, op->index,
          (unsigned long long)op->arg[0], (unsigned long long)p);
   } else {
-    line("%s i=%d size=%llu rc=%d", name, op->index,
+    app_line("%s i=%d size=%llu rc=%d", name, op->index,
          (unsigned long long)op->arg[0], rc);
   }
 }
@@ -372,7 +440,7 @@ static volatile int frame_sink;
 FRAME int
 cmgtest_alloc_leaf(uint64_t *ptr, size_t size)
 {
-  int rc = be->alloc(ptr, size);
+  int rc = app_be->alloc(ptr, size);
   frame_sink += rc;
   return rc;
 }
@@ -421,17 +489,17 @@ do_site(const struct op *op)
   const char *key = op->spec->kind == OP_SITE ? "n" : "depth";
   int n = (int)op->arg[0];
   uint64_t p = 0;
-  int rc = ensure_started();
+  int rc = app_ensure_started();
   if (rc == 0)
     rc = op->spec->kind == OP_SITE ? sites[n - 1](&p, op->arg[1])
                                    : cmgtest_deep(n, &p, op->arg[1]);
-  ptrs[op->index] = rc == 0 ? p : 0;
+  app_ptrs[op->index] = rc == 0 ? p : 0;
   if (rc == 0)
-    line("%s i=%d %s=%d size=%llu rc=0 ptr=0x%llx", op->spec->name,
+    app_line("%s i=%d %s=%d size=%llu rc=0 ptr=0x%llx", op->spec->name,
          op->index, key, n, (unsigned long long)op->arg[1],
          (unsigned long long)p);
   else
-    line("%s i=%d %s=%d size=%llu rc=%d", op->spec->name, op->index, key, n,
+    app_line("%s i=%d %s=%d size=%llu rc=%d", op->spec->name, op->index, key, n,
          (unsigned long long)op->arg[1], rc);
 }
 
@@ -439,15 +507,15 @@ static void
 do_free(const struct op *op)
 {
   int i = (int)op->arg[0];
-  int rc = ensure_started();
+  int rc = app_ensure_started();
   if (rc == 0) {
     switch (op->spec->kind) {
-    case OP_FREE: rc = be->free(ptrs[i]); break;
-    case OP_FREE_ASYNC: rc = be->free_async(ptrs[i], false); break;
-    default: rc = be->free_async(ptrs[i], true); break;
+    case OP_FREE: rc = app_be->free(app_ptrs[i]); break;
+    case OP_FREE_ASYNC: rc = app_be->free_async(app_ptrs[i], false); break;
+    default: rc = app_be->free_async(app_ptrs[i], true); break;
     }
   }
-  line("%s i=%d rc=%d", op->spec->name, i, rc);
+  app_line("%s i=%d rc=%d", op->spec->name, i, rc);
 }
 
 struct worker {
@@ -464,7 +532,7 @@ static void *
 worker_main(void *arg)
 {
   struct worker *w = arg;
-  int rc = be->set_device(w->dev);
+  int rc = app_be->set_device(w->dev);
   if (rc != 0) {
     w->failed = w->pairs;
     w->first_rc = rc;
@@ -472,9 +540,9 @@ worker_main(void *arg)
   }
   for (uint64_t k = 0; k < w->pairs; k++) {
     uint64_t p = 0;
-    rc = be->alloc(&p, w->size);
+    rc = app_be->alloc(&p, w->size);
     if (rc == 0)
-      rc = be->free(p);
+      rc = app_be->free(p);
     if (rc == 0) {
       w->ok++;
     } else {
@@ -491,7 +559,7 @@ do_threads(const struct op *op)
 {
   int n = (int)op->arg[0];
   uint64_t ok = 0, failed = 0;
-  int first_rc = ensure_started();
+  int first_rc = app_ensure_started();
   if (first_rc != 0) {
     failed = (uint64_t)n * op->arg[1];
   } else {
@@ -501,7 +569,7 @@ do_threads(const struct op *op)
       exit(1);
     }
     for (int k = 0; k < n; k++) {
-      ws[k].dev = cur_dev;
+      ws[k].dev = app_cur_dev;
       ws[k].pairs = op->arg[1];
       ws[k].size = op->arg[2];
       if (pthread_create(&ws[k].tid, NULL, worker_main, &ws[k]) != 0) {
@@ -519,9 +587,9 @@ do_threads(const struct op *op)
     free(ws);
   }
   if (failed == 0)
-    line("threads ok=%llu failed=0", (unsigned long long)ok);
+    app_line("threads ok=%llu failed=0", (unsigned long long)ok);
   else
-    line("threads ok=%llu failed=%llu rc=%d", (unsigned long long)ok,
+    app_line("threads ok=%llu failed=%llu rc=%d", (unsigned long long)ok,
          (unsigned long long)failed, first_rc);
 }
 
@@ -532,17 +600,17 @@ do_stats(int dev)
                unsigned long long *, unsigned long long *) =
       (int (*)(int, unsigned long long *, unsigned long long *,
                unsigned long long *, unsigned long long *))
-          find_symbol("cmgsim_stats");
+          app_find_symbol("cmgsim_stats");
   if (stats == NULL) {
-    line("stats absent");
+    app_line("stats absent");
     return;
   }
   unsigned long long used, peak, allocs, frees;
   int rc = stats(dev, &used, &peak, &allocs, &frees);
   if (rc != 0)
-    line("stats dev=%d rc=%d", dev, rc);
+    app_line("stats dev=%d rc=%d", dev, rc);
   else
-    line("stats dev=%d used=%llu peak=%llu allocs=%llu frees=%llu", dev,
+    app_line("stats dev=%d used=%llu peak=%llu allocs=%llu frees=%llu", dev,
          used, peak, allocs, frees);
 }
 
@@ -553,14 +621,14 @@ do_cmg(int dev)
       (__typeof__(cmg_device_stats) *)dlsym(RTLD_DEFAULT,
                                             "cmg_device_stats");
   if (fn == NULL) {
-    line("cmg absent");
+    app_line("cmg absent");
     return;
   }
   struct cmg_device_stats s;
   memset(&s, 0, sizeof(s));
   int rc = fn(dev, &s);
   if (rc != 0) {
-    line("cmg dev=%d rc=%d", dev, rc);
+    app_line("cmg dev=%d rc=%d", dev, rc);
     return;
   }
   char limit[32];
@@ -568,7 +636,7 @@ do_cmg(int dev)
     snprintf(limit, sizeof(limit), "none");
   else
     snprintf(limit, sizeof(limit), "%llu", (unsigned long long)s.limit_bytes);
-  line("cmg dev=%d limit=%s physical=%llu live=%llu peak=%llu "
+  app_line("cmg dev=%d limit=%s physical=%llu live=%llu peak=%llu "
        "live_allocs=%llu allocs=%llu frees=%llu denials=%llu", dev, limit,
        (unsigned long long)s.physical_bytes,
        (unsigned long long)s.live_bytes, (unsigned long long)s.peak_bytes,
@@ -584,19 +652,39 @@ do_whatis(int i)
       (__typeof__(cmg_allocation_info) *)dlsym(RTLD_DEFAULT,
                                                "cmg_allocation_info");
   if (fn == NULL) {
-    line("whatis absent");
+    app_line("whatis absent");
     return;
   }
   struct cmg_allocation_info info;
   memset(&info, 0, sizeof(info));
-  int rc = fn(ptrs[i], &info);
+  int rc = fn(app_ptrs[i], &info);
   if (rc != 0) {
-    line("whatis i=%d rc=%d", i, rc);
+    app_line("whatis i=%d rc=%d", i, rc);
     return;
   }
   info.api[sizeof(info.api) - 1] = '\0';
-  line("whatis i=%d api=%s bytes=%llu device=%d", i, info.api,
+  app_line("whatis i=%d api=%s bytes=%llu device=%d", i, info.api,
        (unsigned long long)info.bytes, (int)info.device);
+}
+
+void
+app_name_pointer(void *fn, char *name, size_t len, const char **lib)
+{
+  Dl_info di;
+  snprintf(name, len, "null");
+  *lib = "-";
+  if (fn == NULL)
+    return;
+  /* A static function (a trampoline) has no dynamic symbol: dladdr
+   * then names whatever export precedes it, so say "?" instead. */
+  if (dladdr(fn, &di) != 0 && di.dli_sname != NULL && di.dli_saddr == fn)
+    snprintf(name, len, "%s", di.dli_sname);
+  else
+    snprintf(name, len, "?");
+  if (dladdr(fn, &di) != 0 && di.dli_fname != NULL) {
+    const char *slash = strrchr(di.dli_fname, '/');
+    *lib = slash ? slash + 1 : di.dli_fname;
+  }
 }
 
 static void
@@ -604,23 +692,11 @@ do_getproc(const struct op *op)
 {
   void *fn = NULL;
   int status = -1;
-  int rc = be->getproc(op->word, (int)op->arg[1], op->arg[2], &fn, &status);
-  char name[128] = "null";
-  const char *lib = "-";
-  Dl_info di;
-  if (fn != NULL) {
-    /* A static function (a trampoline) has no dynamic symbol: dladdr
-     * then names whatever export precedes it, so say "?" instead. */
-    if (dladdr(fn, &di) != 0 && di.dli_sname != NULL && di.dli_saddr == fn)
-      snprintf(name, sizeof(name), "%s", di.dli_sname);
-    else
-      snprintf(name, sizeof(name), "?");
-    if (dladdr(fn, &di) != 0 && di.dli_fname != NULL) {
-      const char *slash = strrchr(di.dli_fname, '/');
-      lib = slash ? slash + 1 : di.dli_fname;
-    }
-  }
-  line("getproc name=%s version=%llu flags=%llu rc=%d status=%d fn=%s "
+  int rc = app_be->getproc(op->word, (int)op->arg[1], op->arg[2], &fn, &status);
+  char name[128];
+  const char *lib;
+  app_name_pointer(fn, name, sizeof(name), &lib);
+  app_line("getproc name=%s version=%llu flags=%llu rc=%d status=%d fn=%s "
        "lib=%s addr=0x%llx", op->word, (unsigned long long)op->arg[1],
        (unsigned long long)op->arg[2], rc, status, name, lib,
        (unsigned long long)(uintptr_t)fn);
@@ -635,17 +711,17 @@ do_dump(const char *word)
 {
   cmg_dump_fn *fn = (cmg_dump_fn *)dlsym(RTLD_DEFAULT, "cmg_dump");
   if (fn == NULL) {
-    line("dump absent");
+    app_line("dump absent");
     return;
   }
-  line("dump rc=%d", fn(strcmp(word, "-") == 0 ? NULL : word));
+  app_line("dump rc=%d", fn(strcmp(word, "-") == 0 ? NULL : word));
 }
 
 /* The line goes out before the signal, which may end the process. */
 static void
 do_kill(const struct op *op)
 {
-  line("kill sig=%s", op->word);
+  app_line("kill sig=%s", op->word);
   fflush(stderr);
   if (raise((int)op->arg[0]) != 0) {
     perror(prog);
@@ -660,11 +736,11 @@ static void
 do_many(uint64_t n, uint64_t size)
 {
   uint64_t ok = 0, p;
-  int rc = ensure_started();
+  int rc = app_ensure_started();
   for (uint64_t i = 0; rc == 0 && i < n; i++)
-    if (be->alloc(&p, size) == 0)
+    if (app_be->alloc(&p, size) == 0)
       ok++;
-  line("many n=%llu size=%llu ok=%llu", (unsigned long long)n,
+  app_line("many n=%llu size=%llu ok=%llu", (unsigned long long)n,
        (unsigned long long)size, (unsigned long long)ok);
 }
 
@@ -674,7 +750,7 @@ do_sleep(uint64_t ms)
   struct timespec left = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
   while (nanosleep(&left, &left) != 0 && errno == EINTR)
     ;
-  line("sleep ms=%llu", (unsigned long long)ms);
+  app_line("sleep ms=%llu", (unsigned long long)ms);
 }
 
 static void run(int from, int to);
@@ -704,9 +780,9 @@ do_fork(int at)
     }
   }
   if (WIFEXITED(status))
-    line("fork status=%d", WEXITSTATUS(status));
+    app_line("fork status=%d", WEXITSTATUS(status));
   else
-    line("fork signal=%d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    app_line("fork signal=%d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   return end + 1;
 }
 
@@ -727,58 +803,59 @@ run(int from, int to)
       do_free(op);
       break;
     case OP_FREE_RAW:
-      rc = ensure_started();
+      rc = app_ensure_started();
       if (rc == 0)
-        rc = be->free(op->arg[0]);
-      line("free_raw addr=0x%llx rc=%d", (unsigned long long)op->arg[0], rc);
+        rc = app_be->free(op->arg[0]);
+      app_line("free_raw addr=0x%llx rc=%d", (unsigned long long)op->arg[0],
+               rc);
       break;
     case OP_INFO:
-      rc = ensure_started();
+      rc = app_ensure_started();
       if (rc == 0)
-        rc = be->meminfo(&a, &b);
+        rc = app_be->meminfo(&a, &b);
       if (rc == 0)
-        line("info rc=0 free=%zu total=%zu", a, b);
+        app_line("info rc=0 free=%zu total=%zu", a, b);
       else
-        line("info rc=%d", rc);
+        app_line("info rc=%d", rc);
       break;
     case OP_INFO_NULL:
       /* Each argument NULL in turn: the interposer must give the driver's
        * verdict, never crash. */
-      rc = ensure_started();
+      rc = app_ensure_started();
       if (rc == 0) {
         a = b = 7;
-        int rc_free = be->meminfo(&a, NULL);
-        int rc_total = be->meminfo(NULL, &b);
-        line("info_null rc_free=%d free=%zu rc_total=%d total=%zu", rc_free,
+        int rc_free = app_be->meminfo(&a, NULL);
+        int rc_total = app_be->meminfo(NULL, &b);
+        app_line("info_null rc_free=%d free=%zu rc_total=%d total=%zu", rc_free,
              a, rc_total, b);
       } else
-        line("info_null rc=%d", rc);
+        app_line("info_null rc=%d", rc);
       break;
     case OP_TOTAL:
-      rc = ensure_started();
+      rc = app_ensure_started();
       if (rc == 0)
-        rc = be->totalmem(dev, &a);
+        rc = app_be->totalmem(dev, &a);
       if (rc == 0)
-        line("total dev=%d rc=0 bytes=%zu", dev, a);
+        app_line("total dev=%d rc=0 bytes=%zu", dev, a);
       else
-        line("total dev=%d rc=%d", dev, rc);
+        app_line("total dev=%d rc=%d", dev, rc);
       break;
     case OP_DEVICE:
-      if (!started && be->start != NULL) {
-        rc = be->start(dev);
+      if (!started && app_be->start != NULL) {
+        rc = app_be->start(dev);
         started = rc == 0;
       } else {
-        rc = be->set_device(dev);
+        rc = app_be->set_device(dev);
       }
       if (rc == 0)
-        cur_dev = dev;
-      line("device dev=%d rc=%d", dev, rc);
+        app_cur_dev = dev;
+      app_line("device dev=%d rc=%d", dev, rc);
       break;
     case OP_RESET:
-      rc = ensure_started();
+      rc = app_ensure_started();
       if (rc == 0)
-        rc = be->reset(cur_dev);
-      line("reset dev=%d rc=%d", cur_dev, rc);
+        rc = app_be->reset(app_cur_dev);
+      app_line("reset dev=%d rc=%d", app_cur_dev, rc);
       break;
     case OP_THREADS:
       do_threads(op);
@@ -818,6 +895,9 @@ run(int from, int to)
     case OP_MANY:
       do_many(op->arg[0], op->arg[1]);
       break;
+    default:
+      app_run_more(op);
+      break;
     }
     i++;
   }
@@ -828,7 +908,7 @@ app_main(const struct app_backend *b, int argc, char **argv)
 {
   const char *slash = strrchr(argv[0], '/');
   prog = slash ? slash + 1 : argv[0];
-  be = b;
+  app_be = b;
   parse(argc, argv);
   run(0, nops);
   return 0;

@@ -14,6 +14,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nvml_abi.h"
+
+/* A CUDA array for the array operations.  `format` is one of the names
+ * app.c accepts (u8, u16, u32, s8, s16, s32, f16, f32), which each
+ * backend turns into its API's format. */
+struct app_array {
+  size_t width;
+  size_t height;
+  size_t depth;
+  int dims;             /* 2: a 2D create call; 3: a 3D one */
+  unsigned int levels;  /* 0: a plain array; else a mipmapped one */
+  const char *format;
+  unsigned int channels;
+};
+
+/* The NVML functions the nvml operations call. */
+struct app_nvml {
+  __typeof__(nvmlInit_v2) *init;
+  __typeof__(nvmlDeviceGetCount_v2) *count;
+  __typeof__(nvmlDeviceGetHandleByIndex_v2) *handle;
+  __typeof__(nvmlDeviceGetUUID) *uuid;
+  __typeof__(nvmlDeviceGetMemoryInfo) *memory;
+  __typeof__(nvmlDeviceGetMemoryInfo_v2) *memory_v2;
+};
+
 struct app_backend {
   const char *name;
   /* Called once, before the first CUDA operation of the process: driver
@@ -40,6 +65,56 @@ struct app_backend {
    * through this backend's path; *status is a CUdriverProcAddressQueryResult. */
   int (*getproc)(const char *symbol, int version, unsigned long long flags,
                  void **fn, int *status);
+
+  /*
+   * The operations below are optional too: NULL where this path cannot
+   * reach the call, and the operation then prints "NAME unsupported".
+   * Handles (VMM handles, pools, arrays, contexts, external memory) travel
+   * as uint64_t.  Driver backends implement them with the driver API
+   * (app_drvops.c); the runtime ones with the runtime's own call where it
+   * has one, else with a driver entry point from cudaGetDriverEntryPoint.
+   */
+  int (*count)(int *n);
+  int (*uuid)(int dev, unsigned char uuid[16]);
+  /* cuMemCreate at the device `dev` (or host memory), then reserve, map
+   * and set access for `dev`. */
+  int (*vmm)(size_t size, bool host, int dev, uint64_t *handle,
+             uint64_t *ptr);
+  int (*vmm_unmap)(uint64_t ptr, size_t size);  /* unmap, free the range */
+  int (*vmm_release)(uint64_t handle);
+  int (*vmm_retain)(uint64_t ptr, uint64_t *handle);
+  int (*vmm_export)(uint64_t handle, int *fd);
+  /* Import, then reserve, map and set access for `dev`. */
+  int (*vmm_import)(int fd, size_t size, int dev, uint64_t *handle,
+                    uint64_t *ptr);
+  int (*pool_create)(int dev, uint64_t *pool);
+  int (*pool_default)(int dev, uint64_t *pool);
+  int (*pool_alloc)(uint64_t pool, size_t size, bool ptsz, uint64_t *ptr);
+  int (*pool_destroy)(uint64_t pool);
+  int (*pool_trim)(uint64_t pool, size_t keep);
+  int (*pool_stats)(uint64_t pool, uint64_t *reserved, uint64_t *used);
+  int (*array)(const struct app_array *a, uint64_t *handle);
+  int (*array_free)(uint64_t handle, bool mipmap);
+  int (*rt_array)(const struct app_array *a, uint64_t *handle);
+  int (*malloc3d)(size_t width, size_t height, size_t depth, uint64_t *ptr,
+                  size_t *pitch);
+  int (*host)(size_t size, bool hostalloc, unsigned int flags,
+              uint64_t *ptr);
+  int (*host_free)(uint64_t ptr);
+  int (*ctx_create)(int dev, uint64_t *ctx);  /* and make it current */
+  int (*ctx_destroy)(uint64_t ctx);
+  int (*retain)(int dev);
+  int (*release)(int dev, bool legacy);
+  int (*reset_variant)(int dev, bool legacy);
+  int (*ipc_open)(uint64_t ptr, bool legacy, uint64_t *alias);
+  int (*ipc_close)(uint64_t alias);
+  int (*ext_import)(size_t size, uint64_t *ext, uint64_t *ptr);
+  int (*ext_destroy)(uint64_t ext);
+  int (*entry)(const char *symbol, int version, unsigned long long flags,
+               bool ptsz, void **fn, int *status);
+  /* NVML as this program reaches it; NULL: dlopen("libnvidia-ml.so.1")
+   * and dlsym, done by app.c. */
+  const struct app_nvml *(*nvml)(void);
 };
 
 /* Runs the script in argv[1..] with backend `b`; returns the exit code. */

@@ -19,7 +19,8 @@ lookup(void *h, void **slot, const char *name)
   return CUDA_ERROR_NOT_FOUND;
 }
 
-#define LOOKUP(field, name) lookup(h, (void **)&d->field, name)
+#define LOOKUP(field, type, base, version, flags, elf) \
+  rc = rc ? rc : lookup(h, (void **)&d->field, elf);
 
 static int
 resolve(struct app_drv *d)
@@ -30,21 +31,7 @@ resolve(struct app_drv *d)
     return CUDA_ERROR_NOT_FOUND;
   }
   int rc = 0;
-  rc = rc ? rc : LOOKUP(init, "cuInit");
-  rc = rc ? rc : LOOKUP(device_get, "cuDeviceGet");
-  rc = rc ? rc : LOOKUP(device_total, "cuDeviceTotalMem_v2");
-  rc = rc ? rc : LOOKUP(primary_retain, "cuDevicePrimaryCtxRetain");
-  rc = rc ? rc : LOOKUP(primary_reset, "cuDevicePrimaryCtxReset_v2");
-  rc = rc ? rc : LOOKUP(ctx_set, "cuCtxSetCurrent");
-  rc = rc ? rc : LOOKUP(mem_info, "cuMemGetInfo_v2");
-  rc = rc ? rc : LOOKUP(mem_alloc, "cuMemAlloc_v2");
-  rc = rc ? rc : LOOKUP(mem_free, "cuMemFree_v2");
-  rc = rc ? rc : LOOKUP(mem_alloc_pitch, "cuMemAllocPitch_v2");
-  rc = rc ? rc : LOOKUP(mem_alloc_managed, "cuMemAllocManaged");
-  rc = rc ? rc : LOOKUP(mem_alloc_async, "cuMemAllocAsync");
-  rc = rc ? rc : LOOKUP(mem_alloc_async_ptsz, "cuMemAllocAsync_ptsz");
-  rc = rc ? rc : LOOKUP(mem_free_async, "cuMemFreeAsync");
-  rc = rc ? rc : LOOKUP(mem_free_async_ptsz, "cuMemFreeAsync_ptsz");
+  APP_DRV_FUNCTIONS(LOOKUP)
   return rc;
 }
 

@@ -1,7 +1,8 @@
 /*
  * Driver-API script backend over a table of function pointers, for the
  * programs that never link libcuda (app_dlsym, app_getproc).  The table is
- * filled once, by the program's resolver, before the first CUDA operation.
+ * filled once, by the program's resolver, before the first CUDA operation;
+ * the optional operations (app_drvops.c) use the same table.
  */
 #include "app_drv.h"
 
@@ -123,6 +124,15 @@ reset(int ordinal)
   return drv.primary_reset(dev);
 }
 
+/* The interpreter starts the backend before any operation that calls
+ * CUDA, so the table is complete by then. */
+static struct app_drv *
+table(int *rc)
+{
+  *rc = 0;
+  return &drv;
+}
+
 int
 app_drv_main(const char *name, app_drv_resolver *resolve,
              int (*getproc)(const char *symbol, int version,
@@ -145,6 +155,7 @@ app_drv_main(const char *name, app_drv_resolver *resolve,
   };
   backend.name = name;
   backend.getproc = getproc;
+  app_drv_fill_ops(&backend, table);
   resolver = resolve;
   return app_main(&backend, argc, argv);
 }

@@ -97,29 +97,16 @@ lookup(void **slot, const char *name, int version, unsigned long long flags)
   return rc != 0 ? rc : CUDA_ERROR_NOT_FOUND;
 }
 
-#define LOOKUP(field, name, version, flags) \
-  lookup((void **)&d->field, name, version, flags)
-#define PTDS CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+#define LOOKUP(field, type, base, version, flags, elf) \
+  rc = rc ? rc : lookup((void **)&d->field, base, version, flags);
 
+/* Base names and versions, as in the X list; the _ptsz operations ask
+ * with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
 static int
 resolve(struct app_drv *d)
 {
   int rc = load();
-  rc = rc ? rc : LOOKUP(init, "cuInit", 2000, 0);
-  rc = rc ? rc : LOOKUP(device_get, "cuDeviceGet", 2000, 0);
-  rc = rc ? rc : LOOKUP(device_total, "cuDeviceTotalMem", 3020, 0);
-  rc = rc ? rc : LOOKUP(primary_retain, "cuDevicePrimaryCtxRetain", 7000, 0);
-  rc = rc ? rc : LOOKUP(primary_reset, "cuDevicePrimaryCtxReset", 11000, 0);
-  rc = rc ? rc : LOOKUP(ctx_set, "cuCtxSetCurrent", 4000, 0);
-  rc = rc ? rc : LOOKUP(mem_info, "cuMemGetInfo", 3020, 0);
-  rc = rc ? rc : LOOKUP(mem_alloc, "cuMemAlloc", 3020, 0);
-  rc = rc ? rc : LOOKUP(mem_free, "cuMemFree", 3020, 0);
-  rc = rc ? rc : LOOKUP(mem_alloc_pitch, "cuMemAllocPitch", 3020, 0);
-  rc = rc ? rc : LOOKUP(mem_alloc_managed, "cuMemAllocManaged", 6000, 0);
-  rc = rc ? rc : LOOKUP(mem_alloc_async, "cuMemAllocAsync", 11020, 0);
-  rc = rc ? rc : LOOKUP(mem_alloc_async_ptsz, "cuMemAllocAsync", 11020, PTDS);
-  rc = rc ? rc : LOOKUP(mem_free_async, "cuMemFreeAsync", 11020, 0);
-  rc = rc ? rc : LOOKUP(mem_free_async_ptsz, "cuMemFreeAsync", 11020, PTDS);
+  APP_DRV_FUNCTIONS(LOOKUP)
   return rc;
 }
 

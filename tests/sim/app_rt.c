@@ -5,15 +5,29 @@
  * is linked: with the shared library an LD_PRELOAD library can interpose
  * cudaMalloc itself; with the static archive it can only catch the
  * driver calls the runtime makes through cuGetProcAddress.  rc= values are
- * cudaError_t.
+ * cudaError_t, except for operations the runtime has no call for (VMM,
+ * contexts, external memory), which use driver entry points from
+ * cudaGetDriverEntryPointByVersion and print the driver's CUresult.
  */
-#include "app.h"
+#include "app_drv.h"
 
 #include <cuda_runtime_api.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 
 /* Not declared unless CUDA_API_PER_THREAD_DEFAULT_STREAM is defined. */
 extern __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
 extern __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
+extern __typeof__(cudaMallocFromPoolAsync) cudaMallocFromPoolAsync_ptsz;
+extern __typeof__(cudaGetDriverEntryPointByVersion)
+    cudaGetDriverEntryPointByVersion_ptsz;
+/* Deprecated, and still what older programs call. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+extern __typeof__(cudaGetDriverEntryPoint) cudaGetDriverEntryPoint_ptsz;
+#pragma GCC diagnostic pop
 
 static int
 set_device(int dev)
@@ -112,7 +126,250 @@ reset(int dev)
   return cudaDeviceReset();
 }
 
-static const struct app_backend backend = {
+/* ---- driver entry points --------------------------------------------- */
+
+/* Every entry point from cudaGetDriverEntryPointByVersion, with the base
+ * names, versions and flags of the driver programs: what a program that
+ * mixes the two APIs (PyTorch's expandable segments) does.  Once, on the
+ * first operation that needs one; a missing one stays NULL and makes
+ * its operations fail with CUDA_ERROR_NOT_FOUND. */
+static struct app_drv entries;
+static pthread_once_t entries_once = PTHREAD_ONCE_INIT;
+static int entries_rc;
+
+#define ENTRY(field, type, base, version, flags, elf) \
+  { \
+    void *fn = NULL; \
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSuccess; \
+    cudaError_t rc = cudaGetDriverEntryPointByVersion(base, &fn, version, \
+                                                      flags, &st); \
+    if (rc != cudaSuccess || fn == NULL) { \
+      fprintf(stderr, "app_rt: cudaGetDriverEntryPointByVersion(\"%s\", " \
+              "%d, %d): rc=%d status=%d\n", base, version, (int)(flags), \
+              (int)rc, (int)st); \
+      entries_rc = 500; /* CUDA_ERROR_NOT_FOUND */ \
+    } \
+    entries.field = (type)fn; \
+  }
+
+static void
+resolve_entries(void)
+{
+  APP_DRV_FUNCTIONS(ENTRY)
+}
+
+static struct app_drv *
+table(int *rc)
+{
+  pthread_once(&entries_once, resolve_entries);
+  *rc = entries_rc;
+  return entries_rc == 0 ? &entries : NULL;
+}
+
+/* The `entry` operation: VER 0 asks the unversioned (and deprecated)
+ * cudaGetDriverEntryPoint. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static int
+entry(const char *symbol, int version, unsigned long long flags, bool ptsz,
+      void **fn, int *status)
+{
+  enum cudaDriverEntryPointQueryResult st =
+      (enum cudaDriverEntryPointQueryResult)-1;
+  cudaError_t rc;
+  *fn = NULL;
+  if (version == 0)
+    rc = ptsz ? cudaGetDriverEntryPoint_ptsz(symbol, fn, flags, &st)
+              : cudaGetDriverEntryPoint(symbol, fn, flags, &st);
+  else
+    rc = ptsz ? cudaGetDriverEntryPointByVersion_ptsz(
+                    symbol, fn, (unsigned int)version, flags, &st)
+              : cudaGetDriverEntryPointByVersion(
+                    symbol, fn, (unsigned int)version, flags, &st);
+  *status = (int)st;
+  return rc;
+}
+#pragma GCC diagnostic pop
+
+/* ---- the runtime's own calls ------------------------------------------ */
+
+static int
+count(int *n)
+{
+  return cudaGetDeviceCount(n);
+}
+
+static int
+uuid(int dev, unsigned char out[16])
+{
+  struct cudaDeviceProp prop;
+  cudaError_t rc = cudaGetDeviceProperties(&prop, dev);
+  if (rc == cudaSuccess)
+    memcpy(out, prop.uuid.bytes, 16);
+  return rc;
+}
+
+static int
+pool_create(int dev, uint64_t *pool)
+{
+  struct cudaMemPoolProps props;
+  memset(&props, 0, sizeof(props));
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = dev;
+  cudaMemPool_t p = NULL;
+  cudaError_t rc = cudaMemPoolCreate(&p, &props);
+  *pool = (uintptr_t)p;
+  return rc;
+}
+
+static int
+pool_default(int dev, uint64_t *pool)
+{
+  cudaMemPool_t p = NULL;
+  cudaError_t rc = cudaDeviceGetDefaultMemPool(&p, dev);
+  *pool = (uintptr_t)p;
+  return rc;
+}
+
+static int
+pool_alloc(uint64_t pool, size_t size, bool ptsz, uint64_t *ptr)
+{
+  void *p = NULL;
+  cudaMemPool_t mp = (cudaMemPool_t)(uintptr_t)pool;
+  cudaError_t rc = ptsz ? cudaMallocFromPoolAsync_ptsz(&p, size, mp, NULL)
+                        : cudaMallocFromPoolAsync(&p, size, mp, NULL);
+  *ptr = (uintptr_t)p;
+  return rc;
+}
+
+static int
+pool_destroy(uint64_t pool)
+{
+  return cudaMemPoolDestroy((cudaMemPool_t)(uintptr_t)pool);
+}
+
+static int
+pool_trim(uint64_t pool, size_t keep)
+{
+  return cudaMemPoolTrimTo((cudaMemPool_t)(uintptr_t)pool, keep);
+}
+
+static int
+pool_stats(uint64_t pool, uint64_t *reserved, uint64_t *used)
+{
+  cudaMemPool_t mp = (cudaMemPool_t)(uintptr_t)pool;
+  unsigned long long r = 0, u = 0;
+  cudaError_t rc =
+      cudaMemPoolGetAttribute(mp, cudaMemPoolAttrReservedMemCurrent, &r);
+  if (rc == cudaSuccess)
+    rc = cudaMemPoolGetAttribute(mp, cudaMemPoolAttrUsedMemCurrent, &u);
+  *reserved = r;
+  *used = u;
+  return rc;
+}
+
+/* A format name as a channel descriptor. */
+static struct cudaChannelFormatDesc
+channel_desc(const char *format, unsigned int channels)
+{
+  int bits = strcmp(format + 1, "8") == 0 ? 8
+           : strcmp(format + 1, "16") == 0 ? 16 : 32;
+  enum cudaChannelFormatKind kind = format[0] == 'u'
+      ? cudaChannelFormatKindUnsigned
+      : format[0] == 's' ? cudaChannelFormatKindSigned
+                         : cudaChannelFormatKindFloat;
+  struct cudaChannelFormatDesc d = { 0, 0, 0, 0, kind };
+  int *c[4] = { &d.x, &d.y, &d.z, &d.w };
+  for (unsigned int i = 0; i < channels && i < 4; i++)
+    *c[i] = bits;
+  return d;
+}
+
+/* cudaMallocArray for 2D, cudaMalloc3DArray for 3D, and
+ * cudaMallocMipmappedArray with levels. */
+static int
+array(const struct app_array *a, uint64_t *handle)
+{
+  struct cudaChannelFormatDesc d = channel_desc(a->format, a->channels);
+  struct cudaExtent e = { a->width, a->height, a->depth };
+  cudaError_t rc;
+  if (a->levels > 0) {
+    cudaMipmappedArray_t m = NULL;
+    rc = cudaMallocMipmappedArray(&m, &d, e, a->levels, 0);
+    *handle = (uintptr_t)m;
+    return rc;
+  }
+  cudaArray_t h = NULL;
+  rc = a->dims == 3 ? cudaMalloc3DArray(&h, &d, e, 0)
+                    : cudaMallocArray(&h, &d, a->width, a->height, 0);
+  *handle = (uintptr_t)h;
+  return rc;
+}
+
+static int
+array_free(uint64_t handle, bool mipmap)
+{
+  return mipmap ? cudaFreeMipmappedArray((cudaMipmappedArray_t)(uintptr_t)
+                                             handle)
+                : cudaFreeArray((cudaArray_t)(uintptr_t)handle);
+}
+
+static int
+malloc3d(size_t width, size_t height, size_t depth, uint64_t *ptr,
+         size_t *pitch)
+{
+  struct cudaPitchedPtr pp;
+  memset(&pp, 0, sizeof(pp));
+  struct cudaExtent e = { width, height, depth };
+  cudaError_t rc = cudaMalloc3D(&pp, e);
+  *ptr = (uintptr_t)pp.ptr;
+  *pitch = pp.pitch;
+  return rc;
+}
+
+static int
+host(size_t size, bool hostalloc, unsigned int flags, uint64_t *ptr)
+{
+  void *p = NULL;
+  cudaError_t rc = hostalloc ? cudaHostAlloc(&p, size, flags)
+                             : cudaMallocHost(&p, size);
+  *ptr = (uintptr_t)p;
+  return rc;
+}
+
+static int
+host_free(uint64_t ptr)
+{
+  return cudaFreeHost((void *)(uintptr_t)ptr);
+}
+
+/* cudaIpcOpenMemHandle; the 4010 driver variant through its entry point,
+ * since the runtime has no call for it. */
+static int
+ipc_open(uint64_t ptr, bool legacy, uint64_t *alias)
+{
+  if (legacy)
+    return app_drv_ipc_open(ptr, true, alias);
+  cudaIpcMemHandle_t h;
+  memset(&h, 0, sizeof(h));
+  cudaError_t rc = cudaIpcGetMemHandle(&h, (void *)(uintptr_t)ptr);
+  if (rc != cudaSuccess)
+    return rc;
+  void *p = NULL;
+  rc = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+  *alias = (uintptr_t)p;
+  return rc;
+}
+
+static int
+ipc_close(uint64_t alias)
+{
+  return cudaIpcCloseMemHandle((void *)(uintptr_t)alias);
+}
+
+static struct app_backend backend = {
   .name = "runtime",
   .start = NULL,
   .set_device = set_device,
@@ -131,5 +388,25 @@ static const struct app_backend backend = {
 int
 main(int argc, char **argv)
 {
+  /* Driver calls through entry points, then the runtime's own where it
+   * has one. */
+  app_drv_fill_ops(&backend, table);
+  backend.count = count;
+  backend.uuid = uuid;
+  backend.pool_create = pool_create;
+  backend.pool_default = pool_default;
+  backend.pool_alloc = pool_alloc;
+  backend.pool_destroy = pool_destroy;
+  backend.pool_trim = pool_trim;
+  backend.pool_stats = pool_stats;
+  backend.array = array;
+  backend.array_free = array_free;
+  backend.rt_array = array;
+  backend.malloc3d = malloc3d;
+  backend.host = host;
+  backend.host_free = host_free;
+  backend.ipc_open = ipc_open;
+  backend.ipc_close = ipc_close;
+  backend.entry = entry;
   return app_main(&backend, argc, argv);
 }

@@ -144,6 +144,19 @@ sim_table_insert(struct sim_table *t, const struct sim_live *rec)
   return 0;
 }
 
+struct sim_live *
+sim_table_get(struct sim_table *t, uint64_t addr)
+{
+  if (t->cap == 0 || addr == 0)
+    return NULL;
+  size_t mask = t->cap - 1;
+  for (size_t i = slot_of(addr, t->cap); t->slots[i].addr != 0;
+       i = (i + 1) & mask)
+    if (t->slots[i].addr == addr)
+      return &t->slots[i];
+  return NULL;
+}
+
 bool
 sim_table_remove(struct sim_table *t, uint64_t addr, struct sim_live *out)
 {

@@ -35,11 +35,24 @@ struct sim_arena {
   size_t cap;
 };
 
+/* What a live address is.  Only PLAIN and POOL records count against the
+ * device; IPC and EXTBUF records are aliases of memory counted elsewhere
+ * (or by another process), which the driver gives an address of their
+ * own so that they can be found and closed. */
+enum sim_kind {
+  SIM_KIND_PLAIN,  /* cuMemAlloc*, cuMemAllocPitch, cuMemAllocManaged */
+  SIM_KIND_POOL,   /* cuMemAllocAsync, cuMemAllocFromPoolAsync: obj = pool */
+  SIM_KIND_IPC,    /* cuIpcOpenMemHandle: freed only by cuIpcCloseMemHandle */
+  SIM_KIND_EXTBUF, /* cuExternalMemoryGetMappedBuffer: freed by cuMemFree */
+};
+
 struct sim_live {
   uint64_t addr;     /* 0 marks an empty slot */
-  uint64_t bytes;    /* bytes counted against the device */
+  uint64_t bytes;    /* bytes counted against the device (0 for aliases) */
   uint64_t span;     /* bytes taken from the arena (aligned) */
   const void *owner; /* the context that made it */
+  void *obj;         /* the pool of a POOL record, else NULL */
+  unsigned char kind; /* enum sim_kind */
   bool legacy;       /* from the 32-bit arena */
 };
 
@@ -72,6 +85,11 @@ SIM_HIDDEN int sim_table_insert(struct sim_table *t,
 /* Removes the allocation at `addr` into *out; false if there is none. */
 SIM_HIDDEN bool sim_table_remove(struct sim_table *t, uint64_t addr,
                                  struct sim_live *out);
+
+/* The record of the allocation at `addr`, or NULL; valid until the table
+ * changes. */
+SIM_HIDDEN struct sim_live *sim_table_get(struct sim_table *t,
+                                         uint64_t addr);
 
 /* Copies the addresses of every allocation made by `owner` into a new
  * malloc'd array; returns the count, or -ENOMEM. */

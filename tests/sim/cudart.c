@@ -14,12 +14,11 @@
  * Runtime state: the driver pointer table (written once under
  * pthread_once), one retained primary context per device (under a mutex),
  * and per thread the current device, whether its primary context has been
- * made current, and the last error.  The same source builds the shared
- * library and the static archive, so both behave alike.
+ * made current, and the last error.  The same sources build the shared
+ * library and the static archive, so both behave alike; arrays, pools,
+ * host memory and IPC are in cudart_mem.c.
  */
-#include <cuda.h>
-#include <cudaTypedefs.h>
-#include <cuda_runtime_api.h>
+#include "cudart.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -27,7 +26,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define SIM_EXPORT __attribute__((visibility("default")))
 #define SIM_RUNTIME_VERSION 13000
 #define SIM_MAX_DEVICES 16
 
@@ -35,37 +33,22 @@
  * defined, which would rename every stream call in this file. */
 SIM_EXPORT extern __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
 SIM_EXPORT extern __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
+SIM_EXPORT extern __typeof__(cudaMallocFromPoolAsync)
+    cudaMallocFromPoolAsync_ptsz;
+/* cudaGetDriverEntryPoint is deprecated; its _ptsz twin has its type. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+SIM_EXPORT extern __typeof__(cudaGetDriverEntryPoint)
+    cudaGetDriverEntryPoint_ptsz;
+#pragma GCC diagnostic pop
+SIM_EXPORT extern __typeof__(cudaGetDriverEntryPointByVersion)
+    cudaGetDriverEntryPointByVersion_ptsz;
 
-static struct {
-  PFN_cuGetProcAddress_v11030 getproc_v1;  /* fetched, as cudart does */
-  PFN_cuGetProcAddress_v12000 getproc;     /* the one every lookup uses */
-  PFN_cuInit_v2000 init;
-  PFN_cuDriverGetVersion_v2020 driver_version;
-  PFN_cuDeviceGetCount_v2000 device_count;
-  PFN_cuDeviceGet_v2000 device_get;
-  PFN_cuDeviceGetName_v2000 device_name;
-  PFN_cuDeviceGetUuid_v11040 device_uuid;
-  PFN_cuDeviceTotalMem_v3020 device_total;
-  PFN_cuDevicePrimaryCtxRetain_v7000 primary_retain;
-  void *primary_release;                   /* 7000: legacy, unused */
-  PFN_cuDevicePrimaryCtxReset_v11000 primary_reset; /* 7000, same shape */
-  PFN_cuCtxSetCurrent_v4000 ctx_set;
-  PFN_cuCtxGetDevice_v2000 ctx_device;
-  PFN_cuCtxSynchronize_v2000 ctx_sync;
-  PFN_cuMemGetInfo_v3020 mem_info;
-  PFN_cuMemAlloc_v3020 mem_alloc;
-  PFN_cuMemFree_v3020 mem_free;
-  PFN_cuMemAllocPitch_v3020 mem_alloc_pitch;
-  PFN_cuMemAllocManaged_v6000 mem_alloc_managed;
-  PFN_cuMemAllocAsync_v11020 mem_alloc_async;
-  PFN_cuMemAllocAsync_v11020_ptsz mem_alloc_async_ptsz;
-  PFN_cuMemFreeAsync_v11020 mem_free_async;
-  PFN_cuMemFreeAsync_v11020_ptsz mem_free_async_ptsz;
-} drv;
+struct rt_driver rt_drv;
 
 static pthread_once_t boot_once = PTHREAD_ONCE_INIT;
 static cudaError_t boot_error;
-static int ndevices;
+int rt_ndevices;
 
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext primary[SIM_MAX_DEVICES];
@@ -80,7 +63,7 @@ static bool
 resolve(void **slot, const char *name, int version, cuuint64_t flags)
 {
   CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  CUresult rc = drv.getproc(name, slot, version, flags, &st);
+  CUresult rc = rt_drv.getproc(name, slot, version, flags, &st);
   if (rc == CUDA_SUCCESS && *slot != NULL)
     return true;
   fprintf(stderr, "cudart(sim): cuGetProcAddress(\"%s\", %d, %llu) failed: "
@@ -90,7 +73,7 @@ resolve(void **slot, const char *name, int version, cuuint64_t flags)
 }
 
 #define RESOLVE(field, name, version, flags) \
-  resolve((void **)&drv.field, name, version, flags)
+  resolve((void **)&rt_drv.field, name, version, flags)
 
 static void
 boot(void)
@@ -113,7 +96,7 @@ boot(void)
   void *p = NULL;
   CUdriverProcAddressQueryResult st;
   first("", &p, 0, 0, &st);
-  drv.getproc = first;
+  rt_drv.getproc = first;
   bool ok = RESOLVE(init, "cuInit", 2000, 0) &&
             RESOLVE(getproc_v1, "cuGetProcAddress", 11030, 0) &&
             RESOLVE(getproc, "cuGetProcAddress", 12000, 0);
@@ -140,32 +123,51 @@ boot(void)
        RESOLVE(mem_free_async, "cuMemFreeAsync", 11020, 0) &&
        RESOLVE(mem_free_async_ptsz, "cuMemFreeAsync", 11020,
                CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  ok = ok && RESOLVE(alloc_from_pool, "cuMemAllocFromPoolAsync", 11020, 0) &&
+       RESOLVE(alloc_from_pool_ptsz, "cuMemAllocFromPoolAsync", 11020,
+               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+       RESOLVE(default_pool, "cuDeviceGetDefaultMemPool", 11020, 0) &&
+       RESOLVE(pool_create, "cuMemPoolCreate", 11020, 0) &&
+       RESOLVE(pool_destroy, "cuMemPoolDestroy", 11020, 0) &&
+       RESOLVE(pool_trim, "cuMemPoolTrimTo", 11020, 0) &&
+       RESOLVE(pool_get_attribute, "cuMemPoolGetAttribute", 11020, 0) &&
+       RESOLVE(array_create, "cuArrayCreate", 3020, 0) &&
+       RESOLVE(array3d_create, "cuArray3DCreate", 3020, 0) &&
+       RESOLVE(array_destroy, "cuArrayDestroy", 2000, 0) &&
+       RESOLVE(mipmap_create, "cuMipmappedArrayCreate", 5000, 0) &&
+       RESOLVE(mipmap_destroy, "cuMipmappedArrayDestroy", 5000, 0) &&
+       RESOLVE(mem_alloc_host, "cuMemAllocHost", 3020, 0) &&
+       RESOLVE(mem_host_alloc, "cuMemHostAlloc", 2020, 0) &&
+       RESOLVE(mem_free_host, "cuMemFreeHost", 2000, 0) &&
+       RESOLVE(ipc_get, "cuIpcGetMemHandle", 4010, 0) &&
+       RESOLVE(ipc_open, "cuIpcOpenMemHandle", 11000, 0) &&
+       RESOLVE(ipc_close, "cuIpcCloseMemHandle", 4010, 0);
   if (!ok) {
     boot_error = cudaErrorInitializationError;
     return;
   }
 
   int version = 0;
-  if (drv.driver_version(&version) != CUDA_SUCCESS ||
+  if (rt_drv.driver_version(&version) != CUDA_SUCCESS ||
       version < SIM_RUNTIME_VERSION) {
     boot_error = cudaErrorInsufficientDriver;
     return;
   }
-  CUresult rc = drv.init(0);
+  CUresult rc = rt_drv.init(0);
   if (rc == CUDA_SUCCESS)
-    rc = drv.device_count(&ndevices);
-  if (rc == CUDA_ERROR_NO_DEVICE || (rc == CUDA_SUCCESS && ndevices == 0))
+    rc = rt_drv.device_count(&rt_ndevices);
+  if (rc == CUDA_ERROR_NO_DEVICE || (rc == CUDA_SUCCESS && rt_ndevices == 0))
     boot_error = cudaErrorNoDevice;
   else if (rc != CUDA_SUCCESS)
     boot_error = cudaErrorInitializationError;
-  else if (ndevices > SIM_MAX_DEVICES)
-    ndevices = SIM_MAX_DEVICES;
+  else if (rt_ndevices > SIM_MAX_DEVICES)
+    rt_ndevices = SIM_MAX_DEVICES;
 }
 
 /* ---- errors --------------------------------------------------------- */
 
-static cudaError_t
-from_driver(CUresult rc)
+cudaError_t
+rt_from_driver(CUresult rc)
 {
   switch (rc) {
   case CUDA_SUCCESS: return cudaSuccess;
@@ -177,15 +179,16 @@ from_driver(CUresult rc)
   case CUDA_ERROR_INVALID_DEVICE: return cudaErrorInvalidDevice;
   case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
   case CUDA_ERROR_CONTEXT_IS_DESTROYED: return cudaErrorContextIsDestroyed;
+  case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
   case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
+  case CUDA_ERROR_OPERATING_SYSTEM: return cudaErrorOperatingSystem;
   case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
   default: return cudaErrorUnknown;
   }
 }
 
-/* Records a failure for cudaGetLastError and passes the code on. */
-static cudaError_t
-ret(cudaError_t err)
+cudaError_t
+rt_ret(cudaError_t err)
 {
   if (err != cudaSuccess)
     tls_last_error = err;
@@ -203,21 +206,20 @@ bind(int dev)
   pthread_mutex_lock(&primary_lock);
   CUresult rc = CUDA_SUCCESS;
   if (primary[dev] == NULL)
-    rc = drv.primary_retain(&primary[dev], dev);
+    rc = rt_drv.primary_retain(&primary[dev], dev);
   ctx = primary[dev];
   pthread_mutex_unlock(&primary_lock);
   if (rc == CUDA_SUCCESS)
-    rc = drv.ctx_set(ctx);
+    rc = rt_drv.ctx_set(ctx);
   if (rc != CUDA_SUCCESS)
-    return from_driver(rc);
+    return rt_from_driver(rc);
   tls_device = dev;
   tls_bound = true;
   return cudaSuccess;
 }
 
-/* Every API entry: boot once, then bind this thread's context. */
-static cudaError_t
-enter(void)
+cudaError_t
+rt_enter(void)
 {
   pthread_once(&boot_once, boot);
   if (boot_error != cudaSuccess)
@@ -227,6 +229,12 @@ enter(void)
   return cudaSuccess;
 }
 
+int
+rt_device(void)
+{
+  return tls_device;
+}
+
 /* ---- devices -------------------------------------------------------- */
 
 SIM_EXPORT cudaError_t
@@ -234,12 +242,12 @@ cudaGetDeviceCount(int *count)
 {
   pthread_once(&boot_once, boot);
   if (count == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   if (boot_error != cudaSuccess) {
     *count = 0;
-    return ret(boot_error);
+    return rt_ret(boot_error);
   }
-  *count = ndevices;
+  *count = rt_ndevices;
   return cudaSuccess;
 }
 
@@ -248,20 +256,20 @@ cudaSetDevice(int device)
 {
   pthread_once(&boot_once, boot);
   if (boot_error != cudaSuccess)
-    return ret(boot_error);
-  if (device < 0 || device >= ndevices)
-    return ret(cudaErrorInvalidDevice);
-  return ret(bind(device));
+    return rt_ret(boot_error);
+  if (device < 0 || device >= rt_ndevices)
+    return rt_ret(cudaErrorInvalidDevice);
+  return rt_ret(bind(device));
 }
 
 SIM_EXPORT cudaError_t
 cudaGetDevice(int *device)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   if (device == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   *device = tls_device;
   return cudaSuccess;
 }
@@ -270,29 +278,29 @@ cudaGetDevice(int *device)
 SIM_EXPORT cudaError_t
 cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   if (prop == NULL)
-    return ret(cudaErrorInvalidValue);
-  if (device < 0 || device >= ndevices)
-    return ret(cudaErrorInvalidDevice);
+    return rt_ret(cudaErrorInvalidValue);
+  if (device < 0 || device >= rt_ndevices)
+    return rt_ret(cudaErrorInvalidDevice);
   memset(prop, 0, sizeof(*prop));
-  CUresult rc = drv.device_name(prop->name, (int)sizeof(prop->name), device);
+  CUresult rc = rt_drv.device_name(prop->name, (int)sizeof(prop->name), device);
   if (rc == CUDA_SUCCESS)
-    rc = drv.device_total(&prop->totalGlobalMem, device);
+    rc = rt_drv.device_total(&prop->totalGlobalMem, device);
   if (rc == CUDA_SUCCESS)
-    rc = drv.device_uuid((CUuuid *)&prop->uuid, device);
-  return ret(from_driver(rc));
+    rc = rt_drv.device_uuid((CUuuid *)&prop->uuid, device);
+  return rt_ret(rt_from_driver(rc));
 }
 
 SIM_EXPORT cudaError_t
 cudaDeviceSynchronize(void)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
-  return ret(from_driver(drv.ctx_sync()));
+    return rt_ret(err);
+  return rt_ret(rt_from_driver(rt_drv.ctx_sync()));
 }
 
 /* Resets the current device's primary context, which frees every
@@ -301,21 +309,21 @@ cudaDeviceSynchronize(void)
 SIM_EXPORT cudaError_t
 cudaDeviceReset(void)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
-  return ret(from_driver(drv.primary_reset(tls_device)));
+    return rt_ret(err);
+  return rt_ret(rt_from_driver(rt_drv.primary_reset(tls_device)));
 }
 
 SIM_EXPORT cudaError_t
 cudaDriverGetVersion(int *driverVersion)
 {
   if (driverVersion == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   pthread_once(&boot_once, boot);
   *driverVersion = 0;
-  if (drv.driver_version != NULL)
-    drv.driver_version(driverVersion);
+  if (rt_drv.driver_version != NULL)
+    rt_drv.driver_version(driverVersion);
   return cudaSuccess;
 }
 
@@ -323,7 +331,7 @@ SIM_EXPORT cudaError_t
 cudaRuntimeGetVersion(int *runtimeVersion)
 {
   if (runtimeVersion == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   *runtimeVersion = SIM_RUNTIME_VERSION;
   return cudaSuccess;
 }
@@ -333,92 +341,93 @@ cudaRuntimeGetVersion(int *runtimeVersion)
 SIM_EXPORT cudaError_t
 cudaMalloc(void **devPtr, size_t size)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   if (devPtr == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   /* The real runtime answers a zero-byte request itself. */
   if (size == 0) {
     *devPtr = NULL;
     return cudaSuccess;
   }
   CUdeviceptr p = 0;
-  CUresult rc = drv.mem_alloc(&p, size);
+  CUresult rc = rt_drv.mem_alloc(&p, size);
   if (rc == CUDA_SUCCESS)
     *devPtr = (void *)(uintptr_t)p;
-  return ret(from_driver(rc));
+  return rt_ret(rt_from_driver(rc));
 }
 
 SIM_EXPORT cudaError_t
 cudaFree(void *devPtr)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   if (devPtr == NULL)
     return cudaSuccess;
-  return ret(from_driver(drv.mem_free((CUdeviceptr)(uintptr_t)devPtr)));
+  return rt_ret(
+      rt_from_driver(rt_drv.mem_free((CUdeviceptr)(uintptr_t)devPtr)));
 }
 
 /* Element size 4: the driver only checks it is 4, 8 or 16. */
 SIM_EXPORT cudaError_t
 cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   if (devPtr == NULL || pitch == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   CUdeviceptr p = 0;
-  CUresult rc = drv.mem_alloc_pitch(&p, pitch, width, height, 4);
+  CUresult rc = rt_drv.mem_alloc_pitch(&p, pitch, width, height, 4);
   if (rc == CUDA_SUCCESS)
     *devPtr = (void *)(uintptr_t)p;
-  return ret(from_driver(rc));
+  return rt_ret(rt_from_driver(rc));
 }
 
 SIM_EXPORT cudaError_t
 cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   if (devPtr == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   CUdeviceptr p = 0;
-  CUresult rc = drv.mem_alloc_managed(&p, size, flags);
+  CUresult rc = rt_drv.mem_alloc_managed(&p, size, flags);
   if (rc == CUDA_SUCCESS)
     *devPtr = (void *)(uintptr_t)p;
-  return ret(from_driver(rc));
+  return rt_ret(rt_from_driver(rc));
 }
 
 static cudaError_t
 malloc_async(void **devPtr, size_t size, cudaStream_t stream, bool ptsz)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   if (devPtr == NULL)
-    return ret(cudaErrorInvalidValue);
+    return rt_ret(cudaErrorInvalidValue);
   CUdeviceptr p = 0;
   CUresult rc = ptsz
-      ? drv.mem_alloc_async_ptsz(&p, size, (CUstream)stream)
-      : drv.mem_alloc_async(&p, size, (CUstream)stream);
+      ? rt_drv.mem_alloc_async_ptsz(&p, size, (CUstream)stream)
+      : rt_drv.mem_alloc_async(&p, size, (CUstream)stream);
   if (rc == CUDA_SUCCESS)
     *devPtr = (void *)(uintptr_t)p;
-  return ret(from_driver(rc));
+  return rt_ret(rt_from_driver(rc));
 }
 
 static cudaError_t
 free_async(void *devPtr, cudaStream_t stream, bool ptsz)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
+    return rt_ret(err);
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)devPtr;
-  CUresult rc = ptsz ? drv.mem_free_async_ptsz(p, (CUstream)stream)
-                     : drv.mem_free_async(p, (CUstream)stream);
-  return ret(from_driver(rc));
+  CUresult rc = ptsz ? rt_drv.mem_free_async_ptsz(p, (CUstream)stream)
+                     : rt_drv.mem_free_async(p, (CUstream)stream);
+  return rt_ret(rt_from_driver(rc));
 }
 
 SIM_EXPORT cudaError_t
@@ -448,41 +457,71 @@ cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 SIM_EXPORT cudaError_t
 cudaMemGetInfo(size_t *free, size_t *total)
 {
-  cudaError_t err = enter();
+  cudaError_t err = rt_enter();
   if (err != cudaSuccess)
-    return ret(err);
-  return ret(from_driver(drv.mem_info(free, total)));
+    return rt_ret(err);
+  return rt_ret(rt_from_driver(rt_drv.mem_info(free, total)));
 }
 
 /* ---- driver entry points -------------------------------------------- */
 
 /* Goes through the runtime's cached cuGetProcAddress, as the real one
- * does, so an interposer that replaced that pointer sees these too. */
+ * does, so an interposer that replaced that pointer sees these too.  The
+ * _ptsz forms are what a per-thread-default-stream build calls: there
+ * cudaEnableDefault (0) means the per-thread variants. */
+static cudaError_t
+entry_point(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+            unsigned long long flags,
+            enum cudaDriverEntryPointQueryResult *status, bool ptsz)
+{
+  cudaError_t err = rt_enter();
+  if (err != cudaSuccess)
+    return rt_ret(err);
+  if (symbol == NULL || funcPtr == NULL)
+    return rt_ret(cudaErrorInvalidValue);
+  if (ptsz && flags == cudaEnableDefault)
+    flags = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+  CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
+  CUresult rc = rt_drv.getproc(symbol, funcPtr, (int)cudaVersion, flags, &st);
+  if (status != NULL && rc == CUDA_SUCCESS)
+    *status = (enum cudaDriverEntryPointQueryResult)st;
+  return rt_ret(rt_from_driver(rc));
+}
+
 SIM_EXPORT cudaError_t
 cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
                                  unsigned int cudaVersion,
                                  unsigned long long flags,
                                  enum cudaDriverEntryPointQueryResult *status)
 {
-  cudaError_t err = enter();
-  if (err != cudaSuccess)
-    return ret(err);
-  if (symbol == NULL || funcPtr == NULL)
-    return ret(cudaErrorInvalidValue);
-  CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SUCCESS;
-  CUresult rc = drv.getproc(symbol, funcPtr, (int)cudaVersion, flags, &st);
-  if (status != NULL && rc == CUDA_SUCCESS)
-    *status = (enum cudaDriverEntryPointQueryResult)st;
-  return ret(from_driver(rc));
+  return entry_point(symbol, funcPtr, cudaVersion, flags, status, false);
 }
 
+SIM_EXPORT cudaError_t
+cudaGetDriverEntryPointByVersion_ptsz(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion,
+    unsigned long long flags, enum cudaDriverEntryPointQueryResult *status)
+{
+  return entry_point(symbol, funcPtr, cudaVersion, flags, status, true);
+}
+
+/* The unversioned form asks at the runtime's own version, 13000. */
 SIM_EXPORT cudaError_t
 cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
                         unsigned long long flags,
                         enum cudaDriverEntryPointQueryResult *status)
 {
-  return cudaGetDriverEntryPointByVersion(symbol, funcPtr,
-                                          SIM_RUNTIME_VERSION, flags, status);
+  return entry_point(symbol, funcPtr, SIM_RUNTIME_VERSION, flags, status,
+                     false);
+}
+
+SIM_EXPORT cudaError_t
+cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,
+                             unsigned long long flags,
+                             enum cudaDriverEntryPointQueryResult *status)
+{
+  return entry_point(symbol, funcPtr, SIM_RUNTIME_VERSION, flags, status,
+                     true);
 }
 
 /* ---- last error ----------------------------------------------------- */
@@ -522,6 +561,12 @@ static const struct {
     "invalid device ordinal" },
   { cudaErrorDeviceUninitialized, "cudaErrorDeviceUninitialized",
     "invalid device context" },
+  { cudaErrorInvalidChannelDescriptor, "cudaErrorInvalidChannelDescriptor",
+    "invalid channel descriptor" },
+  { cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle",
+    "invalid resource handle" },
+  { cudaErrorOperatingSystem, "cudaErrorOperatingSystem",
+    "OS call failed or operation not supported on this OS" },
   { cudaErrorSymbolNotFound, "cudaErrorSymbolNotFound",
     "named symbol not found" },
   { cudaErrorContextIsDestroyed, "cudaErrorContextIsDestroyed",

@@ -3,13 +3,21 @@
  *
  * It owns a handful of simulated devices (CMG_SIM_DEVICES), each with a
  * memory size, a primary context and an arena of fake device addresses.
- * Allocations are accounted for exactly (the requested bytes) under one
- * mutex per device; nothing is ever backed by memory, so a 16 GiB device
- * costs nothing.  The current context is thread-local, as in the real
- * driver, and memory calls without one fail with CUDA_ERROR_INVALID_CONTEXT.
+ * CUDA_VISIBLE_DEVICES picks which of them the process sees, and in what
+ * order, as CUDA ordinals; UUIDs and addresses stay those of the physical
+ * device.  Allocations are accounted for exactly (the requested bytes)
+ * under one mutex per device; nothing is ever backed by memory, so a
+ * 16 GiB device costs nothing.  The current context is thread-local, as
+ * in the real driver, and memory calls without one fail with
+ * CUDA_ERROR_INVALID_CONTEXT.  Every allocation remembers the context
+ * that made it, so destroying or resetting a context frees exactly what
+ * it owned.
  *
- * cuGetProcAddress lives in procaddr.c.  This file also defines the
- * hidden aliases it hands out, and the test-only cmgsim_stats.
+ * This file has the configuration, devices and the plain allocation
+ * calls; contexts and the other families live in files of their own (see
+ * libcuda.h), and cuGetProcAddress in procaddr.c.  It also defines the
+ * test-only cmgsim_stats and the cmgsim_physical* exports the simulated
+ * NVML uses.
  *
  * Nothing here may call dlsym: the driver must not see an interposer.
  */
@@ -17,15 +25,10 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SIM_MAX_DEVICES 16
-#define SIM_MAX_CONTEXTS 64
 #define SIM_DEFAULT_DEVICE_BYTES (UINT64_C(16) << 30)
 /* The arena of device N is 1 TiB at 0x7f0000000000 + N TiB; capping a
  * device at half that keeps fragmentation from ever causing an OOM that
@@ -38,37 +41,13 @@
 #define SIM_ARENA32_BASE UINT64_C(0x10000000)
 #define SIM_ARENA32_SIZE UINT64_C(0x08000000)
 
-#define CTX_ALIVE 0x43545841u /* "CTXA" */
-#define CTX_DEAD 0x44454144u  /* "DEAD" */
+struct sim_device sim_devices[SIM_MAX_DEVICES];
+int sim_nphys;
+pthread_mutex_t sim_obj_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct CUctx_st {
-  uint32_t magic;
-  int device;
-  bool primary;
-  atomic_int refs; /* retain count of a primary context */
-};
-
-struct sim_device {
-  pthread_mutex_t lock;
-  uint64_t total;
-  uint64_t used;
-  uint64_t peak;
-  uint64_t allocs;
-  uint64_t frees;
-  struct sim_arena arena;
-  struct sim_arena arena32;
-  struct sim_table live;
-  struct CUctx_st primary;
-};
-
-static struct sim_device devices[SIM_MAX_DEVICES];
-static int ndevices;
-
-/* Contexts made by cuCtxCreate are never freed, only marked dead, so a
- * stale handle is detected instead of read after free. */
-static struct CUctx_st *created[SIM_MAX_CONTEXTS];
-static int ncreated;
-static pthread_mutex_t created_lock = PTHREAD_MUTEX_INITIALIZER;
+/* CUDA ordinal -> physical device. */
+static int visible[SIM_MAX_DEVICES];
+static int nvisible;
 
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static bool config_bad;
@@ -85,7 +64,7 @@ static atomic_bool poisoned;
 static atomic_llong alloc_successes;
 static atomic_llong free_successes;
 
-static __thread struct CUctx_st *current;
+__thread struct CUctx_st *sim_current_ctx;
 
 /* ---- configuration -------------------------------------------------- */
 
@@ -147,17 +126,19 @@ parse_fail(const char *name, long long *after, CUresult *code)
 static void
 lock_all(void)
 {
-  for (int i = 0; i < ndevices; i++)
-    pthread_mutex_lock(&devices[i].lock);
-  pthread_mutex_lock(&created_lock);
+  pthread_mutex_lock(&sim_obj_lock);
+  for (int i = 0; i < sim_nphys; i++)
+    pthread_mutex_lock(&sim_devices[i].lock);
+  sim_contexts_lock(true);
 }
 
 static void
 unlock_all(void)
 {
-  pthread_mutex_unlock(&created_lock);
-  for (int i = ndevices - 1; i >= 0; i--)
-    pthread_mutex_unlock(&devices[i].lock);
+  sim_contexts_lock(false);
+  for (int i = sim_nphys - 1; i >= 0; i--)
+    pthread_mutex_unlock(&sim_devices[i].lock);
+  pthread_mutex_unlock(&sim_obj_lock);
 }
 
 /* The child gets a copy of the simulated GPU state, which is handy for
@@ -201,11 +182,14 @@ configure(void)
   }
 
   for (int i = 0; i < n; i++) {
-    struct sim_device *d = &devices[i];
+    struct sim_device *d = &sim_devices[i];
     pthread_mutex_init(&d->lock, NULL);
+    d->phys = i;
+    d->ordinal = -1;
     d->total = sizes[i];
-    d->primary.magic = CTX_ALIVE;
-    d->primary.device = i;
+    d->primary.magic = SIM_CTX_ALIVE;
+    d->primary.phys = i;
+    d->primary.ordinal = -1;
     d->primary.primary = true;
     if (sim_arena_init(&d->arena,
                        SIM_ARENA_BASE + ((uint64_t)i << SIM_ARENA_SHIFT),
@@ -217,7 +201,15 @@ configure(void)
       config_bad = true;
     }
   }
-  ndevices = n;
+  sim_nphys = n;
+
+  /* Ordinals follow CUDA_VISIBLE_DEVICES, read once as the real driver
+   * reads it at cuInit. */
+  nvisible = sim_parse_visible(getenv("CUDA_VISIBLE_DEVICES"), n, visible);
+  for (int o = 0; o < nvisible; o++) {
+    sim_devices[visible[o]].ordinal = o;
+    sim_devices[visible[o]].primary.ordinal = o;
+  }
 
   sim_opt_trampoline = env_flag("CMG_SIM_GETPROC_TRAMPOLINE");
   sim_opt_trace = env_flag("CMG_SIM_TRACE");
@@ -235,106 +227,167 @@ sim_configure_once(void)
 
 /* ---- state checks --------------------------------------------------- */
 
-static CUresult
-check_init(void)
+CUresult
+sim_check_init(void)
 {
   if (!atomic_load(&initialized) || atomic_load(&poisoned))
     return CUDA_ERROR_NOT_INITIALIZED;
   return CUDA_SUCCESS;
 }
 
-static bool
-is_device(CUdevice dev)
+bool
+sim_is_device(CUdevice dev)
 {
-  return dev >= 0 && dev < ndevices;
+  return dev >= 0 && dev < nvisible;
+}
+
+struct sim_device *
+sim_device(CUdevice dev)
+{
+  return sim_is_device(dev) ? &sim_devices[visible[dev]] : NULL;
+}
+
+CUresult
+sim_current(struct CUctx_st **ctx, struct sim_device **dev)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  struct CUctx_st *c = sim_current_ctx;
+  if (c == NULL)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (c->magic != SIM_CTX_ALIVE || (c->primary && atomic_load(&c->refs) <= 0))
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  if (ctx != NULL)
+    *ctx = c;
+  if (dev != NULL)
+    *dev = &sim_devices[c->phys];
+  return CUDA_SUCCESS;
 }
 
 /* The device of the calling thread's current context, if it is usable. */
 static CUresult
 current_device(struct sim_device **out)
 {
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  struct CUctx_st *c = current;
-  if (c == NULL)
-    return CUDA_ERROR_INVALID_CONTEXT;
-  if (c->magic != CTX_ALIVE || (c->primary && atomic_load(&c->refs) <= 0))
-    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  *out = &devices[c->device];
-  return CUDA_SUCCESS;
-}
-
-static bool
-is_known_context(struct CUctx_st *c)
-{
-  for (int i = 0; i < ndevices; i++)
-    if (c == &devices[i].primary)
-      return true;
-  bool found = false;
-  pthread_mutex_lock(&created_lock);
-  for (int i = 0; i < ncreated && !found; i++)
-    found = created[i] == c;
-  pthread_mutex_unlock(&created_lock);
-  return found;
+  return sim_current(NULL, out);
 }
 
 /* ---- allocation core ------------------------------------------------ */
 
-static CUresult
-dev_alloc(struct sim_device *d, uint64_t bytes, bool legacy, uint64_t *addr)
+static bool
+is_counted(enum sim_kind kind)
 {
-  if (bytes == 0)
-    return CUDA_ERROR_INVALID_VALUE;
+  return kind == SIM_KIND_PLAIN || kind == SIM_KIND_POOL;
+}
+
+/* The failure injection and the OOM check; d->lock held. */
+static CUresult
+charge_locked(struct sim_device *d, uint64_t bytes)
+{
   if (fail_alloc_after >= 0 &&
       atomic_load(&alloc_successes) >= fail_alloc_after)
     return fail_alloc_code;
-  if (bytes > UINT64_MAX - SIM_ALIGN)
+  if (bytes > d->total - d->used)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  uint64_t span = (bytes + SIM_ALIGN - 1) & ~(uint64_t)(SIM_ALIGN - 1);
-  struct sim_live rec = { .bytes = bytes, .span = span, .owner = current,
-                          .legacy = legacy };
-  CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+  d->used += bytes;
+  if (d->used > d->peak)
+    d->peak = d->used;
+  d->allocs++;
+  return CUDA_SUCCESS;
+}
 
+static void
+uncharge_locked(struct sim_device *d, uint64_t bytes)
+{
+  d->used -= bytes;
+  d->frees++;
+}
+
+CUresult
+sim_charge(struct sim_device *d, uint64_t bytes)
+{
   pthread_mutex_lock(&d->lock);
-  if (bytes <= d->total - d->used &&
-      sim_arena_take(legacy ? &d->arena32 : &d->arena, span,
-                     &rec.addr) == 0) {
-    if (sim_table_insert(&d->live, &rec) == 0) {
-      d->used += bytes;
-      if (d->used > d->peak)
-        d->peak = d->used;
-      d->allocs++;
-      *addr = rec.addr;
-      rc = CUDA_SUCCESS;
-    } else {
-      sim_arena_give(legacy ? &d->arena32 : &d->arena, rec.addr, span);
-    }
-  }
+  CUresult rc = charge_locked(d, bytes);
   pthread_mutex_unlock(&d->lock);
   if (rc == CUDA_SUCCESS)
     atomic_fetch_add(&alloc_successes, 1);
   return rc;
 }
 
-/* Unlocked: the caller holds d->lock. */
-static bool
-dev_release(struct sim_device *d, uint64_t addr)
+void
+sim_uncharge(struct sim_device *d, uint64_t bytes)
+{
+  pthread_mutex_lock(&d->lock);
+  uncharge_locked(d, bytes);
+  pthread_mutex_unlock(&d->lock);
+}
+
+static CUresult
+dev_alloc(struct sim_device *d, uint64_t bytes, bool legacy,
+          enum sim_kind kind, void *obj, uint64_t *addr)
+{
+  if (bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (bytes > UINT64_MAX - SIM_ALIGN)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  bool counted = is_counted(kind);
+  uint64_t span = (bytes + SIM_ALIGN - 1) & ~(uint64_t)(SIM_ALIGN - 1);
+  struct sim_live rec = { .bytes = counted ? bytes : 0, .span = span,
+                          .owner = sim_current_ctx, .obj = obj,
+                          .kind = (unsigned char)kind, .legacy = legacy };
+  struct sim_arena *arena = legacy ? &d->arena32 : &d->arena;
+
+  pthread_mutex_lock(&d->lock);
+  CUresult rc = counted ? charge_locked(d, bytes) : CUDA_SUCCESS;
+  if (rc == CUDA_SUCCESS) {
+    if (sim_arena_take(arena, span, &rec.addr) != 0) {
+      rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else if (sim_table_insert(&d->live, &rec) != 0) {
+      sim_arena_give(arena, rec.addr, span);
+      rc = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (rc != CUDA_SUCCESS && counted) {
+      d->used -= bytes;
+      d->allocs--;
+    }
+  }
+  if (rc == CUDA_SUCCESS) {
+    if (kind == SIM_KIND_POOL)
+      sim_pool_account(obj, bytes, true);
+    *addr = rec.addr;
+  }
+  pthread_mutex_unlock(&d->lock);
+  if (rc == CUDA_SUCCESS && counted)
+    atomic_fetch_add(&alloc_successes, 1);
+  return rc;
+}
+
+CUresult
+sim_dev_alloc(struct sim_device *d, uint64_t bytes, enum sim_kind kind,
+              void *obj, uint64_t *addr)
+{
+  return dev_alloc(d, bytes, false, kind, obj, addr);
+}
+
+bool
+sim_dev_release_locked(struct sim_device *d, uint64_t addr)
 {
   struct sim_live rec;
   if (!sim_table_remove(&d->live, addr, &rec))
     return false;
   sim_arena_give(rec.legacy ? &d->arena32 : &d->arena, rec.addr, rec.span);
-  d->used -= rec.bytes;
-  d->frees++;
+  if (is_counted((enum sim_kind)rec.kind))
+    uncharge_locked(d, rec.bytes);
+  if (rec.kind == SIM_KIND_POOL)
+    sim_pool_account(rec.obj, rec.bytes, false);
   return true;
 }
 
-static struct sim_device *
-device_of_address(uint64_t addr)
+struct sim_device *
+sim_device_of_address(uint64_t addr)
 {
-  for (int i = 0; i < ndevices; i++) {
-    struct sim_device *d = &devices[i];
+  for (int i = 0; i < sim_nphys; i++) {
+    struct sim_device *d = &sim_devices[i];
     if ((addr >= d->arena.base && addr - d->arena.base < d->arena.size) ||
         (addr >= d->arena32.base && addr - d->arena32.base < d->arena32.size))
       return d;
@@ -342,6 +395,10 @@ device_of_address(uint64_t addr)
   return NULL;
 }
 
+/* cuMemFree and cuMemFreeAsync: any allocation the driver made at an
+ * address, and the buffers mapped from external memory (which NVIDIA's
+ * documentation says to free with cuMemFree); not IPC mappings, which
+ * only cuIpcCloseMemHandle closes. */
 static CUresult
 sim_free(uint64_t addr)
 {
@@ -353,33 +410,20 @@ sim_free(uint64_t addr)
     return CUDA_SUCCESS;
   /* Unified addressing: any live allocation may be freed from any
    * context, as on a real driver. */
-  struct sim_device *d = device_of_address(addr);
+  struct sim_device *d = sim_device_of_address(addr);
   if (d == NULL)
     return CUDA_ERROR_INVALID_VALUE;
   if (fail_free_after >= 0 && atomic_load(&free_successes) >= fail_free_after)
     return fail_free_code;
   pthread_mutex_lock(&d->lock);
-  bool ok = dev_release(d, addr);
+  struct sim_live *rec = sim_table_get(&d->live, addr);
+  bool ok = rec != NULL && rec->kind != SIM_KIND_IPC &&
+            sim_dev_release_locked(d, addr);
   pthread_mutex_unlock(&d->lock);
   if (!ok)
     return CUDA_ERROR_INVALID_VALUE;
   atomic_fetch_add(&free_successes, 1);
   return CUDA_SUCCESS;
-}
-
-/* Frees what a context owned: what destroying or resetting it does to a
- * real device, and what an interposer's ledger must follow. */
-static void
-free_owned_by(struct CUctx_st *c)
-{
-  struct sim_device *d = &devices[c->device];
-  pthread_mutex_lock(&d->lock);
-  uint64_t *addrs;
-  long n = sim_table_owned(&d->live, c, &addrs);
-  for (long i = 0; i < n; i++)
-    dev_release(d, addrs[i]);
-  pthread_mutex_unlock(&d->lock);
-  free(addrs);
 }
 
 /* ---- initialisation, devices --------------------------------------- */
@@ -393,10 +437,10 @@ cuInit(unsigned int Flags)
     return CUDA_ERROR_NOT_INITIALIZED;
   sim_configure_once();
   if (sim_opt_trace)
-    fprintf(stderr, "[cmgsim] cuInit(0) devices=%d\n", ndevices);
+    fprintf(stderr, "[cmgsim] cuInit(0) devices=%d\n", nvisible);
   if (config_bad)
     return CUDA_ERROR_INVALID_VALUE;
-  if (ndevices == 0)
+  if (nvisible == 0)
     return CUDA_ERROR_NO_DEVICE;
   atomic_store(&initialized, true);
   return CUDA_SUCCESS;
@@ -414,12 +458,12 @@ cuDriverGetVersion(int *driverVersion)
 SIM_EXPORT CUresult
 cuDeviceGet(CUdevice *device, int ordinal)
 {
-  CUresult rc = check_init();
+  CUresult rc = sim_check_init();
   if (rc != CUDA_SUCCESS)
     return rc;
   if (device == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  if (!is_device(ordinal))
+  if (!sim_is_device(ordinal))
     return CUDA_ERROR_INVALID_DEVICE;
   *device = ordinal;
   return CUDA_SUCCESS;
@@ -428,26 +472,27 @@ cuDeviceGet(CUdevice *device, int ordinal)
 SIM_EXPORT CUresult
 cuDeviceGetCount(int *count)
 {
-  CUresult rc = check_init();
+  CUresult rc = sim_check_init();
   if (rc != CUDA_SUCCESS)
     return rc;
   if (count == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  *count = ndevices;
+  *count = nvisible;
   return CUDA_SUCCESS;
 }
 
+/* Named after the physical device, as NVML names it. */
 SIM_EXPORT CUresult
 cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-  CUresult rc = check_init();
+  CUresult rc = sim_check_init();
   if (rc != CUDA_SUCCESS)
     return rc;
   if (name == NULL || len <= 0)
     return CUDA_ERROR_INVALID_VALUE;
-  if (!is_device(dev))
+  if (!sim_is_device(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  snprintf(name, (size_t)len, "cumemguard simulated GPU %d", dev);
+  snprintf(name, (size_t)len, "cumemguard simulated GPU %d", visible[dev]);
   return CUDA_SUCCESS;
 }
 
@@ -456,19 +501,14 @@ cuDeviceGetName(char *name, int len, CUdevice dev)
 static CUresult
 get_uuid(CUuuid *uuid, CUdevice dev)
 {
-  static const unsigned char stem[15] = {
-    0xc3, 0x6d, 0x67, 0x51, 0x5e, 0x1a, 0x4d, 0x0c,
-    0x9a, 0x77, 0x73, 0x69, 0x6d, 0x67, 0x70,
-  };
-  CUresult rc = check_init();
+  CUresult rc = sim_check_init();
   if (rc != CUDA_SUCCESS)
     return rc;
   if (uuid == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  if (!is_device(dev))
+  if (!sim_is_device(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  memcpy(uuid->bytes, stem, sizeof(stem));
-  uuid->bytes[15] = (char)dev;
+  sim_uuid_bytes(visible[dev], (unsigned char *)uuid->bytes);
   return CUDA_SUCCESS;
 }
 
@@ -488,184 +528,15 @@ cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 SIM_EXPORT CUresult
 cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-  CUresult rc = check_init();
+  CUresult rc = sim_check_init();
   if (rc != CUDA_SUCCESS)
     return rc;
   if (bytes == NULL)
     return CUDA_ERROR_INVALID_VALUE;
-  if (!is_device(dev))
+  if (!sim_is_device(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  *bytes = devices[dev].total;
+  *bytes = sim_device(dev)->total;
   return CUDA_SUCCESS;
-}
-
-/* ---- contexts ------------------------------------------------------- */
-
-SIM_EXPORT CUresult
-cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
-{
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (pctx == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!is_device(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
-  atomic_fetch_add(&devices[dev].primary.refs, 1);
-  *pctx = &devices[dev].primary;
-  return CUDA_SUCCESS;
-}
-
-/* The last release destroys the primary context and, with it, every
- * allocation it made. */
-static CUresult
-primary_release(CUdevice dev)
-{
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (!is_device(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
-  struct CUctx_st *c = &devices[dev].primary;
-  int refs = atomic_load(&c->refs);
-  do {
-    if (refs <= 0)
-      return CUDA_ERROR_INVALID_CONTEXT;
-  } while (!atomic_compare_exchange_weak(&c->refs, &refs, refs - 1));
-  if (refs == 1)
-    free_owned_by(c);
-  return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult
-cuDevicePrimaryCtxRelease_v2(CUdevice dev)
-{
-  return primary_release(dev);
-}
-
-/* cudart 13 asks for the 7000 (unversioned) variant. */
-SIM_EXPORT CUresult
-cuDevicePrimaryCtxRelease(CUdevice dev)
-{
-  return primary_release(dev);
-}
-
-/* Destroys every allocation of the primary context, which stays usable:
- * what cudaDeviceReset does to memory. */
-static CUresult
-primary_reset(CUdevice dev)
-{
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (!is_device(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
-  free_owned_by(&devices[dev].primary);
-  return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult
-cuDevicePrimaryCtxReset_v2(CUdevice dev)
-{
-  return primary_reset(dev);
-}
-
-SIM_EXPORT CUresult
-cuDevicePrimaryCtxReset(CUdevice dev)
-{
-  return primary_reset(dev);
-}
-
-SIM_EXPORT CUresult
-cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
-               unsigned int flags, CUdevice dev)
-{
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (pctx == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (!is_device(dev))
-    return CUDA_ERROR_INVALID_DEVICE;
-  struct CUctx_st *c = calloc(1, sizeof(*c));
-  if (c == NULL)
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  c->magic = CTX_ALIVE;
-  c->device = dev;
-  pthread_mutex_lock(&created_lock);
-  if (ncreated == SIM_MAX_CONTEXTS) {
-    pthread_mutex_unlock(&created_lock);
-    free(c);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  created[ncreated++] = c;
-  pthread_mutex_unlock(&created_lock);
-  current = c;
-  *pctx = c;
-  return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult
-cuCtxDestroy_v2(CUcontext ctx)
-{
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (ctx == NULL || !is_known_context(ctx) || ctx->primary)
-    return CUDA_ERROR_INVALID_CONTEXT;
-  if (ctx->magic != CTX_ALIVE)
-    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  free_owned_by(ctx);
-  ctx->magic = CTX_DEAD;
-  if (current == ctx)
-    current = NULL;
-  return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult
-cuCtxSetCurrent(CUcontext ctx)
-{
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (ctx != NULL && !is_known_context(ctx))
-    return CUDA_ERROR_INVALID_CONTEXT;
-  if (ctx != NULL && ctx->magic != CTX_ALIVE)
-    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  current = ctx;
-  return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult
-cuCtxGetCurrent(CUcontext *pctx)
-{
-  CUresult rc = check_init();
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (pctx == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
-  *pctx = current;
-  return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult
-cuCtxGetDevice(CUdevice *device)
-{
-  struct sim_device *d;
-  CUresult rc = current_device(&d);
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (device == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
-  *device = current->device;
-  return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult
-cuCtxSynchronize(void)
-{
-  struct sim_device *d;
-  return current_device(&d);
 }
 
 /* ---- memory --------------------------------------------------------- */
@@ -680,7 +551,7 @@ alloc_current(CUdeviceptr *dptr, size_t bytesize)
   if (dptr == NULL)
     return CUDA_ERROR_INVALID_VALUE;
   uint64_t addr;
-  rc = dev_alloc(d, bytesize, false, &addr);
+  rc = dev_alloc(d, bytesize, false, SIM_KIND_PLAIN, NULL, &addr);
   if (rc == CUDA_SUCCESS)
     *dptr = addr;
   return rc;
@@ -716,7 +587,8 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
   if (Height > SIZE_MAX / pitch)
     return CUDA_ERROR_OUT_OF_MEMORY;
   uint64_t addr;
-  rc = dev_alloc(d, (uint64_t)pitch * Height, false, &addr);
+  rc = dev_alloc(d, (uint64_t)pitch * Height, false, SIM_KIND_PLAIN, NULL,
+                 &addr);
   if (rc == CUDA_SUCCESS) {
     *dptr = addr;
     *pPitch = pitch;
@@ -735,24 +607,41 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
       (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
     return CUDA_ERROR_INVALID_VALUE;
   uint64_t addr;
-  rc = dev_alloc(d, bytesize, false, &addr);
+  rc = dev_alloc(d, bytesize, false, SIM_KIND_PLAIN, NULL, &addr);
   if (rc == CUDA_SUCCESS)
     *dptr = addr;
   return rc;
 }
 
-/* Streams are not simulated: stream-ordered calls complete at once, on
- * the current context's device, whatever stream is passed. */
+/* Streams are not simulated: stream-ordered calls complete at once, from
+ * the current pool of the current context's device, whatever stream is
+ * passed (pools.c). */
+static CUresult
+alloc_async(CUdeviceptr *dptr, size_t bytesize)
+{
+  struct sim_device *d;
+  CUresult rc = current_device(&d);
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (dptr == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  uint64_t addr;
+  rc = sim_pool_alloc_current(d, bytesize, &addr);
+  if (rc == CUDA_SUCCESS)
+    *dptr = addr;
+  return rc;
+}
+
 SIM_EXPORT CUresult
 cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-  return alloc_current(dptr, bytesize);
+  return alloc_async(dptr, bytesize);
 }
 
 SIM_EXPORT CUresult
 cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-  return alloc_current(dptr, bytesize);
+  return alloc_async(dptr, bytesize);
 }
 
 SIM_EXPORT CUresult
@@ -802,7 +691,7 @@ cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
   if (dptr == NULL)
     return CUDA_ERROR_INVALID_VALUE;
   uint64_t addr;
-  rc = dev_alloc(d, bytesize, true, &addr);
+  rc = dev_alloc(d, bytesize, true, SIM_KIND_PLAIN, NULL, &addr);
   if (rc == CUDA_SUCCESS)
     *dptr = (CUdeviceptr_v1)addr;
   return rc;
@@ -848,6 +737,8 @@ static const struct {
     "invalid device ordinal" },
   { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
     "invalid device context" },
+  { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
+    "invalid resource handle" },
   { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
   { CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED",
     "context is destroyed" },
@@ -886,15 +777,17 @@ cuGetErrorString(CUresult error, const char **pStr)
 /* ---- test-only introspection ---------------------------------------- */
 
 /* The driver's own view of a device, so a test can check what the
- * interposer let through.  Any pointer may be NULL.  0 or -EINVAL. */
+ * interposer let through.  `dev` is a CUDA ordinal; `used` counts every
+ * kind of device allocation (plain, pool, VMM, arrays).  Any pointer may
+ * be NULL.  0 or -EINVAL. */
 SIM_EXPORT int
 cmgsim_stats(int dev, unsigned long long *used, unsigned long long *peak_used,
              unsigned long long *allocs, unsigned long long *frees)
 {
   sim_configure_once();
-  if (!is_device(dev))
+  if (!sim_is_device(dev))
     return -EINVAL;
-  struct sim_device *d = &devices[dev];
+  struct sim_device *d = sim_device(dev);
   pthread_mutex_lock(&d->lock);
   if (used != NULL)
     *used = d->used;
@@ -908,8 +801,38 @@ cmgsim_stats(int dev, unsigned long long *used, unsigned long long *peak_used,
   return 0;
 }
 
+/* For the simulated NVML, which numbers physical devices and ignores
+ * CUDA_VISIBLE_DEVICES: how many there are (-1 if CMG_SIM_DEVICES is
+ * malformed). */
+SIM_EXPORT int
+cmgsim_physical_count(void)
+{
+  sim_configure_once();
+  return config_bad ? -1 : sim_nphys;
+}
+
+/* Physical device `phys`: its UUID as nvidia-smi prints it (`uuid` holds
+ * at least 41 bytes; may be NULL), its size and the bytes this process
+ * has allocated on it.  0 or -EINVAL. */
+SIM_EXPORT int
+cmgsim_physical(int phys, char *uuid, unsigned long long *total,
+                unsigned long long *used)
+{
+  sim_configure_once();
+  if (phys < 0 || phys >= sim_nphys)
+    return -EINVAL;
+  struct sim_device *d = &sim_devices[phys];
+  if (uuid != NULL)
+    sim_uuid_text(phys, uuid);
+  pthread_mutex_lock(&d->lock);
+  if (total != NULL)
+    *total = d->total;
+  if (used != NULL)
+    *used = d->used;
+  pthread_mutex_unlock(&d->lock);
+  return 0;
+}
+
 /* ---- hidden aliases ------------------------------------------------- */
 
-#define SIM_DEFINE_ALIAS(fn) \
-  extern __typeof__(fn) hid_##fn __attribute__((alias(#fn)));
 SIM_DRIVER_FUNCTIONS(SIM_DEFINE_ALIAS)

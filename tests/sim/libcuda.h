@@ -1,11 +1,22 @@
 /*
- * Shared by the two files of the simulated driver (libcuda.c: devices,
- * contexts and memory; procaddr.c: cuGetProcAddress).
+ * Shared by the files of the simulated driver: libcuda.c (configuration,
+ * devices, plain memory), contexts.c (contexts), procaddr.c
+ * (cuGetProcAddress), visible.c
+ * (CUDA_VISIBLE_DEVICES), vmm.c (virtual memory management), pools.c
+ * (memory pools), arrays.c (CUDA arrays), hostmem.c (page-locked host
+ * memory) and ipc.c (IPC and external memory).
  *
  * __CUDA_API_VERSION_INTERNAL is defined, as NVIDIA's own driver build
  * does, because only then does cuda.h declare the legacy 32-bit entry
  * points, the _ptsz variants and the 4-argument cuGetProcAddress: every
  * definition is checked against NVIDIA's declaration of its ELF name.
+ *
+ * Locks: sim_obj_lock guards every registry of driver objects (VMM
+ * handles, reservations and mappings, pools, arrays, host allocations,
+ * external memory) and is taken before any device lock; a device's lock
+ * guards its counters, its arenas and its table of live addresses (and
+ * the counters of the pools on it); created_lock in contexts.c is taken
+ * last.  The fork handlers take them all in that order.
  */
 #ifndef CMGSIM_LIBCUDA_H
 #define CMGSIM_LIBCUDA_H
@@ -27,19 +38,37 @@
 #undef cuMemFree
 #undef cuMemAllocAsync
 #undef cuMemFreeAsync
+#undef cuMemAllocFromPoolAsync
+#undef cuMemAllocHost
+#undef cuArrayCreate
+#undef cuArray3DCreate
+#undef cuArrayGetDescriptor
+#undef cuArray3DGetDescriptor
+#undef cuIpcOpenMemHandle
 #undef cuGetProcAddress
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "arena.h"
 
 #define SIM_EXPORT __attribute__((visibility("default")))
 #define SIM_DRIVER_VERSION 13000
+#define SIM_MAX_DEVICES 16
 
-/* Every exported driver function that libcuda.c defines.  Each gets a
- * hidden alias hid_<name>: same address, but never preempted by an
- * LD_PRELOAD library, so the cuGetProcAddress table and the trampolines
- * always name this library's own code, -Bsymbolic or not. */
+/* cuda.h declares the _ptsz variants only for per-thread builds; these
+ * declarations come from NVIDIA's typedefs all the same. */
+extern __typeof__(*(PFN_cuMemAllocAsync_v11020_ptsz)0) cuMemAllocAsync_ptsz;
+extern __typeof__(*(PFN_cuMemFreeAsync_v11020_ptsz)0) cuMemFreeAsync_ptsz;
+extern __typeof__(*(PFN_cuMemAllocFromPoolAsync_v11020_ptsz)0)
+    cuMemAllocFromPoolAsync_ptsz;
+
+/* The exported driver functions, one list per file that defines them.
+ * Each gets a hidden alias hid_<name>: same address, but never preempted
+ * by an LD_PRELOAD library, so the cuGetProcAddress table and the
+ * trampolines always name this library's own code, -Bsymbolic or not. */
 #define SIM_DRIVER_FUNCTIONS(X) \
   X(cuInit) \
   X(cuDriverGetVersion) \
@@ -49,17 +78,6 @@
   X(cuDeviceGetUuid) \
   X(cuDeviceGetUuid_v2) \
   X(cuDeviceTotalMem_v2) \
-  X(cuDevicePrimaryCtxRetain) \
-  X(cuDevicePrimaryCtxRelease) \
-  X(cuDevicePrimaryCtxRelease_v2) \
-  X(cuDevicePrimaryCtxReset) \
-  X(cuDevicePrimaryCtxReset_v2) \
-  X(cuCtxCreate_v4) \
-  X(cuCtxDestroy_v2) \
-  X(cuCtxSetCurrent) \
-  X(cuCtxGetCurrent) \
-  X(cuCtxGetDevice) \
-  X(cuCtxSynchronize) \
   X(cuMemAlloc) \
   X(cuMemAlloc_v2) \
   X(cuMemFree) \
@@ -75,9 +93,122 @@
   X(cuGetErrorName) \
   X(cuGetErrorString)
 
+#define SIM_CONTEXT_FUNCTIONS(X) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) \
+  X(cuDevicePrimaryCtxRelease_v2) \
+  X(cuDevicePrimaryCtxReset) \
+  X(cuDevicePrimaryCtxReset_v2) \
+  X(cuCtxCreate) \
+  X(cuCtxCreate_v2) \
+  X(cuCtxCreate_v3) \
+  X(cuCtxCreate_v4) \
+  X(cuCtxDestroy) \
+  X(cuCtxDestroy_v2) \
+  X(cuCtxSetCurrent) \
+  X(cuCtxGetCurrent) \
+  X(cuCtxGetDevice) \
+  X(cuCtxSynchronize)
+
+#define SIM_VMM_FUNCTIONS(X) \
+  X(cuMemCreate) \
+  X(cuMemRelease) \
+  X(cuMemRetainAllocationHandle) \
+  X(cuMemAddressReserve) \
+  X(cuMemAddressFree) \
+  X(cuMemMap) \
+  X(cuMemUnmap) \
+  X(cuMemSetAccess) \
+  X(cuMemGetAllocationGranularity) \
+  X(cuMemGetAllocationPropertiesFromHandle) \
+  X(cuMemExportToShareableHandle) \
+  X(cuMemImportFromShareableHandle)
+
+#define SIM_POOL_FUNCTIONS(X) \
+  X(cuDeviceGetDefaultMemPool) \
+  X(cuDeviceGetMemPool) \
+  X(cuDeviceSetMemPool) \
+  X(cuMemPoolCreate) \
+  X(cuMemPoolDestroy) \
+  X(cuMemPoolTrimTo) \
+  X(cuMemPoolGetAttribute) \
+  X(cuMemPoolSetAttribute) \
+  X(cuMemAllocFromPoolAsync) \
+  X(cuMemAllocFromPoolAsync_ptsz)
+
+#define SIM_ARRAY_FUNCTIONS(X) \
+  X(cuArrayCreate) \
+  X(cuArrayCreate_v2) \
+  X(cuArray3DCreate) \
+  X(cuArray3DCreate_v2) \
+  X(cuArrayDestroy) \
+  X(cuArrayGetDescriptor_v2) \
+  X(cuArray3DGetDescriptor_v2) \
+  X(cuArrayGetMemoryRequirements) \
+  X(cuMipmappedArrayCreate) \
+  X(cuMipmappedArrayDestroy) \
+  X(cuMipmappedArrayGetMemoryRequirements)
+
+#define SIM_HOST_FUNCTIONS(X) \
+  X(cuMemAllocHost) \
+  X(cuMemAllocHost_v2) \
+  X(cuMemHostAlloc) \
+  X(cuMemFreeHost)
+
+#define SIM_IPC_FUNCTIONS(X) \
+  X(cuIpcGetMemHandle) \
+  X(cuIpcOpenMemHandle) \
+  X(cuIpcOpenMemHandle_v2) \
+  X(cuIpcCloseMemHandle) \
+  X(cuImportExternalMemory) \
+  X(cuExternalMemoryGetMappedBuffer) \
+  X(cuDestroyExternalMemory)
+
 #define SIM_DECLARE_HIDDEN(fn) \
   extern __typeof__(fn) hid_##fn __attribute__((visibility("hidden")));
+#define SIM_DEFINE_ALIAS(fn) \
+  extern __typeof__(fn) hid_##fn __attribute__((alias(#fn)));
 SIM_DRIVER_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_CONTEXT_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_VMM_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_POOL_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_ARRAY_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_HOST_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_IPC_FUNCTIONS(SIM_DECLARE_HIDDEN)
+
+/* ---- state shared by the driver's files ----------------------------- */
+
+#define SIM_CTX_ALIVE 0x43545841u /* "CTXA" */
+#define SIM_CTX_DEAD 0x44454144u  /* "DEAD" */
+
+struct CUctx_st {
+  uint32_t magic;
+  int ordinal;     /* the CUDA ordinal it was made for */
+  int phys;        /* index into sim_devices */
+  bool primary;
+  atomic_int refs; /* retain count of a primary context */
+};
+
+/* A physical device.  CUDA ordinals map onto these through
+ * CUDA_VISIBLE_DEVICES (sim_device); `ordinal` is -1 for a hidden one. */
+struct sim_device {
+  pthread_mutex_t lock;
+  int phys;
+  int ordinal;
+  uint64_t total;
+  uint64_t used;   /* every counted allocation, whatever its kind */
+  uint64_t peak;
+  uint64_t allocs;
+  uint64_t frees;
+  struct sim_arena arena;
+  struct sim_arena arena32;
+  struct sim_table live;
+  struct CUctx_st primary;
+};
+
+SIM_HIDDEN extern struct sim_device sim_devices[SIM_MAX_DEVICES];
+SIM_HIDDEN extern int sim_nphys;
+SIM_HIDDEN extern pthread_mutex_t sim_obj_lock;
 
 /* Set from the environment by sim_configure_once. */
 SIM_HIDDEN extern bool sim_opt_trampoline;
@@ -85,5 +216,78 @@ SIM_HIDDEN extern bool sim_opt_trace;
 
 /* Reads the environment and sets the devices up, once per process. */
 SIM_HIDDEN void sim_configure_once(void);
+
+/* CUDA_SUCCESS once cuInit has succeeded (and no fork poisoned us), else
+ * CUDA_ERROR_NOT_INITIALIZED. */
+SIM_HIDDEN CUresult sim_check_init(void);
+
+/* The calling thread's current context (NULL for none). */
+SIM_HIDDEN extern __thread struct CUctx_st *sim_current_ctx;
+
+/* Whether `dev` is a CUDA ordinal of this process. */
+SIM_HIDDEN bool sim_is_device(CUdevice dev);
+
+/* The device of CUDA ordinal `dev`, or NULL if there is none. */
+SIM_HIDDEN struct sim_device *sim_device(CUdevice dev);
+
+/* The calling thread's current context and its device, if usable:
+ * CUDA_SUCCESS, or the error a memory call without one returns. */
+SIM_HIDDEN CUresult sim_current(struct CUctx_st **ctx,
+                                struct sim_device **dev);
+
+/* The device whose address ranges hold `addr`, or NULL. */
+SIM_HIDDEN struct sim_device *sim_device_of_address(uint64_t addr);
+
+/* Counts `bytes` against `d` (with failure injection and the OOM check),
+ * or gives them back; both take d->lock. */
+SIM_HIDDEN CUresult sim_charge(struct sim_device *d, uint64_t bytes);
+SIM_HIDDEN void sim_uncharge(struct sim_device *d, uint64_t bytes);
+
+/* Gives `bytes` of `d` an address and records it as a live allocation
+ * of `kind` owned by the current context.  PLAIN and POOL records are
+ * charged (sim_charge's checks apply); IPC and EXTBUF records are not.
+ * CUDA_SUCCESS or the error. */
+SIM_HIDDEN CUresult sim_dev_alloc(struct sim_device *d, uint64_t bytes,
+                                  enum sim_kind kind, void *obj,
+                                  uint64_t *addr);
+
+/* Removes the record of `addr` from `d` (whose lock the caller holds)
+ * and gives its address and charge back; false if there is none. */
+SIM_HIDDEN bool sim_dev_release_locked(struct sim_device *d, uint64_t addr);
+
+/* Contexts (contexts.c): takes (true) or drops created_lock, for the
+ * fork handlers; and frees everything context `c` owns, on every device
+ * (its teardown). */
+SIM_HIDDEN void sim_contexts_lock(bool lock);
+SIM_HIDDEN void sim_free_owned_by(struct CUctx_st *c);
+
+/* Formats the UUID of physical device `phys` as nvidia-smi does,
+ * "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (41 bytes with the NUL), and
+ * its 16 bytes. */
+#define SIM_UUID_TEXT 41
+SIM_HIDDEN void sim_uuid_bytes(int phys, unsigned char out[16]);
+SIM_HIDDEN void sim_uuid_text(int phys, char out[SIM_UUID_TEXT]);
+
+/* Parses CUDA_VISIBLE_DEVICES (`spec`, NULL when unset) into the list of
+ * physical devices that become ordinals 0, 1, ...; returns its length. */
+SIM_HIDDEN int sim_parse_visible(const char *spec, int nphys,
+                                 int out[SIM_MAX_DEVICES]);
+
+/* Pools (pools.c).  Called with pool->dev's lock held when a POOL record
+ * is inserted (add) or released: keeps the pool's counters, and frees a
+ * destroyed pool with its last allocation. */
+SIM_HIDDEN void sim_pool_account(void *pool, uint64_t bytes, bool add);
+
+/* Allocates from the current pool of `d` (cuMemAllocAsync). */
+SIM_HIDDEN CUresult sim_pool_alloc_current(struct sim_device *d,
+                                           uint64_t bytes, uint64_t *addr);
+
+/* Arrays (arrays.c): destroys every array `ctx` made.  Caller holds
+ * sim_obj_lock. */
+SIM_HIDDEN void sim_arrays_teardown(const struct CUctx_st *ctx);
+
+/* Host memory (hostmem.c): counts VMM host allocations with the
+ * page-locked ones.  Caller holds sim_obj_lock. */
+SIM_HIDDEN void sim_host_account(uint64_t bytes, bool add);
 
 #endif /* CMGSIM_LIBCUDA_H */

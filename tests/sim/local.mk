@@ -16,7 +16,14 @@ check_LTLIBRARIES += tests/sim/libcuda.la tests/sim/libcudart.la
 tests_sim_libcuda_la_SOURCES = \
 	tests/sim/libcuda.c \
 	tests/sim/libcuda.h \
+	tests/sim/contexts.c \
 	tests/sim/procaddr.c \
+	tests/sim/visible.c \
+	tests/sim/vmm.c \
+	tests/sim/pools.c \
+	tests/sim/arrays.c \
+	tests/sim/hostmem.c \
+	tests/sim/ipc.c \
 	tests/sim/arena.c \
 	tests/sim/arena.h
 tests_sim_libcuda_la_CFLAGS = $(SIM_CFLAGS)
@@ -24,14 +31,25 @@ tests_sim_libcuda_la_LDFLAGS = -version-info 1:0:0 -rpath /nowhere \
 	-Wl,-Bsymbolic
 tests_sim_libcuda_la_LIBADD = -lpthread
 
-tests_sim_libcudart_la_SOURCES = tests/sim/cudart.c
+SIM_CUDART_SOURCES = tests/sim/cudart.c tests/sim/cudart.h \
+	tests/sim/cudart_mem.c
+tests_sim_libcudart_la_SOURCES = $(SIM_CUDART_SOURCES)
 tests_sim_libcudart_la_CFLAGS = $(SIM_CFLAGS)
 tests_sim_libcudart_la_LDFLAGS = -version-info 13:0:0 -rpath /nowhere
 tests_sim_libcudart_la_LIBADD = -ldl -lpthread
 
+# NVML, which numbers physical devices and reads the driver's accounting
+# (libnvidia-ml.so.1; -Bsymbolic like the driver).
+check_LTLIBRARIES += tests/sim/libnvidia-ml.la
+tests_sim_libnvidia_ml_la_SOURCES = tests/sim/nvml.c tests/sim/nvml_abi.h
+tests_sim_libnvidia_ml_la_CFLAGS = $(SIM_CFLAGS)
+tests_sim_libnvidia_ml_la_LDFLAGS = -version-info 1:0:0 -rpath /nowhere \
+	-Wl,-Bsymbolic
+tests_sim_libnvidia_ml_la_LIBADD = -ldl -lpthread
+
 # The same runtime as a plain archive, as nvcc links cudart by default.
 check_LIBRARIES += tests/sim/libcudart_static.a
-tests_sim_libcudart_static_a_SOURCES = tests/sim/cudart.c
+tests_sim_libcudart_static_a_SOURCES = $(SIM_CUDART_SOURCES)
 tests_sim_libcudart_static_a_CFLAGS = $(SIM_CFLAGS)
 
 SIM_APPS = \
@@ -42,40 +60,57 @@ SIM_APPS = \
 	tests/sim/app_rt_static
 check_PROGRAMS += $(SIM_APPS)
 
-SIM_APP_COMMON = tests/sim/app.c tests/sim/app.h
+SIM_APP_COMMON = tests/sim/app.c tests/sim/app_ops.c tests/sim/app.h \
+	tests/sim/app_int.h tests/sim/nvml_abi.h
+# The optional operations over a table of driver entry points.
+SIM_APP_DRVOPS = tests/sim/app_drvops.c tests/sim/app_drv.h
 # -no-install (no wrapper scripts) is spelled out rather than taken from
 # TEST_LDFLAGS: automake -Werror rejects an _LDFLAGS variable that names
 # no target, so that one may not survive.
 SIM_APP_LINK = -no-install -rdynamic
 
-tests_sim_app_driver_SOURCES = $(SIM_APP_COMMON) tests/sim/app_driver.c
+tests_sim_app_driver_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
+	tests/sim/app_driver.c
 tests_sim_app_driver_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_driver_LDFLAGS = $(SIM_APP_LINK)
-tests_sim_app_driver_LDADD = tests/sim/libcuda.la -lpthread
+tests_sim_app_driver_LDADD = tests/sim/libcuda.la tests/sim/libnvidia-ml.la \
+	-ldl -lpthread
 
-tests_sim_app_dlsym_SOURCES = $(SIM_APP_COMMON) tests/sim/app_drv.c \
-	tests/sim/app_drv.h tests/sim/app_dlsym.c
+tests_sim_app_dlsym_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
+	tests/sim/app_drv.c tests/sim/app_dlsym.c
 tests_sim_app_dlsym_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_dlsym_LDFLAGS = $(SIM_APP_LINK)
 tests_sim_app_dlsym_LDADD = -ldl -lpthread
 
-tests_sim_app_getproc_SOURCES = $(SIM_APP_COMMON) tests/sim/app_drv.c \
-	tests/sim/app_drv.h tests/sim/app_getproc.c
+tests_sim_app_getproc_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
+	tests/sim/app_drv.c tests/sim/app_getproc.c
 tests_sim_app_getproc_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_getproc_LDFLAGS = $(SIM_APP_LINK)
 tests_sim_app_getproc_LDADD = -ldl -lpthread
 
-tests_sim_app_rt_shared_SOURCES = $(SIM_APP_COMMON) tests/sim/app_rt.c
+tests_sim_app_rt_shared_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
+	tests/sim/app_rt.c
 tests_sim_app_rt_shared_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_rt_shared_LDFLAGS = $(SIM_APP_LINK)
 tests_sim_app_rt_shared_LDADD = tests/sim/libcudart.la -ldl -lpthread
 
-tests_sim_app_rt_static_SOURCES = $(SIM_APP_COMMON) tests/sim/app_rt.c
+tests_sim_app_rt_static_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
+	tests/sim/app_rt.c
 tests_sim_app_rt_static_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_rt_static_LDFLAGS = $(SIM_APP_LINK)
 tests_sim_app_rt_static_LDADD = tests/sim/libcudart_static.a -ldl -lpthread
 
 EXTRA_DIST += tests/sim/README.md
+
+# A naive interposer (cuMemCreate and cuGetProcAddress_v2, no dlsym hook)
+# and the tests of the simulated CUDA itself.
+check_LTLIBRARIES += tests/sim/libnaive.la
+tests_sim_libnaive_la_SOURCES = tests/sim/naive.c
+tests_sim_libnaive_la_CFLAGS = $(SIM_CFLAGS)
+tests_sim_libnaive_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+tests_sim_libnaive_la_LIBADD = -ldl
+TESTS += tests/sim/t-sim.sh
+EXTRA_DIST += tests/sim/t-sim.sh
 
 # A second interposer for the RTLD_NEXT test, and its program.
 check_LTLIBRARIES += tests/sim/libnexttest.la

@@ -62,9 +62,16 @@ TRAMP(cuDevicePrimaryCtxRelease, (CUdevice d), (d))
 TRAMP(cuDevicePrimaryCtxRelease_v2, (CUdevice d), (d))
 TRAMP(cuDevicePrimaryCtxReset, (CUdevice d), (d))
 TRAMP(cuDevicePrimaryCtxReset_v2, (CUdevice d), (d))
+TRAMP(cuCtxCreate, (CUcontext *c, unsigned int f, CUdevice d), (c, f, d))
+TRAMP(cuCtxCreate_v2, (CUcontext *c, unsigned int f, CUdevice d), (c, f, d))
+TRAMP(cuCtxCreate_v3,
+      (CUcontext *c, CUexecAffinityParam *p, int n, unsigned int f,
+       CUdevice d),
+      (c, p, n, f, d))
 TRAMP(cuCtxCreate_v4,
       (CUcontext *c, CUctxCreateParams *p, unsigned int f, CUdevice d),
       (c, p, f, d))
+TRAMP(cuCtxDestroy, (CUcontext c), (c))
 TRAMP(cuCtxDestroy_v2, (CUcontext c), (c))
 TRAMP(cuCtxSetCurrent, (CUcontext c), (c))
 TRAMP(cuCtxGetCurrent, (CUcontext *c), (c))
@@ -95,6 +102,103 @@ TRAMP(cuGetProcAddress_v2,
        CUdriverProcAddressQueryResult *st),
       (s, p, v, f, st))
 
+/* Virtual memory management (vmm.c). */
+TRAMP(cuMemCreate,
+      (CUmemGenericAllocationHandle *h, size_t s,
+       const CUmemAllocationProp *p, unsigned long long f),
+      (h, s, p, f))
+TRAMP(cuMemRelease, (CUmemGenericAllocationHandle h), (h))
+TRAMP(cuMemRetainAllocationHandle,
+      (CUmemGenericAllocationHandle *h, void *a), (h, a))
+TRAMP(cuMemAddressReserve,
+      (CUdeviceptr *p, size_t s, size_t al, CUdeviceptr a,
+       unsigned long long f),
+      (p, s, al, a, f))
+TRAMP(cuMemAddressFree, (CUdeviceptr p, size_t s), (p, s))
+TRAMP(cuMemMap,
+      (CUdeviceptr p, size_t s, size_t o, CUmemGenericAllocationHandle h,
+       unsigned long long f),
+      (p, s, o, h, f))
+TRAMP(cuMemUnmap, (CUdeviceptr p, size_t s), (p, s))
+TRAMP(cuMemSetAccess,
+      (CUdeviceptr p, size_t s, const CUmemAccessDesc *d, size_t n),
+      (p, s, d, n))
+TRAMP(cuMemGetAllocationGranularity,
+      (size_t *g, const CUmemAllocationProp *p,
+       CUmemAllocationGranularity_flags o),
+      (g, p, o))
+TRAMP(cuMemGetAllocationPropertiesFromHandle,
+      (CUmemAllocationProp *p, CUmemGenericAllocationHandle h), (p, h))
+TRAMP(cuMemExportToShareableHandle,
+      (void *sh, CUmemGenericAllocationHandle h, CUmemAllocationHandleType t,
+       unsigned long long f),
+      (sh, h, t, f))
+TRAMP(cuMemImportFromShareableHandle,
+      (CUmemGenericAllocationHandle *h, void *os,
+       CUmemAllocationHandleType t),
+      (h, os, t))
+
+/* Memory pools (pools.c). */
+TRAMP(cuDeviceGetDefaultMemPool, (CUmemoryPool *p, CUdevice d), (p, d))
+TRAMP(cuDeviceGetMemPool, (CUmemoryPool *p, CUdevice d), (p, d))
+TRAMP(cuDeviceSetMemPool, (CUdevice d, CUmemoryPool p), (d, p))
+TRAMP(cuMemPoolCreate, (CUmemoryPool *p, const CUmemPoolProps *pr), (p, pr))
+TRAMP(cuMemPoolDestroy, (CUmemoryPool p), (p))
+TRAMP(cuMemPoolTrimTo, (CUmemoryPool p, size_t k), (p, k))
+TRAMP(cuMemPoolGetAttribute,
+      (CUmemoryPool p, CUmemPool_attribute a, void *v), (p, a, v))
+TRAMP(cuMemPoolSetAttribute,
+      (CUmemoryPool p, CUmemPool_attribute a, void *v), (p, a, v))
+TRAMP(cuMemAllocFromPoolAsync,
+      (CUdeviceptr *d, size_t s, CUmemoryPool p, CUstream st),
+      (d, s, p, st))
+TRAMP(cuMemAllocFromPoolAsync_ptsz,
+      (CUdeviceptr *d, size_t s, CUmemoryPool p, CUstream st),
+      (d, s, p, st))
+
+/* Arrays (arrays.c). */
+TRAMP(cuArrayCreate, (CUarray *h, const CUDA_ARRAY_DESCRIPTOR_v1 *d), (h, d))
+TRAMP(cuArrayCreate_v2, (CUarray *h, const CUDA_ARRAY_DESCRIPTOR *d), (h, d))
+TRAMP(cuArray3DCreate, (CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d),
+      (h, d))
+TRAMP(cuArray3DCreate_v2, (CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR *d),
+      (h, d))
+TRAMP(cuArrayDestroy, (CUarray a), (a))
+TRAMP(cuArrayGetDescriptor_v2, (CUDA_ARRAY_DESCRIPTOR *d, CUarray a), (d, a))
+TRAMP(cuArray3DGetDescriptor_v2, (CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a),
+      (d, a))
+TRAMP(cuArrayGetMemoryRequirements,
+      (CUDA_ARRAY_MEMORY_REQUIREMENTS *r, CUarray a, CUdevice d), (r, a, d))
+TRAMP(cuMipmappedArrayCreate,
+      (CUmipmappedArray *h, const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned int n),
+      (h, d, n))
+TRAMP(cuMipmappedArrayDestroy, (CUmipmappedArray m), (m))
+TRAMP(cuMipmappedArrayGetMemoryRequirements,
+      (CUDA_ARRAY_MEMORY_REQUIREMENTS *r, CUmipmappedArray m, CUdevice d),
+      (r, m, d))
+
+/* Page-locked host memory (hostmem.c). */
+TRAMP(cuMemAllocHost, (void **p, unsigned int n), (p, n))
+TRAMP(cuMemAllocHost_v2, (void **p, size_t n), (p, n))
+TRAMP(cuMemHostAlloc, (void **p, size_t n, unsigned int f), (p, n, f))
+TRAMP(cuMemFreeHost, (void *p), (p))
+
+/* IPC and external memory (ipc.c). */
+TRAMP(cuIpcGetMemHandle, (CUipcMemHandle *h, CUdeviceptr p), (h, p))
+TRAMP(cuIpcOpenMemHandle, (CUdeviceptr *p, CUipcMemHandle h, unsigned int f),
+      (p, h, f))
+TRAMP(cuIpcOpenMemHandle_v2,
+      (CUdeviceptr *p, CUipcMemHandle h, unsigned int f), (p, h, f))
+TRAMP(cuIpcCloseMemHandle, (CUdeviceptr p), (p))
+TRAMP(cuImportExternalMemory,
+      (CUexternalMemory *e, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *d),
+      (e, d))
+TRAMP(cuExternalMemoryGetMappedBuffer,
+      (CUdeviceptr *p, CUexternalMemory e,
+       const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *d),
+      (p, e, d))
+TRAMP(cuDestroyExternalMemory, (CUexternalMemory e), (e))
+
 struct proc_row {
   const char *name; /* base name, as callers ask for it */
   int version;      /* CUDA version that introduced this variant */
@@ -104,49 +208,115 @@ struct proc_row {
   void *tramp;
 };
 
-/* Versions are those of the PFN_<name>_v<version> typedefs in
- * cudaTypedefs.h. */
+/* Every row: base name, the CUDA version that introduced the variant and
+ * the function.  R rows are legacy-stream (or stream-less) variants, P
+ * rows the per-thread default stream ones.  Each is checked at compile
+ * time against NVIDIA's typedef for it, PFN_<base>_v<version>[_ptsz] in
+ * cudaTypedefs.h, so a row cannot name the wrong ABI. */
+#define PROC_ROWS(R, P) \
+  R(cuGetErrorString, 6000, cuGetErrorString) \
+  R(cuGetErrorName, 6000, cuGetErrorName) \
+  R(cuInit, 2000, cuInit) \
+  R(cuDriverGetVersion, 2020, cuDriverGetVersion) \
+  R(cuDeviceGet, 2000, cuDeviceGet) \
+  R(cuDeviceGetCount, 2000, cuDeviceGetCount) \
+  R(cuDeviceGetName, 2000, cuDeviceGetName) \
+  R(cuDeviceGetUuid, 9020, cuDeviceGetUuid) \
+  R(cuDeviceGetUuid, 11040, cuDeviceGetUuid_v2) \
+  R(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2) \
+  R(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain) \
+  R(cuDevicePrimaryCtxRelease, 7000, cuDevicePrimaryCtxRelease) \
+  R(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2) \
+  R(cuDevicePrimaryCtxReset, 7000, cuDevicePrimaryCtxReset) \
+  R(cuDevicePrimaryCtxReset, 11000, cuDevicePrimaryCtxReset_v2) \
+  R(cuCtxCreate, 2000, cuCtxCreate) \
+  R(cuCtxCreate, 3020, cuCtxCreate_v2) \
+  R(cuCtxCreate, 11040, cuCtxCreate_v3) \
+  R(cuCtxCreate, 12050, cuCtxCreate_v4) \
+  R(cuCtxDestroy, 2000, cuCtxDestroy) \
+  R(cuCtxDestroy, 4000, cuCtxDestroy_v2) \
+  R(cuCtxSetCurrent, 4000, cuCtxSetCurrent) \
+  R(cuCtxGetCurrent, 4000, cuCtxGetCurrent) \
+  R(cuCtxGetDevice, 2000, cuCtxGetDevice) \
+  R(cuCtxSynchronize, 2000, cuCtxSynchronize) \
+  R(cuMemGetInfo, 2000, cuMemGetInfo) \
+  R(cuMemGetInfo, 3020, cuMemGetInfo_v2) \
+  R(cuMemAlloc, 2000, cuMemAlloc) \
+  R(cuMemAlloc, 3020, cuMemAlloc_v2) \
+  R(cuMemFree, 2000, cuMemFree) \
+  R(cuMemFree, 3020, cuMemFree_v2) \
+  R(cuMemAllocPitch, 3020, cuMemAllocPitch_v2) \
+  R(cuMemAllocManaged, 6000, cuMemAllocManaged) \
+  R(cuMemAllocAsync, 11020, cuMemAllocAsync) \
+  P(cuMemAllocAsync, 11020, cuMemAllocAsync_ptsz) \
+  R(cuMemFreeAsync, 11020, cuMemFreeAsync) \
+  P(cuMemFreeAsync, 11020, cuMemFreeAsync_ptsz) \
+  R(cuMemCreate, 10020, cuMemCreate) \
+  R(cuMemRelease, 10020, cuMemRelease) \
+  R(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle) \
+  R(cuMemAddressReserve, 10020, cuMemAddressReserve) \
+  R(cuMemAddressFree, 10020, cuMemAddressFree) \
+  R(cuMemMap, 10020, cuMemMap) \
+  R(cuMemUnmap, 10020, cuMemUnmap) \
+  R(cuMemSetAccess, 10020, cuMemSetAccess) \
+  R(cuMemGetAllocationGranularity, 10020, cuMemGetAllocationGranularity) \
+  R(cuMemGetAllocationPropertiesFromHandle, 10020, \
+      cuMemGetAllocationPropertiesFromHandle) \
+  R(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle) \
+  R(cuMemImportFromShareableHandle, 10020, cuMemImportFromShareableHandle) \
+  R(cuDeviceGetDefaultMemPool, 11020, cuDeviceGetDefaultMemPool) \
+  R(cuDeviceGetMemPool, 11020, cuDeviceGetMemPool) \
+  R(cuDeviceSetMemPool, 11020, cuDeviceSetMemPool) \
+  R(cuMemPoolCreate, 11020, cuMemPoolCreate) \
+  R(cuMemPoolDestroy, 11020, cuMemPoolDestroy) \
+  R(cuMemPoolTrimTo, 11020, cuMemPoolTrimTo) \
+  R(cuMemPoolGetAttribute, 11020, cuMemPoolGetAttribute) \
+  R(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute) \
+  R(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync) \
+  P(cuMemAllocFromPoolAsync, 11020, cuMemAllocFromPoolAsync_ptsz) \
+  R(cuArrayCreate, 2000, cuArrayCreate) \
+  R(cuArrayCreate, 3020, cuArrayCreate_v2) \
+  R(cuArray3DCreate, 2000, cuArray3DCreate) \
+  R(cuArray3DCreate, 3020, cuArray3DCreate_v2) \
+  R(cuArrayDestroy, 2000, cuArrayDestroy) \
+  R(cuArrayGetDescriptor, 3020, cuArrayGetDescriptor_v2) \
+  R(cuArray3DGetDescriptor, 3020, cuArray3DGetDescriptor_v2) \
+  R(cuArrayGetMemoryRequirements, 11060, cuArrayGetMemoryRequirements) \
+  R(cuMipmappedArrayCreate, 5000, cuMipmappedArrayCreate) \
+  R(cuMipmappedArrayDestroy, 5000, cuMipmappedArrayDestroy) \
+  R(cuMipmappedArrayGetMemoryRequirements, 11060, \
+      cuMipmappedArrayGetMemoryRequirements) \
+  R(cuMemAllocHost, 2000, cuMemAllocHost) \
+  R(cuMemAllocHost, 3020, cuMemAllocHost_v2) \
+  R(cuMemHostAlloc, 2020, cuMemHostAlloc) \
+  R(cuMemFreeHost, 2000, cuMemFreeHost) \
+  R(cuIpcGetMemHandle, 4010, cuIpcGetMemHandle) \
+  R(cuIpcOpenMemHandle, 4010, cuIpcOpenMemHandle) \
+  R(cuIpcOpenMemHandle, 11000, cuIpcOpenMemHandle_v2) \
+  R(cuIpcCloseMemHandle, 4010, cuIpcCloseMemHandle) \
+  R(cuImportExternalMemory, 10000, cuImportExternalMemory) \
+  R(cuExternalMemoryGetMappedBuffer, 10000, cuExternalMemoryGetMappedBuffer) \
+  R(cuDestroyExternalMemory, 10000, cuDestroyExternalMemory) \
+  R(cuGetProcAddress, 11030, cuGetProcAddress) \
+  R(cuGetProcAddress, 12000, cuGetProcAddress_v2)
+
 #define ROW(name, ver, fn) \
-  { name, ver, false, #fn, (void *)hid_##fn, (void *)tramp_##fn }
+  { #name, ver, false, #fn, (void *)hid_##fn, (void *)tramp_##fn },
 #define ROW_PTSZ(name, ver, fn) \
-  { name, ver, true, #fn, (void *)hid_##fn, (void *)tramp_##fn }
+  { #name, ver, true, #fn, (void *)hid_##fn, (void *)tramp_##fn },
+#define CHECK(name, ver, fn) \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&hid_##fn), \
+                                              PFN_##name##_v##ver), \
+                 #fn " is PFN_" #name "_v" #ver);
+#define CHECK_PTSZ(name, ver, fn) \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&hid_##fn), \
+                                              PFN_##name##_v##ver##_ptsz), \
+                 #fn " is PFN_" #name "_v" #ver "_ptsz");
+
+PROC_ROWS(CHECK, CHECK_PTSZ)
 
 static const struct proc_row table[] = {
-  ROW("cuGetErrorString", 6000, cuGetErrorString),
-  ROW("cuGetErrorName", 6000, cuGetErrorName),
-  ROW("cuInit", 2000, cuInit),
-  ROW("cuDriverGetVersion", 2020, cuDriverGetVersion),
-  ROW("cuDeviceGet", 2000, cuDeviceGet),
-  ROW("cuDeviceGetCount", 2000, cuDeviceGetCount),
-  ROW("cuDeviceGetName", 2000, cuDeviceGetName),
-  ROW("cuDeviceGetUuid", 9020, cuDeviceGetUuid),
-  ROW("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2),
-  ROW("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
-  ROW("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
-  ROW("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease),
-  ROW("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
-  ROW("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset),
-  ROW("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2),
-  ROW("cuCtxCreate", 12050, cuCtxCreate_v4),
-  ROW("cuCtxDestroy", 4000, cuCtxDestroy_v2),
-  ROW("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
-  ROW("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
-  ROW("cuCtxGetDevice", 2000, cuCtxGetDevice),
-  ROW("cuCtxSynchronize", 2000, cuCtxSynchronize),
-  ROW("cuMemGetInfo", 2000, cuMemGetInfo),
-  ROW("cuMemGetInfo", 3020, cuMemGetInfo_v2),
-  ROW("cuMemAlloc", 2000, cuMemAlloc),
-  ROW("cuMemAlloc", 3020, cuMemAlloc_v2),
-  ROW("cuMemFree", 2000, cuMemFree),
-  ROW("cuMemFree", 3020, cuMemFree_v2),
-  ROW("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
-  ROW("cuMemAllocManaged", 6000, cuMemAllocManaged),
-  ROW("cuMemAllocAsync", 11020, cuMemAllocAsync),
-  ROW_PTSZ("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
-  ROW("cuMemFreeAsync", 11020, cuMemFreeAsync),
-  ROW_PTSZ("cuMemFreeAsync", 11020, cuMemFreeAsync_ptsz),
-  ROW("cuGetProcAddress", 11030, cuGetProcAddress),
-  ROW("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+  PROC_ROWS(ROW, ROW_PTSZ)
 };
 
 static CUresult

@@ -1,0 +1,97 @@
+/*
+ * Shared by the two files of the script interpreter: app.c (parsing, the
+ * run loop and the operations every program has) and app_ops.c (the
+ * optional operations: VMM, pools, arrays, host memory, contexts, IPC,
+ * external memory, NVML, entry points).  Not for the backends, which see
+ * app.h only.  Names are prefixed and hidden: the programs are linked
+ * -rdynamic, and none of this should be exported.
+ */
+#ifndef CMGSIM_APP_INT_H
+#define CMGSIM_APP_INT_H
+
+#include "app.h"
+
+#define APP_HIDDEN __attribute__((visibility("hidden")))
+
+enum kind {
+  OP_ALLOC, OP_PITCH, OP_MANAGED, OP_ASYNC, OP_ASYNC_PTSZ,
+  OP_FREE, OP_FREE_ASYNC, OP_FREE_ASYNC_PTSZ, OP_FREE_RAW,
+  OP_INFO, OP_INFO_NULL, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
+  OP_RESET, OP_STATS, OP_CMG, OP_WHATIS, OP_GETPROC, OP_EXIT,
+  OP_SITE, OP_DEEP, OP_DUMP, OP_KILL, OP_SLEEP, OP_MANY,
+  OP_VMM, OP_VMM_HOST, OP_VMM_FREE, OP_VMM_RETAIN, OP_VMM_RELEASE,
+  OP_VMM_EXPORT, OP_VMM_IMPORT,
+  OP_POOL_CREATE, OP_POOL_ALLOC, OP_POOL_ALLOC_PTSZ, OP_POOL_DESTROY,
+  OP_POOL_TRIM, OP_POOL_STATS,
+  OP_ARRAY, OP_ARRAY3D, OP_MIPMAP, OP_ARRAY_FREE, OP_MIPMAP_FREE,
+  OP_MALLOC_ARRAY, OP_MALLOC_3DARRAY, OP_MALLOC3D,
+  OP_HOST, OP_HOSTALLOC, OP_HOST_FREE, OP_HOSTSTATS,
+  OP_CTX_CREATE, OP_CTX_DESTROY, OP_CTX_PRIMARY, OP_RETAIN, OP_RELEASE,
+  OP_RELEASE_LEGACY, OP_RESET_LEGACY, OP_RESET_V2,
+  OP_IPC_OPEN, OP_IPC_OPEN_LEGACY, OP_IPC_CLOSE, OP_EXT_IMPORT,
+  OP_EXT_DESTROY,
+  OP_NVML, OP_NVML2, OP_NVML_UUID, OP_NVML_COUNT, OP_UUID, OP_COUNT,
+  OP_ENTRY, OP_ENTRY_PTSZ,
+};
+
+/* Argument letters: S size (K/M/G/T suffixes), N non-negative integer,
+ * I allocation index, X hex address, W any word, e optional integer,
+ * G signal name, P pool number or "default", C context number, f optional
+ * array format name.  `numbers` says what else than an allocation the
+ * operation numbers: 'p' a pool, 'c' a context. */
+struct spec {
+  const char *name;
+  enum kind kind;
+  const char *args;
+  bool allocates;
+  char numbers;
+};
+
+struct op {
+  const struct spec *spec;
+  uint64_t arg[5];
+  int nargs;          /* how many arguments were given */
+  const char *word;   /* the W argument */
+  const char *format; /* the f argument */
+  int index;          /* allocation index, for allocating operations */
+  int number;         /* pool or context number, for those that make one */
+  int match;          /* fork: its endfork, or the script's end */
+};
+
+/* What the optional operations remember of an allocation index besides
+ * its address (app_ptrs). */
+struct slot {
+  uint64_t handle;    /* VMM handle, array, external memory */
+  uint64_t size;
+  int fd;             /* vmm_export's descriptor, or -1 */
+};
+
+/* What a pool argument holds for "default". */
+#define POOL_DEFAULT UINT64_MAX
+
+APP_HIDDEN extern const struct app_backend *app_be;
+APP_HIDDEN extern uint64_t *app_ptrs;    /* by allocation index; 0: failed */
+APP_HIDDEN extern struct slot *app_slots; /* by allocation index */
+APP_HIDDEN extern uint64_t *app_pools;   /* by pool number */
+APP_HIDDEN extern uint64_t *app_ctxs;    /* by context number */
+APP_HIDDEN extern int app_cur_dev;       /* the `device` operation's */
+
+/* Prints one line of output and flushes it. */
+APP_HIDDEN void app_line(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* Starts the backend on first use; 0 or the API's error. */
+APP_HIDDEN int app_ensure_started(void);
+
+/* A symbol of the process or of libcuda.so.1, or NULL. */
+APP_HIDDEN void *app_find_symbol(const char *name);
+
+/* Names what a lookup returned: the dynamic symbol at `fn` ("?" for none,
+ * "null" for no pointer) and the file that holds it ("-" for none). */
+APP_HIDDEN void app_name_pointer(void *fn, char *name, size_t len,
+                                 const char **lib);
+
+/* Runs one of the optional operations (app_ops.c). */
+APP_HIDDEN void app_run_more(const struct op *op);
+
+#endif /* CMGSIM_APP_INT_H */

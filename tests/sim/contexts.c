@@ -1,0 +1,292 @@
+/*
+ * Contexts of the simulated driver: the primary context of each device
+ * (retained, released and reset), contexts made by cuCtxCreate, and the
+ * calling thread's current context (sim_current_ctx, thread-local, as in
+ * the real driver).
+ *
+ * Destroying a context, releasing a primary context for the last time and
+ * resetting one free every allocation the context made, on every device
+ * (sim_free_owned_by): the records of device addresses (plain, pool, IPC
+ * and external-buffer ones) and the arrays.  VMM and host allocations
+ * belong to no context and stay.  A primary context keeps its handle
+ * through all this, so a later retain starts a fresh one behind the same
+ * pointer.
+ *
+ * Created contexts are in a fixed list under created_lock, never freed,
+ * only marked dead, so a stale handle is detected instead of read after
+ * free.
+ */
+#include "libcuda.h"
+
+#include <stdlib.h>
+
+#define SIM_MAX_CONTEXTS 64
+
+/* Contexts made by cuCtxCreate. */
+static struct CUctx_st *created[SIM_MAX_CONTEXTS];
+static int ncreated;
+static pthread_mutex_t created_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+sim_contexts_lock(bool lock)
+{
+  if (lock)
+    pthread_mutex_lock(&created_lock);
+  else
+    pthread_mutex_unlock(&created_lock);
+}
+
+static bool
+is_known_context(struct CUctx_st *c)
+{
+  for (int i = 0; i < sim_nphys; i++)
+    if (c == &sim_devices[i].primary)
+      return true;
+  bool found = false;
+  pthread_mutex_lock(&created_lock);
+  for (int i = 0; i < ncreated && !found; i++)
+    found = created[i] == c;
+  pthread_mutex_unlock(&created_lock);
+  return found;
+}
+
+/* Frees what a context owned, on every device (a pool allocation counts
+ * on its pool's device, whatever the current context's): what destroying
+ * or resetting it does to a real device, and what an interposer's ledger
+ * must follow.  VMM and host allocations belong to no context. */
+void
+sim_free_owned_by(struct CUctx_st *c)
+{
+  pthread_mutex_lock(&sim_obj_lock);
+  for (int i = 0; i < sim_nphys; i++) {
+    struct sim_device *d = &sim_devices[i];
+    pthread_mutex_lock(&d->lock);
+    uint64_t *addrs;
+    long n = sim_table_owned(&d->live, c, &addrs);
+    for (long k = 0; k < n; k++)
+      sim_dev_release_locked(d, addrs[k]);
+    pthread_mutex_unlock(&d->lock);
+    free(addrs);
+  }
+  sim_arrays_teardown(c);
+  pthread_mutex_unlock(&sim_obj_lock);
+}
+
+/* ---- contexts ------------------------------------------------------- */
+
+SIM_EXPORT CUresult
+cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (pctx == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!sim_is_device(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  struct CUctx_st *c = &sim_device(dev)->primary;
+  atomic_fetch_add(&c->refs, 1);
+  *pctx = c;
+  return CUDA_SUCCESS;
+}
+
+/* The last release destroys the primary context and, with it, every
+ * allocation it made; a later retain starts a fresh one (the same
+ * handle, as on a real driver). */
+static CUresult
+primary_release(CUdevice dev)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (!sim_is_device(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  struct CUctx_st *c = &sim_device(dev)->primary;
+  int refs = atomic_load(&c->refs);
+  do {
+    if (refs <= 0)
+      return CUDA_ERROR_INVALID_CONTEXT;
+  } while (!atomic_compare_exchange_weak(&c->refs, &refs, refs - 1));
+  if (refs == 1)
+    sim_free_owned_by(c);
+  return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult
+cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+  return primary_release(dev);
+}
+
+/* cudart 13 asks for the 7000 (unversioned) variant. */
+SIM_EXPORT CUresult
+cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+  return primary_release(dev);
+}
+
+/* Destroys every allocation of the primary context, which stays usable:
+ * what cudaDeviceReset does to memory. */
+static CUresult
+primary_reset(CUdevice dev)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (!sim_is_device(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  sim_free_owned_by(&sim_device(dev)->primary);
+  return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult
+cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+  return primary_reset(dev);
+}
+
+/* cudart 13's cudaDeviceReset asks for this (7000) variant. */
+SIM_EXPORT CUresult
+cuDevicePrimaryCtxReset(CUdevice dev)
+{
+  return primary_reset(dev);
+}
+
+/* Every cuCtxCreate variant: a new context on `dev`, made sim_current_ctx.  The
+ * affinity and CIG parameters of the later variants are accepted and
+ * ignored. */
+static CUresult
+ctx_create(CUcontext *pctx, CUdevice dev)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (pctx == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!sim_is_device(dev))
+    return CUDA_ERROR_INVALID_DEVICE;
+  struct CUctx_st *c = calloc(1, sizeof(*c));
+  if (c == NULL)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  c->magic = SIM_CTX_ALIVE;
+  c->ordinal = dev;
+  c->phys = sim_device(dev)->phys;
+  pthread_mutex_lock(&created_lock);
+  if (ncreated == SIM_MAX_CONTEXTS) {
+    pthread_mutex_unlock(&created_lock);
+    free(c);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  created[ncreated++] = c;
+  pthread_mutex_unlock(&created_lock);
+  sim_current_ctx = c;
+  *pctx = c;
+  return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult
+cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+               unsigned int flags, CUdevice dev)
+{
+  return ctx_create(pctx, dev);
+}
+
+SIM_EXPORT CUresult
+cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+               int numParams, unsigned int flags, CUdevice dev)
+{
+  return ctx_create(pctx, dev);
+}
+
+SIM_EXPORT CUresult
+cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+  return ctx_create(pctx, dev);
+}
+
+/* The CUDA 2.0 ABI, the same shape as _v2. */
+SIM_EXPORT CUresult
+cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+  return ctx_create(pctx, dev);
+}
+
+/* Frees everything the context allocated (device memory, pool
+ * allocations, arrays) and leaves no context sim_current_ctx if it was. */
+static CUresult
+ctx_destroy(CUcontext ctx)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (ctx == NULL || !is_known_context(ctx) || ctx->primary)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (ctx->magic != SIM_CTX_ALIVE)
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  sim_free_owned_by(ctx);
+  ctx->magic = SIM_CTX_DEAD;
+  if (sim_current_ctx == ctx)
+    sim_current_ctx = NULL;
+  return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult
+cuCtxDestroy_v2(CUcontext ctx)
+{
+  return ctx_destroy(ctx);
+}
+
+SIM_EXPORT CUresult
+cuCtxDestroy(CUcontext ctx)
+{
+  return ctx_destroy(ctx);
+}
+
+SIM_EXPORT CUresult
+cuCtxSetCurrent(CUcontext ctx)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (ctx != NULL && !is_known_context(ctx))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (ctx != NULL && ctx->magic != SIM_CTX_ALIVE)
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  sim_current_ctx = ctx;
+  return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult
+cuCtxGetCurrent(CUcontext *pctx)
+{
+  CUresult rc = sim_check_init();
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (pctx == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  *pctx = sim_current_ctx;
+  return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult
+cuCtxGetDevice(CUdevice *device)
+{
+  struct CUctx_st *c;
+  CUresult rc = sim_current(&c, NULL);
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  if (device == NULL)
+    return CUDA_ERROR_INVALID_VALUE;
+  *device = c->ordinal;
+  return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult
+cuCtxSynchronize(void)
+{
+  return sim_current(NULL, NULL);
+}
+
+/* ---- hidden aliases ------------------------------------------------- */
+
+SIM_CONTEXT_FUNCTIONS(SIM_DEFINE_ALIAS)

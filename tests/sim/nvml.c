@@ -1,0 +1,267 @@
+/*
+ * The simulated NVML: libnvidia-ml.so.1, as much of it as memory reports
+ * need (nvml_abi.h lists it).
+ *
+ * Like the real NVML it numbers every physical device and ignores
+ * CUDA_VISIBLE_DEVICES, and a device's UUID is the one the driver reports
+ * for it, so a tool can match NVML devices to CUDA ordinals by UUID.  The
+ * numbers come from the simulated driver's own accounting: nvmlInit loads
+ * libcuda.so.1 (the same copy the process uses, if it has one) and asks
+ * its cmgsim_physical* exports.  "used" is what this process has
+ * allocated on the device, nvidia-smi's view of a GPU with one process on
+ * it; "reserved" is always 0.  Nothing needs cuInit.
+ *
+ * State (the init count and the device table) is under one mutex; the
+ * driver's functions are resolved once and kept, and libcuda is never
+ * unloaded.  Linked -Bsymbolic like the driver.
+ */
+#include "nvml_abi.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define NVML_EXPORT __attribute__((visibility("default")))
+#define MAX_DEVICES 16
+#define UUID_TEXT 41
+
+struct nvmlDevice_st {
+  int phys;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int inits;
+static unsigned int ndevices;
+static struct nvmlDevice_st devices[MAX_DEVICES];
+static int (*physical_count)(void);
+static int (*physical)(int phys, char *uuid, unsigned long long *total,
+                       unsigned long long *used);
+
+static nvmlReturn_t
+init(void)
+{
+  nvmlReturn_t rc = NVML_SUCCESS;
+  pthread_mutex_lock(&lock);
+  if (physical == NULL) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (h != NULL) {
+      physical_count = (int (*)(void))dlsym(h, "cmgsim_physical_count");
+      physical = (int (*)(int, char *, unsigned long long *,
+                          unsigned long long *))dlsym(h, "cmgsim_physical");
+    }
+    if (physical_count == NULL || physical == NULL) {
+      physical = NULL;
+      rc = NVML_ERROR_DRIVER_NOT_LOADED;
+    }
+  }
+  if (rc == NVML_SUCCESS) {
+    int n = physical_count();
+    if (n < 0) {
+      rc = NVML_ERROR_UNKNOWN;
+    } else {
+      ndevices = n > MAX_DEVICES ? MAX_DEVICES : (unsigned int)n;
+      for (unsigned int i = 0; i < ndevices; i++)
+        devices[i].phys = (int)i;
+      inits++;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlInit_v2(void)
+{
+  return init();
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlInit(void)
+{
+  return init();
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlShutdown(void)
+{
+  nvmlReturn_t rc = NVML_SUCCESS;
+  pthread_mutex_lock(&lock);
+  if (inits == 0)
+    rc = NVML_ERROR_UNINITIALIZED;
+  else
+    inits--;
+  pthread_mutex_unlock(&lock);
+  return rc;
+}
+
+static bool
+is_initialized(void)
+{
+  pthread_mutex_lock(&lock);
+  bool yes = inits > 0;
+  pthread_mutex_unlock(&lock);
+  return yes;
+}
+
+/* The device behind a handle; NVML_SUCCESS or the error to return. */
+static nvmlReturn_t
+check_device(nvmlDevice_t device)
+{
+  if (!is_initialized())
+    return NVML_ERROR_UNINITIALIZED;
+  if (device == NULL || device < devices || device >= devices + ndevices)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetCount_v2(unsigned int *deviceCount)
+{
+  if (!is_initialized())
+    return NVML_ERROR_UNINITIALIZED;
+  if (deviceCount == NULL)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  *deviceCount = ndevices;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetCount(unsigned int *deviceCount)
+{
+  return nvmlDeviceGetCount_v2(deviceCount);
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
+  if (!is_initialized())
+    return NVML_ERROR_UNINITIALIZED;
+  if (device == NULL || index >= ndevices)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  *device = &devices[index];
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device)
+{
+  return nvmlDeviceGetHandleByIndex_v2(index, device);
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
+  if (!is_initialized())
+    return NVML_ERROR_UNINITIALIZED;
+  if (uuid == NULL || device == NULL)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  for (unsigned int i = 0; i < ndevices; i++) {
+    char text[UUID_TEXT];
+    if (physical(devices[i].phys, text, NULL, NULL) == 0 &&
+        strcmp(text, uuid) == 0) {
+      *device = &devices[i];
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
+  nvmlReturn_t rc = check_device(device);
+  if (rc != NVML_SUCCESS)
+    return rc;
+  char text[UUID_TEXT];
+  if (uuid == NULL || physical(device->phys, text, NULL, NULL) != 0)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  if (length < strlen(text) + 1)
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  memcpy(uuid, text, strlen(text) + 1);
+  return NVML_SUCCESS;
+}
+
+/* The driver's name for the same physical device. */
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
+  nvmlReturn_t rc = check_device(device);
+  if (rc != NVML_SUCCESS)
+    return rc;
+  if (name == NULL)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  char text[NVML_DEVICE_NAME_BUFFER_SIZE];
+  int n = snprintf(text, sizeof(text), "cumemguard simulated GPU %d",
+                   device->phys);
+  if (length < (unsigned int)n + 1)
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  memcpy(name, text, (size_t)n + 1);
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t
+memory(nvmlDevice_t device, unsigned long long *total,
+       unsigned long long *used)
+{
+  nvmlReturn_t rc = check_device(device);
+  if (rc != NVML_SUCCESS)
+    return rc;
+  if (physical(device->phys, NULL, total, used) != 0)
+    return NVML_ERROR_UNKNOWN;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *mem)
+{
+  if (mem == NULL)
+    return is_initialized() ? NVML_ERROR_INVALID_ARGUMENT
+                            : NVML_ERROR_UNINITIALIZED;
+  unsigned long long total, used;
+  nvmlReturn_t rc = memory(device, &total, &used);
+  if (rc != NVML_SUCCESS)
+    return rc;
+  mem->total = total;
+  mem->used = used;
+  mem->free = total - used;
+  return NVML_SUCCESS;
+}
+
+/* The caller sets memory->version to nvmlMemory_v2 first. */
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *mem)
+{
+  if (mem == NULL)
+    return is_initialized() ? NVML_ERROR_INVALID_ARGUMENT
+                            : NVML_ERROR_UNINITIALIZED;
+  if (mem->version != nvmlMemory_v2)
+    return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  unsigned long long total, used;
+  nvmlReturn_t rc = memory(device, &total, &used);
+  if (rc != NVML_SUCCESS)
+    return rc;
+  mem->total = total;
+  mem->reserved = 0;
+  mem->used = used;
+  mem->free = total - used;
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT const char *
+nvmlErrorString(nvmlReturn_t result)
+{
+  switch (result) {
+  case NVML_SUCCESS: return "Success";
+  case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+  case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+  case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+  case NVML_ERROR_NOT_FOUND: return "Not Found";
+  case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+  case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+  case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+    return "Argument Version Mismatch";
+  default: return "Unknown Error";
+  }
+}
