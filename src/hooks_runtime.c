@@ -104,7 +104,16 @@ runtime_version(void)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-#define ENTRY_HOOK(name)                                                     \
+/* The _ptsz forms are what a per-thread-default-stream build calls: there
+ * cudaEnableDefault means the per-thread variants. */
+static unsigned long long
+stream_flags(unsigned long long flags, bool ptsz)
+{
+  return ptsz && flags == cudaEnableDefault ? cudaEnablePerThreadDefaultStream
+                                            : flags;
+}
+
+#define ENTRY_HOOK(name, ptsz)                                               \
   cudaError_t CUDARTAPI name(const char *symbol, void **funcPtr,             \
                              unsigned long long flags,                       \
                              enum cudaDriverEntryPointQueryResult *status)   \
@@ -116,12 +125,12 @@ runtime_version(void)
     }                                                                        \
     cudaError_t rc = real(symbol, funcPtr, flags, status);                   \
     if (rc == cudaSuccess && funcPtr != NULL)                                \
-      *funcPtr = cmg__resolve_proc(symbol, runtime_version(), flags,         \
-                                   *funcPtr);                                \
+      *funcPtr = cmg__resolve_proc(symbol, runtime_version(),                \
+                                   stream_flags(flags, ptsz), *funcPtr);     \
     return rc;                                                               \
   }
 
-#define ENTRY_BY_VERSION_HOOK(name)                                          \
+#define ENTRY_BY_VERSION_HOOK(name, ptsz)                                    \
   cudaError_t CUDARTAPI name(const char *symbol, void **funcPtr,             \
                              unsigned int cudaVersion,                       \
                              unsigned long long flags,                       \
@@ -134,14 +143,14 @@ runtime_version(void)
     }                                                                        \
     cudaError_t rc = real(symbol, funcPtr, cudaVersion, flags, status);      \
     if (rc == cudaSuccess && funcPtr != NULL)                                \
-      *funcPtr = cmg__resolve_proc(symbol, (int)cudaVersion, flags,          \
-                                   *funcPtr);                                \
+      *funcPtr = cmg__resolve_proc(symbol, (int)cudaVersion,                 \
+                                   stream_flags(flags, ptsz), *funcPtr);     \
     return rc;                                                               \
   }
 
-ENTRY_HOOK(cudaGetDriverEntryPoint)
-ENTRY_HOOK(cudaGetDriverEntryPoint_ptsz)
-ENTRY_BY_VERSION_HOOK(cudaGetDriverEntryPointByVersion)
-ENTRY_BY_VERSION_HOOK(cudaGetDriverEntryPointByVersion_ptsz)
+ENTRY_HOOK(cudaGetDriverEntryPoint, false)
+ENTRY_HOOK(cudaGetDriverEntryPoint_ptsz, true)
+ENTRY_BY_VERSION_HOOK(cudaGetDriverEntryPointByVersion, false)
+ENTRY_BY_VERSION_HOOK(cudaGetDriverEntryPointByVersion_ptsz, true)
 
 #pragma GCC diagnostic pop
