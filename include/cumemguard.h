@@ -5,15 +5,16 @@
  * was not built against it, so a program that wants these functions looks
  * them up at run time:
  *
- *   int (*stats)(int, struct cmg_device_stats *) =
+ *   int (*stats)(int, struct cmg_device_stats *, size_t) =
  *       dlsym(RTLD_DEFAULT, "cmg_device_stats");
- *   if (stats != NULL && stats(0, &s) == 0) ...
+ *   if (stats != NULL && stats(0, &s, sizeof(s)) == 0) ...
  *
  * Every function returns 0 on success or a negative errno value.
  */
 #ifndef CUMEMGUARD_H
 #define CUMEMGUARD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -62,12 +63,18 @@ struct cmg_allocation_info {
 /* Host memory's counters, as a device ordinal for cmg_device_stats. */
 #define CMG_HOST_MEMORY 64
 
-/* Fills *out for device ordinal `device` (or CMG_HOST_MEMORY); -EINVAL for
- * a bad ordinal. */
-int cmg_device_stats(int device, struct cmg_device_stats *out);
+/* The structs below may grow at their end in later versions: a caller
+ * passes the size of the struct it was compiled with, and only that many
+ * bytes are written (fields the library does not know are left zero). */
 
-/* Fills *out for the live allocation at `address`; -ENOENT if none. */
-int cmg_allocation_info(uint64_t address, struct cmg_allocation_info *out);
+/* Fills *out (size bytes) for device ordinal `device` or CMG_HOST_MEMORY;
+ * -EINVAL for a bad ordinal. */
+int cmg_device_stats(int device, struct cmg_device_stats *out, size_t size);
+
+/* Fills *out (size bytes) for the live allocation at `address`; -ENOENT if
+ * none. */
+int cmg_allocation_info(uint64_t address, struct cmg_allocation_info *out,
+                        size_t size);
 
 /* Writes a report now, with reason "request": to `path`, or where the
  * report option says when path is NULL.  Returns 0 or a negative errno. */

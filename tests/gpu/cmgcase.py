@@ -92,10 +92,9 @@ _STATS_FIELDS = ("limit_bytes", "physical_bytes", "live_bytes", "peak_bytes",
 
 
 class _Stats(ctypes.Structure):
-    # The leading fields of struct cmg_device_stats, then room to spare: the
-    # struct has grown before (the library writes all of its own fields).
-    _fields_ = [(f, ctypes.c_uint64) for f in _STATS_FIELDS] + \
-        [("_spare", ctypes.c_uint64 * 56)]
+    # The leading fields of struct cmg_device_stats; the size passed with it
+    # tells the library how much it may write.
+    _fields_ = [(f, ctypes.c_uint64) for f in _STATS_FIELDS]
 
 
 def cmg_stats(device=0):
@@ -105,10 +104,10 @@ def cmg_stats(device=0):
         fn = ctypes.CDLL(None).cmg_device_stats
     except AttributeError:
         return None
-    fn.argtypes = [ctypes.c_int, ctypes.POINTER(_Stats)]
+    fn.argtypes = [ctypes.c_int, ctypes.POINTER(_Stats), ctypes.c_size_t]
     fn.restype = ctypes.c_int
     s = _Stats()
-    if fn(device, ctypes.byref(s)) != 0:
+    if fn(device, ctypes.byref(s), ctypes.sizeof(s)) != 0:
         return None
     d = {f: getattr(s, f) for f in _STATS_FIELDS}
     if d["limit_bytes"] == (1 << 64) - 1:

@@ -626,7 +626,7 @@ do_cmg(int dev)
   }
   struct cmg_device_stats s;
   memset(&s, 0, sizeof(s));
-  int rc = fn(dev, &s);
+  int rc = fn(dev, &s, sizeof(s));
   if (rc != 0) {
     app_line("cmg dev=%d rc=%d", dev, rc);
     return;
@@ -657,7 +657,7 @@ do_whatis(int i)
   }
   struct cmg_allocation_info info;
   memset(&info, 0, sizeof(info));
-  int rc = fn(app_ptrs[i], &info);
+  int rc = fn(app_ptrs[i], &info, sizeof(info));
   if (rc != 0) {
     app_line("whatis i=%d rc=%d", i, rc);
     return;
