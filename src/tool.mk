@@ -1,1 +1,67 @@
-# cumemguard-report: written by the report-tool work.
+# cumemguard-report: reads, explains, compares and draws the JSON reports
+# (src/report_tool*.c); the man pages of both programs; the report tool's
+# tests, and check-tool-asan, which runs them against a build of the tool
+# with AddressSanitizer and UBSan.
+bin_PROGRAMS += cumemguard-report
+TOOL_C = \
+	src/report_tool.c \
+	src/report_tool_read.c \
+	src/report_tool_fields.c \
+	src/report_tool_file.c \
+	src/report_tool_index.c \
+	src/report_tool_view.c \
+	src/report_tool_supp.c \
+	src/report_tool_summary.c \
+	src/report_tool_json.c \
+	src/report_tool_diff.c \
+	src/report_tool_flame.c
+cumemguard_report_SOURCES = src/report_tool.h $(TOOL_C)
+cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+# The core gives cmg__size_parse (--min-bytes, --max-leak) and
+# cmg__format_size, so sizes read and print as the launcher's do.
+cumemguard_report_LDADD = libcmg_core.la $(CJSON_LIBS) -lm
+
+dist_man_MANS = man/cumemguard.1 man/cumemguard-report.1
+
+TOOL_TESTS = \
+	tests/tool/t-summary.sh \
+	tests/tool/t-diff.sh \
+	tests/tool/t-merge.sh \
+	tests/tool/t-flame.sh \
+	tests/tool/t-check.sh \
+	tests/tool/t-suppress.sh \
+	tests/tool/t-broken.sh
+TESTS += $(TOOL_TESTS)
+EXTRA_DIST += $(TOOL_TESTS) \
+	tests/tool/defs.sh \
+	tests/tool/normalize.py \
+	tests/tool/make-fixtures.py \
+	tests/tool/data \
+	tests/tool/golden \
+	tests/tool/broken
+
+# The tool and the two core files it uses, built with AddressSanitizer and
+# UBSan (cJSON's arena is off under ASan, so every node is its own block),
+# then every tool test run against that build: the broken-input corpus,
+# truncated reports, and the good ones, with leak checking on.
+TOOL_ASAN = tests/tool/cumemguard-report-asan
+TOOL_ASAN_FLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=all
+check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
+	@$(MKDIR_P) tests/tool
+	$(AM_V_CC)$(CC) $(TOOL_ASAN_FLAGS) $(DEFS) -I$(top_builddir) \
+	  $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) -o $(TOOL_ASAN) \
+	  `for f in $(TOOL_C) src/log.c src/config.c; do echo $(srcdir)/$$f; done` \
+	  $(CJSON_LIBS) -lm
+	CMG_TOOL=$(abs_builddir)/$(TOOL_ASAN) \
+	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(MAKE) $(AM_MAKEFLAGS) check TESTS='$(TOOL_TESTS)'
+.PHONY: check-tool-asan
+CLEANFILES += $(TOOL_ASAN)
+
+# The README's example: the demo's report summarized, and drawn.
+demo-report: demo cumemguard-report
+	./cumemguard-report demo.json
+	./cumemguard-report flame demo.json -o demo.svg
+	@echo 'demo.svg: the flame graph of demo.json'
+.PHONY: demo-report

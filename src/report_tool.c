@@ -1,0 +1,565 @@
+/*
+ * cumemguard-report: reads the JSON reports that libcumemguard.so writes
+ * and answers the questions people bring to them.  This file owns the
+ * command line and the exit status; the other report_tool_*.c files read
+ * reports, fold them into views, and print.
+ *
+ *   cumemguard-report [summary] FILE...   each report, as LeakSanitizer and
+ *                                         heaptrack_print would print it
+ *   cumemguard-report merge FILE...       the reports of one job as one
+ *   cumemguard-report diff BASE NEW       what grew and what shrank
+ *   cumemguard-report folded FILE...      folded stacks for flame graphs
+ *   cumemguard-report flame FILE... -o X  a self-contained SVG flame graph
+ *   cumemguard-report check FILE...       exit 1 when too much leaked (CI)
+ *
+ * Exit status: 0, 1 when check finds more leaked than --max-leak allows,
+ * and 2 for everything that went wrong: a bad option, a file that is not
+ * a report we can read, output that could not be written.  Each such
+ * problem is one line on stderr naming the file and the problem; the tool
+ * stops at the first one, because a summary that silently skipped a
+ * report would be a wrong answer.
+ *
+ * Options are read with getopt_long, so they may come before or after the
+ * files; "--" ends them.  An option that means nothing to the command
+ * (--json for folded) is refused rather than ignored.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "report_tool.h"
+
+enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK };
+
+static const char *const command_names[] = {
+  "summary", "merge", "diff", "folded", "flame", "check",
+};
+
+/* Options, and the commands each applies to (a bit per command). */
+enum {
+  OPT_TOP = 256,
+  OPT_MIN_BYTES,
+  OPT_ALL_FRAMES,
+  OPT_JSON,
+  OPT_SUPP,
+  OPT_WEIGHT,
+  OPT_OUTPUT,
+  OPT_TITLE,
+  OPT_WIDTH,
+  OPT_MAX_LEAK,
+  OPT_HELP,
+  OPT_VERSION,
+};
+
+#define ON(c) (1u << (c))
+#define REPORTS (ON(SUMMARY) | ON(MERGE) | ON(DIFF))
+#define ALL (REPORTS | ON(FOLDED) | ON(FLAME) | ON(CHECK))
+
+static const struct option long_options[] = {
+  { "top", required_argument, NULL, OPT_TOP },
+  { "min-bytes", required_argument, NULL, OPT_MIN_BYTES },
+  { "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
+  { "json", no_argument, NULL, OPT_JSON },
+  { "suppressions", required_argument, NULL, OPT_SUPP },
+  { "weight", required_argument, NULL, OPT_WEIGHT },
+  { "output", required_argument, NULL, OPT_OUTPUT },
+  { "title", required_argument, NULL, OPT_TITLE },
+  { "width", required_argument, NULL, OPT_WIDTH },
+  { "max-leak", required_argument, NULL, OPT_MAX_LEAK },
+  { "help", no_argument, NULL, OPT_HELP },
+  { "version", no_argument, NULL, OPT_VERSION },
+  { NULL, 0, NULL, 0 },
+};
+
+static const unsigned option_commands[] = {
+  [OPT_TOP - OPT_TOP] = REPORTS | ON(CHECK),
+  [OPT_MIN_BYTES - OPT_TOP] = REPORTS | ON(CHECK),
+  [OPT_ALL_FRAMES - OPT_TOP] = ALL,
+  [OPT_JSON - OPT_TOP] = REPORTS,
+  [OPT_SUPP - OPT_TOP] = ALL,
+  [OPT_WEIGHT - OPT_TOP] = ON(FOLDED) | ON(FLAME),
+  [OPT_OUTPUT - OPT_TOP] = ON(FLAME),
+  [OPT_TITLE - OPT_TOP] = ON(FLAME),
+  [OPT_WIDTH - OPT_TOP] = ON(FLAME),
+  [OPT_MAX_LEAK - OPT_TOP] = ON(CHECK),
+  [OPT_HELP - OPT_TOP] = ALL,
+  [OPT_VERSION - OPT_TOP] = ALL,
+};
+
+#define DEFAULT_TOP 10
+#define DEFAULT_WIDTH 1200
+#define WIDTH_MIN 200
+#define WIDTH_MAX 100000
+
+struct args {
+  enum command cmd;
+  struct cmg__tool_opts opts;
+  struct cmg__tool_flame_opts flame;
+  struct cmg__tool_supp supp;
+  const char *output;
+  uint64_t max_leak;
+  char **files;
+  int n_files;
+};
+
+/* One line on stderr, after whatever stdout holds so far. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+say(const char *fmt, ...)
+{
+  va_list ap;
+
+  fflush(stdout);
+  fputs(CMG__TOOL_NAME ": ", stderr);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+static void
+print_help(void)
+{
+  printf("usage: " CMG__TOOL_NAME " [summary] [OPTIONS] FILE...\n"
+         "       " CMG__TOOL_NAME " merge [OPTIONS] FILE...\n"
+         "       " CMG__TOOL_NAME " diff [OPTIONS] BASE NEW\n"
+         "       " CMG__TOOL_NAME " folded [--weight W] [OPTIONS] FILE...\n"
+         "       " CMG__TOOL_NAME " flame [--weight W] -o OUT.svg FILE...\n"
+         "       " CMG__TOOL_NAME " check [--max-leak SIZE] [OPTIONS] FILE...\n"
+         "\n"
+         "Reads cumemguard reports (JSON, version %d) and prints what leaked,\n"
+         "from where, and what was live at each peak and first denial.\n"
+         "\n"
+         "  summary        each report: devices, leaks, peaks, denials\n"
+         "  merge          the reports of several processes as one view\n"
+         "  diff           what grew and shrank from BASE to NEW\n"
+         "  folded         folded stacks (\"a;b;c BYTES\") for flamegraph.pl\n"
+         "  flame          an SVG flame graph, made by this tool\n"
+         "  check          exit 1 when more than --max-leak leaked\n"
+         "\n"
+         "  --top N               list the N largest leak groups and stacks "
+         "(default %d;\n"
+         "                        0 lists all)\n"
+         "  --min-bytes SIZE      list only leak groups of at least SIZE\n"
+         "  --all-frames          also show frames inside the CUDA libraries "
+         "and the\n"
+         "                        C start-up code\n"
+         "  --suppressions FILE   hide leaks matching leak:PATTERN lines "
+         "(LeakSanitizer's\n"
+         "                        format); may be given more than once\n"
+         "  --json                summary, merge and diff as JSON\n"
+         "  --weight W            live (default), peak or denial\n"
+         "  -o, --output FILE     where flame writes the SVG (default: "
+         "stdout)\n"
+         "  --title TEXT          the flame graph's title\n"
+         "  --width PX            the flame graph's width (default %d)\n"
+         "  --max-leak SIZE       what check allows (default 0)\n"
+         "  --help, --version\n"
+         "\n"
+         "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
+         "check fails;\n2 for bad usage or a file that is not a readable "
+         "report.\n",
+         CMG_REPORT_VERSION, DEFAULT_TOP, DEFAULT_WIDTH);
+}
+
+/* A SIZE argument; false after saying why it is not one. */
+static bool
+parse_size(const char *opt, const char *s, uint64_t *out)
+{
+  struct cmg__limit l;
+
+  if (cmg__size_parse(s, strlen(s), false, &l) != 0) {
+    say("bad %s '%s': expected a size such as 4096, 512K, 3M or 1.5GiB", opt,
+        s);
+    return false;
+  }
+  *out = l.bytes;
+  return true;
+}
+
+/* A decimal number from min to max; false after saying why not. */
+static bool
+parse_number(const char *opt, const char *s, unsigned long min,
+             unsigned long max, unsigned long *out)
+{
+  unsigned long v = 0;
+  size_t i;
+
+  for (i = 0; s[i] >= '0' && s[i] <= '9' && v <= max; i++)
+    v = v * 10 + (unsigned long)(s[i] - '0');
+  if (i == 0 || s[i] != '\0' || v < min || v > max) {
+    say("bad %s '%s': expected a number from %lu to %lu", opt, s, min, max);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+static bool
+set_option(struct args *a, int opt, const char *arg)
+{
+  char err[CMG__TOOL_ERR_MAX];
+  unsigned long n;
+
+  switch (opt) {
+  case OPT_TOP:
+    if (!parse_number("--top", arg, 0, 1000000000ul, &n))
+      return false;
+    a->opts.top = n;
+    return true;
+  case OPT_MIN_BYTES:
+    return parse_size("--min-bytes", arg, &a->opts.min_bytes);
+  case OPT_MAX_LEAK:
+    return parse_size("--max-leak", arg, &a->max_leak);
+  case OPT_ALL_FRAMES:
+    a->opts.all_frames = a->flame.all_frames = true;
+    return true;
+  case OPT_JSON:
+    a->opts.json = true;
+    return true;
+  case OPT_SUPP:
+    if (cmg__tool_supp_load(&a->supp, arg, err, sizeof(err)) != 0) {
+      say("%s", err);
+      return false;
+    }
+    return true;
+  case OPT_WEIGHT:
+    if (strcmp(arg, "live") == 0)
+      a->flame.weight = CMG__TOOL_WEIGHT_LIVE;
+    else if (strcmp(arg, "peak") == 0)
+      a->flame.weight = CMG__TOOL_WEIGHT_PEAK;
+    else if (strcmp(arg, "denial") == 0)
+      a->flame.weight = CMG__TOOL_WEIGHT_DENIAL;
+    else {
+      say("bad --weight '%s': expected live, peak or denial", arg);
+      return false;
+    }
+    return true;
+  case OPT_OUTPUT:
+    a->output = arg;
+    return true;
+  case OPT_TITLE:
+    a->flame.title = arg;
+    return true;
+  case OPT_WIDTH:
+    if (!parse_number("--width", arg, WIDTH_MIN, WIDTH_MAX, &n))
+      return false;
+    a->flame.width = (unsigned)n;
+    return true;
+  }
+  return false;
+}
+
+/*
+ * Fills *a from the command line.  Returns 0 to go on, 1 after --help or
+ * --version, -1 after saying what is wrong.
+ */
+static int
+parse_args(int argc, char **argv, struct args *a)
+{
+  int first = 1, opt, c;
+
+  a->cmd = SUMMARY;
+  a->opts.top = DEFAULT_TOP;
+  a->flame.width = DEFAULT_WIDTH;
+  for (c = 0;
+       argc > 1 && c < (int)(sizeof(command_names) / sizeof(*command_names));
+       c++) {
+    if (strcmp(argv[1], command_names[c]) == 0) {
+      a->cmd = (enum command)c;
+      first = 2;
+    }
+  }
+
+  /* getopt starts at optind; argv[0] stands in for the command word. */
+  argv[first - 1] = argv[0];
+  argc -= first - 1;
+  argv += first - 1;
+  opterr = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1) {
+    /* The option as given: its value may be the word after it. */
+    const char *word =
+        optarg != NULL && optind >= 2 && optarg == argv[optind - 1]
+            ? argv[optind - 2]
+            : argv[optind - 1];
+
+    if (opt == ':') {
+      say("option '%s' needs a value", word);
+      return -1;
+    }
+    if (opt == '?') {
+      if (optopt >= OPT_TOP)
+        say("option '%s' takes no value", word);
+      else if (optopt != 0)
+        say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'", optopt);
+      else
+        say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'", word);
+      return -1;
+    }
+    if (opt == 'o')
+      opt = OPT_OUTPUT;
+    if (opt == 'h')
+      opt = OPT_HELP;
+    if (opt == OPT_HELP) {
+      print_help();
+      return 1;
+    }
+    if (opt == OPT_VERSION) {
+      printf("%s %s (reads report version %d)\n", CMG__TOOL_NAME,
+             CMG_VERSION_STRING, CMG_REPORT_VERSION);
+      return 1;
+    }
+    if (!(option_commands[opt - OPT_TOP] & ON(a->cmd))) {
+      say("option '%s' does not apply to %s", word, command_names[a->cmd]);
+      return -1;
+    }
+    if (!set_option(a, opt, optarg))
+      return -1;
+  }
+  a->files = argv + optind;
+  a->n_files = argc - optind;
+  if (a->cmd == DIFF && a->n_files != 2) {
+    say("diff takes two reports, BASE and NEW; got %d", a->n_files);
+    return -1;
+  }
+  if (a->n_files == 0) {
+    say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
+    return -1;
+  }
+  a->opts.supp = &a->supp;
+  return 0;
+}
+
+/* ---- the commands ----------------------------------------------------- */
+
+/* Reads file into view v; false after saying what is wrong. */
+static bool
+load(struct cmg__tool_view *v, const char *file)
+{
+  struct cmg__tool_report r;
+  char err[CMG__TOOL_ERR_MAX] = "";
+  int rc = cmg__tool_read(file, &r, err, sizeof(err));
+
+  if (rc == 0 && cmg__tool_view_add(v, &r) != 0) {
+    snprintf(err, sizeof(err), "out of memory");
+    rc = -ENOMEM;
+  }
+  cmg__tool_report_free(&r);
+  if (rc != 0) {
+    say("%s: %s", file, err[0] != '\0' ? err : "cannot read");
+    return false;
+  }
+  return true;
+}
+
+/* Sorts a loaded view and applies the suppressions afresh. */
+static bool
+finish(struct cmg__tool_view *v, struct args *a)
+{
+  size_t i;
+
+  cmg__tool_view_sort(v);
+  for (i = 0; i < a->supp.n; i++)
+    a->supp.rules[i].count = a->supp.rules[i].bytes = 0;
+  if (cmg__tool_supp_apply(&a->supp, v) != 0) {
+    say("out of memory");
+    return false;
+  }
+  return true;
+}
+
+/* Prints a JSON document and frees it; false when out of memory. */
+static bool
+print_json(cJSON *doc)
+{
+  char *text = doc != NULL ? cJSON_Print(doc) : NULL;
+  bool ok = text != NULL;
+
+  if (ok)
+    printf("%s\n", text);
+  else
+    say("out of memory");
+  cJSON_free(text);
+  cJSON_Delete(doc);
+  return ok;
+}
+
+static cJSON *
+summary_document(void)
+{
+  cJSON *doc = cJSON_CreateObject();
+
+  cJSON_AddStringToObject(doc, "format", "cumemguard-report-summary");
+  cJSON_AddNumberToObject(doc, "version", 1);
+  cJSON_AddItemToObject(doc, "summaries", cJSON_CreateArray());
+  return doc;
+}
+
+/* summary: each file on its own; merge: all of them as one view. */
+static int
+run_summary(struct args *a, bool merged)
+{
+  cJSON *doc = a->opts.json ? summary_document() : NULL;
+  int i = 0, rc = 0;
+
+  while (rc == 0 && i < a->n_files) {
+    struct cmg__tool_index ix;
+    struct cmg__tool_view v;
+
+    cmg__tool_index_init(&ix);
+    cmg__tool_view_init(&v, &ix, true);
+    do {
+      if (!load(&v, a->files[i++]))
+        rc = CMG__TOOL_EXIT_ERROR;
+    } while (rc == 0 && merged && i < a->n_files);
+    if (rc == 0 && !finish(&v, a))
+      rc = CMG__TOOL_EXIT_ERROR;
+    if (rc == 0 && doc != NULL) {
+      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "summaries"),
+                           cmg__tool_summary_json(&v, &a->opts));
+    } else if (rc == 0) {
+      if (i > 1 && !merged)
+        printf("\n");
+      cmg__tool_summary_text(stdout, &v, &a->opts, false);
+    }
+    cmg__tool_view_free(&v);
+    cmg__tool_index_free(&ix);
+  }
+  if (doc != NULL && rc == 0 && !print_json(doc))
+    rc = CMG__TOOL_EXIT_ERROR;
+  else if (doc != NULL && rc != 0)
+    cJSON_Delete(doc);
+  return rc;
+}
+
+static int
+run_diff(struct args *a)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view base, now;
+  int rc = CMG__TOOL_EXIT_ERROR;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&base, &ix, false);
+  cmg__tool_view_init(&now, &ix, false);
+  if (load(&base, a->files[0]) && load(&now, a->files[1]) && finish(&base, a) &&
+      finish(&now, a)) {
+    if (cmg__tool_diff(stdout, &base, &now, &a->opts) == 0)
+      rc = 0;
+    else
+      say("out of memory");
+  }
+  cmg__tool_view_free(&base);
+  cmg__tool_view_free(&now);
+  cmg__tool_index_free(&ix);
+  return rc;
+}
+
+/* The commands over one merged view: folded, flame, check. */
+static int
+run_merged(struct args *a)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view v;
+  FILE *out = stdout;
+  int i, rc = 0;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&v, &ix, true);
+  for (i = 0; rc == 0 && i < a->n_files; i++) {
+    if (!load(&v, a->files[i]))
+      rc = CMG__TOOL_EXIT_ERROR;
+  }
+  if (rc == 0 && !finish(&v, a))
+    rc = CMG__TOOL_EXIT_ERROR;
+
+  if (rc == 0 && a->cmd == FOLDED) {
+    if (cmg__tool_folded(stdout, &v, &a->flame) != 0) {
+      say("out of memory");
+      rc = CMG__TOOL_EXIT_ERROR;
+    }
+  } else if (rc == 0 && a->cmd == FLAME) {
+    if (a->output != NULL && strcmp(a->output, "-") != 0)
+      out = fopen(a->output, "w");
+    if (out == NULL) {
+      say("%s: cannot create: %s", a->output, strerror(errno));
+      rc = CMG__TOOL_EXIT_ERROR;
+    } else if (cmg__tool_flame(out, &v, &a->flame) != 0) {
+      say("out of memory");
+      rc = CMG__TOOL_EXIT_ERROR;
+    }
+    if (out != NULL && out != stdout && (ferror(out) | fclose(out)) != 0 &&
+        rc == 0) {
+      say("%s: cannot write: %s", a->output, strerror(errno));
+      rc = CMG__TOOL_EXIT_ERROR;
+    }
+  } else if (rc == 0) {
+    uint64_t bytes, count;
+    char s1[32], s2[32];
+
+    cmg__tool_summary_text(stdout, &v, &a->opts, true);
+    cmg__tool_leaked(&v, &bytes, &count);
+    cmg__format_size(bytes, s1, sizeof(s1));
+    cmg__format_size(a->max_leak, s2, sizeof(s2));
+    if (bytes > a->max_leak) {
+      printf("check: FAILED: %s (%" PRIu64 " bytes) leaked, more than the "
+             "%s allowed\n",
+             s1, bytes, s2);
+      rc = CMG__TOOL_EXIT_LEAK;
+    } else {
+      printf("check: passed: %s (%" PRIu64 " bytes) leaked, %s allowed\n", s1,
+             bytes, s2);
+    }
+  }
+  cmg__tool_view_free(&v);
+  cmg__tool_index_free(&ix);
+  return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+  struct args a;
+  int rc;
+
+  memset(&a, 0, sizeof(a));
+  rc = parse_args(argc, argv, &a);
+  if (rc != 0) {
+    cmg__tool_supp_free(&a.supp);
+    if (rc > 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+      say("cannot write to standard output: %s", strerror(errno));
+      return CMG__TOOL_EXIT_ERROR;
+    }
+    return rc > 0 ? 0 : CMG__TOOL_EXIT_ERROR;
+  }
+
+  switch (a.cmd) {
+  case SUMMARY:
+  case MERGE:
+    rc = run_summary(&a, a.cmd == MERGE);
+    break;
+  case DIFF:
+    rc = run_diff(&a);
+    break;
+  default:
+    rc = run_merged(&a);
+    break;
+  }
+  cmg__tool_supp_free(&a.supp);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    say("cannot write to standard output: %s", strerror(errno));
+    return CMG__TOOL_EXIT_ERROR;
+  }
+  return rc;
+}

@@ -1,0 +1,433 @@
+/*
+ * diff BASE NEW: what grew and what shrank between two reports of one
+ * program, such as a dump taken after warm-up and the report at exit of a
+ * long-running service.  Both views share one index, so a leak group of
+ * BASE and one of NEW are the same when their stacks are the same call path
+ * (module, offset, function of every frame: never raw addresses, which ASLR
+ * changes from run to run), their API is the same and their device ordinal
+ * is the same.  Devices are matched by ordinal here, not by UUID: the two
+ * runs may well have been given different GPUs.
+ *
+ * The groups of both views are put in one array with their key and sorted,
+ * so that equal keys meet; the work is O(n log n) in the number of groups.
+ * Groups that a suppression hid are left out of both sides.  Groups whose
+ * count and bytes did not change are not printed.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "report_tool.h"
+
+#define SIZE_BUF 40
+
+struct change {
+  uint32_t stack;
+  int device; /* ordinal, -1 for none */
+  const char *api, *kind;
+  bool is_device_memory;
+  uint64_t base_count, base_bytes, new_count, new_bytes;
+  int64_t delta_count, delta_bytes;
+};
+
+static int
+compare_keys(const void *a, const void *b)
+{
+  const struct change *x = a, *y = b;
+
+  if (x->stack != y->stack)
+    return x->stack < y->stack ? -1 : 1;
+  if (x->device != y->device)
+    return x->device < y->device ? -1 : 1;
+  if (strcmp(x->api, y->api) != 0)
+    return strcmp(x->api, y->api);
+  return strcmp(x->kind, y->kind);
+}
+
+/* Largest growth first, then largest shrinking; equal ones by key. */
+static int
+compare_deltas(const void *a, const void *b)
+{
+  const struct change *x = a, *y = b;
+  bool gx = x->delta_bytes > 0 || (x->delta_bytes == 0 && x->delta_count > 0);
+  bool gy = y->delta_bytes > 0 || (y->delta_bytes == 0 && y->delta_count > 0);
+
+  if (gx != gy)
+    return gx ? -1 : 1;
+  if (x->delta_bytes != y->delta_bytes)
+    return (x->delta_bytes > y->delta_bytes) == gx ? -1 : 1;
+  if (x->delta_count != y->delta_count)
+    return (x->delta_count > y->delta_count) == gx ? -1 : 1;
+  return compare_keys(a, b);
+}
+
+/* Both views' unsuppressed groups, merged by key and sorted by change. */
+static struct change *
+changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
+        size_t *n_out)
+{
+  struct change *c = malloc((base->n_leaks + now->n_leaks + 1) * sizeof(*c));
+  size_t n = 0, i, o = 0;
+  int side;
+
+  if (c == NULL)
+    return NULL;
+  for (side = 0; side < 2; side++) {
+    const struct cmg__tool_view *v = side == 0 ? base : now;
+
+    for (i = 0; i < v->n_leaks; i++) {
+      const struct cmg__tool_leak *l = &v->leaks[i];
+
+      if (l->rule != CMG__TOOL_NONE)
+        continue;
+      memset(&c[n], 0, sizeof(c[n]));
+      c[n].stack = l->stack;
+      c[n].device = cmg__tool_ordinal(v, l->device);
+      c[n].api = l->api;
+      c[n].kind = l->kind;
+      c[n].is_device_memory = l->is_device_memory;
+      if (side == 0) {
+        c[n].base_count = l->count;
+        c[n].base_bytes = l->bytes;
+      } else {
+        c[n].new_count = l->count;
+        c[n].new_bytes = l->bytes;
+      }
+      n++;
+    }
+  }
+  qsort(c, n, sizeof(*c), compare_keys);
+  for (i = 0; i < n; i++) {
+    if (o > 0 && compare_keys(&c[o - 1], &c[i]) == 0) {
+      c[o - 1].base_count = cmg__tool_add(c[o - 1].base_count, c[i].base_count);
+      c[o - 1].base_bytes = cmg__tool_add(c[o - 1].base_bytes, c[i].base_bytes);
+      c[o - 1].new_count = cmg__tool_add(c[o - 1].new_count, c[i].new_count);
+      c[o - 1].new_bytes = cmg__tool_add(c[o - 1].new_bytes, c[i].new_bytes);
+    } else {
+      c[o++] = c[i];
+    }
+  }
+  n = 0;
+  for (i = 0; i < o; i++) {
+    c[i].delta_count = (int64_t)c[i].new_count - (int64_t)c[i].base_count;
+    c[i].delta_bytes = (int64_t)c[i].new_bytes - (int64_t)c[i].base_bytes;
+    if (c[i].delta_count != 0 || c[i].delta_bytes != 0)
+      c[n++] = c[i];
+  }
+  qsort(c, n, sizeof(*c), compare_deltas);
+  *n_out = n;
+  return c;
+}
+
+/* "+3.0 MiB", "-512 B", "0 B". */
+static const char *
+signed_size(int64_t delta, char *buf)
+{
+  char abs[SIZE_BUF - 8];
+
+  cmg__format_size(delta < 0 ? (uint64_t)-delta : (uint64_t)delta, abs,
+                   sizeof(abs));
+  snprintf(buf, SIZE_BUF, "%s%s", delta > 0 ? "+" : delta < 0 ? "-" : "", abs);
+  return buf;
+}
+
+static bool
+is_growth(const struct change *c)
+{
+  return c->delta_bytes > 0 || (c->delta_bytes == 0 && c->delta_count > 0);
+}
+
+static bool
+is_shown(const struct change *c, const struct cmg__tool_opts *o)
+{
+  uint64_t mag =
+      c->delta_bytes < 0 ? (uint64_t)-c->delta_bytes : (uint64_t)c->delta_bytes;
+
+  return mag >= o->min_bytes;
+}
+
+static int
+compare_ints(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+
+  return x < y ? -1 : x > y;
+}
+
+static const struct cmg__tool_device *
+find_device(const struct cmg__tool_view *v, int ordinal)
+{
+  size_t i;
+
+  for (i = 0; i < v->n_devices; i++) {
+    if (v->devices[i].ordinal == ordinal)
+      return &v->devices[i];
+  }
+  return NULL;
+}
+
+/* A size, or "-" for a device the report does not have. */
+static const char *
+size_or_dash(const struct cmg__tool_device *d, bool peak, char *buf)
+{
+  if (d == NULL)
+    return "-";
+  return cmg__format_size(peak ? d->peak_bytes : d->live_bytes, buf, SIZE_BUF);
+}
+
+/* The device rows of both views, by ordinal. */
+static void
+print_devices(FILE *f, const struct cmg__tool_view *base,
+              const struct cmg__tool_view *now)
+{
+  char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF], e[SIZE_BUF];
+  int *ords = malloc((base->n_devices + now->n_devices + 1) * sizeof(*ords));
+  size_t n = 0, i;
+
+  if (ords == NULL)
+    return;
+  for (i = 0; i < base->n_devices; i++)
+    ords[n++] = base->devices[i].ordinal;
+  for (i = 0; i < now->n_devices; i++)
+    ords[n++] = now->devices[i].ordinal;
+  qsort(ords, n, sizeof(*ords), compare_ints);
+
+  fprintf(f, "%6s  %10s %10s %10s  %10s %10s  %s\n", "device", "base live",
+          "new live", "change", "base peak", "new peak", "name");
+  for (i = 0; i < n; i++) {
+    const struct cmg__tool_device *x, *y;
+
+    if (i > 0 && ords[i] == ords[i - 1])
+      continue;
+    x = find_device(base, ords[i]);
+    y = find_device(now, ords[i]);
+    fprintf(f, "%6d  %10s %10s %10s  %10s %10s  %s\n", ords[i],
+            size_or_dash(x, false, a), size_or_dash(y, false, b),
+            signed_size((int64_t)(y ? y->live_bytes : 0) -
+                            (int64_t)(x ? x->live_bytes : 0),
+                        c),
+            size_or_dash(x, true, d), size_or_dash(y, true, e),
+            y != NULL && y->name[0] != '\0'   ? y->name
+            : x != NULL && x->name[0] != '\0' ? x->name
+                                              : "?");
+  }
+  fprintf(f, "\n");
+  free(ords);
+}
+
+static void
+print_source(FILE *f, const char *label, const struct cmg__tool_view *v)
+{
+  size_t i;
+
+  for (i = 0; i < v->n_sources; i++)
+    fprintf(f, "  %s process %ld (%s): %s\n", label, v->sources[i].pid,
+            v->sources[i].file, v->sources[i].command);
+}
+
+static void
+print_change(FILE *f, const struct cmg__tool_index *ix, const struct change *c,
+             const struct cmg__tool_opts *o)
+{
+  char a[SIZE_BUF], b[SIZE_BUF], where[64];
+  const char *what = c->base_count == 0  ? ", new"
+                     : c->new_count == 0 ? ", gone"
+                                         : "";
+
+  fprintf(f,
+          "%s by %s (%+" PRId64 " %s), to %s in %" PRIu64 " %s "
+          "(%s, %s%s) from:\n",
+          is_growth(c) ? "Grew" : "Shrank",
+          cmg__format_size(c->delta_bytes < 0 ? (uint64_t)-c->delta_bytes
+                                              : (uint64_t)c->delta_bytes,
+                           a, sizeof(a)),
+          c->delta_count,
+          c->delta_count == 1 || c->delta_count == -1 ? "allocation"
+                                                      : "allocations",
+          cmg__format_size(c->new_bytes, b, sizeof(b)), c->new_count,
+          cmg__tool_plural(c->new_count, "allocation", "allocations"), c->api,
+          cmg__tool_where(c->kind, c->device, where, sizeof(where)), what);
+  cmg__tool_print_frames(f, ix, c->stack, o->all_frames);
+  fprintf(f, "\n");
+}
+
+static void
+print_text(FILE *f, const struct cmg__tool_view *base,
+           const struct cmg__tool_view *now, const struct change *c, size_t n,
+           const struct cmg__tool_opts *o)
+{
+  uint64_t bb, bc, nb, nc, left = 0, grew = 0, shrank = 0;
+  size_t i, shown_grew = 0, shown_shrank = 0;
+  char a[SIZE_BUF];
+
+  fprintf(f, "cumemguard diff\n");
+  print_source(f, "base:", base);
+  print_source(f, "new: ", now);
+  fprintf(f, "\n");
+  print_devices(f, base, now);
+
+  for (i = 0; i < n; i++) {
+    size_t *shown = is_growth(&c[i]) ? &shown_grew : &shown_shrank;
+
+    if (is_growth(&c[i]))
+      grew++;
+    else
+      shrank++;
+    if (!is_shown(&c[i], o) || (o->top != 0 && *shown >= o->top)) {
+      left++;
+      continue;
+    }
+    (*shown)++;
+    print_change(f, base->ix, &c[i], o);
+  }
+  if (n == 0)
+    fprintf(f, "No leak group changed.\n\n");
+  if (left > 0)
+    fprintf(f,
+            "... and %" PRIu64 " smaller %s (see --top and "
+            "--min-bytes)\n\n",
+            left, cmg__tool_plural(left, "change", "changes"));
+
+  cmg__tool_leaked(base, &bb, &bc);
+  cmg__tool_leaked(now, &nb, &nc);
+  fprintf(f,
+          "SUMMARY: cumemguard: leaked %s (%+" PRId64 " bytes) in %+" PRId64
+          " %s; %" PRIu64 " leak %s grew, %" PRIu64 " shrank\n",
+          signed_size((int64_t)nb - (int64_t)bb, a), (int64_t)nb - (int64_t)bb,
+          (int64_t)nc - (int64_t)bc,
+          (int64_t)nc - (int64_t)bc == 1 || (int64_t)nc - (int64_t)bc == -1
+              ? "allocation"
+              : "allocations",
+          grew, cmg__tool_plural(grew, "group", "groups"), shrank);
+}
+
+static cJSON *
+source_json(const struct cmg__tool_view *v)
+{
+  cJSON *o = cJSON_CreateObject();
+
+  if (v->n_sources > 0) {
+    cJSON_AddStringToObject(o, "file", v->sources[0].file);
+    cJSON_AddNumberToObject(o, "pid", (double)v->sources[0].pid);
+    cJSON_AddStringToObject(o, "command", v->sources[0].command);
+  }
+  return o;
+}
+
+static cJSON *
+devices_json(const struct cmg__tool_view *base,
+             const struct cmg__tool_view *now)
+{
+  cJSON *a = cJSON_CreateArray();
+  size_t i;
+  int side;
+
+  for (side = 0; side < 2; side++) {
+    const struct cmg__tool_view *v = side == 0 ? base : now;
+
+    for (i = 0; i < v->n_devices; i++) {
+      int ord = v->devices[i].ordinal;
+      const struct cmg__tool_device *x = find_device(base, ord);
+      const struct cmg__tool_device *y = find_device(now, ord);
+      cJSON *o;
+
+      if (side == 1 && x != NULL)
+        continue;
+      o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "ordinal", ord);
+      cJSON_AddStringToObject(o, "name", (y != NULL ? y : x)->name);
+      cJSON_AddNumberToObject(o, "base_live_bytes",
+                              x ? (double)x->live_bytes : 0);
+      cJSON_AddNumberToObject(o, "new_live_bytes",
+                              y ? (double)y->live_bytes : 0);
+      cJSON_AddNumberToObject(o, "base_peak_bytes",
+                              x ? (double)x->peak_bytes : 0);
+      cJSON_AddNumberToObject(o, "new_peak_bytes",
+                              y ? (double)y->peak_bytes : 0);
+      cJSON_AddItemToArray(a, o);
+    }
+  }
+  return a;
+}
+
+static cJSON *
+diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
+          const struct change *c, size_t n, const struct cmg__tool_opts *o)
+{
+  cJSON *d = cJSON_CreateObject(), *a = cJSON_CreateArray();
+  uint64_t bb, bc, nb, nc;
+  size_t i, grew = 0, shrank = 0;
+
+  cmg__tool_leaked(base, &bb, &bc);
+  cmg__tool_leaked(now, &nb, &nc);
+  cJSON_AddStringToObject(d, "format", "cumemguard-report-diff");
+  cJSON_AddNumberToObject(d, "version", 1);
+  cJSON_AddItemToObject(d, "base", source_json(base));
+  cJSON_AddItemToObject(d, "new", source_json(now));
+  cJSON_AddItemToObject(d, "devices", devices_json(base, now));
+  cJSON_AddNumberToObject(d, "base_leaked_bytes", (double)bb);
+  cJSON_AddNumberToObject(d, "new_leaked_bytes", (double)nb);
+  cJSON_AddNumberToObject(d, "delta_bytes", (double)nb - (double)bb);
+  cJSON_AddNumberToObject(d, "delta_allocations", (double)nc - (double)bc);
+  for (i = 0; i < n; i++) {
+    size_t *shown = is_growth(&c[i]) ? &grew : &shrank;
+    cJSON *e;
+
+    if (!is_shown(&c[i], o) || (o->top != 0 && *shown >= o->top))
+      continue;
+    (*shown)++;
+    e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "api", c[i].api);
+    cJSON_AddStringToObject(e, "kind", c[i].kind);
+    cJSON_AddBoolToObject(e, "device_memory", c[i].is_device_memory);
+    if (c[i].device >= 0)
+      cJSON_AddNumberToObject(e, "device", c[i].device);
+    else
+      cJSON_AddNullToObject(e, "device");
+    cJSON_AddNumberToObject(e, "base_count", (double)c[i].base_count);
+    cJSON_AddNumberToObject(e, "base_bytes", (double)c[i].base_bytes);
+    cJSON_AddNumberToObject(e, "new_count", (double)c[i].new_count);
+    cJSON_AddNumberToObject(e, "new_bytes", (double)c[i].new_bytes);
+    cJSON_AddNumberToObject(e, "delta_count", (double)c[i].delta_count);
+    cJSON_AddNumberToObject(e, "delta_bytes", (double)c[i].delta_bytes);
+    cJSON_AddItemToObject(e, "frames",
+                          cmg__tool_frames_json(base->ix, c[i].stack));
+    cJSON_AddItemToArray(a, e);
+  }
+  cJSON_AddItemToObject(d, "changes", a);
+  return d;
+}
+
+int
+cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
+               const struct cmg__tool_view *now, const struct cmg__tool_opts *o)
+{
+  size_t n;
+  struct change *c = changes(base, now, &n);
+  int rc = 0;
+
+  if (c == NULL)
+    return -ENOMEM;
+  if (o->json) {
+    cJSON *d = diff_json(base, now, c, n, o);
+    char *text = d != NULL ? cJSON_Print(d) : NULL;
+
+    if (text != NULL)
+      fprintf(f, "%s\n", text);
+    else
+      rc = -ENOMEM;
+    cJSON_free(text);
+    cJSON_Delete(d);
+  } else {
+    print_text(f, base, now, c, n, o);
+  }
+  free(c);
+  return rc;
+}

@@ -1,0 +1,306 @@
+/*
+ * Checked access to the members of a cJSON tree, for report_tool_read.c.
+ * Each getter looks up `key` in object o, checks its type and range, and on
+ * a problem writes one line into the reader's buffer, naming the member by
+ * its path ("leaks[3].bytes: expected an integer from 0 to 2^53, got a
+ * string"), and returns -EINVAL; at is the path of o ("" at the top).
+ * Numbers are integers a double holds exactly (up to 2^53): every byte count
+ * of a real device is, and JSON readers in other languages agree on them.
+ * Strings are copied through cmg__tool_clean_string(), so no later output,
+ * whether a terminal, an SVG or folded stacks, sees a control byte or
+ * invalid UTF-8 from a report.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "report_tool.h"
+
+int
+cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start(ap, fmt);
+  vsnprintf(rd->err, rd->errlen, fmt, ap);
+  va_end(ap);
+  return -EINVAL;
+}
+
+/*
+ * Control bytes and C1 controls become '?', and so does each byte that does
+ * not start a valid UTF-8 sequence (overlong forms, surrogates, U+FFFE and
+ * U+FFFF included, since XML refuses those).
+ */
+char *
+cmg__tool_clean_string(const char *s)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  size_t len = strlen(s), i = 0, o = 0;
+  char *out = malloc(len + 1);
+
+  if (out == NULL)
+    return NULL;
+  while (i < len) {
+    unsigned c = p[i], need = 0, lo = 0x80, hi = 0xbf, cp;
+    size_t k;
+
+    if (c < 0x80) {
+      out[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+      i++;
+      continue;
+    }
+    if (c >= 0xc2 && c <= 0xdf) {
+      need = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      lo = c == 0xe0 ? 0xa0 : 0x80;
+      hi = c == 0xed ? 0x9f : 0xbf;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      lo = c == 0xf0 ? 0x90 : 0x80;
+      hi = c == 0xf4 ? 0x8f : 0xbf;
+    }
+    cp = need == 1 ? c & 0x1f : need == 2 ? c & 0x0f : c & 0x07;
+    for (k = 1; need != 0 && k <= need; k++) {
+      unsigned b = i + k < len ? p[i + k] : 0;
+
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
+        break;
+      cp = cp << 6 | (b & 0x3f);
+    }
+    if (need == 0 || k <= need || (cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe ||
+        cp == 0xffff) {
+      out[o++] = '?';
+      i++;
+      continue;
+    }
+    memcpy(out + o, p + i, need + 1);
+    o += need + 1;
+    i += need + 1;
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* ---- typed access to members ------------------------------------------ */
+
+const char *
+cmg__tool_kind(const cJSON *item)
+{
+  if (item == NULL)
+    return "nothing";
+  if (cJSON_IsNull(item))
+    return "null";
+  if (cJSON_IsBool(item))
+    return "a boolean";
+  if (cJSON_IsNumber(item))
+    return "a number";
+  if (cJSON_IsString(item))
+    return "a string";
+  if (cJSON_IsArray(item))
+    return "an array";
+  return "an object";
+}
+
+/* The member `key` of o; fails naming at.key when it is missing. */
+int
+cmg__tool_member(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                 const char *key, const cJSON **out)
+{
+  *out = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (*out == NULL)
+    return cmg__tool_fail(rd, "%s%s%s: missing", at, at[0] ? "." : "", key);
+  return 0;
+}
+
+/* "AT: expected WANT, got WHAT" for an array element. */
+int
+cmg__tool_fail_item(struct cmg__tool_reader *rd, const char *at,
+                    const char *want, const cJSON *got)
+{
+  if (cJSON_IsNumber(got))
+    return cmg__tool_fail(rd, "%s: expected %s, got %.17g", at, want,
+                          got->valuedouble);
+  return cmg__tool_fail(rd, "%s: expected %s, got %s", at, want,
+                        cmg__tool_kind(got));
+}
+
+int
+cmg__tool_wrong(struct cmg__tool_reader *rd, const char *at, const char *key,
+                const char *want, const cJSON *got)
+{
+  if (cJSON_IsNumber(got))
+    return cmg__tool_fail(rd, "%s%s%s: expected %s, got %.17g", at,
+                          at[0] ? "." : "", key, want, got->valuedouble);
+  return cmg__tool_fail(rd, "%s%s%s: expected %s, got %s", at, at[0] ? "." : "",
+                        key, want, cmg__tool_kind(got));
+}
+
+/* An integer in [min, max]; a null is allowed (and *has cleared) when has
+ * is not NULL. */
+int
+cmg__tool_int(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+              const char *key, double min, double max, bool *has, double *out)
+{
+  const cJSON *v;
+  int rc = cmg__tool_member(rd, o, at, key, &v);
+
+  if (rc != 0)
+    return rc;
+  if (has != NULL) {
+    *has = !cJSON_IsNull(v);
+    if (!*has) {
+      *out = 0;
+      return 0;
+    }
+  }
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+      v->valuedouble != floor(v->valuedouble) || v->valuedouble < min ||
+      v->valuedouble > max) {
+    char want[96];
+
+    if (max >= CMG__TOOL_EXACT_MAX)
+      snprintf(want, sizeof(want), "an integer from %.0f to 2^53%s", min,
+               has != NULL ? " or null" : "");
+    else
+      snprintf(want, sizeof(want), "an integer from %.0f to %.0f%s", min, max,
+               has != NULL ? " or null" : "");
+    return cmg__tool_wrong(rd, at, key, want, v);
+  }
+  *out = v->valuedouble;
+  return 0;
+}
+
+/* A byte count or another count: an integer from 0 to 2^53. */
+int
+cmg__tool_count(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                const char *key, bool *has, uint64_t *out)
+{
+  double d;
+  int rc = cmg__tool_int(rd, o, at, key, 0, CMG__TOOL_EXACT_MAX, has, &d);
+
+  *out = (uint64_t)d;
+  return rc;
+}
+
+int
+cmg__tool_number(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                 const char *key, double *out)
+{
+  const cJSON *v;
+  int rc = cmg__tool_member(rd, o, at, key, &v);
+
+  if (rc != 0)
+    return rc;
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    return cmg__tool_wrong(rd, at, key, "a number", v);
+  *out = v->valuedouble;
+  return 0;
+}
+
+/* A string, copied and cleaned into *out; null gives NULL when nullable. */
+int
+cmg__tool_string(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                 const char *key, bool nullable, char **out)
+{
+  const cJSON *v;
+  int rc = cmg__tool_member(rd, o, at, key, &v);
+
+  *out = NULL;
+  if (rc != 0)
+    return rc;
+  if (nullable && cJSON_IsNull(v))
+    return 0;
+  if (!cJSON_IsString(v) || v->valuestring == NULL)
+    return cmg__tool_wrong(rd, at, key,
+                           nullable ? "a string or null" : "a string", v);
+  *out = cmg__tool_clean_string(v->valuestring);
+  return *out != NULL ? 0 : -ENOMEM;
+}
+
+/* "0x..." in lower-case hex, at most 64 bits; null clears *has. */
+int
+cmg__tool_hex(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+              const char *key, bool *has, uint64_t *out)
+{
+  const cJSON *v;
+  const char *s;
+  size_t i, n;
+  int rc = cmg__tool_member(rd, o, at, key, &v);
+
+  *out = 0;
+  if (rc != 0)
+    return rc;
+  if (has != NULL) {
+    *has = !cJSON_IsNull(v);
+    if (!*has)
+      return 0;
+  }
+  s = cJSON_IsString(v) ? v->valuestring : NULL;
+  n = s != NULL ? strlen(s) : 0;
+  if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
+    return cmg__tool_wrong(rd, at, key,
+                           "a \"0x...\" string of at most 16 hex digits", v);
+  for (i = 2; i < n; i++) {
+    unsigned d;
+
+    if (s[i] >= '0' && s[i] <= '9')
+      d = (unsigned)(s[i] - '0');
+    else if (s[i] >= 'a' && s[i] <= 'f')
+      d = (unsigned)(s[i] - 'a' + 10);
+    else
+      return cmg__tool_wrong(rd, at, key, "lower-case hex digits after \"0x\"",
+                             v);
+    *out = *out << 4 | d;
+  }
+  return 0;
+}
+
+/* An array member; *n is its length. */
+int
+cmg__tool_array(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                const char *key, const cJSON **out, size_t *n)
+{
+  int rc = cmg__tool_member(rd, o, at, key, out);
+
+  if (rc != 0)
+    return rc;
+  if (!cJSON_IsArray(*out))
+    return cmg__tool_wrong(rd, at, key, "an array", *out);
+  *n = (size_t)cJSON_GetArraySize(*out);
+  return 0;
+}
+
+int
+cmg__tool_object(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                 const char *key, const cJSON **out)
+{
+  int rc = cmg__tool_member(rd, o, at, key, out);
+
+  if (rc != 0)
+    return rc;
+  if (!cJSON_IsObject(*out))
+    return cmg__tool_wrong(rd, at, key, "an object", *out);
+  return 0;
+}
+
+/* Checks that element i of an array is an object; names it in at. */
+int
+cmg__tool_element(struct cmg__tool_reader *rd, const cJSON *item,
+                  const char *array, size_t i, char *at, size_t atlen)
+{
+  snprintf(at, atlen, "%s[%zu]", array, i);
+  if (!cJSON_IsObject(item))
+    return cmg__tool_fail(rd, "%s: expected an object, got %s", at,
+                          cmg__tool_kind(item));
+  return 0;
+}

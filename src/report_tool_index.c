@@ -1,0 +1,521 @@
+/*
+ * The index of cumemguard-report: modules interned by base name, frames by
+ * (module, offset in the module, function) and stacks by their list of
+ * interned frames, so the same call path gets the same stack id in every
+ * report added to it, whatever the addresses of that run were (ASLR moves
+ * them all).  A frame without a module can only be known by its address.
+ * Module paths are not part of a frame's identity: the same library in
+ * another container or on another machine has another path.
+ *
+ * The index also decides which frames the commands hide by default: at the
+ * innermost end, frames inside the CUDA runtime and driver (the leak's API
+ * already names the call); at the outermost end, the C start-up and thread
+ * start frames, which every stack shares.  A stack is never hidden whole.
+ * Hiding is for display only; identity and suppressions use every frame.
+ *
+ * The hash tables (open addressing, at most half full) hold indexes into
+ * the growing arrays, not pointers, so growing an array never invalidates
+ * them.  Nothing here is thread-safe; the tool has one thread.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_tool.h"
+
+/* ---- the hash table ----------------------------------------------------- */
+
+#define FNV_PRIME 1099511628211ull
+
+uint64_t
+cmg__tool_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  size_t i;
+
+  for (i = 0; i < n; i++)
+    h = (h ^ b[i]) * FNV_PRIME;
+  return h;
+}
+
+uint64_t
+cmg__tool_hash_string(uint64_t h, const char *s)
+{
+  return cmg__tool_hash_bytes(h, s != NULL ? s : "",
+                              s != NULL ? strlen(s) + 1 : 0);
+}
+
+/* Makes room for one more entry; the table stays at most half full. */
+int
+cmg__tool_map_reserve(struct cmg__tool_map *m)
+{
+  struct cmg__tool_map bigger;
+  size_t i;
+
+  if ((m->len + 1) * 2 <= m->cap)
+    return 0;
+  bigger.cap = m->cap != 0 ? m->cap * 2 : 64;
+  bigger.len = m->len;
+  bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+  bigger.hashes = calloc(bigger.cap, sizeof(*bigger.hashes));
+  if (bigger.slots == NULL || bigger.hashes == NULL) {
+    free(bigger.slots);
+    free(bigger.hashes);
+    return -ENOMEM;
+  }
+  for (i = 0; i < m->cap; i++) {
+    size_t p;
+
+    if (m->slots[i] == 0)
+      continue;
+    for (p = m->hashes[i] & (bigger.cap - 1); bigger.slots[p] != 0;
+         p = (p + 1) & (bigger.cap - 1))
+      ;
+    bigger.slots[p] = m->slots[i];
+    bigger.hashes[p] = m->hashes[i];
+  }
+  free(m->slots);
+  free(m->hashes);
+  *m = bigger;
+  return 0;
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+size_t
+cmg__tool_map_probe(const struct cmg__tool_map *m, uint64_t h,
+                    cmg__tool_eq_fn eq, const void *ctx, const void *key)
+{
+  size_t p;
+
+  for (p = h & (m->cap - 1); m->slots[p] != 0; p = (p + 1) & (m->cap - 1)) {
+    if (m->hashes[p] == h && eq(ctx, m->slots[p] - 1, key))
+      break;
+  }
+  return p;
+}
+
+void
+cmg__tool_map_set(struct cmg__tool_map *m, size_t slot, uint64_t h,
+                  uint32_t index)
+{
+  m->slots[slot] = index + 1;
+  m->hashes[slot] = h;
+  m->len++;
+}
+
+void
+cmg__tool_map_free(struct cmg__tool_map *m)
+{
+  free(m->slots);
+  free(m->hashes);
+  memset(m, 0, sizeof(*m));
+}
+
+/* Grows an array to hold n + 1 elements. */
+int
+cmg__tool_grow(void **array, size_t *cap, size_t n, size_t size)
+{
+  void *bigger;
+  size_t want = *cap != 0 ? *cap * 2 : 16;
+
+  if (n < *cap)
+    return 0;
+  bigger = realloc(*array, want * size);
+  if (bigger == NULL)
+    return -ENOMEM;
+  *array = bigger;
+  *cap = want;
+  return 0;
+}
+
+/* ---- frame classes ------------------------------------------------------ */
+
+static bool
+has_prefix(const char *s, const char *prefix)
+{
+  return s != NULL && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* cudaMalloc, cuMemAlloc_v2: an entry point of the runtime or the driver,
+ * which a statically linked runtime leaves inside the program itself. */
+static bool
+is_cuda_api(const char *fn)
+{
+  if (has_prefix(fn, "cuda"))
+    return fn[4] >= 'A' && fn[4] <= 'Z';
+  if (has_prefix(fn, "cu"))
+    return fn[2] >= 'A' && fn[2] <= 'Z';
+  return false;
+}
+
+static unsigned
+classify(const char *module, const char *fn)
+{
+  static const char *const cuda_modules[] = { "libcuda.so", "libcudart.so" };
+  static const char *const startup_modules[] = {
+    "libc.so", "libc-", "ld-linux", "ld-musl", "libpthread",
+  };
+  static const char *const startup_functions[] = {
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+  };
+  unsigned c = 0;
+  size_t i;
+
+  for (i = 0; i < sizeof(cuda_modules) / sizeof(*cuda_modules); i++) {
+    if (has_prefix(module, cuda_modules[i]))
+      c |= CMG__TOOL_FRAME_CUDA;
+  }
+  if (is_cuda_api(fn))
+    c |= CMG__TOOL_FRAME_CUDA;
+  for (i = 0; i < sizeof(startup_modules) / sizeof(*startup_modules); i++) {
+    if (has_prefix(module, startup_modules[i]))
+      c |= CMG__TOOL_FRAME_STARTUP;
+  }
+  for (i = 0;
+       fn != NULL && i < sizeof(startup_functions) / sizeof(*startup_functions);
+       i++) {
+    if (strcmp(fn, startup_functions[i]) == 0)
+      c |= CMG__TOOL_FRAME_STARTUP;
+  }
+  return c;
+}
+
+/* ---- the index ---------------------------------------------------------- */
+
+void
+cmg__tool_index_init(struct cmg__tool_index *ix)
+{
+  memset(ix, 0, sizeof(*ix));
+}
+
+void
+cmg__tool_index_free(struct cmg__tool_index *ix)
+{
+  size_t i;
+
+  for (i = 0; i < ix->n_modules; i++) {
+    free(ix->modules[i].path);
+    free(ix->modules[i].build_id);
+  }
+  for (i = 0; i < ix->n_frames; i++)
+    free(ix->frames[i].function);
+  for (i = 0; i < ix->n_stacks; i++)
+    free(ix->stacks[i].frames);
+  free(ix->modules);
+  free(ix->frames);
+  free(ix->stacks);
+  cmg__tool_map_free(&ix->module_map);
+  cmg__tool_map_free(&ix->frame_map);
+  cmg__tool_map_free(&ix->stack_map);
+  memset(ix, 0, sizeof(*ix));
+}
+
+static const char *
+base_name(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+
+  return slash != NULL ? slash + 1 : path;
+}
+
+static bool
+module_eq(const void *ctx, uint32_t i, const void *key)
+{
+  const struct cmg__tool_index *ix = ctx;
+
+  return strcmp(ix->modules[i].name, key) == 0;
+}
+
+static int
+intern_module(struct cmg__tool_index *ix, const struct cmg__tool_rmodule *m,
+              uint32_t *out)
+{
+  const char *name = base_name(m->path);
+  uint64_t h = cmg__tool_hash_string(CMG__TOOL_HASH_INIT, name);
+  struct cmg__tool_module *nm;
+  size_t slot;
+
+  if (cmg__tool_map_reserve(&ix->module_map) != 0)
+    return -ENOMEM;
+  slot = cmg__tool_map_probe(&ix->module_map, h, module_eq, ix, name);
+  if (ix->module_map.slots[slot] != 0) {
+    *out = ix->module_map.slots[slot] - 1;
+    return 0;
+  }
+  if (CMG__TOOL_GROW(ix->modules, ix->cap_modules, ix->n_modules) != 0)
+    return -ENOMEM;
+  nm = &ix->modules[ix->n_modules];
+  nm->path = strdup(m->path);
+  nm->build_id = strdup(m->build_id);
+  if (nm->path == NULL || nm->build_id == NULL) {
+    free(nm->path);
+    free(nm->build_id);
+    return -ENOMEM;
+  }
+  nm->name = base_name(nm->path);
+  *out = (uint32_t)ix->n_modules++;
+  cmg__tool_map_set(&ix->module_map, slot, h, *out);
+  return 0;
+}
+
+/* What identifies a frame: its place in its module, else its address. */
+struct frame_key {
+  uint32_t module;
+  uint64_t where;
+  const char *function;
+};
+
+static struct frame_key
+frame_key(const struct cmg__tool_frame *f)
+{
+  struct frame_key k;
+
+  k.module = f->has_offset ? f->module : CMG__TOOL_NONE;
+  k.where = k.module != CMG__TOOL_NONE ? f->offset : f->address;
+  k.function = f->function;
+  return k;
+}
+
+static bool
+frame_eq(const void *ctx, uint32_t i, const void *key)
+{
+  const struct cmg__tool_index *ix = ctx;
+  const struct frame_key *k = key;
+  struct frame_key have = frame_key(&ix->frames[i]);
+
+  return have.module == k->module && have.where == k->where &&
+         (have.function == NULL
+              ? k->function == NULL
+              : k->function != NULL && strcmp(have.function, k->function) == 0);
+}
+
+static int
+intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
+             const uint32_t *module_ids, uint32_t *out)
+{
+  struct cmg__tool_frame f, *nf;
+  struct frame_key k;
+  uint64_t h;
+  size_t slot;
+
+  memset(&f, 0, sizeof(f));
+  f.module =
+      rf->module != CMG__TOOL_NONE ? module_ids[rf->module] : CMG__TOOL_NONE;
+  f.has_offset = rf->has_offset && f.module != CMG__TOOL_NONE;
+  f.offset = rf->offset;
+  f.address = rf->address;
+  f.function = rf->function;
+  k = frame_key(&f);
+  h = cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k.module, sizeof(k.module));
+  h = cmg__tool_hash_bytes(h, &k.where, sizeof(k.where));
+  h = cmg__tool_hash_string(h, k.function);
+
+  if (cmg__tool_map_reserve(&ix->frame_map) != 0)
+    return -ENOMEM;
+  slot = cmg__tool_map_probe(&ix->frame_map, h, frame_eq, ix, &k);
+  if (ix->frame_map.slots[slot] != 0) {
+    *out = ix->frame_map.slots[slot] - 1;
+    return 0;
+  }
+  if (CMG__TOOL_GROW(ix->frames, ix->cap_frames, ix->n_frames) != 0)
+    return -ENOMEM;
+  nf = &ix->frames[ix->n_frames];
+  *nf = f;
+  nf->has_function_offset = rf->has_function_offset;
+  nf->function_offset = rf->function_offset;
+  nf->function = rf->function != NULL ? strdup(rf->function) : NULL;
+  if (rf->function != NULL && nf->function == NULL)
+    return -ENOMEM;
+  nf->class = classify(
+      nf->module != CMG__TOOL_NONE ? ix->modules[nf->module].name : NULL,
+      nf->function);
+  *out = (uint32_t)ix->n_frames++;
+  cmg__tool_map_set(&ix->frame_map, slot, h, *out);
+  return 0;
+}
+
+struct stack_key {
+  uint32_t n;
+  const uint32_t *frames;
+};
+
+static bool
+stack_eq(const void *ctx, uint32_t i, const void *key)
+{
+  const struct cmg__tool_index *ix = ctx;
+  const struct stack_key *k = key;
+  const struct cmg__tool_stack *s = &ix->stacks[i];
+
+  return s->n == k->n &&
+         (k->n == 0 || memcmp(s->frames, k->frames, k->n * 4) == 0);
+}
+
+/* The default shown range: CUDA frames off the inner end, start-up frames
+ * off the outer end, unless that leaves nothing. */
+static void
+default_range(const struct cmg__tool_index *ix, struct cmg__tool_stack *s)
+{
+  uint32_t lo = 0, hi = s->n;
+
+  while (lo < hi && ix->frames[s->frames[lo]].class & CMG__TOOL_FRAME_CUDA)
+    lo++;
+  while (hi > lo &&
+         ix->frames[s->frames[hi - 1]].class & CMG__TOOL_FRAME_STARTUP)
+    hi--;
+  if (lo == hi) {
+    lo = 0;
+    hi = s->n;
+  }
+  s->lo = lo;
+  s->hi = hi;
+}
+
+static int
+intern_stack(struct cmg__tool_index *ix, const uint32_t *frames, uint32_t n,
+             bool truncated, uint32_t *out)
+{
+  struct stack_key k = { n, frames };
+  struct cmg__tool_stack *s;
+  uint64_t h = cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, frames, (size_t)n * 4);
+  size_t slot;
+
+  if (cmg__tool_map_reserve(&ix->stack_map) != 0)
+    return -ENOMEM;
+  slot = cmg__tool_map_probe(&ix->stack_map, h, stack_eq, ix, &k);
+  if (ix->stack_map.slots[slot] != 0) {
+    *out = ix->stack_map.slots[slot] - 1;
+    ix->stacks[*out].truncated |= truncated;
+    return 0;
+  }
+  if (CMG__TOOL_GROW(ix->stacks, ix->cap_stacks, ix->n_stacks) != 0)
+    return -ENOMEM;
+  s = &ix->stacks[ix->n_stacks];
+  s->n = n;
+  s->truncated = truncated;
+  s->frames = malloc(n > 0 ? (size_t)n * 4 : 1);
+  if (s->frames == NULL)
+    return -ENOMEM;
+  memcpy(s->frames, frames, (size_t)n * 4);
+  default_range(ix, s);
+  *out = (uint32_t)ix->n_stacks++;
+  cmg__tool_map_set(&ix->stack_map, slot, h, *out);
+  return 0;
+}
+
+int
+cmg__tool_index_add(struct cmg__tool_index *ix,
+                    const struct cmg__tool_report *r, uint32_t *ids)
+{
+  uint32_t *mods = malloc((r->n_modules + 1) * sizeof(*mods));
+  uint32_t *frames = malloc((r->n_frames + 1) * sizeof(*frames));
+  uint32_t *path = NULL;
+  size_t i, longest = 0;
+  int rc = -ENOMEM;
+
+  if (mods == NULL || frames == NULL)
+    goto out;
+  for (i = 0; i < r->n_stacks; i++)
+    longest = r->stacks[i].n > longest ? r->stacks[i].n : longest;
+  path = malloc((longest + 1) * sizeof(*path));
+  if (path == NULL)
+    goto out;
+  for (i = 0; i < r->n_modules; i++) {
+    if ((rc = intern_module(ix, &r->modules[i], &mods[i])) != 0)
+      goto out;
+  }
+  for (i = 0; i < r->n_frames; i++) {
+    if ((rc = intern_frame(ix, &r->frames[i], mods, &frames[i])) != 0)
+      goto out;
+  }
+  for (i = 0; i < r->n_stacks; i++) {
+    const struct cmg__tool_rstack *s = &r->stacks[i];
+    uint32_t k;
+
+    for (k = 0; k < s->n; k++)
+      path[k] = frames[s->frames[k]];
+    if ((rc = intern_stack(ix, path, s->n, s->truncated, &ids[i])) != 0)
+      goto out;
+  }
+  rc = 0;
+out:
+  free(mods);
+  free(frames);
+  free(path);
+  return rc;
+}
+
+void
+cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
+                      bool all_frames, uint32_t *lo, uint32_t *hi)
+{
+  const struct cmg__tool_stack *s;
+
+  if (stack == CMG__TOOL_NONE) {
+    *lo = *hi = 0;
+    return;
+  }
+  s = &ix->stacks[stack];
+  *lo = all_frames ? 0 : s->lo;
+  *hi = all_frames ? s->n : s->hi;
+}
+
+void
+cmg__tool_put_label(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
+{
+  const struct cmg__tool_frame *fr = &ix->frames[frame];
+
+  if (fr->function != NULL)
+    fputs(fr->function, f);
+  else if (fr->has_offset)
+    fprintf(f, "%s+0x%" PRIx64, ix->modules[fr->module].name, fr->offset);
+  else
+    fprintf(f, "0x%" PRIx64, fr->address);
+}
+
+char *
+cmg__tool_label(const struct cmg__tool_index *ix, uint32_t frame)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+
+  if (f == NULL)
+    return NULL;
+  cmg__tool_put_label(f, ix, frame);
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+void
+cmg__tool_put_frame(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
+{
+  const struct cmg__tool_frame *fr = &ix->frames[frame];
+
+  if (fr->function == NULL)
+    fputs("?", f);
+  else if (fr->has_function_offset)
+    fprintf(f, "%s+0x%" PRIx64, fr->function, fr->function_offset);
+  else
+    fputs(fr->function, f);
+  if (fr->has_offset)
+    fprintf(f, " (%s+0x%" PRIx64 ")", ix->modules[fr->module].name, fr->offset);
+  else if (fr->module != CMG__TOOL_NONE)
+    fprintf(f, " (%s)", ix->modules[fr->module].name);
+  else
+    fprintf(f, " (0x%" PRIx64 ")", fr->address);
+}

@@ -1,0 +1,272 @@
+/*
+ * The summary as JSON (--json of summary and merge), and the frames of a
+ * stack as JSON, which diff uses too: the document described under JSON
+ * OUTPUT in cumemguard-report(1).  Everything the text shows is here with
+ * exact numbers and every frame, hidden or not, so that a machine never has
+ * to parse the text.  Sizes are written as JSON numbers, exact below 2^53,
+ * which is as far as the reports themselves go.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "report_tool.h"
+
+static cJSON *
+string_or_null(const char *s)
+{
+  return s != NULL ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static cJSON *
+hex(uint64_t v)
+{
+  char buf[24];
+
+  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+  return cJSON_CreateString(buf);
+}
+
+void *
+cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
+{
+  cJSON *a = cJSON_CreateArray();
+  uint32_t k;
+
+  if (stack == CMG__TOOL_NONE)
+    return a;
+  for (k = 0; k < ix->stacks[stack].n; k++) {
+    const struct cmg__tool_stack *s = &ix->stacks[stack];
+    const struct cmg__tool_frame *fr = &ix->frames[s->frames[k]];
+    const struct cmg__tool_module *m =
+        fr->module != CMG__TOOL_NONE ? &ix->modules[fr->module] : NULL;
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddItemToObject(o, "function", string_or_null(fr->function));
+    cJSON_AddItemToObject(o, "function_offset",
+                          fr->has_function_offset
+                              ? cJSON_CreateNumber((double)fr->function_offset)
+                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "module", string_or_null(m ? m->name : NULL));
+    cJSON_AddItemToObject(o, "path", string_or_null(m ? m->path : NULL));
+    cJSON_AddItemToObject(o, "build_id",
+                          string_or_null(m ? m->build_id : NULL));
+    cJSON_AddItemToObject(
+        o, "offset", fr->has_offset ? hex(fr->offset) : cJSON_CreateNull());
+    cJSON_AddBoolToObject(o, "hidden", k < s->lo || k >= s->hi);
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+static cJSON *
+sources_json(const struct cmg__tool_view *v)
+{
+  cJSON *a = cJSON_CreateArray();
+  size_t i;
+
+  for (i = 0; i < v->n_sources; i++) {
+    const struct cmg__tool_source *s = &v->sources[i];
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(o, "file", s->file);
+    cJSON_AddNumberToObject(o, "pid", (double)s->pid);
+    cJSON_AddStringToObject(o, "exe", s->exe);
+    cJSON_AddStringToObject(o, "command", s->command);
+    cJSON_AddStringToObject(o, "hostname", s->hostname);
+    cJSON_AddStringToObject(o, "reason", s->reason);
+    cJSON_AddNumberToObject(o, "start_time", s->start_time);
+    cJSON_AddNumberToObject(o, "end_time", s->end_time);
+    cJSON_AddNumberToObject(o, "live_bytes", (double)s->live_bytes);
+    cJSON_AddNumberToObject(o, "live_allocations", (double)s->live_allocations);
+    cJSON_AddNumberToObject(o, "untracked_frees", (double)s->untracked_frees);
+    cJSON_AddNumberToObject(o, "denials", (double)s->denials);
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+static cJSON *
+devices_json(const struct cmg__tool_view *v)
+{
+  cJSON *a = cJSON_CreateArray();
+  size_t i;
+
+  for (i = 0; i < v->n_devices; i++) {
+    const struct cmg__tool_device *d = &v->devices[i];
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "uuid", d->uuid);
+    cJSON_AddNumberToObject(o, "processes", d->processes);
+    cJSON_AddNumberToObject(o, "physical_bytes", (double)d->physical_bytes);
+    cJSON_AddItemToObject(o, "limit_bytes",
+                          d->has_limit && !d->limit_varies
+                              ? cJSON_CreateNumber((double)d->limit_bytes)
+                              : cJSON_CreateNull());
+    cJSON_AddBoolToObject(o, "limit_varies", d->limit_varies);
+    cJSON_AddNumberToObject(o, "peak_bytes", (double)d->peak_bytes);
+    cJSON_AddNumberToObject(o, "live_bytes", (double)d->live_bytes);
+    cJSON_AddNumberToObject(o, "allocations", (double)d->allocations);
+    cJSON_AddNumberToObject(o, "frees", (double)d->frees);
+    cJSON_AddNumberToObject(o, "denied", (double)d->denied);
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+static cJSON *
+comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
+          const struct cmg__tool_opts *o)
+{
+  cJSON *obj = cJSON_CreateObject(), *items = cJSON_CreateArray();
+  size_t i;
+
+  cJSON_AddNumberToObject(obj, "source", m->source);
+  if (m->device != CMG__TOOL_NONE)
+    cJSON_AddNumberToObject(obj, "device", v->devices[m->device].ordinal);
+  else
+    cJSON_AddNullToObject(obj, "device");
+  cJSON_AddNumberToObject(obj, "time", m->comp.time);
+  cJSON_AddNumberToObject(obj, "live_bytes", (double)m->comp.bytes);
+  for (i = 0; m->has_comp && i < m->comp.n; i++) {
+    const struct cmg__tool_share *s = &m->comp.items[i];
+    cJSON *e = cJSON_CreateObject();
+
+    if (o->top != 0 && i >= o->top)
+      break;
+    cJSON_AddNumberToObject(e, "bytes", (double)s->bytes);
+    cJSON_AddNumberToObject(e, "count", (double)s->count);
+    cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, s->stack));
+    cJSON_AddItemToArray(items, e);
+  }
+  if (m->has_comp) {
+    cJSON_AddItemToObject(obj, "by_stack", items);
+  } else {
+    cJSON_Delete(items);
+    cJSON_AddNullToObject(obj, "by_stack");
+  }
+  return obj;
+}
+
+void *
+cmg__tool_summary_json(const struct cmg__tool_view *v,
+                       const struct cmg__tool_opts *o)
+{
+  cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
+  cJSON *supp = cJSON_CreateArray(), *peaks = cJSON_CreateArray();
+  cJSON *denials = cJSON_CreateArray(), *omitted = cJSON_CreateObject();
+  uint64_t bytes, count, sup_bytes = 0, sup_count = 0;
+  uint64_t left_n = 0, left_bytes = 0, left_count = 0;
+  uint64_t other_bytes, other_count;
+  cJSON *ev;
+  size_t i, listed = 0;
+
+  cmg__tool_leaked(v, &bytes, &count);
+  for (i = 0; i < v->n_leaks; i++) {
+    const struct cmg__tool_leak *l = &v->leaks[i];
+    cJSON *e;
+
+    if (l->rule != CMG__TOOL_NONE) {
+      sup_bytes = cmg__tool_add(sup_bytes, l->bytes);
+      sup_count = cmg__tool_add(sup_count, l->count);
+      continue;
+    }
+    if (!cmg__tool_is_listed(l, o, listed)) {
+      left_n++;
+      left_bytes = cmg__tool_add(left_bytes, l->bytes);
+      left_count = cmg__tool_add(left_count, l->count);
+      continue;
+    }
+    listed++;
+    e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "api", l->api);
+    cJSON_AddStringToObject(e, "kind", l->kind);
+    cJSON_AddBoolToObject(e, "device_memory", l->is_device_memory);
+    if (l->device != CMG__TOOL_NONE)
+      cJSON_AddNumberToObject(e, "device", v->devices[l->device].ordinal);
+    else
+      cJSON_AddNullToObject(e, "device");
+    cJSON_AddNumberToObject(e, "count", (double)l->count);
+    cJSON_AddNumberToObject(e, "bytes", (double)l->bytes);
+    cJSON_AddBoolToObject(e, "truncated",
+                          l->stack != CMG__TOOL_NONE &&
+                              v->ix->stacks[l->stack].truncated);
+    cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, l->stack));
+    cJSON_AddItemToArray(leaks, e);
+  }
+  cJSON_AddNumberToObject(omitted, "groups", (double)left_n);
+  cJSON_AddNumberToObject(omitted, "count", (double)left_count);
+  cJSON_AddNumberToObject(omitted, "bytes", (double)left_bytes);
+
+  for (i = 0; o->supp != NULL && i < o->supp->n; i++) {
+    const struct cmg__tool_rule *r = &o->supp->rules[i];
+    cJSON *e = cJSON_CreateObject();
+
+    cJSON_AddStringToObject(e, "pattern", r->pattern);
+    cJSON_AddStringToObject(e, "file", r->file);
+    cJSON_AddNumberToObject(e, "line", r->line);
+    cJSON_AddNumberToObject(e, "count", (double)r->count);
+    cJSON_AddNumberToObject(e, "bytes", (double)r->bytes);
+    cJSON_AddItemToArray(supp, e);
+  }
+  for (i = 0; i < v->n_peaks; i++)
+    cJSON_AddItemToArray(peaks, comp_json(v, &v->peaks[i], o));
+  for (i = 0; i < v->n_denials; i++) {
+    const struct cmg__tool_moment *m = &v->denials[i];
+    cJSON *e = comp_json(v, m, o);
+
+    cJSON_AddStringToObject(e, "api", m->api);
+    cJSON_AddNumberToObject(e, "requested_bytes", (double)m->requested_bytes);
+    cJSON_AddItemToObject(e, "limit_bytes",
+                          m->has_limit
+                              ? cJSON_CreateNumber((double)m->limit_bytes)
+                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, m->stack));
+    cJSON_AddItemToArray(denials, e);
+  }
+
+  cJSON_AddItemToObject(s, "sources", sources_json(v));
+  cJSON_AddItemToObject(s, "devices", devices_json(v));
+  if (v->has_host) {
+    cJSON *h = cJSON_AddObjectToObject(s, "host");
+
+    cJSON_AddItemToObject(h, "limit_bytes",
+                          v->host.has_limit
+                              ? cJSON_CreateNumber((double)v->host.limit_bytes)
+                              : cJSON_CreateNull());
+    cJSON_AddNumberToObject(h, "peak_bytes", (double)v->host.peak_bytes);
+    cJSON_AddNumberToObject(h, "live_bytes", (double)v->host.live_bytes);
+    cJSON_AddNumberToObject(h, "allocations", (double)v->host.allocations);
+    cJSON_AddNumberToObject(h, "frees", (double)v->host.frees);
+    cJSON_AddNumberToObject(h, "denied", (double)v->host.denied);
+  } else {
+    cJSON_AddNullToObject(s, "host");
+  }
+  ev = cJSON_AddObjectToObject(s, "events");
+  cJSON_AddNumberToObject(ev, "warn", (double)v->events[0]);
+  cJSON_AddNumberToObject(ev, "wait", (double)v->events[1]);
+  cJSON_AddNumberToObject(ev, "soft_limit", (double)v->events[2]);
+  cJSON_AddNumberToObject(s, "released_bytes", (double)v->released_bytes);
+  cJSON_AddNumberToObject(s, "released_allocations", (double)v->released_count);
+  cJSON_AddNumberToObject(s, "leaked_bytes", (double)bytes);
+  cJSON_AddNumberToObject(s, "leaked_allocations", (double)count);
+  cmg__tool_other_live(v, &other_bytes, &other_count);
+  cJSON_AddNumberToObject(s, "other_bytes", (double)other_bytes);
+  cJSON_AddNumberToObject(s, "other_allocations", (double)other_count);
+  cJSON_AddNumberToObject(s, "suppressed_bytes", (double)sup_bytes);
+  cJSON_AddNumberToObject(s, "suppressed_allocations", (double)sup_count);
+  cJSON_AddItemToObject(s, "leaks", leaks);
+  cJSON_AddItemToObject(s, "omitted", omitted);
+  cJSON_AddItemToObject(s, "suppressions", supp);
+  cJSON_AddItemToObject(s, "peaks", peaks);
+  cJSON_AddItemToObject(s, "first_denials", denials);
+  return s;
+}

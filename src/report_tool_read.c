@@ -1,0 +1,603 @@
+/*
+ * Reading one report for cumemguard-report: the whole file into memory,
+ * cJSON over it, then every field the tool uses checked and copied into a
+ * struct cmg__tool_report, after which the cJSON tree is dropped.  A report
+ * is data from another program, another machine or a disk that filled up,
+ * so nothing in it is trusted: types, ranges, and every index (a frame's
+ * module, a stack's frames, a leak's stack id) are checked before use, and
+ * the first problem becomes one line naming the field ("leaks[3].stack: 17
+ * is not the id of a stack").  Numbers must be integers a double holds
+ * exactly (below 2^53), which every byte count of a real device is.
+ *
+ * The format and version come first: a file of another format or a newer
+ * version is refused for that reason alone, whatever else it holds.  Keys a
+ * newer writer may add are ignored; the per-allocation lists of leaks are
+ * not used by any command and are not read, which keeps the summary of a
+ * report with a million live allocations at the cost of cJSON's parse.
+ *
+ * Strings are copied through cmg__tool_clean_string(), so no later output,
+ * whether a terminal, an SVG or folded stacks, sees a control byte or
+ * invalid UTF-8 from a report.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "report_tool.h"
+
+/* Device ordinals, as the schema allows them everywhere. */
+#define ORDINAL_MAX 63
+
+#define EXACT_MAX CMG__TOOL_EXACT_MAX
+
+#define CHECK(expr)                                                            \
+  do {                                                                         \
+    int rc_ = (expr);                                                          \
+    if (rc_ != 0)                                                              \
+      return rc_;                                                              \
+  } while (0)
+
+/* calloc for n elements that fails cleanly for n == 0 too. */
+static void *
+table(size_t n, size_t size)
+{
+  return calloc(n > 0 ? n : 1, size);
+}
+
+/* ---- stack ids ---------------------------------------------------------- */
+
+struct id_entry {
+  uint64_t id;
+  uint32_t index;
+};
+
+static int
+compare_ids(const void *a, const void *b)
+{
+  const struct id_entry *x = a, *y = b;
+
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The stack index of a "stack" member (an id or null) into *out. */
+static int
+get_stack(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+          const struct id_entry *ids, size_t n, uint32_t *out)
+{
+  struct id_entry key, *hit;
+  bool has;
+  double d;
+
+  CHECK(cmg__tool_int(rd, o, at, "stack", 1, EXACT_MAX, &has, &d));
+  *out = CMG__TOOL_NONE;
+  if (!has)
+    return 0;
+  key.id = (uint64_t)d;
+  hit = bsearch(&key, ids, n, sizeof(*ids), compare_ids);
+  if (hit == NULL)
+    return cmg__tool_fail(
+        rd, "%s.stack: %.0f is not the id of a stack in stacks[]", at, d);
+  *out = hit->index;
+  return 0;
+}
+
+/* ---- the tables ------------------------------------------------------- */
+
+static int
+read_modules(struct cmg__tool_reader *rd, const cJSON *root,
+             struct cmg__tool_report *r)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "modules", &arr, &r->n_modules));
+  r->modules = table(r->n_modules, sizeof(*r->modules));
+  if (r->modules == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rmodule *m = &r->modules[i];
+
+    CHECK(cmg__tool_element(rd, it, "modules", i++, at, sizeof(at)));
+    CHECK(cmg__tool_string(rd, it, at, "path", false, &m->path));
+    CHECK(cmg__tool_string(rd, it, at, "build_id", false, &m->build_id));
+  }
+  return 0;
+}
+
+static int
+read_frames(struct cmg__tool_reader *rd, const cJSON *root,
+            struct cmg__tool_report *r)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "frames", &arr, &r->n_frames));
+  if (r->n_frames >= CMG__TOOL_NONE)
+    return cmg__tool_fail(rd, "frames: too many frames");
+  r->frames = table(r->n_frames, sizeof(*r->frames));
+  if (r->frames == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rframe *fr = &r->frames[i];
+    bool has_module;
+    double d;
+
+    CHECK(cmg__tool_element(rd, it, "frames", i++, at, sizeof(at)));
+    CHECK(cmg__tool_hex(rd, it, at, "address", NULL, &fr->address));
+    CHECK(cmg__tool_int(rd, it, at, "module", 0, EXACT_MAX, &has_module, &d));
+    if (has_module && d >= (double)r->n_modules)
+      return cmg__tool_fail(rd, "%s.module: %.0f is out of range (%zu modules)",
+                            at, d, r->n_modules);
+    fr->module = has_module ? (uint32_t)d : CMG__TOOL_NONE;
+    CHECK(cmg__tool_hex(rd, it, at, "offset", &fr->has_offset, &fr->offset));
+    CHECK(cmg__tool_string(rd, it, at, "function", true, &fr->function));
+    CHECK(cmg__tool_count(rd, it, at, "function_offset",
+                          &fr->has_function_offset, &fr->function_offset));
+  }
+  return 0;
+}
+
+/* Reads stacks[] and fills ids (sorted) for get_stack. */
+static int
+read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
+            struct cmg__tool_report *r, struct id_entry **ids_out)
+{
+  const cJSON *arr, *it;
+  struct id_entry *ids;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "stacks", &arr, &r->n_stacks));
+  if (r->n_stacks >= CMG__TOOL_NONE)
+    return cmg__tool_fail(rd, "stacks: too many stacks");
+  r->stacks = table(r->n_stacks, sizeof(*r->stacks));
+  ids = *ids_out = table(r->n_stacks, sizeof(*ids));
+  if (r->stacks == NULL || ids == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rstack *s = &r->stacks[i];
+    const cJSON *frames, *f, *t;
+    size_t n, k = 0;
+    double d;
+
+    CHECK(cmg__tool_element(rd, it, "stacks", i, at, sizeof(at)));
+    CHECK(cmg__tool_int(rd, it, at, "id", 1, EXACT_MAX, NULL, &d));
+    ids[i].id = (uint64_t)d;
+    ids[i].index = (uint32_t)i;
+    i++;
+    CHECK(cmg__tool_member(rd, it, at, "truncated", &t));
+    if (!cJSON_IsBool(t))
+      return cmg__tool_wrong(rd, at, "truncated", "a boolean", t);
+    s->truncated = cJSON_IsTrue(t);
+    CHECK(cmg__tool_array(rd, it, at, "frames", &frames, &n));
+    s->frames = table(n, sizeof(*s->frames));
+    if (s->frames == NULL)
+      return -ENOMEM;
+    s->n = (uint32_t)n;
+    cJSON_ArrayForEach(f, frames) {
+      double x = cJSON_IsNumber(f) ? f->valuedouble : -1;
+
+      if (!(x >= 0 && x < (double)r->n_frames && x == floor(x))) {
+        char want[64];
+
+        snprintf(want, sizeof(want), "an index into frames[] (%zu frames)",
+                 r->n_frames);
+        snprintf(at + strlen(at), sizeof(at) - strlen(at), ".frames[%zu]", k);
+        return cmg__tool_fail_item(rd, at, want, f);
+      }
+      s->frames[k++] = (uint32_t)x;
+    }
+  }
+  qsort(ids, r->n_stacks, sizeof(*ids), compare_ids);
+  for (i = 1; i < r->n_stacks; i++) {
+    if (ids[i].id == ids[i - 1].id)
+      return cmg__tool_fail(
+          rd, "stacks[%u].id: %" PRIu64 " is the id of two stacks",
+          ids[i].index, ids[i].id);
+  }
+  return 0;
+}
+
+static int
+read_devices(struct cmg__tool_reader *rd, const cJSON *root,
+             struct cmg__tool_report *r)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0, k;
+
+  CHECK(cmg__tool_array(rd, root, "", "devices", &arr, &r->n_devices));
+  r->devices = table(r->n_devices, sizeof(*r->devices));
+  if (r->devices == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rdevice *d = &r->devices[i];
+    double ord;
+
+    CHECK(cmg__tool_element(rd, it, "devices", i, at, sizeof(at)));
+    CHECK(cmg__tool_int(rd, it, at, "ordinal", 0, ORDINAL_MAX, NULL, &ord));
+    d->ordinal = (int)ord;
+    for (k = 0; k < i; k++) {
+      if (r->devices[k].ordinal == d->ordinal)
+        return cmg__tool_fail(rd, "%s.ordinal: device %d is listed twice", at,
+                              d->ordinal);
+    }
+    i++;
+    CHECK(cmg__tool_string(rd, it, at, "name", false, &d->name));
+    CHECK(cmg__tool_string(rd, it, at, "uuid", false, &d->uuid));
+    CHECK(cmg__tool_count(rd, it, at, "physical_bytes", NULL,
+                          &d->physical_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "limit_bytes", &d->has_limit,
+                          &d->limit_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "live_bytes", NULL, &d->live_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "peak_bytes", NULL, &d->peak_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "allocations", NULL, &d->allocations));
+    CHECK(cmg__tool_count(rd, it, at, "frees", NULL, &d->frees));
+    CHECK(cmg__tool_count(rd, it, at, "denied", NULL, &d->denied));
+  }
+  return 0;
+}
+
+/* A device ordinal; with nullable, null (host memory) reads as -1. */
+static int
+read_device_ref(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                bool nullable, int *out)
+{
+  bool has = true;
+  double d;
+
+  CHECK(cmg__tool_int(rd, o, at, "device", 0, ORDINAL_MAX,
+                      nullable ? &has : NULL, &d));
+  *out = has ? (int)d : -1;
+  return 0;
+}
+
+static bool
+has_member(const cJSON *o, const char *key)
+{
+  return cJSON_GetObjectItemCaseSensitive(o, key) != NULL;
+}
+
+/* leaks[] or released[]: groups of (stack, api, kind, device). */
+static int
+read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
+            struct cmg__tool_report *r, const struct id_entry *ids,
+            struct cmg__tool_rleak **out, size_t *n)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", key, &arr, n));
+  *out = table(*n, sizeof(**out));
+  if (*out == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rleak *l = &(*out)[i];
+
+    CHECK(cmg__tool_element(rd, it, key, i++, at, sizeof(at)));
+    CHECK(get_stack(rd, it, at, ids, r->n_stacks, &l->stack));
+    CHECK(cmg__tool_string(rd, it, at, "api", false, &l->api));
+    /* Reports written before kinds existed hold device memory only. */
+    if (has_member(it, "kind"))
+      CHECK(cmg__tool_string(rd, it, at, "kind", false, &l->kind));
+    else if ((l->kind = strdup("device")) == NULL)
+      return -ENOMEM;
+    CHECK(read_device_ref(rd, it, at, true, &l->device));
+    CHECK(cmg__tool_count(rd, it, at, "count", NULL, &l->count));
+    CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &l->bytes));
+  }
+  return 0;
+}
+
+/* host{}, when the report has one. */
+static int
+read_host(struct cmg__tool_reader *rd, const cJSON *root,
+          struct cmg__tool_report *r)
+{
+  struct cmg__tool_host *h = &r->host;
+  const cJSON *o;
+
+  r->has_host = has_member(root, "host");
+  if (!r->has_host)
+    return 0;
+  CHECK(cmg__tool_object(rd, root, "", "host", &o));
+  CHECK(cmg__tool_count(rd, o, "host", "limit_bytes", &h->has_limit,
+                        &h->limit_bytes));
+  CHECK(cmg__tool_count(rd, o, "host", "live_bytes", NULL, &h->live_bytes));
+  CHECK(cmg__tool_count(rd, o, "host", "peak_bytes", NULL, &h->peak_bytes));
+  CHECK(cmg__tool_count(rd, o, "host", "allocations", NULL, &h->allocations));
+  CHECK(cmg__tool_count(rd, o, "host", "frees", NULL, &h->frees));
+  CHECK(cmg__tool_count(rd, o, "host", "denied", NULL, &h->denied));
+  return 0;
+}
+
+/* A by_stack array into c->items. */
+static int
+read_comp(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+          const struct cmg__tool_report *r, const struct id_entry *ids,
+          struct cmg__tool_comp *c)
+{
+  const cJSON *arr, *it;
+  char where[96], sub[128];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, o, at, "by_stack", &arr, &c->n));
+  c->items = table(c->n, sizeof(*c->items));
+  if (c->items == NULL)
+    return -ENOMEM;
+  snprintf(where, sizeof(where), "%s.by_stack", at);
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_share *s = &c->items[i];
+
+    CHECK(cmg__tool_element(rd, it, where, i++, sub, sizeof(sub)));
+    CHECK(get_stack(rd, it, sub, ids, r->n_stacks, &s->stack));
+    CHECK(cmg__tool_count(rd, it, sub, "bytes", NULL, &s->bytes));
+    CHECK(cmg__tool_count(rd, it, sub, "count", NULL, &s->count));
+  }
+  return 0;
+}
+
+static int
+read_peaks(struct cmg__tool_reader *rd, const cJSON *root,
+           struct cmg__tool_report *r, const struct id_entry *ids)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "peaks", &arr, &r->n_peaks));
+  r->peaks = table(r->n_peaks, sizeof(*r->peaks));
+  if (r->peaks == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rpeak *p = &r->peaks[i];
+
+    CHECK(cmg__tool_element(rd, it, "peaks", i++, at, sizeof(at)));
+    CHECK(read_device_ref(rd, it, at, false, &p->device));
+    CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &p->comp.bytes));
+    CHECK(cmg__tool_number(rd, it, at, "time", &p->comp.time));
+    CHECK(read_comp(rd, it, at, r, ids, &p->comp));
+  }
+  return 0;
+}
+
+static int
+read_denials(struct cmg__tool_reader *rd, const cJSON *root,
+             struct cmg__tool_report *r, const struct id_entry *ids)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "denials", &arr, &r->n_denials));
+  r->denials_list = table(r->n_denials, sizeof(*r->denials_list));
+  if (r->denials_list == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rdenial *d = &r->denials_list[i];
+
+    CHECK(cmg__tool_element(rd, it, "denials", i++, at, sizeof(at)));
+    CHECK(cmg__tool_number(rd, it, at, "time", &d->comp.time));
+    CHECK(cmg__tool_string(rd, it, at, "api", false, &d->api));
+    CHECK(read_device_ref(rd, it, at, true, &d->device));
+    CHECK(cmg__tool_count(rd, it, at, "requested_bytes", NULL,
+                          &d->requested_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "live_bytes", NULL, &d->live_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "limit_bytes", &d->has_limit,
+                          &d->limit_bytes));
+    CHECK(get_stack(rd, it, at, ids, r->n_stacks, &d->stack));
+    d->comp.bytes = d->live_bytes;
+    d->has_comp = cJSON_GetObjectItemCaseSensitive(it, "by_stack") != NULL;
+    if (d->has_comp)
+      CHECK(read_comp(rd, it, at, r, ids, &d->comp));
+  }
+  return 0;
+}
+
+/* process{} and summary{}: what the headers of the commands print. */
+static int
+read_process(struct cmg__tool_reader *rd, const cJSON *root,
+             struct cmg__tool_report *r)
+{
+  const cJSON *p, *s, *argv, *a;
+  size_t n, len = 1, i = 0;
+  double pid;
+
+  CHECK(cmg__tool_object(rd, root, "", "process", &p));
+  CHECK(cmg__tool_int(rd, p, "process", "pid", 1, EXACT_MAX, NULL, &pid));
+  r->pid = (long)pid;
+  CHECK(cmg__tool_string(rd, p, "process", "exe", false, &r->exe));
+  CHECK(cmg__tool_string(rd, p, "process", "hostname", false, &r->hostname));
+  CHECK(cmg__tool_string(rd, p, "process", "reason", false, &r->reason));
+  CHECK(cmg__tool_number(rd, p, "process", "start_time", &r->start_time));
+  CHECK(cmg__tool_number(rd, p, "process", "end_time", &r->end_time));
+  CHECK(cmg__tool_array(rd, p, "process", "argv", &argv, &n));
+  cJSON_ArrayForEach(a, argv) {
+    if (!cJSON_IsString(a) || a->valuestring == NULL)
+      return cmg__tool_fail(rd, "process.argv[%zu]: expected a string, got %s",
+                            i, cmg__tool_kind(a));
+    len += strlen(a->valuestring) + 1;
+    i++;
+  }
+  r->command = malloc(len);
+  if (r->command == NULL)
+    return -ENOMEM;
+  r->command[0] = '\0';
+  cJSON_ArrayForEach(a, argv) {
+    if (r->command[0] != '\0')
+      strcat(r->command, " ");
+    strcat(r->command, a->valuestring);
+  }
+  if (n > 0) {
+    char *clean = cmg__tool_clean_string(r->command);
+
+    free(r->command);
+    r->command = clean;
+    if (clean == NULL)
+      return -ENOMEM;
+  }
+
+  CHECK(cmg__tool_object(rd, root, "", "summary", &s));
+  CHECK(cmg__tool_count(rd, s, "summary", "live_allocations", NULL,
+                        &r->live_allocations));
+  CHECK(cmg__tool_count(rd, s, "summary", "live_bytes", NULL, &r->live_bytes));
+  CHECK(cmg__tool_count(rd, s, "summary", "untracked_frees", NULL,
+                        &r->untracked_frees));
+  CHECK(cmg__tool_count(rd, s, "summary", "denials", NULL, &r->denials));
+  if (has_member(s, "events")) {
+    static const char *const names[] = { "warn", "wait", "soft_limit" };
+    const cJSON *e;
+    size_t k;
+
+    CHECK(cmg__tool_object(rd, s, "summary", "events", &e));
+    for (k = 0; k < 3; k++)
+      CHECK(cmg__tool_count(rd, e, "summary.events", names[k], NULL,
+                            &r->events[k]));
+  }
+  return 0;
+}
+
+/* format and version: checked before anything else. */
+static int
+read_identity(struct cmg__tool_reader *rd, const cJSON *root)
+{
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "version");
+
+  if (f == NULL)
+    return cmg__tool_fail(rd, "not a cumemguard report (no \"format\" key)");
+  if (!cJSON_IsString(f) || f->valuestring == NULL ||
+      strcmp(f->valuestring, "cumemguard-report") != 0)
+    return cmg__tool_fail(rd, "not a cumemguard report (format is not "
+                              "\"cumemguard-report\")");
+  if (v == NULL || !cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+      v->valuedouble != floor(v->valuedouble))
+    return cmg__tool_wrong(rd, "", "version", "an integer", v);
+  if (v->valuedouble > CMG_REPORT_VERSION)
+    return cmg__tool_fail(
+        rd,
+        "report version %.0f is newer than this " CMG__TOOL_NAME
+        " reads (version %d); use a newer " CMG__TOOL_NAME,
+        v->valuedouble, CMG_REPORT_VERSION);
+  if (v->valuedouble < CMG_REPORT_VERSION)
+    return cmg__tool_fail(rd, "unknown report version %.0f", v->valuedouble);
+  return 0;
+}
+
+static int
+parse(struct cmg__tool_reader *rd, const cJSON *root,
+      struct cmg__tool_report *r)
+{
+  struct id_entry *ids = NULL;
+  int rc;
+
+  if (!cJSON_IsObject(root))
+    return cmg__tool_fail(rd,
+                          "not a cumemguard report (the JSON is %s, not an "
+                          "object)",
+                          cmg__tool_kind(root));
+  CHECK(read_identity(rd, root));
+  CHECK(read_process(rd, root, r));
+  rc = read_modules(rd, root, r);
+  if (rc == 0)
+    rc = read_frames(rd, root, r);
+  if (rc == 0)
+    rc = read_stacks(rd, root, r, &ids);
+  if (rc == 0)
+    rc = read_devices(rd, root, r);
+  if (rc == 0)
+    rc = read_groups(rd, root, "leaks", r, ids, &r->leaks, &r->n_leaks);
+  if (rc == 0 && has_member(root, "released"))
+    rc =
+        read_groups(rd, root, "released", r, ids, &r->released, &r->n_released);
+  if (rc == 0)
+    rc = read_host(rd, root, r);
+  if (rc == 0)
+    rc = read_peaks(rd, root, r, ids);
+  if (rc == 0)
+    rc = read_denials(rd, root, r, ids);
+  free(ids);
+  return rc;
+}
+
+int
+cmg__tool_read(const char *file, struct cmg__tool_report *out, char *err,
+               size_t errlen)
+{
+  struct cmg__tool_reader rd = { err, errlen };
+  cJSON *root;
+  int rc;
+
+  memset(out, 0, sizeof(*out));
+  out->file = strdup(file);
+  if (out->file == NULL) {
+    cmg__tool_fail(&rd, "out of memory");
+    return -ENOMEM;
+  }
+  rc = cmg__tool_load_json(file, &root, &rd);
+  if (rc != 0)
+    return rc;
+  rc = parse(&rd, root, out);
+  cmg__tool_drop_json(root);
+  if (rc == -ENOMEM)
+    cmg__tool_fail(&rd, "out of memory");
+  return rc;
+}
+
+void
+cmg__tool_report_free(struct cmg__tool_report *r)
+{
+  size_t i;
+
+  free(r->file);
+  free(r->exe);
+  free(r->command);
+  free(r->hostname);
+  free(r->reason);
+  for (i = 0; r->devices != NULL && i < r->n_devices; i++) {
+    free(r->devices[i].name);
+    free(r->devices[i].uuid);
+  }
+  for (i = 0; r->leaks != NULL && i < r->n_leaks; i++) {
+    free(r->leaks[i].api);
+    free(r->leaks[i].kind);
+  }
+  for (i = 0; r->released != NULL && i < r->n_released; i++) {
+    free(r->released[i].api);
+    free(r->released[i].kind);
+  }
+  for (i = 0; r->peaks != NULL && i < r->n_peaks; i++)
+    free(r->peaks[i].comp.items);
+  for (i = 0; r->denials_list != NULL && i < r->n_denials; i++) {
+    free(r->denials_list[i].api);
+    free(r->denials_list[i].comp.items);
+  }
+  for (i = 0; r->stacks != NULL && i < r->n_stacks; i++)
+    free(r->stacks[i].frames);
+  for (i = 0; r->frames != NULL && i < r->n_frames; i++)
+    free(r->frames[i].function);
+  for (i = 0; r->modules != NULL && i < r->n_modules; i++) {
+    free(r->modules[i].path);
+    free(r->modules[i].build_id);
+  }
+  free(r->devices);
+  free(r->leaks);
+  free(r->released);
+  free(r->peaks);
+  free(r->denials_list);
+  free(r->stacks);
+  free(r->frames);
+  free(r->modules);
+  memset(r, 0, sizeof(*r));
+}

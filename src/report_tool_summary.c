@@ -1,0 +1,432 @@
+/*
+ * The summary a person reads: where the report came from, a table of the
+ * devices, then the leak groups as LeakSanitizer prints them ("Leaked 3.0
+ * MiB in 3 allocations (cudaMalloc, device 0) from:" and numbered frames),
+ * the suppressions that hid anything, what was live at each device's peak
+ * and at its first denial, and a last `SUMMARY:` line that scripts can
+ * grep.  The same view as JSON is report_tool_json.c's; merge prints a
+ * merged view the same way, and check prints the leaks and the SUMMARY
+ * line only.
+ *
+ * Sizes are written for people ("3.0 MiB"); the SUMMARY line and the
+ * suppressions table carry exact byte counts as well, and --json has
+ * nothing else.  --top and --min-bytes shorten the lists, never the totals.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "report_tool.h"
+
+/* Frames named in a one-line stack of a composition. */
+#define SHORT_FRAMES 3
+
+#define SIZE_BUF 32
+
+const char *
+cmg__tool_plural(uint64_t n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
+}
+
+static const char *
+size_str(uint64_t bytes, char *buf)
+{
+  return cmg__format_size(bytes, buf, SIZE_BUF);
+}
+
+void
+cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
+                 uint64_t *count)
+{
+  size_t i;
+
+  *bytes = *count = 0;
+  for (i = 0; i < v->n_leaks; i++) {
+    if (v->leaks[i].rule != CMG__TOOL_NONE || !v->leaks[i].is_device_memory)
+      continue;
+    *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
+    *count = cmg__tool_add(*count, v->leaks[i].count);
+  }
+}
+
+void
+cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
+                     uint64_t *count)
+{
+  size_t i;
+
+  *bytes = *count = 0;
+  for (i = 0; i < v->n_leaks; i++) {
+    if (v->leaks[i].rule != CMG__TOOL_NONE || v->leaks[i].is_device_memory)
+      continue;
+    *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
+    *count = cmg__tool_add(*count, v->leaks[i].count);
+  }
+}
+
+bool
+cmg__tool_is_listed(const struct cmg__tool_leak *l,
+                    const struct cmg__tool_opts *o, size_t listed)
+{
+  return l->rule == CMG__TOOL_NONE && l->bytes >= o->min_bytes &&
+         (o->top == 0 || listed < o->top);
+}
+
+static const char *
+reason_text(const char *reason)
+{
+  if (strcmp(reason, "exit") == 0)
+    return "at exit";
+  if (strcmp(reason, "signal") == 0)
+    return "on a signal";
+  if (strcmp(reason, "request") == 0)
+    return "on request (cmg_dump)";
+  return reason;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+void
+cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
+                       uint32_t stack, bool all_frames)
+{
+  uint32_t lo, hi, k;
+
+  if (stack == CMG__TOOL_NONE) {
+    fprintf(f, "    (no stack was recorded: stack_depth=0, or the capture "
+               "failed)\n");
+    return;
+  }
+  cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
+  for (k = lo; k < hi; k++) {
+    fprintf(f, "    #%u ", k - lo);
+    cmg__tool_put_frame(f, ix, ix->stacks[stack].frames[k]);
+    fputc('\n', f);
+  }
+  if (hi == ix->stacks[stack].n && ix->stacks[stack].truncated)
+    fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
+}
+
+/*
+ * "a < b < c": the innermost shown frames of a stack that have a function
+ * name, on one line; frames without one are skipped unless no frame has a
+ * name, since "app+0x3f2b" says little at a glance.
+ */
+static void
+print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
+                  bool all_frames)
+{
+  const struct cmg__tool_stack *s;
+  uint32_t lo, hi, k, named = 0, shown = 0;
+
+  if (stack == CMG__TOOL_NONE) {
+    fprintf(f, "(no stack)");
+    return;
+  }
+  s = &ix->stacks[stack];
+  cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
+  for (k = lo; k < hi; k++)
+    named += ix->frames[s->frames[k]].function != NULL;
+  for (k = lo; k < hi; k++) {
+    if (named > 0 && ix->frames[s->frames[k]].function == NULL)
+      continue;
+    if (shown == SHORT_FRAMES) {
+      fprintf(f, " < ...");
+      break;
+    }
+    if (shown > 0)
+      fputs(" < ", f);
+    cmg__tool_put_label(f, ix, s->frames[k]);
+    shown++;
+  }
+}
+
+static void
+print_header(FILE *f, const struct cmg__tool_view *v)
+{
+  size_t i;
+
+  if (v->n_sources == 1) {
+    const struct cmg__tool_source *s = &v->sources[0];
+
+    fprintf(f, "cumemguard report %s\n", s->file);
+    fprintf(f, "  process %ld: %s\n", s->pid, s->command);
+    fprintf(f, "  written %s, %.3f s after the process started, on %s\n",
+            reason_text(s->reason),
+            s->end_time > s->start_time ? s->end_time - s->start_time : 0.0,
+            s->hostname);
+  } else {
+    fprintf(f, "cumemguard reports of %zu processes, merged\n", v->n_sources);
+    for (i = 0; i < v->n_sources; i++)
+      fprintf(f, "  process %ld (%s, written %s): %s\n", v->sources[i].pid,
+              v->sources[i].file, reason_text(v->sources[i].reason),
+              v->sources[i].command);
+  }
+  fprintf(f, "\n");
+}
+
+static void
+print_devices(FILE *f, const struct cmg__tool_view *v)
+{
+  char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF];
+  size_t i;
+
+  if (v->n_devices == 0) {
+    fprintf(f, "No device was used.\n\n");
+    return;
+  }
+  fprintf(f, "%3s  %10s %10s %10s %10s %8s %8s %7s  %s\n", "dev", "physical",
+          "limit", "peak", "live", "allocs", "frees", "denied", "name");
+  for (i = 0; i < v->n_devices; i++) {
+    const struct cmg__tool_device *dv = &v->devices[i];
+
+    fprintf(f,
+            "%3d  %10s %10s %10s %10s %8" PRIu64 " %8" PRIu64 " %7" PRIu64
+            "  %s\n",
+            dv->ordinal, size_str(dv->physical_bytes, a),
+            dv->limit_varies ? "varies"
+            : dv->has_limit  ? size_str(dv->limit_bytes, b)
+                             : "none",
+            size_str(dv->peak_bytes, c), size_str(dv->live_bytes, d),
+            dv->allocations, dv->frees, dv->denied,
+            dv->name[0] != '\0' ? dv->name : "?");
+  }
+  if (v->has_host && (v->host.allocations > 0 || v->host.has_limit))
+    fprintf(f,
+            "%4s %10s %10s %10s %10s %8" PRIu64 " %8" PRIu64 " %7" PRIu64
+            "  %s\n",
+            "host", "-",
+            v->host.has_limit ? size_str(v->host.limit_bytes, b) : "none",
+            size_str(v->host.peak_bytes, c), size_str(v->host.live_bytes, d),
+            v->host.allocations, v->host.frees, v->host.denied,
+            "pinned host memory");
+  if (v->n_sources > 1)
+    fprintf(f, "(devices are matched by UUID; each column is the sum over "
+               "the processes,\nso peak is the sum of each process's own "
+               "peak)\n");
+  fprintf(f, "\n");
+}
+
+/* Growth-policy events and teardown releases, when there were any. */
+static void
+print_events(FILE *f, const struct cmg__tool_view *v)
+{
+  char a[SIZE_BUF];
+  bool any = false;
+
+  if (v->events[0] + v->events[1] + v->events[2] > 0) {
+    fprintf(f,
+            "Limit events: %" PRIu64 " allowed past the limit (warn), %" PRIu64
+            " waited for memory, %" PRIu64 " passed the soft limit\n",
+            v->events[0], v->events[1], v->events[2]);
+    any = true;
+  }
+  if (v->released_count > 0) {
+    fprintf(f,
+            "Released when their context was destroyed (not leaks): %s "
+            "in %" PRIu64 " %s\n",
+            size_str(v->released_bytes, a), v->released_count,
+            cmg__tool_plural(v->released_count, "allocation", "allocations"));
+    any = true;
+  }
+  if (any)
+    fprintf(f, "\n");
+}
+
+static void
+print_leaks(FILE *f, const struct cmg__tool_view *v,
+            const struct cmg__tool_opts *o)
+{
+  const struct cmg__tool_index *ix = v->ix;
+  uint64_t left_bytes = 0, left_count = 0, left_groups = 0;
+  char a[SIZE_BUF], where[64];
+  bool hidden = false, any = false;
+  size_t i, listed = 0;
+
+  for (i = 0; i < v->n_leaks; i++) {
+    const struct cmg__tool_leak *l = &v->leaks[i];
+    uint32_t lo, hi;
+
+    if (l->rule != CMG__TOOL_NONE)
+      continue;
+    any = true;
+    if (!cmg__tool_is_listed(l, o, listed)) {
+      left_groups++;
+      left_bytes = cmg__tool_add(left_bytes, l->bytes);
+      left_count = cmg__tool_add(left_count, l->count);
+      continue;
+    }
+    listed++;
+    fprintf(f, "Leaked %s in %" PRIu64 " %s (%s, %s) from:\n",
+            size_str(l->bytes, a), l->count,
+            cmg__tool_plural(l->count, "allocation", "allocations"), l->api,
+            cmg__tool_where(l->kind, cmg__tool_ordinal(v, l->device), where,
+                            sizeof(where)));
+    cmg__tool_print_frames(f, ix, l->stack, o->all_frames);
+    fprintf(f, "\n");
+    cmg__tool_stack_range(ix, l->stack, o->all_frames, &lo, &hi);
+    if (l->stack != CMG__TOOL_NONE && (lo > 0 || hi < ix->stacks[l->stack].n))
+      hidden = true;
+  }
+  if (!any)
+    fprintf(f, "No device memory leaked.\n\n");
+  if (left_groups > 0)
+    fprintf(f,
+            "... and %" PRIu64 " more leak %s: %s in %" PRIu64
+            " %s (see --top and --min-bytes)\n\n",
+            left_groups, cmg__tool_plural(left_groups, "group", "groups"),
+            size_str(left_bytes, a), left_count,
+            cmg__tool_plural(left_count, "allocation", "allocations"));
+  if (hidden)
+    fprintf(f, "Frames inside the CUDA runtime and driver and the C "
+               "start-up code are not\nshown; --all-frames shows them.\n\n");
+}
+
+static void
+print_suppressions(FILE *f, const struct cmg__tool_opts *o)
+{
+  size_t i;
+
+  if (o->supp == NULL || o->supp->n == 0)
+    return;
+  fprintf(f, "-----------------------------------------------------\n");
+  fprintf(f, "Suppressions used:\n");
+  fprintf(f, "  count      bytes template\n");
+  for (i = 0; i < o->supp->n; i++)
+    fprintf(f, "%7" PRIu64 " %10" PRIu64 " %s\n", o->supp->rules[i].count,
+            o->supp->rules[i].bytes, o->supp->rules[i].pattern);
+  fprintf(f, "-----------------------------------------------------\n\n");
+}
+
+static void
+print_comp(FILE *f, const struct cmg__tool_view *v,
+           const struct cmg__tool_moment *m, const struct cmg__tool_opts *o)
+{
+  uint64_t left_bytes = 0, left_count = 0, left_n = 0;
+  char a[SIZE_BUF];
+  size_t i;
+
+  if (!m->has_comp) {
+    fprintf(f,
+            "    (no composition was recorded: reports keep one for devices 0 "
+            "to 7)\n");
+    return;
+  }
+  for (i = 0; i < m->comp.n; i++) {
+    const struct cmg__tool_share *s = &m->comp.items[i];
+
+    if (o->top != 0 && i >= o->top) {
+      left_n++;
+      left_bytes = cmg__tool_add(left_bytes, s->bytes);
+      left_count = cmg__tool_add(left_count, s->count);
+      continue;
+    }
+    fprintf(f, "    %s in %" PRIu64 " %s: ", size_str(s->bytes, a), s->count,
+            cmg__tool_plural(s->count, "allocation", "allocations"));
+    print_short_stack(f, v->ix, s->stack, o->all_frames);
+    fprintf(f, "\n");
+  }
+  if (left_n > 0)
+    fprintf(f, "    ... and %" PRIu64 " more %s: %s in %" PRIu64 " %s\n",
+            left_n, cmg__tool_plural(left_n, "stack", "stacks"),
+            size_str(left_bytes, a), left_count,
+            cmg__tool_plural(left_count, "allocation", "allocations"));
+}
+
+static void
+print_moments(FILE *f, const struct cmg__tool_view *v,
+              const struct cmg__tool_opts *o)
+{
+  char a[SIZE_BUF], b[SIZE_BUF], pid[48] = "", where[32];
+  size_t i;
+
+  for (i = 0; i < v->n_peaks; i++) {
+    const struct cmg__tool_moment *m = &v->peaks[i];
+
+    if (v->n_sources > 1)
+      snprintf(pid, sizeof(pid), " in process %ld", v->sources[m->source].pid);
+    fprintf(
+        f, "Live at the peak of device %d%s, at %.6f s: %s in %" PRIu64 " %s\n",
+        v->devices[m->device].ordinal, pid, m->comp.time,
+        size_str(m->comp.bytes, a), m->count,
+        cmg__tool_plural(m->count, "allocation", "allocations"));
+    print_comp(f, v, m, o);
+    fprintf(f, "\n");
+  }
+  for (i = 0; i < v->n_denials; i++) {
+    const struct cmg__tool_moment *m = &v->denials[i];
+
+    if (v->n_sources > 1)
+      snprintf(pid, sizeof(pid), " in process %ld", v->sources[m->source].pid);
+    if (m->device != CMG__TOOL_NONE)
+      snprintf(where, sizeof(where), "device %d",
+               v->devices[m->device].ordinal);
+    else
+      snprintf(where, sizeof(where), "pinned host memory");
+    fprintf(f, "Live at the first denial on %s%s, at %.6f s: %s", where, pid,
+            m->comp.time, size_str(m->comp.bytes, a));
+    if (m->has_comp)
+      fprintf(f, " in %" PRIu64 " %s", m->count,
+              cmg__tool_plural(m->count, "allocation", "allocations"));
+    fprintf(f, "\n  refused: %s of %s (limit %s) from ", m->api,
+            size_str(m->requested_bytes, a),
+            m->has_limit ? size_str(m->limit_bytes, b) : "none");
+    print_short_stack(f, v->ix, m->stack, o->all_frames);
+    fprintf(f, "\n");
+    print_comp(f, v, m, o);
+    fprintf(f, "\n");
+  }
+}
+
+static void
+print_summary_line(FILE *f, const struct cmg__tool_view *v)
+{
+  uint64_t bytes, count, other_bytes, other_count, sup_bytes = 0;
+  uint64_t sup_count = 0;
+  char a[SIZE_BUF];
+  size_t i;
+
+  cmg__tool_leaked(v, &bytes, &count);
+  cmg__tool_other_live(v, &other_bytes, &other_count);
+  for (i = 0; i < v->n_leaks; i++) {
+    if (v->leaks[i].rule == CMG__TOOL_NONE)
+      continue;
+    sup_bytes = cmg__tool_add(sup_bytes, v->leaks[i].bytes);
+    sup_count = cmg__tool_add(sup_count, v->leaks[i].count);
+  }
+  fprintf(
+      f, "SUMMARY: cumemguard: %s (%" PRIu64 " bytes) leaked in %" PRIu64 " %s",
+      size_str(bytes, a), bytes, count,
+      cmg__tool_plural(count, "allocation", "allocations"));
+  if (other_count > 0)
+    fprintf(f,
+            "; %s (%" PRIu64 " bytes) in %" PRIu64 " %s of host or "
+            "imported memory",
+            size_str(other_bytes, a), other_bytes, other_count,
+            cmg__tool_plural(other_count, "allocation", "allocations"));
+  if (sup_count > 0)
+    fprintf(f, "; %s (%" PRIu64 " bytes) in %" PRIu64 " %s suppressed",
+            size_str(sup_bytes, a), sup_bytes, sup_count,
+            cmg__tool_plural(sup_count, "allocation", "allocations"));
+  fprintf(f, "\n");
+}
+
+void
+cmg__tool_summary_text(FILE *f, const struct cmg__tool_view *v,
+                       const struct cmg__tool_opts *o, bool leaks_only)
+{
+  if (!leaks_only) {
+    print_header(f, v);
+    print_devices(f, v);
+    print_events(f, v);
+  }
+  print_leaks(f, v, o);
+  print_suppressions(f, o);
+  if (!leaks_only)
+    print_moments(f, v, o);
+  print_summary_line(f, v);
+}

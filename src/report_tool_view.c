@@ -1,0 +1,452 @@
+/*
+ * Views over reports: what every command prints from.  A view adds reports
+ * on top of an index (report_tool_index.c): leak groups of equal (stack,
+ * API, device) are summed, devices are matched by UUID (merge: processes of
+ * one job may number the same GPU differently) or by ordinal (diff: two
+ * runs may have been given different GPUs), and the peaks and first
+ * denials of each report are kept as they were, with their stacks interned.
+ * A leak, peak or denial on an ordinal that the report's devices[] does not
+ * list gets a row of its own with no name, rather than being dropped.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_tool.h"
+
+/* ---- views -------------------------------------------------------------- */
+
+void
+cmg__tool_view_init(struct cmg__tool_view *v, struct cmg__tool_index *ix,
+                    bool by_uuid)
+{
+  memset(v, 0, sizeof(*v));
+  v->ix = ix;
+  v->by_uuid = by_uuid;
+}
+
+void
+cmg__tool_view_free(struct cmg__tool_view *v)
+{
+  size_t i;
+
+  for (i = 0; i < v->n_sources; i++) {
+    struct cmg__tool_source *s = &v->sources[i];
+
+    free(s->file);
+    free(s->exe);
+    free(s->command);
+    free(s->hostname);
+    free(s->reason);
+  }
+  for (i = 0; i < v->n_devices; i++) {
+    free(v->devices[i].name);
+    free(v->devices[i].uuid);
+  }
+  for (i = 0; i < v->n_leaks; i++) {
+    free(v->leaks[i].api);
+    free(v->leaks[i].kind);
+  }
+  for (i = 0; i < v->n_peaks; i++)
+    free(v->peaks[i].comp.items);
+  for (i = 0; i < v->n_denials; i++) {
+    free(v->denials[i].comp.items);
+    free(v->denials[i].api);
+  }
+  free(v->sources);
+  free(v->devices);
+  free(v->leaks);
+  free(v->peaks);
+  free(v->denials);
+  cmg__tool_map_free(&v->leak_map);
+  memset(v, 0, sizeof(*v));
+}
+
+static bool
+is_same_device(const struct cmg__tool_view *v, const struct cmg__tool_device *d,
+               int ordinal, const char *uuid)
+{
+  if (v->by_uuid && (d->uuid[0] != '\0' || uuid[0] != '\0'))
+    return strcmp(d->uuid, uuid) == 0;
+  return d->ordinal == ordinal;
+}
+
+/* The view's row for a device of a report, made when new. */
+static int
+view_device(struct cmg__tool_view *v, int ordinal, const char *name,
+            const char *uuid, uint32_t *out)
+{
+  struct cmg__tool_device *d;
+  size_t i;
+
+  for (i = 0; i < v->n_devices; i++) {
+    if (is_same_device(v, &v->devices[i], ordinal, uuid)) {
+      *out = (uint32_t)i;
+      return 0;
+    }
+  }
+  if (CMG__TOOL_GROW(v->devices, v->cap_devices, v->n_devices) != 0)
+    return -ENOMEM;
+  d = &v->devices[v->n_devices];
+  memset(d, 0, sizeof(*d));
+  d->ordinal = ordinal;
+  d->name = strdup(name);
+  d->uuid = strdup(uuid);
+  if (d->name == NULL || d->uuid == NULL) {
+    free(d->name);
+    free(d->uuid);
+    return -ENOMEM;
+  }
+  *out = (uint32_t)v->n_devices++;
+  return 0;
+}
+
+/* The view's row for a device ordinal of report r; NONE for -1 (host). */
+static int
+device_of(struct cmg__tool_view *v, const struct cmg__tool_report *r,
+          int ordinal, uint32_t *out)
+{
+  size_t i;
+
+  if (ordinal < 0) {
+    *out = CMG__TOOL_NONE;
+    return 0;
+  }
+
+  for (i = 0; i < r->n_devices; i++) {
+    if (r->devices[i].ordinal == ordinal)
+      return view_device(v, ordinal, r->devices[i].name, r->devices[i].uuid,
+                         out);
+  }
+  return view_device(v, ordinal, "", "", out);
+}
+
+static int
+add_devices(struct cmg__tool_view *v, const struct cmg__tool_report *r)
+{
+  size_t i;
+
+  for (i = 0; i < r->n_devices; i++) {
+    const struct cmg__tool_rdevice *rd = &r->devices[i];
+    struct cmg__tool_device *d;
+    uint32_t k;
+
+    if (view_device(v, rd->ordinal, rd->name, rd->uuid, &k) != 0)
+      return -ENOMEM;
+    d = &v->devices[k];
+    if (d->processes == 0) {
+      d->has_limit = rd->has_limit;
+      d->limit_bytes = rd->limit_bytes;
+    } else if (d->has_limit != rd->has_limit ||
+               d->limit_bytes != rd->limit_bytes) {
+      d->limit_varies = true;
+    }
+    d->processes++;
+    if (rd->physical_bytes > d->physical_bytes)
+      d->physical_bytes = rd->physical_bytes;
+    d->live_bytes = cmg__tool_add(d->live_bytes, rd->live_bytes);
+    d->peak_bytes = cmg__tool_add(d->peak_bytes, rd->peak_bytes);
+    d->allocations = cmg__tool_add(d->allocations, rd->allocations);
+    d->frees = cmg__tool_add(d->frees, rd->frees);
+    d->denied = cmg__tool_add(d->denied, rd->denied);
+  }
+  return 0;
+}
+
+bool
+cmg__tool_is_device_kind(const char *kind)
+{
+  return strcmp(kind, "device") == 0 || strcmp(kind, "array") == 0 ||
+         strcmp(kind, "vmm") == 0;
+}
+
+int
+cmg__tool_ordinal(const struct cmg__tool_view *v, uint32_t device)
+{
+  return device != CMG__TOOL_NONE ? v->devices[device].ordinal : -1;
+}
+
+const char *
+cmg__tool_where(const char *kind, int ordinal, char *buf, size_t len)
+{
+  char dev[32];
+
+  if (ordinal >= 0)
+    snprintf(dev, sizeof(dev), "device %d", ordinal);
+  else
+    snprintf(dev, sizeof(dev), "no device");
+  if (strcmp(kind, "device") == 0)
+    snprintf(buf, len, "%s", dev);
+  else if (strcmp(kind, "host") == 0)
+    snprintf(buf, len, "pinned host memory");
+  else if (strcmp(kind, "vmm_host") == 0)
+    snprintf(buf, len, "VMM host memory");
+  else if (strcmp(kind, "vmm") == 0)
+    snprintf(buf, len, "VMM, %s", dev);
+  else if (strcmp(kind, "import") == 0)
+    snprintf(buf, len, "imported, %s", dev);
+  else if (ordinal >= 0)
+    snprintf(buf, len, "%s, %s", kind, dev);
+  else
+    snprintf(buf, len, "%s", kind);
+  return buf;
+}
+
+/* Host memory of several processes: sums, as for devices. */
+static void
+add_host(struct cmg__tool_view *v, const struct cmg__tool_host *h)
+{
+  struct cmg__tool_host *t = &v->host;
+
+  if (!v->has_host) {
+    t->has_limit = h->has_limit;
+    t->limit_bytes = h->limit_bytes;
+  } else if (t->has_limit != h->has_limit || t->limit_bytes != h->limit_bytes) {
+    t->has_limit = false;
+  }
+  v->has_host = true;
+  t->live_bytes = cmg__tool_add(t->live_bytes, h->live_bytes);
+  t->peak_bytes = cmg__tool_add(t->peak_bytes, h->peak_bytes);
+  t->allocations = cmg__tool_add(t->allocations, h->allocations);
+  t->frees = cmg__tool_add(t->frees, h->frees);
+  t->denied = cmg__tool_add(t->denied, h->denied);
+}
+
+struct leak_key {
+  uint32_t stack, device;
+  const char *api, *kind;
+};
+
+static bool
+leak_eq(const void *ctx, uint32_t i, const void *key)
+{
+  const struct cmg__tool_view *v = ctx;
+  const struct leak_key *k = key;
+  const struct cmg__tool_leak *l = &v->leaks[i];
+
+  return l->stack == k->stack && l->device == k->device &&
+         strcmp(l->api, k->api) == 0 && strcmp(l->kind, k->kind) == 0;
+}
+
+static int
+add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
+         uint64_t bytes)
+{
+  uint64_t h =
+      cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k->stack, sizeof(k->stack));
+  struct cmg__tool_leak *l;
+  size_t slot;
+
+  h = cmg__tool_hash_bytes(h, &k->device, sizeof(k->device));
+  h = cmg__tool_hash_string(h, k->api);
+  h = cmg__tool_hash_string(h, k->kind);
+  if (cmg__tool_map_reserve(&v->leak_map) != 0)
+    return -ENOMEM;
+  slot = cmg__tool_map_probe(&v->leak_map, h, leak_eq, v, k);
+  if (v->leak_map.slots[slot] != 0) {
+    l = &v->leaks[v->leak_map.slots[slot] - 1];
+  } else {
+    if (CMG__TOOL_GROW(v->leaks, v->cap_leaks, v->n_leaks) != 0)
+      return -ENOMEM;
+    l = &v->leaks[v->n_leaks];
+    memset(l, 0, sizeof(*l));
+    l->stack = k->stack;
+    l->device = k->device;
+    l->rule = CMG__TOOL_NONE;
+    l->order = (uint32_t)v->n_leaks;
+    l->is_device_memory = cmg__tool_is_device_kind(k->kind);
+    l->api = strdup(k->api);
+    l->kind = strdup(k->kind);
+    if (l->api == NULL || l->kind == NULL) {
+      free(l->api);
+      free(l->kind);
+      return -ENOMEM;
+    }
+    cmg__tool_map_set(&v->leak_map, slot, h, (uint32_t)v->n_leaks++);
+  }
+  l->count = cmg__tool_add(l->count, count);
+  l->bytes = cmg__tool_add(l->bytes, bytes);
+  return 0;
+}
+
+static int
+compare_shares(const void *a, const void *b)
+{
+  const struct cmg__tool_share *x = a, *y = b;
+
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* A moment of v from a composition of r, its stacks made interned ids. */
+static int
+add_moment(struct cmg__tool_moment *m, const struct cmg__tool_comp *c,
+           bool has_comp, const uint32_t *ids)
+{
+  size_t i;
+
+  m->comp = *c;
+  m->has_comp = has_comp;
+  m->comp.items = NULL;
+  m->count = 0;
+  if (!has_comp)
+    return 0;
+  m->comp.items = malloc((c->n + 1) * sizeof(*c->items));
+  if (m->comp.items == NULL)
+    return -ENOMEM;
+  for (i = 0; i < c->n; i++) {
+    m->comp.items[i] = c->items[i];
+    if (c->items[i].stack != CMG__TOOL_NONE)
+      m->comp.items[i].stack = ids[c->items[i].stack];
+    m->count = cmg__tool_add(m->count, c->items[i].count);
+  }
+  qsort(m->comp.items, c->n, sizeof(*c->items), compare_shares);
+  return 0;
+}
+
+static int
+add_source(struct cmg__tool_view *v, const struct cmg__tool_report *r)
+{
+  struct cmg__tool_source *s;
+
+  if (CMG__TOOL_GROW(v->sources, v->cap_sources, v->n_sources) != 0)
+    return -ENOMEM;
+  s = &v->sources[v->n_sources];
+  memset(s, 0, sizeof(*s));
+  s->pid = r->pid;
+  s->start_time = r->start_time;
+  s->end_time = r->end_time;
+  s->live_allocations = r->live_allocations;
+  s->live_bytes = r->live_bytes;
+  s->untracked_frees = r->untracked_frees;
+  s->denials = r->denials;
+  s->file = strdup(r->file);
+  s->exe = strdup(r->exe);
+  s->command = strdup(r->command);
+  s->hostname = strdup(r->hostname);
+  s->reason = strdup(r->reason);
+  v->n_sources++;
+  if (s->file == NULL || s->exe == NULL || s->command == NULL ||
+      s->hostname == NULL || s->reason == NULL)
+    return -ENOMEM;
+  return 0;
+}
+
+static int
+add_moments(struct cmg__tool_view *v, const struct cmg__tool_report *r,
+            const uint32_t *ids)
+{
+  uint32_t source = (uint32_t)v->n_sources - 1, dev;
+  size_t i, k;
+
+  for (i = 0; i < r->n_peaks; i++) {
+    struct cmg__tool_moment *m;
+
+    if (CMG__TOOL_GROW(v->peaks, v->cap_peaks, v->n_peaks) != 0)
+      return -ENOMEM;
+    m = &v->peaks[v->n_peaks];
+    memset(m, 0, sizeof(*m));
+    m->source = source;
+    m->stack = CMG__TOOL_NONE;
+    if (device_of(v, r, r->peaks[i].device, &m->device) != 0 ||
+        add_moment(m, &r->peaks[i].comp, true, ids) != 0)
+      return -ENOMEM;
+    v->n_peaks++;
+  }
+  for (i = 0; i < r->n_denials; i++) {
+    const struct cmg__tool_rdenial *d = &r->denials_list[i];
+    struct cmg__tool_moment *m;
+
+    /* The first denial of each device, which carries the composition; this
+     * report's are the last ones of the view, at most one per device. */
+    if (device_of(v, r, d->device, &dev) != 0)
+      return -ENOMEM;
+    for (k = v->n_denials; k > 0 && v->denials[k - 1].source == source &&
+                           v->denials[k - 1].device != dev;
+         k--)
+      ;
+    if (k > 0 && v->denials[k - 1].source == source)
+      continue;
+    if (CMG__TOOL_GROW(v->denials, v->cap_denials, v->n_denials) != 0)
+      return -ENOMEM;
+    m = &v->denials[v->n_denials];
+    memset(m, 0, sizeof(*m));
+    m->source = source;
+    m->requested_bytes = d->requested_bytes;
+    m->has_limit = d->has_limit;
+    m->limit_bytes = d->limit_bytes;
+    m->stack = d->stack != CMG__TOOL_NONE ? ids[d->stack] : CMG__TOOL_NONE;
+    m->device = dev;
+    m->api = strdup(d->api);
+    v->n_denials++;
+    if (m->api == NULL || add_moment(m, &d->comp, d->has_comp, ids) != 0)
+      return -ENOMEM;
+  }
+  return 0;
+}
+
+int
+cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
+{
+  uint32_t *ids = malloc((r->n_stacks + 1) * sizeof(*ids));
+  size_t i;
+  int rc = -ENOMEM;
+
+  if (ids == NULL)
+    return -ENOMEM;
+  if (cmg__tool_index_add(v->ix, r, ids) != 0 || add_source(v, r) != 0 ||
+      add_devices(v, r) != 0)
+    goto out;
+  for (i = 0; i < r->n_leaks; i++) {
+    const struct cmg__tool_rleak *l = &r->leaks[i];
+    struct leak_key k;
+
+    k.stack = l->stack != CMG__TOOL_NONE ? ids[l->stack] : CMG__TOOL_NONE;
+    k.api = l->api;
+    k.kind = l->kind;
+    if (device_of(v, r, l->device, &k.device) != 0 ||
+        add_leak(v, &k, l->count, l->bytes) != 0)
+      goto out;
+  }
+  for (i = 0; i < r->n_released; i++) {
+    v->released_bytes = cmg__tool_add(v->released_bytes, r->released[i].bytes);
+    v->released_count = cmg__tool_add(v->released_count, r->released[i].count);
+  }
+  for (i = 0; i < 3; i++)
+    v->events[i] = cmg__tool_add(v->events[i], r->events[i]);
+  if (r->has_host)
+    add_host(v, &r->host);
+  rc = add_moments(v, r, ids);
+out:
+  free(ids);
+  return rc;
+}
+
+static int
+compare_leaks(const void *a, const void *b)
+{
+  const struct cmg__tool_leak *x = a, *y = b;
+
+  if (x->bytes != y->bytes)
+    return x->bytes > y->bytes ? -1 : 1;
+  if (x->count != y->count)
+    return x->count > y->count ? -1 : 1;
+  return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void
+cmg__tool_view_sort(struct cmg__tool_view *v)
+{
+  /* The map points at positions, which sorting moves: drop it. */
+  if (v->n_leaks > 1)
+    qsort(v->leaks, v->n_leaks, sizeof(*v->leaks), compare_leaks);
+  cmg__tool_map_free(&v->leak_map);
+}

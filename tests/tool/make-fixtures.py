@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""Writes the fixed reports of tests/tool/data/ and the broken-input corpus
+of tests/tool/broken/.  The outputs are committed; run this only to change
+them:  python3 tests/tool/make-fixtures.py  (from the top of the tree).
+
+data/job-a.json and data/job-b.json are two processes of one job, written
+as libcumemguard.so would write them (version 1, every key the schema
+requires), with every case the tool prints differently: two devices, CUDA
+runtime frames to hide, C start-up frames to hide, a frame without a module
+(JIT code), a truncated stack, a leak without a stack, pinned host memory,
+a denial with and one without a composition, a host denial, teardown
+releases, limit events.  job-b is the same program run again: other
+addresses (ASLR), other stack and frame numbering, and CUDA_VISIBLE_DEVICES
+reversed, so its device 0 is job-a's device 1 (same UUID).
+
+broken/*.json are reports that must each be refused with one line and exit
+status 2; broken/expected.txt pairs each with a piece of that line."""
+import copy
+import json
+import os
+import random
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GiB, MiB = 1 << 30, 1 << 20
+
+MODULES = [
+    ("/opt/trainer/bin/trainer", "5d1e0c7a9b8f6e5d4c3b2a1908f7e6d5c4b3a291"),
+    ("/usr/lib/x86_64-linux-gnu/libcudart.so.12", "aa11bb22cc33dd44ee55ff6677889900aabbccdd"),
+    ("/lib/x86_64-linux-gnu/libc.so.6", "93ac61ec5a8eb1396f9fbd350e3169a558528a40"),
+    ("/opt/trainer/lib/libmodel.so", "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"),
+]
+# name: (module, offset, function, function_offset)
+FRAMES = {
+    "rt_inner": (1, 0x4a2f1, None, 0),
+    "cudaMalloc": (1, 0x5b0c3, "cudaMalloc", 0x93),
+    "alloc_weights": (0, 0x1a2b, "alloc_weights", 0x12),
+    "load_model": (0, 0x1c40, "load_model", 0x30),
+    "main": (0, 0x2100, "main", 0x5c),
+    "static_helper": (0, 0x2380, None, 0),
+    "libc_call_main": (2, 0x2724a, None, 0),
+    "libc_start_main": (2, 0x27305, "__libc_start_main", 0x85),
+    "_start": (0, 0x10c1, "_start", 0x21),
+    "grow": (3, 0x8d10, "_ZN5model6Buffer4growEm", 0x44),
+    "train_step": (0, 0x1f00, "train_step", 0x7e),
+    "workspace": (3, 0x9e20, "model_workspace_alloc", 0x1b),
+    "pin_buffer": (0, 0x2210, "pin_buffer", 0x0d),
+    "recurse": (3, 0xa000, "model_recurse", 0x20),
+    "jit": (None, None, None, None),
+    "run_layer": (0, 0x2460, "run_layer", 0x3a),
+}
+START = ["main", "libc_call_main", "libc_start_main", "_start"]
+STACKS = {
+    "weights": (["rt_inner", "cudaMalloc", "alloc_weights", "load_model"] + START, False),
+    "grow": (["rt_inner", "cudaMalloc", "grow", "train_step"] + START, False),
+    "workspace": (["workspace", "train_step"] + START, False),
+    "pinned": (["pin_buffer", "static_helper"] + START, False),
+    "deep": (["rt_inner", "cudaMalloc"] + ["recurse"] * 8, True),
+    "jit": (["rt_inner", "cudaMalloc", "jit", "run_layer", "train_step"] + START, False),
+    "denied": (["rt_inner", "cudaMalloc", "grow", "train_step"] + START, False),
+}
+
+
+def report(pid, base, order_seed, uuids, leaks, peaks, denials, released,
+           events, host, devices):
+    """A report whose tables are numbered in an order made from order_seed;
+    addresses are module bases + offsets, the bases from base."""
+    rnd = random.Random(order_seed)
+    mod_order = list(range(len(MODULES)))
+    rnd.shuffle(mod_order)
+    mod_index = {m: i for i, m in enumerate(mod_order)}
+    bases = {m: base + m * 0x1000000 for m in range(len(MODULES))}
+    names = list(FRAMES)
+    rnd.shuffle(names)
+    frames, frame_index = [], {}
+    for n in names:
+        m, off, fn, foff = FRAMES[n]
+        if m is None:
+            addr = base + 0x7000000 + 0xdead
+            frames.append({"address": hex(addr), "module": None, "offset": None,
+                           "function": None, "function_offset": None})
+        else:
+            frames.append({"address": hex(bases[m] + off), "module": mod_index[m],
+                           "offset": hex(off), "function": fn, "function_offset": foff})
+        frame_index[n] = len(frames) - 1
+    snames = list(STACKS)
+    rnd.shuffle(snames)
+    ids = {n: 10 + 3 * i for i, n in enumerate(snames)}
+    stacks = [{"id": ids[n], "truncated": STACKS[n][1],
+               "frames": [frame_index[f] for f in STACKS[n][0]]} for n in snames]
+    seq = [0]
+
+    def allocs(n, size, dev):
+        out = []
+        for _ in range(n):
+            seq[0] += 1
+            out.append({"address": hex(0x7f0000000000 + (dev or 0) * (1 << 40) + seq[0] * (1 << 24)),
+                        "bytes": size, "thread": pid, "seq": seq[0], "time": seq[0] / 1000.0})
+        return out
+
+    def sid(n):
+        return ids[n] if n is not None else None
+
+    r = {
+        "format": "cumemguard-report", "version": 1,
+        "tool": {"name": "cumemguard", "version": "0.1.0"},
+        "process": {"pid": pid, "ppid": 1, "exe": "/opt/trainer/bin/trainer",
+                    "argv": ["/opt/trainer/bin/trainer", "--epochs", "3"],
+                    "hostname": "node17", "start_time": 1700000000.25,
+                    "end_time": 1700000042.75, "reason": "exit"},
+        "options": {"string": "limit=16GiB", "limit": {"bytes": 16 * GiB}, "limits": {},
+                    "report": "cumemguard.%p.json", "stack_depth": 32, "dump_signal": None,
+                    "leak_exitcode": None, "failed_closed": False, "on_exceed": "fail",
+                    "wait_timeout": 30, "soft_limit": None, "soft_limits": {},
+                    "max_alloc": None, "host_limit": 128 * MiB},
+        "devices": [], "summary": {}, "leaks": [], "peaks": [], "denials": [],
+        "stacks": stacks, "frames": frames,
+        "modules": [{"path": MODULES[m][0], "build_id": MODULES[m][1],
+                     "base": hex(bases[m])} for m in mod_order],
+        "host": host, "released": [], "events": [],
+    }
+    for ordinal, (uuid, name) in enumerate(uuids):
+        d = devices[uuid]
+        r["devices"].append({"ordinal": ordinal, "name": name, "uuid": uuid,
+                             "physical_bytes": 80 * GiB, "limit_bytes": 16 * GiB,
+                             "live_bytes": d[0], "peak_bytes": d[1], "allocations": d[2],
+                             "frees": d[3], "released": d[4], "denied": d[5]})
+    for stack, api, kind, dev, n, size in leaks:
+        r["leaks"].append({"stack": sid(stack), "api": api, "kind": kind, "device": dev,
+                           "count": n, "bytes": n * size, "allocations": allocs(n, size, dev)})
+    r["leaks"].sort(key=lambda l: -l["bytes"])
+    for dev, total, t, items in peaks:
+        r["peaks"].append({"device": dev, "bytes": total, "time": t,
+                           "by_stack": [{"stack": sid(s), "bytes": b, "count": c}
+                                        for s, b, c in items]})
+    for t, api, dev, req, live, limit, stack, items in denials:
+        d = {"time": t, "api": api, "device": dev, "requested_bytes": req,
+             "live_bytes": live, "limit_bytes": limit, "stack": sid(stack)}
+        if items is not None:
+            d["by_stack"] = [{"stack": sid(s), "bytes": b, "count": c} for s, b, c in items]
+        r["denials"].append(d)
+    for stack, api, kind, dev, n, size in released:
+        r["released"].append({"stack": sid(stack), "api": api, "kind": kind, "device": dev,
+                              "count": n, "bytes": n * size, "time": 40.5})
+    device_kinds = ("device", "array", "vmm")
+    live = [l for l in r["leaks"] if l["kind"] in device_kinds]
+    r["summary"] = {"live_allocations": sum(l["count"] for l in live),
+                    "live_bytes": sum(l["bytes"] for l in live),
+                    "untracked_frees": 0, "denials": len(denials),
+                    "host_live_bytes": sum(l["bytes"] for l in r["leaks"] if l["kind"] == "host"),
+                    "events": events}
+    return r
+
+
+GPU_A = ("GPU-0a0a0a0a-1111-2222-3333-444444444444", "NVIDIA H100 80GB HBM3")
+GPU_B = ("GPU-0b0b0b0b-5555-6666-7777-888888888888", "NVIDIA H100 80GB HBM3")
+HOST = {"limit_bytes": None, "live_bytes": 64 * MiB, "peak_bytes": 96 * MiB,
+        "allocations": 2, "frees": 1, "denied": 1}
+
+
+def job_a():
+    # Device A is ordinal 0, B is ordinal 1.
+    leaks = [("weights", "cudaMalloc", "device", 0, 2, 1536 * MiB),
+             ("grow", "cudaMalloc", "device", 0, 3, 256 * MiB),
+             ("workspace", "cuMemAlloc_v2", "device", 1, 1, 512 * MiB),
+             ("pinned", "cuMemHostAlloc", "host", None, 1, 64 * MiB),
+             ("deep", "cudaMalloc", "device", 0, 1, MiB),
+             ("jit", "cudaMalloc", "device", 1, 2, 8 * MiB),
+             (None, "cuMemAlloc_v2", "device", 1, 1, 4096)]
+    dev_a = 3 * GiB + 768 * MiB + MiB
+    dev_b = 512 * MiB + 16 * MiB + 4096
+    devices = {GPU_A[0]: (dev_a, 4 * GiB, 9, 3, 0, 2),
+               GPU_B[0]: (dev_b, dev_b, 4, 0, 1, 0)}
+    peaks = [(0, 4 * GiB, 12.5, [("weights", 3 * GiB, 2), ("grow", 1 * GiB, 4)]),
+             (1, dev_b, 30.25, [("workspace", 512 * MiB, 1), ("jit", 16 * MiB, 2),
+                                (None, 4096, 1)])]
+    denials = [(20.5, "cudaMalloc", 0, 13 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, "denied",
+                [("weights", 3 * GiB, 2), ("grow", 512 * MiB, 2)]),
+               (21.0, "cudaMalloc", 0, 13 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, "denied", None),
+               (22.0, "cuMemHostAlloc", None, 1 * GiB, 96 * MiB, 128 * MiB, "pinned", None)]
+    released = [("grow", "cudaMalloc", "device", 1, 1, 32 * MiB)]
+    events = {"warn": 0, "wait": 1, "soft_limit": 0}
+    return report(4242, 0x555500000000, 1, [GPU_A, GPU_B], leaks, peaks, denials,
+                  released, events, HOST, devices)
+
+
+def job_b():
+    # The other rank: device B is its ordinal 0, A its ordinal 1.
+    leaks = [("weights", "cudaMalloc", "device", 1, 2, 1536 * MiB),
+             ("grow", "cudaMalloc", "device", 1, 1, 256 * MiB),
+             ("workspace", "cuMemAlloc_v2", "device", 0, 1, 512 * MiB)]
+    devices = {GPU_B[0]: (512 * MiB, 512 * MiB, 1, 0, 0, 0),
+               GPU_A[0]: (3 * GiB + 256 * MiB, 3 * GiB + 256 * MiB, 3, 0, 0, 0)}
+    peaks = [(1, 3 * GiB + 256 * MiB, 11.0, [("weights", 3 * GiB, 2), ("grow", 256 * MiB, 1)]),
+             (0, 512 * MiB, 2.0, [("workspace", 512 * MiB, 1)])]
+    host = {"limit_bytes": None, "live_bytes": 0, "peak_bytes": 0,
+            "allocations": 0, "frees": 0, "denied": 0}
+    return report(4243, 0x563200000000, 7, [GPU_B, GPU_A], leaks, peaks, [], [],
+                  {"warn": 0, "wait": 0, "soft_limit": 0}, host, devices)
+
+
+def broken(base):
+    """(name, text or object, expected piece of the error line)."""
+    out = []
+
+    def mutate(name, fn, expect):
+        r = copy.deepcopy(base)
+        fn(r)
+        out.append((name, r, expect))
+
+    text = json.dumps(base, indent=1)
+    out += [
+        ("empty.json", "", "empty file"),
+        ("blank.json", " \n\t\n", "empty file"),
+        ("not-json.json", "cumemguard: report written\n", "not valid JSON (line 1, column 1)"),
+        ("truncated.json", text[: len(text) // 2], "truncated JSON"),
+        ("truncated-early.json", text[:40], "truncated JSON"),
+        ("trailing-garbage.json", text + "\n}\n", "not valid JSON"),
+        ("array.json", "[1, 2, 3]\n", "the JSON is an array, not an object"),
+        ("string.json", "\"cumemguard-report\"\n", "the JSON is a string"),
+        ("no-format.json", "{\"version\": 1}\n", "no \"format\" key"),
+        ("deep-nesting.json", "[" * 5000 + "]" * 5000, "not valid JSON"),
+    ]
+    mutate("wrong-format.json", lambda r: r.update(format="heaptrack"), "format is not")
+    mutate("format-number.json", lambda r: r.update(format=1), "format is not")
+    mutate("version-2.json", lambda r: r.update(version=2), "report version 2 is newer")
+    mutate("version-0.json", lambda r: r.update(version=0), "unknown report version 0")
+    mutate("version-string.json", lambda r: r.update(version="1"), "version: expected an integer, got a string")
+    mutate("version-missing.json", lambda r: r.pop("version"), "version: expected an integer, got nothing")
+    mutate("process-missing.json", lambda r: r.pop("process"), "process: missing")
+    mutate("pid-string.json", lambda r: r["process"].update(pid="4242"), "process.pid: expected an integer")
+    mutate("argv-number.json", lambda r: r["process"]["argv"].append(3), "process.argv[3]: expected a string, got a number")
+    mutate("modules-object.json", lambda r: r.update(modules={}), "modules: expected an array, got an object")
+    mutate("module-path-null.json", lambda r: r["modules"][0].update(path=None), "modules[0].path: expected a string, got null")
+    mutate("frame-module-range.json", lambda r: r["frames"][0].update(module=99), "frames[0].module: 99 is out of range")
+    mutate("frame-module-negative.json", lambda r: r["frames"][0].update(module=-1), "frames[0].module: expected an integer")
+    mutate("frame-address-bad.json", lambda r: r["frames"][1].update(address="0xZZ"), "frames[1].address")
+    mutate("frame-address-long.json", lambda r: r["frames"][1].update(address="0x" + "f" * 17), "frames[1].address")
+    mutate("frame-offset-number.json", lambda r: r["frames"][2].update(offset=4096), "frames[2].offset")
+    mutate("stack-frame-range.json", lambda r: r["stacks"][0]["frames"].append(len(r["frames"])), "stacks[0].frames[")
+    mutate("stack-frame-string.json", lambda r: r["stacks"][1]["frames"].insert(0, "0"), "stacks[1].frames[0]: expected an index")
+    mutate("stack-id-duplicate.json", lambda r: r["stacks"][1].update(id=r["stacks"][0]["id"]), "is the id of two stacks")
+    mutate("stack-id-zero.json", lambda r: r["stacks"][0].update(id=0), "stacks[0].id")
+    mutate("stack-truncated-string.json", lambda r: r["stacks"][0].update(truncated="no"), "stacks[0].truncated: expected a boolean")
+    mutate("leak-stack-unknown.json", lambda r: r["leaks"][0].update(stack=9999), "leaks[0].stack: 9999 is not the id of a stack")
+    mutate("leak-bytes-negative.json", lambda r: r["leaks"][0].update(bytes=-1), "leaks[0].bytes: expected an integer from 0 to 2^53, got -1")
+    mutate("leak-bytes-fraction.json", lambda r: r["leaks"][0].update(bytes=1.5), "leaks[0].bytes: expected an integer from 0 to 2^53, got 1.5")
+    mutate("leak-bytes-huge.json", lambda r: r["leaks"][0].update(bytes=1e300), "leaks[0].bytes: expected an integer")
+    mutate("leak-count-string.json", lambda r: r["leaks"][1].update(count="2"), "leaks[1].count")
+    mutate("leak-api-missing.json", lambda r: r["leaks"][0].pop("api"), "leaks[0].api: missing")
+    mutate("leak-kind-number.json", lambda r: r["leaks"][0].update(kind=1), "leaks[0].kind: expected a string")
+    mutate("leak-not-object.json", lambda r: r["leaks"].append([]), "expected an object, got an array")
+    mutate("leak-device-huge.json", lambda r: r["leaks"][0].update(device=1 << 40), "leaks[0].device")
+    mutate("device-ordinal-range.json", lambda r: r["devices"][0].update(ordinal=64), "devices[0].ordinal: expected an integer from 0 to 63")
+    mutate("device-duplicate.json", lambda r: r["devices"][1].update(ordinal=r["devices"][0]["ordinal"]), "is listed twice")
+    mutate("device-live-string.json", lambda r: r["devices"][0].update(live_bytes="1 GiB"), "devices[0].live_bytes: expected an integer from 0 to 2^53, got a string")
+    mutate("peak-by-stack-null.json", lambda r: r["peaks"][0].update(by_stack=None), "peaks[0].by_stack: expected an array, got null")
+    mutate("peak-share-unknown-stack.json", lambda r: r["peaks"][0]["by_stack"][0].update(stack=1), "peaks[0].by_stack[0].stack: 1 is not the id")
+    mutate("denial-time-string.json", lambda r: r["denials"][0].update(time="20.5"), "denials[0].time: expected a number")
+    mutate("summary-events-array.json", lambda r: r["summary"].update(events=[]), "summary.events: expected an object")
+    mutate("host-live-null.json", lambda r: r["host"].update(live_bytes=None), "host.live_bytes")
+    mutate("released-stack-unknown.json", lambda r: r["released"][0].update(stack=424242), "released[0].stack: 424242 is not the id")
+    return out
+
+
+def main():
+    a, b = job_a(), job_b()
+    for name, r in (("job-a.json", a), ("job-b.json", b)):
+        with open(os.path.join(HERE, "data", name), "w") as f:
+            json.dump(r, f, indent=1)
+            f.write("\n")
+    cases = broken(a)
+    with open(os.path.join(HERE, "broken", "expected.txt"), "w") as ex:
+        ex.write("# FILE<TAB>a piece of the one line cumemguard-report must print\n")
+        for name, content, expect in cases:
+            with open(os.path.join(HERE, "broken", name), "w") as f:
+                f.write(content if isinstance(content, str) else json.dumps(content, indent=1) + "\n")
+            ex.write("%s\t%s\n" % (name, expect))
+
+
+if __name__ == "__main__":
+    main()

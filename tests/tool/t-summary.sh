@@ -1,0 +1,101 @@
+#!/bin/sh
+# The summary: exact text for the fixed reports of tests/tool/data (two
+# devices, hidden CUDA and start-up frames, a frame without a module, a
+# truncated stack, a leak without a stack, pinned host memory, denials,
+# events), and for a scripted run of the simulated CUDA with what varies
+# filtered out; its numbers equal the report's; --top, --min-bytes,
+# --all-frames, --json, several files, standard input.
+. "$srcdir/tests/tool/defs.sh"
+D=$TOOLDIR/data
+
+tool_in "$TOOLDIR" data/job-a.json
+is "$rc" 0 "summary of a fixed report"
+golden summary-job-a.txt "its text"
+tool_in "$TOOLDIR" --all-frames data/job-a.json
+golden summary-job-a-all.txt "--all-frames shows the CUDA and start-up frames"
+tool_in "$TOOLDIR" --top 2 --min-bytes 512M data/job-a.json
+golden summary-job-a-top.txt "--top 2 --min-bytes 512M"
+tool_in "$TOOLDIR" --min-bytes 1G --top 0 data/job-a.json
+is "$(grep -c '^Leaked' "$tmp/out")" 1 "--min-bytes 1G lists the one group of 1 GiB or more"
+is "$(grep -c '^\.\.\. and 6 more leak groups: ' "$tmp/out")" 1 \
+  "and says how many it did not list"
+is "$(tail -n 1 "$tmp/out")" \
+  "SUMMARY: cumemguard: 4.3 GiB (4581232640 bytes) leaked in 10 allocations; 64.0 MiB (67108864 bytes) in 1 allocation of host or imported memory" \
+  "the SUMMARY line counts everything, listed or not"
+is "$(js "$D/job-a.json" 'd["summary"]["live_bytes"]')" 4581232640 \
+  "and that is the report's summary.live_bytes"
+
+# --json: the numbers are the report's.
+tool_json "$tmp/a.json" --json "$D/job-a.json"
+is "$rc" 0 "--json"
+is "$(js "$tmp/a.json" '(d["format"], d["version"], len(d["summaries"]))')" \
+  "('cumemguard-report-summary', 1, 1)" "a summary document of one summary"
+is "$(js "$tmp/a.json" '[(x["ordinal"], x["live_bytes"], x["peak_bytes"], x["allocations"], x["frees"], x["denied"], x["limit_bytes"]) for x in d["summaries"][0]["devices"]]')" \
+  "$(js "$D/job-a.json" '[(x["ordinal"], x["live_bytes"], x["peak_bytes"], x["allocations"], x["frees"], x["denied"], x["limit_bytes"]) for x in d["devices"]]')" \
+  "devices as the report has them"
+is "$(js "$tmp/a.json" '(d["summaries"][0]["leaked_bytes"], d["summaries"][0]["leaked_allocations"], d["summaries"][0]["other_bytes"])')" \
+  "$(js "$D/job-a.json" '(d["summary"]["live_bytes"], d["summary"]["live_allocations"], d["summary"]["host_live_bytes"])')" \
+  "leaked bytes and allocations as the report's summary"
+is "$(js "$tmp/a.json" '[(l["api"], l["kind"], l["device"], l["count"], l["bytes"]) for l in d["summaries"][0]["leaks"]]')" \
+  "$(js "$D/job-a.json" '[(l["api"], l["kind"], l["device"], l["count"], l["bytes"]) for l in d["leaks"]]')" \
+  "every leak group, in the report's order"
+is "$(js "$tmp/a.json" '[f["function"] for f in d["summaries"][0]["leaks"][0]["frames"] if not f["hidden"]]')" \
+  "['alloc_weights', 'load_model', 'main']" "frames, with the hidden ones marked"
+is "$(js "$tmp/a.json" '[f["module"] for f in d["summaries"][0]["leaks"][0]["frames"] if f["hidden"]]')" \
+  "['libcudart.so.12', 'libcudart.so.12', 'libc.so.6', 'libc.so.6', 'trainer']" \
+  "the hidden ones: CUDA runtime inside, start-up outside"
+is "$(js "$tmp/a.json" '[(p["device"], p["live_bytes"], [(b["bytes"], b["count"]) for b in p["by_stack"]]) for p in d["summaries"][0]["peaks"]]')" \
+  "$(js "$D/job-a.json" '[(p["device"], p["bytes"], [(b["bytes"], b["count"]) for b in p["by_stack"]]) for p in d["peaks"]]')" \
+  "the peaks as the report has them"
+is "$(js "$tmp/a.json" '[(x["device"], x["api"], x["requested_bytes"], x["live_bytes"], x["limit_bytes"], x["by_stack"] is None) for x in d["summaries"][0]["first_denials"]]')" \
+  "[(0, 'cudaMalloc', 13958643712, 3758096384, 17179869184, False), (None, 'cuMemHostAlloc', 1073741824, 100663296, 134217728, True)]" \
+  "the first denial of each device, and of host memory"
+
+# Several files: one summary each.
+tool "$D/job-a.json" "$D/job-b.json"
+is "$(grep -c '^SUMMARY: ' "$tmp/out")" 2 "two files: two summaries"
+is "$(grep -c '^cumemguard report ' "$tmp/out")" 2 "each with its header"
+tool_json "$tmp/j.json" --json "$D/job-a.json" "$D/job-b.json"
+is "$(js "$tmp/j.json" '[s["sources"][0]["pid"] for s in d["summaries"]]')" "[4242, 4243]" \
+  "--json: one summary object each"
+tool - <"$D/job-b.json"
+is "$rc/$(tail -n 1 "$tmp/out")" \
+  "0/SUMMARY: cumemguard: 3.8 GiB (4026531840 bytes) leaked in 4 allocations" \
+  "'-' reads standard input"
+
+# A scripted run on the simulated CUDA: site 1 1M, site 2 2M, site 1 1M,
+# site 3 4M (the peak, 8M), free it, site 3 5M (denied), site 2 1M.
+R=$tmp/r.json
+guard "--limit 8M --report $R" app_rt_shared site 1 1M site 2 2M site 1 1M \
+  site 3 4M free 3 site 3 5M site 2 1M
+validate "$R"
+tool "$R"
+is "$rc" 0 "summary of a simulated run"
+normalize <"$tmp/out" >"$tmp/norm"
+cp "$tmp/norm" "$tmp/out"
+golden summary-sim.txt "its text, pids, times, paths and offsets aside"
+is "$(tail -n 1 "$tmp/norm")" \
+  "SUMMARY: cumemguard: 5.0 MiB ($(q "$R" 'r["summary"]["live_bytes"]') bytes) leaked in $(q "$R" 'r["summary"]["live_allocations"]') allocations" \
+  "SUMMARY says the report's live bytes and allocations"
+tool_json "$tmp/j.json" --json "$R"
+is "$(js "$tmp/j.json" '[(l["bytes"], l["count"], [f["function"] for f in l["frames"] if f["function"] and f["function"].startswith("cmgtest_site")]) for l in d["summaries"][0]["leaks"]]')" \
+  "[($((3 * M)), 2, ['cmgtest_site_2']), ($((2 * M)), 2, ['cmgtest_site_1'])]" \
+  "--json: the leak groups of the run, with their sites"
+is "$(js "$tmp/j.json" '[(x["live_bytes"], x["peak_bytes"], x["denied"]) for x in d["summaries"][0]["devices"]]')" \
+  "$(q "$R" '[(x["live_bytes"], x["peak_bytes"], x["denied"]) for x in r["devices"]]')" \
+  "--json: the device counters of the run"
+
+# Without stacks.
+guard "--report $R --stack-depth 0" app_driver site 1 1M
+tool "$R"
+is "$(grep -c 'no stack was recorded' "$tmp/out")" 1 "stack_depth=0: says there is no stack"
+is "$(tail -n 1 "$tmp/out")" "SUMMARY: cumemguard: 1.0 MiB (1048576 bytes) leaked in 1 allocation" \
+  "and still counts the leak"
+
+# Nothing leaked.
+guard "--report $R" app_driver site 1 1M free 0
+tool "$R"
+is "$(grep -c '^No device memory leaked\.$' "$tmp/out")/$(tail -n 1 "$tmp/out")" \
+  "1/SUMMARY: cumemguard: 0 B (0 bytes) leaked in 0 allocations" "nothing leaked"
+
+done_testing
