@@ -86,6 +86,9 @@ struct cmg__config {
   uint64_t host_limit;      /* host_limit=SIZE; CMG__NO_LIMIT when unset */
   enum cmg__on_exceed on_exceed;
   uint64_t wait_timeout_ns; /* wait_timeout=DURATION; default 30 s */
+  char group[64];           /* group=NAME; "" for none */
+  struct cmg__limit group_limit;                 /* group_limit=SIZE */
+  struct cmg__limit group_limit_dev[CMG__MAX_DEVICES]; /* group_limit.N */
   char report[CMG__REPORT_MAX];   /* report=PATTERN; default above */
   unsigned stack_depth;           /* stack_depth=N, 0..256; default 32 */
   int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
@@ -452,6 +455,44 @@ bool cmg__policy_is_failed_closed(void);
 
 /* Forgets every reservation (fork child). */
 void cmg__policy_reset_usage(void);
+
+/* ---- group.c: one cap shared by a group of processes ------------------ */
+
+/* Joins the group cfg->group names (a no-op without one): opens or creates
+ * the user's shared segment for it and takes a slot.  Returns 0, or a
+ * negative errno with one line in err (no prefix): the caller fails closed. */
+int cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen);
+
+bool cmg__group_active(void);
+
+/* Reserves bytes against the group's cap on `device` (physical resolves a
+ * percentage).  Returns 0, or -ENOMEM with *used_out and *limit_out set;
+ * never blocks, never takes a lock a dead process could leave held. */
+int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
+                       uint64_t *used_out, uint64_t *limit_out);
+
+/* Gives back bytes reserved by cmg__group_reserve (failed allocation or
+ * free), waking processes that wait for room. */
+void cmg__group_release(int device, uint64_t bytes);
+
+/* Waits up to timeout_ns for the group to have room for bytes on device,
+ * woken by another member's free or death: 0 once reserved, -ETIMEDOUT. */
+int cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
+                    uint64_t timeout_ns, uint64_t *used_out,
+                    uint64_t *limit_out);
+
+/* A forked child leaves its parent's slot and takes its own on first use. */
+void cmg__group_after_fork(void);
+
+/* For the report: the group's name, its cap and usage per device. */
+struct cmg__group_usage {
+  uint64_t limit;   /* CMG__NO_LIMIT for none */
+  uint64_t used;    /* all members */
+  uint64_t mine;    /* this process */
+};
+const char *cmg__group_name(void);
+int cmg__group_usage(int device, struct cmg__group_usage *out);
+unsigned cmg__group_members(void);
 
 /* ---- resolve.c: the real functions and the resolvers ------------------ */
 

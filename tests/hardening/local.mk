@@ -1,0 +1,1 @@
+# Hardening: written by the hardening work.
