@@ -76,9 +76,10 @@ void cmg__missing(enum cmg__fn fn);
 /* The device of the calling thread's current context; -1 without one. */
 int cmg__current_device(void);
 
-/* The id of the calling thread's current context (0 without one); ids are
- * small numbers the ledger keeps per allocation (hooks_context.c). */
-uint16_t cmg__context_current(void);
+/* The device of the calling thread's current context, or -1 without one,
+ * and that context's id in *id (0 without one): a small number the ledger
+ * keeps per allocation (hooks_context.c). */
+int cmg__context_device(uint16_t *id);
 
 /* Sets up `device` (physical size, limits, identity) the first time it is
  * seen. */

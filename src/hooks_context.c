@@ -16,7 +16,10 @@
  * primary one unless it came from cuCtxCreate.
  *
  * The id table is append-only and read without a lock; a thread remembers
- * the last context it looked up, so the common case is a compare.
+ * the last context it looked up and that context's device, so the common
+ * case is one driver call (cuCtxGetCurrent) and a compare.  The memory is
+ * dropped when any context is created or destroyed (a generation count),
+ * since a destroyed context's address may come back as another device's.
  */
 #include "config.h"
 
@@ -35,6 +38,9 @@ static _Atomic int retains[CMG__MAX_DEVICES];
 
 static CMG__TLS CUcontext last_ctx;
 static CMG__TLS uint16_t last_id;
+static CMG__TLS int last_device;
+static CMG__TLS unsigned last_generation;
+static _Atomic unsigned generation = 1;
 
 /* The id of ctx, given on first sight; 0 for NULL or a full table. */
 static uint16_t
@@ -67,14 +73,24 @@ id_of(CUcontext ctx)
   return (uint16_t)id;
 }
 
-uint16_t
-cmg__context_current(void)
+int
+cmg__context_device(uint16_t *id)
 {
   cmg__pfn_cuCtxGetCurrent get = REAL(cuCtxGetCurrent);
   CUcontext ctx = NULL;
-  if (get == NULL || get(&ctx) != CUDA_SUCCESS)
-    return 0;
-  return id_of(ctx);
+  *id = 0;
+  if (get == NULL || get(&ctx) != CUDA_SUCCESS || ctx == NULL)
+    return -1;
+  unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
+  if (ctx != last_ctx || gen != last_generation) {
+    int device = cmg__current_device();
+    *id = id_of(ctx);  /* sets last_ctx and last_id */
+    last_device = device;
+    last_generation = gen;
+    return device;
+  }
+  *id = last_id;
+  return last_device;
 }
 
 struct teardown {
@@ -104,6 +120,7 @@ static void
 teardown(uint16_t ctx, int device)
 {
   struct teardown t = { ctx, device };
+  atomic_fetch_add(&generation, 1);
   if (ctx == 0 && (device < 0 || device >= CMG__MAX_DEVICES))
     return;
   cmg__ledger_remove_if(survives, released, &t);
@@ -112,6 +129,7 @@ teardown(uint16_t ctx, int device)
 static void
 mark_created(CUresult rc, CUcontext *pctx)
 {
+  atomic_fetch_add(&generation, 1);
   if (rc == CUDA_SUCCESS && pctx != NULL) {
     uint16_t id = id_of(*pctx);
     if (id != 0)

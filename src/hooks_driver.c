@@ -195,12 +195,14 @@ cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
   c->fn = cmg__self.label ? cmg__self.label : (uint8_t)fn;
   c->kind = (uint8_t)kind;
   /* Device memory and arrays die with the context that made them. */
-  c->ctx = kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY
-               ? cmg__context_current()
-               : 0;
+  c->ctx = 0;
   if (kind == CMG__KIND_HOST)
     device = CMG__HOST;
-  else if (device == CMG__CURRENT)
+  else if (kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY) {
+    int current = cmg__context_device(&c->ctx);
+    if (device == CMG__CURRENT)
+      device = current;
+  } else if (device == CMG__CURRENT)
     device = cmg__current_device();
   c->device = device;
   /* Without a context the driver refuses the call itself. */
