@@ -1,1 +1,35 @@
-# make bench: written by the benchmark work.
+# make bench: the overhead benchmark (bench/cmgbench, docs/PERFORMANCE.md).
+# It runs the simulated CUDA programs' driver and runtime (tests/sim) with
+# and without the interposer and prints a table; the same figures go to
+# bench/results.json.  make bench-smoke runs the same harness with tiny
+# counts for CI: it fails only when the harness breaks, never on a missed
+# target.  The program is a check program so that make check at least
+# compiles it.
+
+check_PROGRAMS += bench/cmgbench
+bench_cmgbench_SOURCES = \
+	bench/cmgbench.h \
+	bench/frames.c \
+	bench/main.c \
+	bench/paths.c \
+	bench/table.c \
+	bench/util.c \
+	bench/work.c
+bench_cmgbench_LDFLAGS = -no-install -rdynamic
+bench_cmgbench_LDADD = tests/sim/libcuda.la tests/sim/libcudart.la \
+	-ldl -lpthread -lm
+
+BENCH_RUN = bench/cmgbench$(EXEEXT) \
+	--lib $(abs_builddir)/.libs/libcumemguard.so \
+	--sim $(abs_builddir)/tests/sim/.libs \
+	--tool $(abs_builddir)/cumemguard-report$(EXEEXT)
+
+bench: all bench/cmgbench$(EXEEXT)
+	$(BENCH_RUN) --json bench/results.json
+
+bench-smoke: all bench/cmgbench$(EXEEXT)
+	$(BENCH_RUN) --smoke --json bench/results-smoke.json
+
+.PHONY: bench bench-smoke
+EXTRA_DIST += docs/PERFORMANCE.md
+CLEANFILES += bench/results.json bench/results-smoke.json

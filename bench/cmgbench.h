@@ -1,0 +1,148 @@
+/*
+ * What the files of the benchmark share.  The benchmark is one program,
+ * bench/cmgbench: run plainly it is the harness (main.c), which starts
+ * itself again as child processes under LD_PRELOAD (work.c) and prints what
+ * they measured.  Each child measures the program's calls with and without
+ * the interposer itself, interleaved, so every ratio it reports comes from
+ * one process on one simulated GPU.
+ */
+#ifndef CMGBENCH_H
+#define CMGBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Frames of real, distinct functions between main and the timed calls. */
+#define CMGB_CALL_DEPTH 40
+/* Most frames cmgb_at_depth can add. */
+#define CMGB_MAX_DEPTH 48
+/* Levels of cmgb_at_tree: 2^14 distinct stacks at most. */
+#define CMGB_TREE_LEVELS 14
+
+/* ---- frames.c: call depth, distinct stacks, the floor ------------------ */
+
+typedef void (*cmgb_fn)(void *arg);
+
+/* Calls fn(arg) from `depth` frames deeper (at most CMGB_MAX_DEPTH), each
+ * a different function, none of them inlined or tail-called, so that an
+ * unwinder walks as many frames as in a program with that call depth. */
+void cmgb_at_depth(unsigned depth, cmgb_fn fn, void *arg);
+
+/* Calls fn(arg) through CMGB_TREE_LEVELS frames that the bits of `which`
+ * choose among two functions per level: each value below 2^14 gives a
+ * distinct stack. */
+void cmgb_at_tree(unsigned which, cmgb_fn fn, void *arg);
+
+/* The floor: an allocation and a free with the driver's signatures that do
+ * nothing. */
+int cmgb_empty_alloc(unsigned long long *dptr, size_t bytes);
+int cmgb_empty_free(unsigned long long dptr);
+
+/* ---- paths.c: the ways a program reaches the driver -------------------- */
+
+enum cmgb_path {
+  CMGB_FLOOR,    /* the empty pair */
+  CMGB_DIRECT,   /* linked with -lcuda, called by name */
+  CMGB_DLSYM,    /* dlopen + dlsym("cuMemAlloc_v2") */
+  CMGB_GETPROC,  /* dlsym("cuGetProcAddress_v2"), then ("cuMemAlloc", 3020) */
+  CMGB_RUNTIME,  /* cudaMalloc/cudaFree of the shared libcudart.so.13 */
+  CMGB_NPATHS
+};
+
+extern const char *const cmgb_path_names[CMGB_NPATHS];
+
+/* Finds every path's functions twice: as the program sees them under the
+ * interposer ("with"), and the driver's and the runtime's own ("bare"),
+ * bypassing the interposer.  The bare runtime is a copy of libcudart.so.13
+ * made in tmpdir and loaded with RTLD_DEEPBIND, so that its dlsym is libc's
+ * and it talks to the same simulated driver without hooks.  Returns 0, or
+ * -1 after a message on stderr (also when the interposer is not loaded). */
+int cmgb_paths_init(const char *tmpdir);
+
+/* Makes device `dev`'s primary context current on the calling thread (the
+ * driver paths need one; the runtime binds its own). */
+int cmgb_use_device(int dev);
+
+/* n allocation + free pairs of `bytes` through a path.  Returns 0, or -1
+ * after a message when a call failed. */
+int cmgb_pairs(enum cmgb_path path, bool with, long n, size_t bytes);
+
+/* One allocation or free through a path (to hold live allocations). */
+int cmgb_alloc(enum cmgb_path path, bool with, uint64_t *dptr, size_t bytes);
+int cmgb_free(enum cmgb_path path, bool with, uint64_t dptr);
+
+/* The interposer's public API, found with dlsym; NULL without it. */
+struct cmg_device_stats;
+int cmgb_stats(int dev, struct cmg_device_stats *out);
+int cmgb_dump(const char *path);
+
+/* ---- util.c ------------------------------------------------------------ */
+
+uint64_t cmgb_now_ns(void);
+
+/* Median (sorts v in place) and minimum of n values; 0 when n is 0. */
+double cmgb_median(double *v, size_t n);
+double cmgb_min(const double *v, size_t n);
+
+/* Anonymous resident memory of this process in bytes (RssAnon), or -1. */
+long long cmgb_rss_anon(void);
+
+/* Bytes malloc holds for the program (in use plus mmapped chunks). */
+long long cmgb_malloc_bytes(void);
+
+/* Prints one result line "key value" on stdout for the harness. */
+void cmgb_put(const char *key, double value);
+
+/* ---- main.c: the harness and what it collected ------------------------- */
+
+/* What a run does: the full run, or the smoke run's tiny counts. */
+struct cmgb_plan {
+  const char *mode;
+  int rounds;
+  const char *block_ms, *thread_ms, *scale_ms;  /* as the children take them */
+  const char *scale_live;                       /* "1000,100000,1000000" */
+  long mem_live[2], mem_stacks;
+  long report_live, report_stacks;
+  int report_reps;
+};
+
+struct cmgb_machine {
+  char cpu[128];
+  char kernel[256];
+  char clocksource[32];
+  long cores;
+  double load_start, load_end;  /* 1-minute load average */
+};
+
+#define CMGB_NDEPTHS 4
+extern const struct cmgb_plan *cmgb_plan;
+extern const int cmgb_depths[CMGB_NDEPTHS];  /* stack depths of "calls" */
+extern const int cmgb_thread_depths[2];      /* of "threads" and "scale" */
+extern const char *const cmgb_layouts[2];    /* "each", "same" device */
+extern struct cmgb_machine cmgb_machine;
+extern const char *cmgb_lib;         /* the interposer */
+extern const char *cmgb_tool_state;  /* "ok", or why there is no read time */
+extern int cmgb_broken;              /* 1 when the harness itself failed */
+
+/* A figure the children printed, by its key ("calls.32.direct.added_med");
+ * NAN when there is none. */
+double cmgb_get(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- table.c: the output ----------------------------------------------- */
+
+/* Sets cmgb_broken, with a message, when a figure of the table is missing. */
+void cmgb_check_complete(void);
+
+/* The table, with PASS or MISS for each target, on stdout. */
+void cmgb_print_table(void);
+
+/* The same figures as JSON; 0 or a negative errno. */
+int cmgb_write_json(const char *path);
+
+/* ---- work.c: the child modes ------------------------------------------- */
+
+/* Runs `cmgbench --child MODE ...`; returns the exit status. */
+int cmgb_child(int argc, char **argv);
+
+#endif /* CMGBENCH_H */

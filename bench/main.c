@@ -1,0 +1,434 @@
+/*
+ * The benchmark harness (make bench, make bench-smoke).
+ *
+ *   cmgbench --lib .libs/libcumemguard.so [--sim DIR] [--tool PROGRAM]
+ *            [--json FILE] [--smoke]
+ *
+ * It starts itself again as child processes (work.c) with the interposer in
+ * LD_PRELOAD, one per configuration, collects the "key value" lines they
+ * print, and prints one table and writes the same figures as JSON.  Each
+ * child compares the interposed path with the bare one inside itself, so
+ * no ratio mixes two processes; only the fixed costs of a configuration
+ * (stack depth) need a process each, because the interposer reads its
+ * options once.  Memory is the exception: resident memory can only be
+ * compared between two fresh processes that do the same work, one through
+ * the interposer and one around it.
+ *
+ * Targets are printed PASS or MISS and never change the exit status, which
+ * is 0 when every child ran and 1 when the harness itself broke.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmgbench.h"
+
+#define MAX_VALUES 4096
+
+struct value {
+  char key[112];
+  double v;
+};
+
+static struct value values[MAX_VALUES];
+static int nvalues;
+int cmgb_broken;
+static char tmpdir[] = "/tmp/cmgbench.XXXXXX";
+
+static struct {
+  const char *lib, *sim, *tool, *json;
+  bool smoke;
+} arg;
+
+static const struct cmgb_plan full = {
+  "full", 11, "20", "60", "10", "1000,100000,1000000",
+  { 100000, 1000000 }, 10000, 1000000, 10000, 3,
+};
+static const struct cmgb_plan smoke = {
+  "smoke", 3, "1", "2", "1", "100,1000,10000",
+  { 1000, 10000 }, 1000, 10000, 100, 1,
+};
+const struct cmgb_plan *cmgb_plan;
+
+const int cmgb_depths[CMGB_NDEPTHS] = { 0, 16, 32, 64 };
+const int cmgb_thread_depths[2] = { 0, 32 };
+const char *const cmgb_layouts[2] = { "each", "same" };
+struct cmgb_machine cmgb_machine = {
+  .cpu = "unknown", .kernel = "unknown", .clocksource = "unknown",
+};
+const char *cmgb_lib;
+
+/* ---- results ---------------------------------------------------------- */
+
+static void
+store(const char *key, double v)
+{
+  for (int i = 0; i < nvalues; i++)
+    if (strcmp(values[i].key, key) == 0) {
+      values[i].v = v;
+      return;
+    }
+  if (nvalues < MAX_VALUES) {
+    snprintf(values[nvalues].key, sizeof(values[0].key), "%s", key);
+    values[nvalues++].v = v;
+  }
+}
+
+double
+cmgb_get(const char *fmt, ...)
+{
+  char key[112];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(key, sizeof(key), fmt, ap);
+  va_end(ap);
+  for (int i = 0; i < nvalues; i++)
+    if (strcmp(values[i].key, key) == 0)
+      return values[i].v;
+  return NAN;
+}
+
+/* ---- children --------------------------------------------------------- */
+
+/* Runs this program as a child with the interposer preloaded and `options`
+ * in CUMEMGUARD_OPTIONS; stores what it prints under prefix.  Returns 0 if
+ * it ran to its end. */
+static int
+run_child(const char *prefix, const char *options, const char *const *args)
+{
+  char *argv[64];
+  int argc = 0, fds[2];
+  argv[argc++] = "cmgbench";
+  for (; *args != NULL && argc < 60; args++)
+    argv[argc++] = (char *)*args;
+  argv[argc++] = "--tmp";
+  argv[argc++] = tmpdir;
+  argv[argc] = NULL;
+
+  fprintf(stderr, "  %-24s", prefix);
+  uint64_t t0 = cmgb_now_ns();
+  fflush(stderr);
+  if (pipe(fds) != 0)
+    return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    char ld[8192];
+    const char *old = getenv("LD_LIBRARY_PATH");
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("LD_PRELOAD", arg.lib, 1);
+    setenv("CUMEMGUARD_OPTIONS", options, 1);
+    setenv("CMG_SIM_DEVICES", "16G,16G", 1);
+    unsetenv("CMG_SIM_TRACE");
+    unsetenv("CMG_SIM_FAIL_ALLOC_AFTER");
+    unsetenv("CMG_SIM_FAIL_FREE_AFTER");
+    unsetenv("CMG_SIM_GETPROC_TRAMPOLINE");
+    if (arg.sim != NULL) {
+      snprintf(ld, sizeof(ld), "%s%s%s", arg.sim, old ? ":" : "",
+               old ? old : "");
+      setenv("LD_LIBRARY_PATH", ld, 1);
+    }
+    execv("/proc/self/exe", argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE *in = fdopen(fds[0], "r");
+  char line[512], key[96], full_key[112];
+  double v;
+  bool ok = false;
+  while (in != NULL && fgets(line, sizeof(line), in) != NULL) {
+    if (sscanf(line, "%95s %lf", key, &v) != 2)
+      continue;
+    ok |= strcmp(key, "ok") == 0;
+    snprintf(full_key, sizeof(full_key), "%s.%s", prefix, key);
+    store(full_key, v);
+  }
+  if (in != NULL)
+    fclose(in);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  bool good = ok && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+  fprintf(stderr, "%7.2f s%s\n", (double)(cmgb_now_ns() - t0) / 1e9,
+          good ? "" : "  FAILED");
+  if (!good)
+    cmgb_broken = 1;
+  return good ? 0 : -1;
+}
+
+static void
+options(char *buf, size_t len, int depth)
+{
+  snprintf(buf, len, "limit=15GiB,stack_depth=%d,report=%s/exit.%%p.json",
+           depth, tmpdir);
+}
+
+static void
+run_calls(void)
+{
+  char rounds[16], opts[256], prefix[64];
+  snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
+  for (int d = 0; d < CMGB_NDEPTHS; d++) {
+    const char *args[] = { "--child", "calls", "--rounds", rounds,
+                           "--block-ms", cmgb_plan->block_ms, NULL };
+    options(opts, sizeof(opts), cmgb_depths[d]);
+    snprintf(prefix, sizeof(prefix), "calls.%d", cmgb_depths[d]);
+    run_child(prefix, opts, args);
+  }
+}
+
+static void
+run_threads(void)
+{
+  char rounds[16], opts[256], prefix[64];
+  snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
+  for (int l = 0; l < 2; l++)
+    for (int d = 0; d < 2; d++) {
+      const char *args[] = { "--child", "threads", "--rounds", rounds,
+                             "--block-ms", cmgb_plan->thread_ms, "--devices",
+                             cmgb_layouts[l], NULL };
+      options(opts, sizeof(opts), cmgb_thread_depths[d]);
+      snprintf(prefix, sizeof(prefix), "threads.%s.%d", cmgb_layouts[l],
+               cmgb_thread_depths[d]);
+      run_child(prefix, opts, args);
+    }
+}
+
+static void
+run_scale(void)
+{
+  char rounds[16], opts[256], prefix[64];
+  snprintf(rounds, sizeof(rounds), "%d",
+           cmgb_plan->rounds < 7 ? cmgb_plan->rounds : 7);
+  for (int d = 0; d < 2; d++) {
+    const char *args[] = { "--child", "scale", "--rounds", rounds,
+                           "--block-ms", cmgb_plan->scale_ms, "--live",
+                           cmgb_plan->scale_live, NULL };
+    options(opts, sizeof(opts), cmgb_thread_depths[d]);
+    snprintf(prefix, sizeof(prefix), "scale.%d", cmgb_thread_depths[d]);
+    run_child(prefix, opts, args);
+  }
+}
+
+static void
+run_mem_one(const char *prefix, const char *path, const char *mix, long n)
+{
+  char opts[256], live[32];
+  snprintf(live, sizeof(live), "%ld", n);
+  const char *args[] = { "--child", "mem", "--path", path, "--stack-mix", mix,
+                         "--live", live, NULL };
+  options(opts, sizeof(opts), 32);
+  run_child(prefix, opts, args);
+}
+
+static void
+run_mem(void)
+{
+  char prefix[64];
+  for (int i = 0; i < 2; i++) {
+    snprintf(prefix, sizeof(prefix), "mem.%ld.bare", cmgb_plan->mem_live[i]);
+    run_mem_one(prefix, "bare", "single", cmgb_plan->mem_live[i]);
+    snprintf(prefix, sizeof(prefix), "mem.%ld.with", cmgb_plan->mem_live[i]);
+    run_mem_one(prefix, "with", "single", cmgb_plan->mem_live[i]);
+  }
+  run_mem_one("mem.stacks.single", "with", "single", cmgb_plan->mem_stacks);
+  run_mem_one("mem.stacks.distinct", "with", "distinct", cmgb_plan->mem_stacks);
+}
+
+static char report_file[4096];
+
+static void
+run_report(void)
+{
+  char opts[256], live[32], stacks[32], reps[16];
+  snprintf(live, sizeof(live), "%ld", cmgb_plan->report_live);
+  snprintf(stacks, sizeof(stacks), "%ld", cmgb_plan->report_stacks);
+  snprintf(reps, sizeof(reps), "%d", cmgb_plan->report_reps);
+  snprintf(report_file, sizeof(report_file), "%s/report.json", tmpdir);
+  const char *args[] = { "--child", "report", "--live", live, "--stacks",
+                         stacks, "--rounds", reps, "--out", report_file,
+                         NULL };
+  options(opts, sizeof(opts), 32);
+  run_child("report", opts, args);
+}
+
+/* Times `tool FILE`, output discarded.  Leaves report.read.* unset when
+ * there is no tool; a tool that fails is reported, not counted as the
+ * harness breaking (it is not ours). */
+const char *cmgb_tool_state = "n/a";
+
+static void
+run_tool(void)
+{
+  double s[64];
+  int n = 0;
+  struct stat st;
+  if (arg.tool == NULL || access(arg.tool, X_OK) != 0 ||
+      stat(report_file, &st) != 0) {
+    cmgb_tool_state = arg.tool == NULL || access(arg.tool, X_OK) != 0
+                     ? "n/a (no cumemguard-report built)"
+                     : "n/a (no report written)";
+    return;
+  }
+  fprintf(stderr, "  %-24s", "cumemguard-report");
+  fflush(stderr);
+  for (int r = 0; r < cmgb_plan->report_reps + 1; r++) {
+    uint64_t t0 = cmgb_now_ns();
+    pid_t pid = fork();
+    if (pid == 0) {
+      freopen("/dev/null", "w", stdout);
+      freopen("/dev/null", "w", stderr);
+      execl(arg.tool, arg.tool, report_file, (char *)NULL);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    double t = (double)(cmgb_now_ns() - t0) / 1e9;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      static char why[64];
+      snprintf(why, sizeof(why), "failed (status %d)",
+               WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+      cmgb_tool_state = why;
+      fprintf(stderr, "%s\n", why);
+      return;
+    }
+    if (r > 0)  /* the first run warms the page cache */
+      s[n++] = t;
+  }
+  store("report.read.s_min", cmgb_min(s, (size_t)n));
+  store("report.read.s_med", cmgb_median(s, (size_t)n));
+  cmgb_tool_state = "ok";
+  fprintf(stderr, "%6.1f s\n", cmgb_get("report.read.s_med") * n);
+}
+
+/* ---- the machine ------------------------------------------------------ */
+
+/* The 1-minute load average: other processes on a 2-core machine make
+ * every figure noisier, so the table says how busy it was. */
+static double
+loadavg(void)
+{
+  double l = NAN;
+  FILE *f = fopen("/proc/loadavg", "re");
+  if (f != NULL && fscanf(f, "%lf", &l) != 1)
+    l = NAN;
+  if (f != NULL)
+    fclose(f);
+  return l;
+}
+
+static void
+read_machine(void)
+{
+  char line[256];
+  FILE *f = fopen("/proc/cpuinfo", "re");
+  while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+    if (strncmp(line, "model name", 10) == 0) {
+      const char *p = strchr(line, ':');
+      if (p != NULL) {
+        snprintf(cmgb_machine.cpu, sizeof(cmgb_machine.cpu), "%s", p + 2);
+        cmgb_machine.cpu[strcspn(cmgb_machine.cpu, "\n")] = '\0';
+      }
+      break;
+    }
+  if (f != NULL)
+    fclose(f);
+  f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+            "re");
+  if (f != NULL && fgets(cmgb_machine.clocksource,
+                        sizeof(cmgb_machine.clocksource), f) != NULL)
+    cmgb_machine.clocksource[strcspn(cmgb_machine.clocksource, "\n")] = '\0';
+  if (f != NULL)
+    fclose(f);
+  struct utsname u;
+  if (uname(&u) == 0)
+    snprintf(cmgb_machine.kernel, sizeof(cmgb_machine.kernel), "%s %s %s",
+             u.sysname, u.release, u.machine);
+  cmgb_machine.cores = sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static void
+remove_tmpdir(void)
+{
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "cmgbench: could not remove %s\n", tmpdir);
+}
+
+static int
+usage(void)
+{
+  fprintf(stderr, "usage: cmgbench --lib LIBCUMEMGUARD [--sim DIR] "
+          "[--tool PROGRAM] [--json FILE] [--smoke]\n");
+  return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+  if (argc > 1 && strcmp(argv[1], "--child") == 0) {
+    int rc = cmgb_child(argc, argv);
+    fflush(stdout);
+    _exit(rc);
+  }
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--smoke") == 0)
+      arg.smoke = true;
+    else if (v == NULL)
+      return usage();
+    else if (strcmp(a, "--lib") == 0)
+      arg.lib = v, i++;
+    else if (strcmp(a, "--sim") == 0)
+      arg.sim = v, i++;
+    else if (strcmp(a, "--tool") == 0)
+      arg.tool = v, i++;
+    else if (strcmp(a, "--json") == 0)
+      arg.json = v, i++;
+    else
+      return usage();
+  }
+  if (arg.lib == NULL || access(arg.lib, R_OK) != 0)
+    return usage();
+  cmgb_lib = arg.lib;
+  cmgb_plan = arg.smoke ? &smoke : &full;
+  if (mkdtemp(tmpdir) == NULL) {
+    perror("cmgbench: mkdtemp");
+    return 1;
+  }
+  read_machine();
+  cmgb_machine.load_start = loadavg();
+  fprintf(stderr, "cmgbench: %s run, children:\n", cmgb_plan->mode);
+  run_calls();
+  run_threads();
+  run_scale();
+  run_mem();
+  run_report();
+  run_tool();
+  remove_tmpdir();
+  cmgb_machine.load_end = loadavg();
+  cmgb_check_complete();
+  cmgb_print_table();
+  if (arg.json != NULL) {
+    int err = cmgb_write_json(arg.json);
+    if (err != 0) {
+      fprintf(stderr, "cmgbench: %s: %s\n", arg.json, strerror(-err));
+      return 1;
+    }
+    printf("\nThe same figures: %s\n", arg.json);
+  }
+  return cmgb_broken;
+}

@@ -1,0 +1,486 @@
+/*
+ * The benchmark's output: the table on stdout, the same figures as JSON,
+ * the targets with PASS or MISS, and the check that every figure came back
+ * from the children.  Everything here reads the figures main.c collected
+ * (cmgb_get); nothing here runs anything.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmgbench.h"
+
+/* ---- the table -------------------------------------------------------- */
+
+static const char *const path_names[] = { "direct", "dlsym", "getproc",
+                                          "runtime" };
+#define NPATHS 4
+
+static const char *
+stacks_name(int depth)
+{
+  static char buf[4][16];
+  static int i;
+  char *b = buf[i++ % 4];
+  if (depth == 0)
+    return "off";
+  snprintf(b, 16, "%d", depth);
+  return b;
+}
+
+/* Worst (largest) added cost over the paths at a depth. */
+static double
+worst_added(int depth)
+{
+  double w = NAN;
+  for (int p = 0; p < NPATHS; p++) {
+    double a = cmgb_get("calls.%d.%s.added_med", depth, path_names[p]);
+    if (isnan(w) || a > w)
+      w = a;
+  }
+  return w;
+}
+
+static double
+bytes_per_alloc(long n)
+{
+  return (cmgb_get("mem.%ld.with.rss_delta", n) -
+          cmgb_get("mem.%ld.bare.rss_delta", n)) /
+         (double)n;
+}
+
+static double
+bytes_per_stack(void)
+{
+  return (cmgb_get("mem.stacks.distinct.rss_delta") -
+          cmgb_get("mem.stacks.single.rss_delta")) /
+         (double)cmgb_plan->mem_stacks;
+}
+
+static double
+worst_thread_ratio(void)
+{
+  double a = cmgb_get("threads.each.0.with.ratio_med");
+  double b = cmgb_get("threads.each.32.with.ratio_med");
+  return a < b ? a : b;
+}
+
+/* Every figure of the table must have come back: a child that printed
+ * "ok" but left a figure out is a cmgb_broken harness too. */
+static void
+require(const char *key)
+{
+  if (isnan(cmgb_get("%s", key))) {
+    fprintf(stderr, "cmgbench: no figure %s\n", key);
+    cmgb_broken = 1;
+  }
+}
+
+void
+cmgb_check_complete(void)
+{
+  char key[112];
+  require("calls.0.floor.ns_med");
+  for (int d = 0; d < CMGB_NDEPTHS; d++)
+    for (int p = 0; p < NPATHS; p++) {
+      snprintf(key, sizeof(key), "calls.%d.%s.added_med", cmgb_depths[d],
+               path_names[p]);
+      require(key);
+    }
+  static const char *const v[] = { "floor", "bare", "with" };
+  for (int l = 0; l < 2; l++)
+    for (int d = 0; d < 2; d++)
+      for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof(key), "threads.%s.%d.%s.ratio_med",
+                 cmgb_layouts[l], cmgb_thread_depths[d], v[i]);
+        require(key);
+      }
+  for (int d = 0; d < 2; d++)
+    for (const char *s = cmgb_plan->scale_live; *s;) {
+      long n = strtol(s, (char **)&s, 10);
+      snprintf(key, sizeof(key), "scale.%d.%ld.churn.added_med",
+               cmgb_thread_depths[d], n);
+      require(key);
+      if (*s == ',')
+        s++;
+    }
+  for (int i = 0; i < 2; i++) {
+    snprintf(key, sizeof(key), "mem.%ld.with.rss_delta",
+             cmgb_plan->mem_live[i]);
+    require(key);
+    snprintf(key, sizeof(key), "mem.%ld.bare.rss_delta",
+             cmgb_plan->mem_live[i]);
+    require(key);
+  }
+  require("mem.stacks.distinct.rss_delta");
+  require("report.write.s_med");
+}
+
+struct target {
+  const char *name;
+  double value, limit;
+  const char *unit;
+  bool at_most;
+};
+
+static struct target targets[6];
+
+static void
+make_targets(void)
+{
+  targets[0] = (struct target){ "added per pair, stacks off (worst path)",
+                                worst_added(0), 60, "ns", true };
+  targets[1] = (struct target){ "added per pair, 32 frames (worst path)",
+                                worst_added(32), 1500, "ns", true };
+  targets[2] = (struct target){ "2 threads / 1 thread (one device each)",
+                                worst_thread_ratio(), 1.7, "x", false };
+  targets[3] = (struct target){ "bytes per live allocation",
+                                bytes_per_alloc(cmgb_plan->mem_live[1]), 64,
+                                "B",
+                                true };
+  targets[4] = (struct target){ "report written",
+                                cmgb_get("report.write.s_med"), 2, "s", true };
+  targets[5] = (struct target){ "report read and summarized",
+                                cmgb_get("report.read.s_med"), 2, "s", true };
+}
+
+static const char *
+verdict(const struct target *t)
+{
+  if (isnan(t->value))
+    return "n/a";
+  return (t->at_most ? t->value <= t->limit : t->value >= t->limit) ? "PASS"
+                                                                  : "MISS";
+}
+
+void
+cmgb_print_table(void)
+{
+  make_targets();
+  printf("\ncumemguard benchmark (%s run)\n", cmgb_plan->mode);
+  printf("machine: %s, %ld cores, %s, glibc %s, gcc %s, clock %s\n",
+         cmgb_machine.cpu, cmgb_machine.cores, cmgb_machine.kernel,
+         gnu_get_libc_version(), __VERSION__, cmgb_machine.clocksource);
+  printf("load average (1 min): %.2f at the start, %.2f at the end%s\n",
+         cmgb_machine.load_start, cmgb_machine.load_end,
+         cmgb_machine.load_start > 0.5 || cmgb_machine.load_end > 1.5
+             ? " (other processes were running: figures are noisier)"
+             : "");
+  printf("against: the simulated driver and runtime (tests/sim); "
+         "interposer %s\n", cmgb_lib);
+
+  printf("\n1. Per-call cost: ns per alloc+free pair of 1 MiB, called %d "
+         "frames deep.\n   Without and with the interposer in the same "
+         "process, interleaved; median of %d rounds (min).\n",
+         CMGB_CALL_DEPTH, cmgb_plan->rounds);
+  printf("   floor (empty pair through pointers): %.1f (%.1f)\n",
+         cmgb_get("calls.0.floor.ns_med"), cmgb_get("calls.0.floor.ns_min"));
+  printf("   %-8s %-6s %14s %14s %16s %7s  %s\n", "path", "stacks",
+         "without", "with", "added", "ratio", "target");
+  for (int d = 0; d < CMGB_NDEPTHS; d++)
+    for (int p = 0; p < NPATHS; p++) {
+      const char *k = path_names[p];
+      int dd = cmgb_depths[d];
+      double added = cmgb_get("calls.%d.%s.added_med", dd, k);
+      double limit = dd == 0 ? 60 : dd == 32 ? 1500 : NAN;
+      char target[32] = "";
+      if (!isnan(limit))
+        snprintf(target, sizeof(target), "<= %4.0f %s", limit,
+                 isnan(added) ? "n/a" : added <= limit ? "PASS" : "MISS");
+      printf("   %-8s %-6s %6.0f (%5.0f) %6.0f (%5.0f) %+7.0f (%+6.0f) "
+             "%6.2fx  %s\n",
+             k, stacks_name(dd), cmgb_get("calls.%d.%s.bare_med", dd, k),
+             cmgb_get("calls.%d.%s.bare_min", dd, k),
+             cmgb_get("calls.%d.%s.with_med", dd, k),
+             cmgb_get("calls.%d.%s.with_min", dd, k), added,
+             cmgb_get("calls.%d.%s.added_min", dd, k),
+             cmgb_get("calls.%d.%s.ratio_med", dd, k), target);
+    }
+
+  printf("\n2. Threads: direct path, million pairs/s (median of %d rounds); "
+         "2 threads vs 1.\n   empty: the empty pair, what this machine's "
+         "cores give to work sharing nothing.\n   cpu: CPU ns per pair "
+         "and thread with the interposer; equal at 1 and 2 threads when\n"
+         "   the threads share nothing, even if the machine runs them on "
+         "one core.\n", cmgb_plan->rounds);
+  printf("   %-8s %-6s %6s | %6s %6s %6s | %6s %6s %6s | %6s %6s\n",
+         "devices", "stacks", "empty", "w/o 1", "2", "ratio", "with 1",
+         "2", "ratio", "cpu 1", "2");
+  for (int l = 0; l < 2; l++)
+    for (int d = 0; d < 2; d++) {
+      const char *L = cmgb_layouts[l];
+      int dd = cmgb_thread_depths[d];
+      printf("   %-8s %-6s %5.2fx | %6.2f %6.2f %5.2fx | %6.2f %6.2f %5.2fx "
+             "| %6.0f %6.0f\n",
+             l == 0 ? "one each" : "same one", stacks_name(dd),
+             cmgb_get("threads.%s.%d.floor.ratio_med", L, dd),
+             cmgb_get("threads.%s.%d.bare.t1_med", L, dd) / 1e6,
+             cmgb_get("threads.%s.%d.bare.t2_med", L, dd) / 1e6,
+             cmgb_get("threads.%s.%d.bare.ratio_med", L, dd),
+             cmgb_get("threads.%s.%d.with.t1_med", L, dd) / 1e6,
+             cmgb_get("threads.%s.%d.with.t2_med", L, dd) / 1e6,
+             cmgb_get("threads.%s.%d.with.ratio_med", L, dd),
+             cmgb_get("threads.%s.%d.with.cpu1_med", L, dd),
+             cmgb_get("threads.%s.%d.with.cpu2_med", L, dd));
+    }
+
+  printf("\n3. Scale: ns per pair with N live allocations held (direct path)."
+         "\n   pair: alloc+free of one more; churn: free a random held one "
+         "and allocate again.\n");
+  printf("   %-8s %-6s %8s %8s %8s   %8s %8s %8s\n", "live", "stacks",
+         "pair w/o", "with", "added", "churn w/o", "with", "added");
+  for (int d = 0; d < 2; d++) {
+    const char *s = cmgb_plan->scale_live;
+    while (*s) {
+      long n = strtol(s, (char **)&s, 10);
+      int dd = cmgb_thread_depths[d];
+      printf("   %-8ld %-6s %8.0f %8.0f %+8.0f   %8.0f %8.0f %+8.0f\n", n,
+             stacks_name(dd), cmgb_get("scale.%d.%ld.pair.bare_med", dd, n),
+             cmgb_get("scale.%d.%ld.pair.with_med", dd, n),
+             cmgb_get("scale.%d.%ld.pair.added_med", dd, n),
+             cmgb_get("scale.%d.%ld.churn.bare_med", dd, n),
+             cmgb_get("scale.%d.%ld.churn.with_med", dd, n),
+             cmgb_get("scale.%d.%ld.churn.added_med", dd, n));
+      if (*s == ',')
+        s++;
+    }
+  }
+  printf("   memory (RssAnon with the interposer minus without, fresh "
+         "processes):\n");
+  for (int i = 0; i < 2; i++)
+    printf("     per live allocation, %ld live: %.1f B\n",
+           cmgb_plan->mem_live[i],
+           bytes_per_alloc(cmgb_plan->mem_live[i]));
+  printf("     per interned stack (32 frames), %ld stacks: %.1f B\n",
+         cmgb_plan->mem_stacks, bytes_per_stack());
+
+  printf("\n4. Report: %ld live allocations from %ld stacks "
+         "(allocated at %.0f ns each)\n", cmgb_plan->report_live,
+         cmgb_plan->report_stacks, cmgb_get("report.fill_ns_per_alloc"));
+  printf("   cmg_dump:          %.3f s (min %.3f), %.1f MB\n",
+         cmgb_get("report.write.s_med"), cmgb_get("report.write.s_min"),
+         cmgb_get("report.bytes") / 1e6);
+  if (!isnan(cmgb_get("report.read.s_med")))
+    printf("   cumemguard-report: %.3f s (min %.3f)\n",
+           cmgb_get("report.read.s_med"), cmgb_get("report.read.s_min"));
+  else
+    printf("   cumemguard-report: %s\n", cmgb_tool_state);
+
+  printf("\nTargets (informational: a miss does not fail make bench)\n");
+  for (int i = 0; i < 6; i++) {
+    const struct target *t = &targets[i];
+    char value[32] = "n/a";
+    if (!isnan(t->value))
+      snprintf(value, sizeof(value), "%.*f",
+               strcmp(t->unit, "ns") == 0 || strcmp(t->unit, "B") == 0 ? 0
+                                                                     : 2,
+               t->value);
+    printf("   %-42s %10s %-2s  %s %6g %-2s  %s\n", t->name, value, t->unit,
+           t->at_most ? "<=" : ">=", t->limit, t->unit, verdict(t));
+  }
+  double ceiling = cmgb_get("threads.each.0.floor.ratio_med");
+  if (ceiling < 1.7)
+    printf("   (2 threads: the empty pair itself ran only %.2fx faster on 2 "
+           "threads here, so this\n    machine could not show 1.7x for "
+           "anything; compare the cpu columns.)\n", ceiling);
+  if (cmgb_broken)
+    printf("\nThe harness FAILED: a child did not complete (see above).\n");
+  fflush(stdout);
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+static void
+jnum(FILE *f, double v)
+{
+  if (isnan(v) || isinf(v))
+    fputs("null", f);
+  else
+    fprintf(f, "%.6g", v);
+}
+
+static void
+jstat(FILE *f, const char *name, double med, double min)
+{
+  fprintf(f, "\"%s\": {\"median\": ", name);
+  jnum(f, med);
+  fputs(", \"min\": ", f);
+  jnum(f, min);
+  fputs("}", f);
+}
+
+static void
+jstr(FILE *f, const char *s)
+{
+  fputc('"', f);
+  for (; *s; s++)
+    if (*s == '"' || *s == '\\')
+      fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20)
+      fprintf(f, "\\u%04x", *s);
+    else
+      fputc(*s, f);
+  fputc('"', f);
+}
+
+int
+cmgb_write_json(const char *path)
+{
+  make_targets();
+  FILE *f = fopen(path, "w");
+  if (f == NULL)
+    return -errno;
+  fprintf(f, "{\n  \"schema\": \"cumemguard-bench/1\",\n  \"mode\": ");
+  jstr(f, cmgb_plan->mode);
+  fprintf(f, ",\n  \"complete\": %s,\n  \"machine\": {\"cpu\": ",
+          cmgb_broken ? "false" : "true");
+  jstr(f, cmgb_machine.cpu);
+  fprintf(f, ", \"cores\": %ld, \"kernel\": ",
+          cmgb_machine.cores);
+  jstr(f, cmgb_machine.kernel);
+  fputs(", \"glibc\": ", f);
+  jstr(f, gnu_get_libc_version());
+  fputs(", \"compiler\": ", f);
+  jstr(f, "gcc " __VERSION__);
+  fputs(", \"clocksource\": ", f);
+  jstr(f, cmgb_machine.clocksource);
+  fputs(", \"loadavg_start\": ", f);
+  jnum(f, cmgb_machine.load_start);
+  fputs(", \"loadavg_end\": ", f);
+  jnum(f, cmgb_machine.load_end);
+  fprintf(f, "},\n  \"units\": {\"calls\": \"ns per alloc+free pair\", "
+          "\"threads\": \"pairs per second; cpu: ns per pair\", "
+          "\"scale\": \"ns per pair\", "
+          "\"memory\": \"bytes\", \"report\": \"seconds\"},\n");
+  fprintf(f, "  \"params\": {\"rounds\": %d, \"call_depth\": %d, "
+          "\"alloc_bytes\": %d, \"held_bytes\": 256},\n", cmgb_plan->rounds,
+          CMGB_CALL_DEPTH, 1 << 20);
+
+  fputs("  \"floor\": {", f);
+  jstat(f, "ns", cmgb_get("calls.0.floor.ns_med"),
+        cmgb_get("calls.0.floor.ns_min"));
+  fputs("},\n  \"calls\": [", f);
+  for (int d = 0; d < CMGB_NDEPTHS; d++)
+    for (int p = 0; p < NPATHS; p++) {
+      const char *k = path_names[p];
+      int dd = cmgb_depths[d];
+      fprintf(f, "%s\n    {\"path\": \"%s\", \"stack_depth\": %d, ",
+              d + p ? "," : "", k, dd);
+      jstat(f, "without", cmgb_get("calls.%d.%s.bare_med", dd, k),
+            cmgb_get("calls.%d.%s.bare_min", dd, k));
+      fputs(", ", f);
+      jstat(f, "with", cmgb_get("calls.%d.%s.with_med", dd, k),
+            cmgb_get("calls.%d.%s.with_min", dd, k));
+      fputs(", ", f);
+      jstat(f, "added", cmgb_get("calls.%d.%s.added_med", dd, k),
+            cmgb_get("calls.%d.%s.added_min", dd, k));
+      fputs(", \"ratio\": ", f);
+      jnum(f, cmgb_get("calls.%d.%s.ratio_med", dd, k));
+      fputs("}", f);
+    }
+  fputs("\n  ],\n  \"threads\": [", f);
+  for (int l = 0; l < 2; l++)
+    for (int d = 0; d < 2; d++) {
+      const char *L = cmgb_layouts[l];
+      int dd = cmgb_thread_depths[d];
+      fprintf(f, "%s\n    {\"devices\": \"%s\", \"stack_depth\": %d",
+              l + d ? "," : "", l == 0 ? "one each" : "same one", dd);
+      static const char *const v[] = { "floor", "bare", "with" };
+      static const char *const jv[] = { "empty_pair", "without", "with" };
+      for (int i = 0; i < 3; i++) {
+        fprintf(f, ", \"%s\": {", jv[i]);
+        jstat(f, "one_thread",
+              cmgb_get("threads.%s.%d.%s.t1_med", L, dd, v[i]),
+              cmgb_get("threads.%s.%d.%s.t1_min", L, dd, v[i]));
+        fputs(", ", f);
+        jstat(f, "two_threads",
+              cmgb_get("threads.%s.%d.%s.t2_med", L, dd, v[i]),
+              cmgb_get("threads.%s.%d.%s.t2_min", L, dd, v[i]));
+        fputs(", ", f);
+        jstat(f, "ratio", cmgb_get("threads.%s.%d.%s.ratio_med", L, dd, v[i]),
+              cmgb_get("threads.%s.%d.%s.ratio_min", L, dd, v[i]));
+        fputs(", ", f);
+        jstat(f, "cpu_ns_per_pair_one_thread",
+              cmgb_get("threads.%s.%d.%s.cpu1_med", L, dd, v[i]),
+              cmgb_get("threads.%s.%d.%s.cpu1_min", L, dd, v[i]));
+        fputs(", ", f);
+        jstat(f, "cpu_ns_per_pair_two_threads",
+              cmgb_get("threads.%s.%d.%s.cpu2_med", L, dd, v[i]),
+              cmgb_get("threads.%s.%d.%s.cpu2_min", L, dd, v[i]));
+        fputs("}", f);
+      }
+      fputs("}", f);
+    }
+  fputs("\n  ],\n  \"scale\": [", f);
+  bool first = true;
+  for (int d = 0; d < 2; d++) {
+    const char *s = cmgb_plan->scale_live;
+    while (*s) {
+      long n = strtol(s, (char **)&s, 10);
+      int dd = cmgb_thread_depths[d];
+      fprintf(f, "%s\n    {\"live\": %ld, \"stack_depth\": %d",
+              first ? "" : ",", n, dd);
+      first = false;
+      static const char *const kinds[] = { "pair", "churn" };
+      for (int k = 0; k < 2; k++) {
+        const char *K = kinds[k];
+        fprintf(f, ", \"%s\": {", K);
+        jstat(f, "without", cmgb_get("scale.%d.%ld.%s.bare_med", dd, n, K),
+              cmgb_get("scale.%d.%ld.%s.bare_min", dd, n, K));
+        fputs(", ", f);
+        jstat(f, "with", cmgb_get("scale.%d.%ld.%s.with_med", dd, n, K),
+              cmgb_get("scale.%d.%ld.%s.with_min", dd, n, K));
+        fputs(", ", f);
+        jstat(f, "added", cmgb_get("scale.%d.%ld.%s.added_med", dd, n, K),
+              cmgb_get("scale.%d.%ld.%s.added_min", dd, n, K));
+        fputs("}", f);
+      }
+      fputs("}", f);
+      if (*s == ',')
+        s++;
+    }
+  }
+  fputs("\n  ],\n  \"memory\": {\"method\": \"RssAnon after minus before "
+        "allocating N, through the interposer minus around it, in fresh "
+        "processes\", \"per_live_allocation\": [", f);
+  for (int i = 0; i < 2; i++) {
+    fprintf(f, "%s{\"live\": %ld, \"bytes\": ", i ? ", " : "",
+            cmgb_plan->mem_live[i]);
+    jnum(f, bytes_per_alloc(cmgb_plan->mem_live[i]));
+    fputs("}", f);
+  }
+  fprintf(f, "], \"per_stack\": {\"stacks\": %ld, \"stack_depth\": 32, "
+          "\"bytes\": ", cmgb_plan->mem_stacks);
+  jnum(f, bytes_per_stack());
+  fprintf(f, "}},\n  \"report\": {\"live\": %ld, \"stacks\": %ld, "
+          "\"file_bytes\": ", cmgb_plan->report_live, cmgb_plan->report_stacks);
+  jnum(f, cmgb_get("report.bytes"));
+  fputs(", ", f);
+  jstat(f, "write_s", cmgb_get("report.write.s_med"),
+        cmgb_get("report.write.s_min"));
+  fputs(", ", f);
+  if (isnan(cmgb_get("report.read.s_med")))
+    fputs("\"read_s\": null", f);
+  else
+    jstat(f, "read_s", cmgb_get("report.read.s_med"),
+          cmgb_get("report.read.s_min"));
+  fputs(", \"read_state\": ", f);
+  jstr(f, cmgb_tool_state);
+  fputs("},\n  \"targets\": [", f);
+  for (int i = 0; i < 6; i++) {
+    fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+    jstr(f, targets[i].name);
+    fputs(", \"value\": ", f);
+    jnum(f, targets[i].value);
+    fprintf(f, ", \"%s\": %g, \"unit\": \"%s\", \"verdict\": \"%s\"}",
+            targets[i].at_most ? "at_most" : "at_least", targets[i].limit,
+            targets[i].unit, verdict(&targets[i]));
+  }
+  fputs("\n  ]\n}\n", f);
+  return fclose(f) == 0 ? 0 : -errno;
+}
