@@ -259,7 +259,7 @@ cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
     .addr = key,
     .size = c->r.bytes,
     .seq = cmg__ledger_next_seq(),
-    .time_ns = cmg__now_ns(),
+    .time_ns = cmg__now_coarse_ns(),
     .stack = c->stack,
     .thread = cmg__tid(),
     .device = (int16_t)c->device,

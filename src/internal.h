@@ -340,8 +340,10 @@ struct cmg__device_history {
 /* Marks the start of the process (constructor) or of a forked child. */
 void cmg__history_start(void);
 
-/* Nanoseconds since cmg__history_start; the process start as unix time. */
+/* Nanoseconds since cmg__history_start; the process start as unix time.
+ * The coarse clock (a few milliseconds of resolution) stamps allocations. */
 uint64_t cmg__now_ns(void);
+uint64_t cmg__now_coarse_ns(void);
 double cmg__start_unix(void);
 
 /* Notes that the process used device memory: only then is a report due. */

@@ -46,10 +46,15 @@
 
 #include "internal.h"
 
-/* Frames of our own that capture may find above the caller's first frame:
- * the wrappers and helpers of the interposer.  More than this still works,
- * but the stack is then marked truncated when the buffer fills. */
-#define SPARE 16
+/* Frames of our own that capture may find on the stack: capture itself,
+ * the allocation machinery and the wrapper above the caller's first frame,
+ * and a runtime wrapper further down.  Every frame asked of libunwind costs
+ * about 14 ns, so this is tight; more of ours than this still works, the
+ * stack is then only marked truncated sooner. */
+#define SPARE 4
+/* How far below the caller's first frame a runtime wrapper of ours can
+ * stand: libcudart's few frames between its entry point and the driver. */
+#define OURS_WITHIN 12
 #define CAPTURE_MAX (CMG__STACK_DEPTH_MAX + SPARE + 1)
 
 #define MIN_SLOTS 1024
@@ -189,7 +194,7 @@ cmg__stacks_capture(void)
   if (self.is_library) {
     end = skip;
     for (int i = skip; i < n; i++)
-      if (ips[i] < self.lo || ips[i] >= self.hi)
+      if (i - skip >= OURS_WITHIN || ips[i] < self.lo || ips[i] >= self.hi)
         ips[end++] = ips[i];
   }
 

@@ -20,7 +20,7 @@ is "$(q $R 'r["summary"]["events"]["warn"]')" 2 "and counted"
 
 # wait: two threads share a cap of one allocation; nobody fails.
 guard "--limit 4K --on-exceed wait --report $R" app_rt_static \
-  threads 2 20000 4096 cmg 0 stats 0
+  threads 2 200000 4096 cmg 0 stats 0
 is "$(val 1 failed)" 0 "on_exceed=wait: every allocation eventually fits"
 is "$(val 3 peak)" 4096 "and the driver never held more than the cap"
 validate "$R"
