@@ -447,6 +447,36 @@ handle_wait_timeout(struct cmg__config *cfg, int index, const char *value,
   return -EINVAL;
 }
 
+/* group=NAME: it becomes part of a file name in /dev/shm, so only these
+ * characters, and never a '/'. */
+static int
+handle_group(struct cmg__config *cfg, int index, const char *value,
+             size_t len)
+{
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    char c = value[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) ||
+          c == '-' || c == '_' || c == '.'))
+      return -EINVAL;
+  }
+  if (len == 0 || len >= sizeof(cfg->group))
+    return -ERANGE;
+  memcpy(cfg->group, value, len);
+  cfg->group[len] = '\0';
+  return 0;
+}
+
+static int
+handle_group_limit(struct cmg__config *cfg, int index, const char *value,
+                   size_t len)
+{
+  struct cmg__limit *slot =
+      index < 0 ? &cfg->group_limit : &cfg->group_limit_dev[index];
+  return cmg__size_parse(value, len, true, slot);
+}
+
 static const char size_expected[] =
     "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
 static const char size_range[] =
@@ -468,6 +498,11 @@ static const char on_exceed_expected[] = "one of fail, warn, wait";
 static const char wait_timeout_expected[] =
     "a duration such as 30s, 500ms, 2m or 1h";
 static const char wait_timeout_range[] = "a duration from 1ms to 24h";
+static const char group_expected[] =
+    "a group name of letters, digits, '-', '_' and '.'";
+static const char group_range[] = "a group name of 1 to 63 characters";
+_Static_assert(sizeof(((struct cmg__config *)0)->group) == 64,
+               "group_range names the limit");
 
 static const struct option options[] = {
   { "limit", false, handle_limit, size_expected, size_range },
@@ -487,6 +522,9 @@ static const struct option options[] = {
   { "soft_limit", true, handle_soft_limit, size_expected, size_range },
   { "max_alloc", false, handle_max_alloc, bytes_expected, bytes_range },
   { "host_limit", false, handle_host_limit, bytes_expected, bytes_range },
+  { "group", false, handle_group, group_expected, group_range },
+  { "group_limit", false, handle_group_limit, size_expected, size_range },
+  { "group_limit", true, handle_group_limit, size_expected, size_range },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -634,6 +672,25 @@ find_option(const struct item *it, const struct option **opt, int *index)
   return -ENOENT;
 }
 
+/*
+ * A group cap without a group would cap nothing, silently: refused like a
+ * typo, so that the job does not run believing it shares a cap.
+ */
+static int
+check_group(const struct cmg__config *cfg, char *err, size_t errlen)
+{
+  bool capped = cfg->group_limit.kind != CMG__LIMIT_NONE;
+
+  for (int d = 0; d < CMG__MAX_DEVICES; d++)
+    capped = capped || cfg->group_limit_dev[d].kind != CMG__LIMIT_NONE;
+  if (!capped || cfg->group[0] != '\0')
+    return 0;
+  if (errlen > 0)
+    snprintf(err, errlen, "group_limit without group: expected group=NAME "
+             "with it, naming the processes that share the cap");
+  return -EINVAL;
+}
+
 /* Parses the whole string into *cfg; see internal.h for the contract. */
 int
 cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
@@ -705,7 +762,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
       return -EINVAL;
     }
   }
-  return 0;
+  return check_group(cfg, err, errlen);
 }
 
 /* ---- lookups ------------------------------------------------------------ */

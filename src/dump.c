@@ -114,17 +114,20 @@ dump(const char *path, enum cmg__reason reason)
              n == 1 ? "" : "s");
   if (err == 0 && reason == CMG__REASON_EXIT && n > 0 &&
       cmg__cfg.leak_exitcode != 0) {
+    cmg__group_leave();
     fflush(NULL);
     _exit(cmg__cfg.leak_exitcode);
   }
   return err;
 }
 
+/* The report first, so it carries the group's usage with ours in it. */
 static void
 at_exit(void)
 {
   if (cmg__history_touched())
     dump(NULL, CMG__REASON_EXIT);
+  cmg__group_leave();
 }
 
 static void

@@ -161,9 +161,10 @@ allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
   }
 }
 
-/* Applies the limit: 0 with bytes reserved in c->r, or an error for deny. */
+/* Applies the process's limit: 0 with bytes reserved in c->r, or an error
+ * for deny. */
 static int
-reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
+reserve_own(struct cmg__call *c, uint64_t bytes, uint64_t *used)
 {
   int err = cmg__policy_prepare(c->device, bytes, &c->r, used);
   if (err != -ENOMEM || c->device == CMG__HOST)
@@ -182,6 +183,68 @@ reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
     cmg__history_event(&e);
   }
   return err;
+}
+
+static void
+group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
+             uint64_t limit, bool waited)
+{
+  char want[32], have[32], cap[32];
+  struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
+  e.limit_bytes = limit;
+  cmg__ledger_count_denial(c->device);
+  cmg__history_event(&e);
+  cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
+           "has %s in use, group limit %s%s",
+           cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+           bytes, c->device, cmg__group_name(),
+           cmg__format_size(used, have, sizeof(have)),
+           cmg__format_size(limit, cap, sizeof(cap)),
+           waited ? " (waited wait_timeout for frees)" : "");
+}
+
+/* Applies the group's cap after the process's own: the group cap protects
+ * the other members, so on_exceed=warn does not pass it; wait does wait. */
+static int
+reserve_group(struct cmg__call *c, uint64_t bytes)
+{
+  uint64_t used, limit;
+  uint64_t physical = cmg__policy_physical(c->device);
+  int err = cmg__group_reserve(c->device, bytes, physical, &used, &limit);
+  if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
+    uint64_t t0 = cmg__now_ns();
+    err = cmg__group_wait(c->device, bytes, physical,
+                          cmg__cfg.wait_timeout_ns, &used, &limit);
+    struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
+    e.waited_ns = cmg__now_ns() - t0;
+    e.granted = err == 0;
+    e.limit_bytes = limit;
+    cmg__history_event(&e);
+  }
+  if (err < 0)
+    group_denial(c, bytes, used, limit, err == -ETIMEDOUT);
+  return err;
+}
+
+static bool
+in_group(int device, unsigned kind)
+{
+  return cmg__kind_counts(kind) && device >= 0 &&
+         device < CMG__MAX_DEVICES && cmg__group_active();
+}
+
+/* Reserves against the process's limit, then the group's: 0, or an error
+ * for deny (-EALREADY when the group already said why). */
+static int
+reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
+{
+  int err = reserve_own(c, bytes, used);
+  if (err < 0 || !in_group(c->device, c->kind))
+    return err;
+  if (reserve_group(c, bytes) == 0)
+    return 0;
+  cmg__policy_release(c->device, c->r.bytes);
+  return -EALREADY;
 }
 
 CUresult
@@ -217,7 +280,8 @@ cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
   int err = cmg__kind_counts(kind) ? reserve(c, bytes, &used) : 0;
   if (err < 0) {
     cmg__self.depth--;
-    deny(c, bytes, used, err);
+    if (err != -EALREADY)
+      deny(c, bytes, used, err);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   c->tracked = true;
@@ -227,8 +291,11 @@ cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
 static void
 give_back(int device, unsigned kind, uint64_t bytes)
 {
-  if (cmg__kind_counts(kind))
-    cmg__policy_release(device, bytes);
+  if (!cmg__kind_counts(kind))
+    return;
+  cmg__policy_release(device, bytes);
+  if (in_group(device, kind))
+    cmg__group_release(device, bytes);
 }
 
 /* A soft limit crossed: one line, an event, and a snapshot report. */
@@ -307,7 +374,7 @@ cmg__uncount(const struct cmg__alloc *a, bool released)
   if (!cmg__kind_counts(a->kind))
     return;
   cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
-  cmg__policy_release(a->device, a->size);
+  give_back(a->device, a->kind, a->size);
 }
 
 CUresult
@@ -352,11 +419,19 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
   if (rc == CUDA_SUCCESS && c.tracked && *pPitch > WidthInBytes) {
     uint64_t extra = (uint64_t)(*pPitch - WidthInBytes) * Height;
     uint64_t used = cmg__policy_used(c.device) - c.r.bytes;
-    if (cmg__policy_grow(&c.r, extra) < 0) {
+    int err = cmg__policy_grow(&c.r, extra);
+    if (err == 0 && in_group(c.device, c.kind) &&
+        reserve_group(&c, extra) < 0) {
+      cmg__policy_release(c.device, extra);
+      c.r.bytes -= extra;
+      err = -EALREADY;
+    }
+    if (err < 0) {
       cmg__pfn_cuMemFree_v2 release = REAL(cuMemFree_v2);
       if (release != NULL)
         release(*dptr);
-      deny(&c, bytes + extra, used, -ENOMEM);
+      if (err != -EALREADY)
+        deny(&c, bytes + extra, used, -ENOMEM);
       rc = CUDA_ERROR_OUT_OF_MEMORY;
     }
   }

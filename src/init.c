@@ -51,6 +51,7 @@ postfork_child(void)
   cmg__policy_reset_usage();
   cmg__stacks_reset_accounts();
   cmg__history_reset();
+  cmg__group_after_fork();
   cmg__self.tid = 0;
   atomic_store(&child_pending, true);
   atomic_store(&ready, false);
@@ -67,6 +68,11 @@ init_once(void)
              err);
     cmg__policy_fail_closed();
     cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
+  }
+  if (cmg__group_join(&cmg__cfg, err, sizeof(err)) < 0) {
+    cmg__log("group=%s: %s; no device allocation will succeed",
+             cmg__cfg.group, err);
+    cmg__policy_fail_closed();
   }
   cmg__stacks_configure(cmg__cfg.stack_depth);
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);

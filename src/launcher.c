@@ -18,6 +18,9 @@
  * errors and 126 or 127 for a failed exec, as env(1) does.  leak_exitcode
  * does not change that: the library sets the program's status at its
  * exit, and the launcher is long gone by then.
+ *
+ * `cumemguard status [GROUP] [--json]` runs no program: it prints the live
+ * view of the user's groups, which group.c reads from their segments.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -85,6 +88,12 @@ static const struct flag flags[] = {
     "refuse any single allocation larger than SIZE" },
   { "host-limit", "host_limit", "SIZE",
     "cap page-locked host memory (cudaMallocHost) at SIZE" },
+  { "group", "group", "NAME",
+    "count this program in group NAME: every process of\n"
+    "this user in the group shares --group-limit" },
+  { "group-limit", "group_limit", "SIZE",
+    "the cap per device the group's processes share\n"
+    "(the first member's stands; see 'status')" },
 };
 
 /* Frameworks that grab most of the card at start-up grow on demand instead
@@ -107,6 +116,7 @@ static bool on_demand_growth;
 #define FLAG_WIDTH 20
 #define HELP_WIDTH 58
 #define USAGE_START "usage: cumemguard"
+#define STATUS_USAGE "       cumemguard status [GROUP] [--json]"
 
 /*
  * Appends one word of the usage text, starting a new line indented under
@@ -141,7 +151,7 @@ print_usage(FILE *f)
   usage_word(f, "[--]", &col);
   usage_word(f, "PROGRAM", &col);
   usage_word(f, "[ARGS...]", &col);
-  fprintf(f, "\n");
+  fprintf(f, "\n" STATUS_USAGE "\n");
 }
 
 /* Prints "  --name ARG" and its help, each help line in the help column. */
@@ -181,6 +191,10 @@ print_help(void)
              "XLA_PYTHON_CLIENT_PREALLOCATE=false");
   print_flag("help", "", "print this help and exit");
   print_flag("version", "", "print the version and exit");
+  printf("\n'cumemguard status' runs no program: it prints each of your "
+         "groups (or\nGROUP) with its cap and usage per device and per "
+         "process; --json for\nmachines.  'cumemguard -- status' runs a "
+         "program named status.\n");
   printf("\nEnvironment:\n"
          "  " OPTIONS_VAR "  options as key=value,...: limit, limit.N "
          "(device N),\n"
@@ -188,7 +202,7 @@ print_help(void)
          "leak_exitcode,\n"
          "                      on_exceed, wait_timeout, soft_limit(.N), "
          "max_alloc,\n"
-         "                      host_limit,\n"
+         "                      host_limit, group, group_limit(.N),\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
          "  " LIBRARY_VAR "  the library to preload; by default\n"
@@ -401,6 +415,53 @@ prepend_preload(const char *lib)
   return rc;
 }
 
+/* ---- cumemguard status --------------------------------------------------- */
+
+/* group.c; prints the groups' live view (see cumemguard(1)). */
+int cmg__group_status(const char *name, bool json, int fd, char *err,
+                      size_t errlen);
+
+/*
+ * cumemguard status [GROUP] [--json]: the operator's view of the groups of
+ * this user, read from their shared segments; runs no program.  Exits 0,
+ * or 2 with one line for a bad, unknown or unreadable GROUP.
+ */
+static int
+status_main(int argc, char **argv)
+{
+  const char *name = NULL;
+  bool json = false;
+  char err[512];
+  int i;
+
+  for (i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (strcmp(argv[i], "--help") == 0) {
+      printf("usage: cumemguard status [GROUP] [--json]\n\n"
+             "Prints each group of this user (or GROUP): its cap and usage "
+             "per device,\nand each member process: pid, command, live "
+             "bytes and peak per device.\nDead members not yet reclaimed "
+             "are marked.\n");
+      return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    } else if (argv[i][0] == '-') {
+      cmg__log("unknown option '%s' for status; try 'cumemguard status "
+               "--help'", argv[i]);
+      return CMG_EXIT_USAGE;
+    } else if (name == NULL) {
+      name = argv[i];
+    } else {
+      cmg__log("status takes one GROUP, not also '%s'", argv[i]);
+      return CMG_EXIT_USAGE;
+    }
+  }
+  if (cmg__group_status(name, json, STDOUT_FILENO, err, sizeof(err)) != 0) {
+    cmg__log("%s", err);
+    return CMG_EXIT_USAGE;
+  }
+  return EXIT_SUCCESS;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 /*
@@ -477,6 +538,8 @@ main(int argc, char **argv)
   char *opts, *lib = NULL;
   int prog, rc = CMG_EXIT_USAGE;
 
+  if (argc >= 2 && strcmp(argv[1], "status") == 0)
+    return status_main(argc - 2, argv + 2);
   prog = parse_args(argc, argv, values);
   if (prog == 0) {
     /* --help or --version: a full disk or closed stdout is still an error. */

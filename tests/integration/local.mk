@@ -12,6 +12,8 @@ INTEGRATION_TESTS = \
 	tests/integration/t-report.sh \
 	tests/integration/t-report-process.sh \
 	tests/integration/t-growth.sh \
-	tests/integration/t-coverage.sh
+	tests/integration/t-coverage.sh \
+	tests/integration/t-group.sh \
+	tests/integration/t-group-safety.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)

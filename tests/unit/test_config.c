@@ -339,7 +339,8 @@ static const struct error_case error_cases[] = {
   IS("limt=4GiB",
      "unknown option 'limt=4GiB': expected one of limit, limit.N, report, "
      "stack_depth, dump_signal, leak_exitcode, on_exceed, wait_timeout, "
-     "soft_limit, soft_limit.N, max_alloc, host_limit"),
+     "soft_limit, soft_limit.N, max_alloc, host_limit, group, "
+     "group_limit, group_limit.N"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
@@ -1083,6 +1084,68 @@ test_config_growth(void)
   }
 }
 
+/* group=NAME, group_limit=SIZE, group_limit.N=SIZE. */
+static void
+test_config_group(void)
+{
+  struct cmg__config cfg;
+  char err[256], long_name[80];
+
+  is_int(cmg__config_parse("", &cfg, err, sizeof(err)), 0, "defaults");
+  is_str(cfg.group, "", "no group by default");
+  is_int(cfg.group_limit.kind, CMG__LIMIT_NONE, "no group_limit by default");
+  is_int(cmg__config_parse("group=train-3_a.b,group_limit=4GiB,"
+                           "group_limit.1=50%", &cfg, err, sizeof(err)),
+         0, "group, group_limit and group_limit.N");
+  is_str(cfg.group, "train-3_a.b", "the name");
+  ok(cfg.group_limit.kind == CMG__LIMIT_BYTES &&
+     cfg.group_limit.bytes == 4 * GiB, "group_limit=4GiB");
+  ok(cfg.group_limit_dev[1].kind == CMG__LIMIT_PERCENT &&
+     cfg.group_limit_dev[1].ppm == 500000, "group_limit.1=50%%");
+  is_int(cfg.group_limit_dev[0].kind, CMG__LIMIT_NONE,
+         "other devices take group_limit");
+  is_int(cfg.limit.kind, CMG__LIMIT_NONE, "limit stays unset");
+  is_int(cmg__config_parse("group=solo", &cfg, err, sizeof(err)), 0,
+         "a group without a cap (for the status view)");
+  snprintf(long_name, sizeof(long_name), "group=%.*s", 63,
+           "ggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg");
+  is_int(cmg__config_parse(long_name, &cfg, err, sizeof(err)), 0,
+         "63 characters");
+  is_u64(strlen(cfg.group), 63, "kept whole");
+
+  static const struct {
+    const char *text, *error;
+  } bad[] = {
+    { "group=a/b", "bad value 'group=a/b': expected a group name of "
+                   "letters, digits, '-', '_' and '.'" },
+    { "group=a b", "bad value 'group=a b': expected a group name of "
+                   "letters, digits, '-', '_' and '.'" },
+    { "group=", "bad value 'group=': expected a group name of 1 to 63 "
+                "characters" },
+    { "group=gggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggggg",
+      "bad value 'group=gggggggggggggggggggggggggggggggggggggggggggggggggggggg"
+      "gggg...': expected a group name of 1 to 63 characters" },
+    { "group=x,group_limit=lots", "bad value 'group_limit=lots': expected "
+                                  "a size such as 4GiB, 512MiB, 1.5GB, "
+                                  "1073741824 or 50% of the device" },
+    { "group=x,group_limit.64=1G", "bad device index in 'group_limit.64=1G':"
+                                   " expected group_limit.N with N from 0 "
+                                   "to 63" },
+    { "group_limit=4G", "group_limit without group: expected group=NAME "
+                        "with it, naming the processes that share the cap" },
+    { "group_limit.2=4G", "group_limit without group: expected group=NAME "
+                          "with it, naming the processes that share the "
+                          "cap" },
+    { "group=a,group=b", "duplicate option 'group=b': expected each key at "
+                         "most once" },
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+    is_int(cmg__config_parse(bad[i].text, &cfg, err, sizeof(err)), -EINVAL,
+           "%s is refused", bad[i].text);
+    is_str(err, bad[i].error, "%s: the message", bad[i].text);
+  }
+}
+
 int
 main(void)
 {
@@ -1099,6 +1162,7 @@ main(void)
   test_config_leak_exitcode();
   test_config_all();
   test_config_growth();
+  test_config_group();
   test_config_expand();
   test_signal_name();
   test_format_size();

@@ -1,0 +1,146 @@
+#!/bin/sh
+# The group segment is untrusted input: a corrupt, foreign or incompatible
+# one is one clear line and the process fails closed (it runs, but no
+# device allocation succeeds), never a crash; another user can neither
+# read the segment nor make a user's group use one of theirs.
+. "$srcdir/tests/integration/defs.sh"
+G=safe$$
+UID_=$(id -u)
+SHM=/dev/shm/cumemguard.$UID_
+trap 'rm -rf "$tmp"; rm -f "$SHM.$G"* /dev/shm/cumemguard.65534."$G"*' EXIT
+
+# refused GROUP WHAT TEXT: a member of GROUP is refused with TEXT.
+refused() {
+  guard "--group $1 --group-limit 8M" app_driver alloc 1M alloc 1K
+  is "$rc/$(val 1 rc)/$(val 2 rc)" 0/2/2 \
+    "$2: the program runs, no allocation succeeds"
+  is "$(count "group=$1: " "$tmp/err")/$(count "$3" "$tmp/err")" 1/1 \
+    "$2: one line saying why"
+}
+
+# member GROUP: a member that stays, so that the segment exists.
+member() {
+  "$LAUNCHER" --group "$1" --group-limit 8M --report "$tmp/m.%p.json" -- \
+    "$SIM/app_driver" alloc 1M sleep 30000 >"$tmp/m.out" 2>&1 &
+  mpid=$!
+  i=0
+  while ! grep -q 'rc=0' "$tmp/m.out" && [ $i -lt 500 ]; do
+    sleep 0.01
+    i=$((i + 1))
+  done
+}
+
+# poke FILE OFFSET HEX: overwrites bytes of FILE in place.
+poke() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2]))
+    f.write(bytes.fromhex(sys.argv[3]))
+PY
+}
+
+# ---- corrupt and incompatible segments --------------------------------------
+
+member "$G-magic"
+poke "$SHM.$G-magic" 0 deadbeefdeadbeef
+refused "$G-magic" "a segment with garbage in its magic" \
+  "$SHM.$G-magic is not a cumemguard group segment (bad magic); remove it once no member of the group runs"
+kill $mpid
+wait
+
+member "$G-version"
+poke "$SHM.$G-version" 8 63000000
+refused "$G-version" "a segment of another layout version" \
+  "$SHM.$G-version was made by an incompatible cumemguard (layout 99,"
+kill $mpid
+wait
+
+head -c 65536 /dev/urandom >"$SHM.$G-garbage"
+chmod 600 "$SHM.$G-garbage"
+refused "$G-garbage" "a file of random bytes" \
+  "$SHM.$G-garbage is not a cumemguard group segment (65536 bytes, bad magic)"
+
+# Overwritten while a member runs: its next allocation fails closed.
+"$LAUNCHER" --group "$G-live" --group-limit 8M --report "$tmp/l.%p.json" \
+  -- "$SIM/app_driver" alloc 1M sleep 500 alloc 1M alloc 1M \
+  >"$tmp/out" 2>"$tmp/err" &
+lpid=$!
+i=0
+while ! grep -q 'rc=0' "$tmp/out" && [ $i -lt 500 ]; do
+  sleep 0.01
+  i=$((i + 1))
+done
+poke "$SHM.$G-live" 0 0102030405060708
+wait $lpid
+rc=$?
+is "$rc/$(val 1 rc)/$(val 3 rc)/$(val 4 rc)" 0/0/2/2 \
+  "a segment overwritten under a running member: it fails closed"
+is "$(count "was overwritten (bad magic); no device allocation will succeed" "$tmp/err")" 1 \
+  "with one line"
+
+"$LAUNCHER" status "$G-garbage" >"$tmp/out" 2>"$tmp/err"
+is "$?/$(wc -l <"$tmp/err")" 2/1 "status of a corrupt group: exit 2, one line"
+"$LAUNCHER" status >"$tmp/out" 2>"$tmp/err"
+is "$?/$(grep -c "^group '$G-garbage': .* is not a cumemguard group segment" "$tmp/out")" \
+  0/1 "the list of every group shows a corrupt one with its error"
+
+# ---- foreign segments --------------------------------------------------------
+
+: >"$SHM.$G-mode"
+chmod 644 "$SHM.$G-mode"
+refused "$G-mode" "a segment other users can read" \
+  "$SHM.$G-mode has mode 0644, which lets other users reach it; refusing it"
+
+if [ "$UID_" -ne 0 ]; then
+  echo "ok $((tap_n += 1)) # SKIP not root: cannot make a segment another user owns"
+  echo "ok $((tap_n += 1)) # SKIP not root"
+  echo "ok $((tap_n += 1)) # SKIP not root"
+  echo "ok $((tap_n += 1)) # SKIP not root"
+  echo "ok $((tap_n += 1)) # SKIP not root"
+  done_testing
+  exit
+fi
+
+: >"$SHM.$G-owner"
+chmod 600 "$SHM.$G-owner"
+chown 65534 "$SHM.$G-owner"
+refused "$G-owner" "a segment another user made" \
+  "$SHM.$G-owner belongs to uid 65534, not to this user (uid 0); refusing to share a cap through it"
+
+# ---- another user ------------------------------------------------------------
+
+if ! command -v setpriv >/dev/null 2>&1; then
+  echo "ok $((tap_n += 1)) # SKIP setpriv (util-linux) is missing"
+  echo "ok $((tap_n += 1)) # SKIP setpriv (util-linux) is missing"
+  echo "ok $((tap_n += 1)) # SKIP setpriv (util-linux) is missing"
+  done_testing
+  exit
+fi
+nobody() {
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+chmod 711 "$tmp"
+mkdir "$tmp/pub" && chmod 1777 "$tmp/pub"
+
+member "$G-mine"
+nobody cat "$SHM.$G-mine" >/dev/null 2>"$tmp/err"
+st=$?
+[ $st -ne 0 ] && grep -q 'Permission denied' "$tmp/err"
+tap $? "another user cannot read the segment"
+nobody "$LAUNCHER" status >"$tmp/out" 2>"$tmp/err"
+! grep -q "$G-mine" "$tmp/out"
+tap $? "nor does it see the group in its status"
+kill $mpid
+wait
+
+# A segment squatted under another user's name is refused.
+: >"/dev/shm/cumemguard.65534.$G-squat"
+chmod 600 "/dev/shm/cumemguard.65534.$G-squat"
+nobody "$LAUNCHER" --group "$G-squat" --group-limit 8M \
+  --report "$tmp/pub/r.%p.json" -- "$SIM/app_driver" alloc 1M \
+  >"$tmp/out" 2>"$tmp/err"
+is "$(val 1 rc)/$(count "group=$G-squat: cannot open /dev/shm/cumemguard.65534.$G-squat: Permission denied" "$tmp/err")" \
+  2/1 "a user cannot open a segment another user made in its name: it fails closed"
+
+done_testing
