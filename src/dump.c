@@ -121,6 +121,16 @@ dump(const char *path, enum cmg__reason reason)
   return err;
 }
 
+/* A fork while another thread writes a report leaves dump_lock held in
+ * the child, by a thread the child does not have: the child's own report
+ * (at its exit, or on request) would wait for it forever.  Only the forking
+ * thread runs in the child, so the lock can be made anew. */
+static void
+postfork_child(void)
+{
+  pthread_mutex_init(&dump_lock, NULL);
+}
+
 /* The report first, so it carries the group's usage with ours in it. */
 static void
 at_exit(void)
@@ -207,6 +217,7 @@ cmg__dump_setup(void)
   if (getcwd(cwd, sizeof(cwd)) == NULL)
     cwd[0] = '\0';
   atexit(at_exit);
+  pthread_atfork(NULL, NULL, postfork_child);
   if (!needs_thread())
     return;
   if (pipe2(wake, O_CLOEXEC) < 0 ||

@@ -11,7 +11,9 @@
  * The temporary file is created before the report is built, in the same
  * directory as the final path, and renamed over it only once complete: a
  * process killed at any point leaves either the old file or the new one at
- * that path, never a part.
+ * that path, never a part.  A path that is not a regular file (/dev/null,
+ * a pipe, a terminal) is written to directly: renaming over it would
+ * replace the device itself.
  */
 #include "config.h"
 
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -693,17 +696,33 @@ write_all(int fd, const char *p, size_t len)
   return 0;
 }
 
+/* Where the report is written: a fresh temporary file beside `path`, or
+ * `path` itself when it exists and is not a regular file.  Returns the fd
+ * (tmp is "" for a direct write) or a negative errno. */
+static int
+open_target(const char *path, char *tmp, size_t len)
+{
+  static _Atomic unsigned serial;
+  struct stat st;
+  tmp[0] = '\0';
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+  }
+  snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(),
+           atomic_fetch_add(&serial, 1));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  return fd < 0 ? -errno : fd;
+}
+
 int
 cmg__report_write(const char *path, const struct cmg__process *proc,
                   uint64_t *live_allocations, uint64_t *live_bytes)
 {
-  static _Atomic unsigned serial;
   char tmp[CMG__REPORT_MAX + 64];
-  snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
-           atomic_fetch_add(&serial, 1));
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  int fd = open_target(path, tmp, sizeof(tmp));
   if (fd < 0)
-    return -errno;
+    return fd;
 
   struct live l = { 0 };
   struct refs r = { 0 };
@@ -714,14 +733,14 @@ cmg__report_write(const char *path, const struct cmg__process *proc,
     err = write_all(fd, text, strlen(text));
     if (err == 0)
       err = write_all(fd, "\n", 1);
-    if (err == 0 && fsync(fd) < 0)
+    if (err == 0 && tmp[0] != '\0' && fsync(fd) < 0)
       err = -errno;
   }
   if (close(fd) < 0 && err == 0)
     err = -errno;
-  if (err == 0 && rename(tmp, path) < 0)
+  if (err == 0 && tmp[0] != '\0' && rename(tmp, path) < 0)
     err = -errno;
-  if (err < 0)
+  if (err < 0 && tmp[0] != '\0')
     unlink(tmp);
   if (err == 0) {
     *live_allocations = l.device_allocations;

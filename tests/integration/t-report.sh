@@ -124,6 +124,16 @@ guard "--report $R --leak-exitcode 23" app_driver site 1 1M free 0 exit 5
 is "$rc" 5 "no leak: the program's own status"
 is "$(tail -n 1 "$tmp/out")" "free i=0 rc=0" "stdout is flushed before the exit"
 
+# A path that is not a regular file (a pipe here; /dev/null in practice) is
+# written to, never renamed over: that would replace the device itself.
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" >"$tmp/from-fifo" &
+reader=$!
+guard "--report $tmp/fifo" app_driver site 1 1M
+wait $reader
+tap "$([ -p "$tmp/fifo" ]; echo $?)" "a pipe as the report path stays a pipe"
+validate "$tmp/from-fifo"
+
 # A report that cannot be written: one line, the status unchanged.
 guard "--report /nonexistent/dir/r.json" app_driver site 1 1M exit 7
 is "$rc" 7 "an unwritable report path leaves the exit status alone"
