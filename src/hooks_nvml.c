@@ -58,6 +58,23 @@ ordinal_of(nvmlDevice_t device)
   return ordinal;
 }
 
+/* Lowers free and total to the limit of the matching CUDA device; false
+ * when there is none (no match, CUDA not initialized, no limit). */
+static bool
+limit_view(nvmlDevice_t device, unsigned long long *free,
+           unsigned long long *total)
+{
+  cmg__init();
+  int ordinal = ordinal_of(device);
+  if (ordinal < 0)
+    return false;
+  uint64_t f = *free, t = *total;
+  cmg__virtual_meminfo(ordinal, &f, &t);
+  *free = f;
+  *total = t;
+  return true;
+}
+
 nvmlReturn_t
 nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
@@ -66,17 +83,9 @@ nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
   if (real == NULL)
     return 3; /* NVML_ERROR_NOT_SUPPORTED: no NVML loaded to answer */
   nvmlReturn_t rc = real(device, memory);
-  if (rc != NVML_SUCCESS || memory == NULL)
-    return rc;
-  cmg__init();
-  int ordinal = ordinal_of(device);
-  if (ordinal < 0)
-    return rc;
-  uint64_t free = memory->free, total = memory->total;
-  cmg__virtual_meminfo(ordinal, &free, &total);
-  memory->free = free;
-  memory->total = total;
-  memory->used = total > free ? total - free : 0;
+  if (rc == NVML_SUCCESS && memory != NULL &&
+      limit_view(device, &memory->free, &memory->total))
+    memory->used = memory->total - memory->free;
   return rc;
 }
 
@@ -88,17 +97,12 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
   if (real == NULL)
     return 3;
   nvmlReturn_t rc = real(device, memory);
-  if (rc != NVML_SUCCESS || memory == NULL)
-    return rc;
-  cmg__init();
-  int ordinal = ordinal_of(device);
-  if (ordinal < 0)
-    return rc;
-  uint64_t free = memory->free, total = memory->total;
-  cmg__virtual_meminfo(ordinal, &free, &total);
-  memory->free = free;
-  memory->total = total;
-  memory->reserved = memory->reserved < total - free ? memory->reserved : 0;
-  memory->used = total - free - memory->reserved;
+  if (rc == NVML_SUCCESS && memory != NULL &&
+      limit_view(device, &memory->free, &memory->total)) {
+    uint64_t held = memory->total - memory->free;
+    if (memory->reserved > held)
+      memory->reserved = 0;
+    memory->used = held - memory->reserved;
+  }
   return rc;
 }
