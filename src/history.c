@@ -253,7 +253,8 @@ cmg__history_released_groups(size_t *n)
   struct cmg__released *copy = malloc((n_released ? n_released : 1) *
                                       sizeof(*copy));
   *n = copy ? n_released : 0;
-  if (copy != NULL)
+  /* released is NULL until the first teardown; memcpy takes no NULL. */
+  if (copy != NULL && n_released > 0)
     memcpy(copy, released, n_released * sizeof(*copy));
   pthread_mutex_unlock(&events_lock);
   return copy;

@@ -500,7 +500,8 @@ add_events(cJSON *root, cJSON *summary, struct refs *r,
     if (dev >= 0 && dev < CMG__MAX_DEVICES && !seen[dev]) {
       struct cmg__composition *c = &first_denial[dev];
       seen[dev] = true;
-      qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
+      if (c->n > 1)  /* items is NULL when empty; qsort takes no NULL */
+        qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
       cJSON_AddItemToObject(o, "by_stack", composition_json(c, r));
     }
     cJSON_AddItemToArray(denials, o);
@@ -629,7 +630,8 @@ build(const struct cmg__process *proc, struct live *l, struct refs *r)
   struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
   uint64_t live_bytes = 0, live_allocations = 0, host_bytes = 0;
   cmg__ledger_foreach(collect, l);
-  qsort(l->a, l->n, sizeof(*l->a), by_site);
+  if (l->n > 1)  /* l->a is NULL when nothing is live */
+    qsort(l->a, l->n, sizeof(*l->a), by_site);
   ptrdiff_t n_groups = group_live(l, &groups);
   r->n_stacks = cmg__stacks_count();
   r->used = calloc(r->n_stacks + 1, 1);

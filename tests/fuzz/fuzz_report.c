@@ -1,0 +1,83 @@
+/*
+ * libFuzzer target: the report reader of cumemguard-report.  The input is
+ * a report file (it goes through a memfd, as a file the tool opens would);
+ * cmg__tool_read() must accept it or explain why in one line, and a report
+ * it accepts must go through everything the tool does with one: the view
+ * (interning, grouping, sorting), the text and JSON summaries, the diff
+ * against itself, the folded stacks and the SVG flame graph, all written to
+ * /dev/null, and every free.  LeakSanitizer checks that nothing leaks,
+ * also when the input is rejected half way.
+ */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "report_tool.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int fd = -1;
+static char path[64];
+static FILE *devnull;
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  if (fd < 0) {
+    fd = memfd_create("fuzz-report", 0);
+    devnull = fopen("/dev/null", "w");
+    if (fd < 0 || devnull == NULL)
+      abort();
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  }
+  if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+    abort();
+
+  struct cmg__tool_report r;
+  char err[CMG__TOOL_ERR_MAX];
+  err[0] = '\0';
+  int rc = cmg__tool_read(path, &r, err, sizeof(err));
+  if (rc != 0) {
+    if ((rc != -EINVAL && rc != -ENOMEM) || err[0] == '\0' ||
+        strchr(err, '\n') != NULL)
+      abort();
+    cmg__tool_report_free(&r);
+    return 0;
+  }
+
+  struct cmg__tool_index ix;
+  struct cmg__tool_view v;
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&v, &ix, size % 2 == 0);
+  if (cmg__tool_view_add(&v, &r) == 0) {
+    cmg__tool_view_sort(&v);
+    struct cmg__tool_opts o = { .top = size % 4, .min_bytes = 0,
+                                .all_frames = size % 3 == 0 };
+    cmg__tool_summary_text(devnull, &v, &o, false);
+    cmg__tool_summary_text(devnull, &v, &o, true);
+    cJSON *j = cmg__tool_summary_json(&v, &o);
+    if (j != NULL) {
+      char *s = cJSON_PrintUnformatted(j);
+      cJSON_free(s);
+      cJSON_Delete(j);
+    }
+    cmg__tool_diff(devnull, &v, &v, &o);
+    for (int w = CMG__TOOL_WEIGHT_LIVE; w <= CMG__TOOL_WEIGHT_DENIAL; w++) {
+      struct cmg__tool_flame_opts fo = { .weight = (enum cmg__tool_weight)w,
+                                         .all_frames = o.all_frames,
+                                         .title = NULL, .width = 1200 };
+      cmg__tool_folded(devnull, &v, &fo);
+      cmg__tool_flame(devnull, &v, &fo);
+    }
+  }
+  cmg__tool_view_free(&v);
+  cmg__tool_index_free(&ix);
+  cmg__tool_report_free(&r);
+  return 0;
+}
