@@ -138,10 +138,11 @@ comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
   cJSON_AddNumberToObject(obj, "live_bytes", (double)m->comp.bytes);
   for (i = 0; m->has_comp && i < m->comp.n; i++) {
     const struct cmg__tool_share *s = &m->comp.items[i];
-    cJSON *e = cJSON_CreateObject();
+    cJSON *e;
 
     if (o->top != 0 && i >= o->top)
       break;
+    e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "bytes", (double)s->bytes);
     cJSON_AddNumberToObject(e, "count", (double)s->count);
     cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, s->stack));
