@@ -74,6 +74,19 @@ report_path(const char *pattern, const char *host, char *out, size_t len)
                                                            : -ENAMETOOLONG;
 }
 
+/* Device memory still allocated, from the counters (no report needed). */
+static uint64_t
+live_device_allocations(void)
+{
+  uint64_t n = 0;
+  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
+    struct cmg_device_stats s;
+    cmg__ledger_stats(d, &s);
+    n += s.live_allocations;
+  }
+  return n;
+}
+
 static int
 dump(const char *path, enum cmg__reason reason)
 {
@@ -112,8 +125,10 @@ dump(const char *path, enum cmg__reason reason)
     cmg__log("report %s: %s in %" PRIu64 " allocation%s live", final,
              cmg__format_size(bytes, size, sizeof(size)), n,
              n == 1 ? "" : "s");
-  if (err == 0 && reason == CMG__REASON_EXIT && n > 0 &&
-      cmg__cfg.leak_exitcode != 0) {
+  /* The exit status says whether memory was live, report or not. */
+  if (err < 0)
+    n = live_device_allocations();
+  if (reason == CMG__REASON_EXIT && n > 0 && cmg__cfg.leak_exitcode != 0) {
     cmg__group_leave();
     fflush(NULL);
     _exit(cmg__cfg.leak_exitcode);
