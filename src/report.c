@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,7 +441,8 @@ peaks_json(struct refs *r, struct cmg__composition *first_denial)
     if (cmg__history_device(d, &h) < 0)
       continue;
     if (h.has_peak) {
-      qsort(h.peak.items, h.peak.n, sizeof(*h.peak.items), by_share_bytes);
+      if (h.peak.n > 1)  /* items is NULL without stacks (stack_depth=0) */
+        qsort(h.peak.items, h.peak.n, sizeof(*h.peak.items), by_share_bytes);
       cJSON *o = cJSON_CreateObject();
       cJSON_AddNumberToObject(o, "device", d);
       cJSON_AddNumberToObject(o, "bytes", h.peak.bytes);
@@ -547,7 +549,8 @@ gather_ips(struct refs *r)
     memcpy(r->ips + n, v.ips, v.depth * sizeof(*v.ips));
     n += v.depth;
   }
-  qsort(r->ips, n, sizeof(*r->ips), by_ip);
+  if (n > 1)  /* r->ips is NULL when no stack is referenced */
+    qsort(r->ips, n, sizeof(*r->ips), by_ip);
   size_t u = 0;
   for (size_t i = 0; i < n; i++)
     if (u == 0 || r->ips[u - 1] != r->ips[i])
@@ -711,8 +714,14 @@ open_target(const char *path, char *tmp, size_t len)
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     return fd < 0 ? -errno : fd;
   }
-  snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(),
-           atomic_fetch_add(&serial, 1));
+  /* A name cut short would be another file: a parent directory's name, or
+   * another process's temporary file. */
+  int n = snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(),
+                   atomic_fetch_add(&serial, 1));
+  if (n < 0 || (size_t)n >= len) {
+    tmp[0] = '\0';
+    return -ENAMETOOLONG;
+  }
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   return fd < 0 ? -errno : fd;
 }
@@ -721,7 +730,7 @@ int
 cmg__report_write(const char *path, const struct cmg__process *proc,
                   uint64_t *live_allocations, uint64_t *live_bytes)
 {
-  char tmp[CMG__REPORT_MAX + 64];
+  char tmp[PATH_MAX + CMG__REPORT_MAX + 64];  /* dump.c's path, + suffix */
   int fd = open_target(path, tmp, sizeof(tmp));
   if (fd < 0)
     return fd;

@@ -185,7 +185,7 @@ int
 cmg__tool_count(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
                 const char *key, bool *has, uint64_t *out)
 {
-  double d;
+  double d = 0; /* left as it is when the member is refused */
   int rc = cmg__tool_int(rd, o, at, key, 0, CMG__TOOL_EXACT_MAX, has, &d);
 
   *out = (uint64_t)d;

@@ -67,6 +67,26 @@ one_line "path is a directory" "$tmp/adir" "Is a directory"
 is "$(ls -A "$tmp" | grep -c '^adir\.tmp\.')" 0 \
   "path is a directory: no temporary file left"
 
+# A working directory so deep that the report's path passes 1 KiB, and
+# exactly as long as a temporary name cut to fit a 1 KiB buffer: the
+# temporary file must still be the path plus its suffix, not a name that
+# collides with the directory itself.
+d=$tmp/deep
+while [ ${#d} -lt 900 ]; do
+  d=$d/dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd
+done
+d=$d/$(printf '%*s' $((1087 - ${#d} - 1)) '' | tr ' ' e)
+mkdir -p "$d"
+(
+  cd "$d" || exit 1
+  guard "--report r.json" app_rt_static alloc 1M exit 4
+  echo "$rc" >"$tmp/deep.rc"
+)
+is "$(cat "$tmp/deep.rc")/$(lines 'cumemguard: report ')/$(noise)" 4/1/0 \
+  "a ${#d}-byte working directory: exit status unchanged, the report line"
+is "$(ls -A "$d")" "r.json" "a ${#d}-byte working directory: the report is there"
+validate "$d/r.json"
+
 # Permissions only stop a process that is not root.
 if [ "$(id -u)" -ne 0 ]; then
   mkdir "$tmp/ro"
