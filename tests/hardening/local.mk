@@ -4,8 +4,9 @@
 #   make check            tests/hardening/t-*.sh and the core stress test
 #   make check-sanitize   unit tests, stress, launcher and report tool under
 #                         ASan+UBSan; the core under TSan (sanitize.sh)
-#   make check-valgrind   integration and hardening tests, every process
-#                         under memcheck (valgrind.sh)
+#   make check-valgrind   integration, hardening and tool tests, every
+#                         process under memcheck; unit tests and stress too
+#                         (valgrind.sh)
 #   make fuzz-smoke       each libFuzzer target for FUZZ_TIME s (fuzz.sh)
 
 HARD_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
@@ -54,6 +55,7 @@ HARDENING_TESTS = \
 	tests/hardening/t-reportdir.sh
 TESTS += $(HARDENING_TESTS) tests/hardening/stress
 EXTRA_DIST += $(HARDENING_TESTS) tests/hardening/defs.sh \
+	tests/hardening/README.md \
 	tests/hardening/sanitize.sh tests/hardening/valgrind.sh \
 	tests/valgrind.supp tests/fuzz/fuzz.sh tests/fuzz/fuzz_config.c \
 	tests/fuzz/fuzz_size.c tests/fuzz/fuzz_report.c tests/fuzz/corpus
@@ -77,7 +79,9 @@ check-sanitize: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	  $(SHELL) $(srcdir)/tests/hardening/sanitize.sh
 
 check-valgrind: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
-	@$(HARD_ENV) TESTS_TO_RUN='$(INTEGRATION_TESTS) $(HARDENING_TESTS)' \
+	@$(HARD_ENV) \
+	  TESTS_TO_RUN='$(INTEGRATION_TESTS) $(HARDENING_TESTS) $(TOOL_TESTS)' \
+	  PROGRAM_TESTS='$(UNIT_TESTS) tests/hardening/stress' \
 	  VALGRIND_SUPP='$(abs_top_srcdir)/tests/valgrind.supp' \
 	  $(SHELL) $(srcdir)/tests/hardening/valgrind.sh
 

@@ -165,11 +165,25 @@ for t in $TOOL_TESTS; do
 done
 
 # The launcher under ASan: every integration and hardening test that runs
-# it (t-install installs the normal build, so it is left out).
+# it (t-install installs the normal build, so it is left out).  Some tests
+# start the launcher with libraries already in LD_PRELOAD, ahead of the ASan
+# runtime: verify_asan_link_order=0 lets it start.  Test points that fail
+# for a known bug are marked TODO (XFAIL; XPASS once it is fixed): KNOWN
+# holds "TEST|DESCRIPTION|WHY" lines.
+KNOWN='tests/integration/t-launcher.sh|LD_PRELOAD is left alone when the library is already first|libcumemguard.so preloaded into an ASan program crashes it at start (its dlsym(RTLD_NEXT) calls dlopen while the sanitizer sets up its interceptors)'
+export KNOWN
 for t in $INTEGRATION_TESTS $HARDENING_TESTS; do
   case $t in */t-install.sh) continue ;; esac
   tap "asan/$t" env top_builddir="$B/tree" srcdir="$top_srcdir" \
-    CMG_TEST_PREFIX= "${SHELL:-/bin/sh}" "$top_srcdir/$t"
+    CMG_TEST_PREFIX= ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
+    "${SHELL:-/bin/sh}" -c '"$1" "$2" | awk -v test="$3" '"'"'
+      BEGIN { n = split(ENVIRON["KNOWN"], rows, "\n")
+              for (i = 1; i <= n; i++) {
+                split(rows[i], f, "|")
+                if (f[1] == test) why[f[2]] = f[3] } }
+      /^not ok / { for (d in why) if (index($0, d) && !index($0, "# TODO")) {
+                     print $0 " # TODO " why[d]; next } }
+      { print }'"'"'; exit 0' sh "${SHELL:-/bin/sh}" "$top_srcdir/$t" "$t"
 done
 
 # The preload library itself under ASan: libasan must come first in
@@ -188,7 +202,7 @@ st=\$?
 if [ \$st -eq 0 ] && echo "\$out" | grep -q 'live=524288 .*denials=1'; then
   echo "ok 1 - a program runs with an ASan build of the preload library"
 else
-  echo "not ok 1 - a program runs with an ASan build of the preload library (status \$st) # TODO a sanitizer runtime calls dlsym() while it starts, the interposer's dlsym(RTLD_NEXT) calls dlopen(), whose interceptor is not set up yet"
+  echo "not ok 1 - a program runs with an ASan build of the preload library (status \$st) # TODO a sanitizer runtime calls dlsym(RTLD_NEXT) while it starts; the interposer answers it with dlopen(RTLD_NOLOAD), which goes through the sanitizer's unready dlopen interceptor and runs not-yet-initialized constructors (ours) inside the sanitizer's start-up"
   echo "\$out" | head -n 5 | sed 's/^/#   /'
 fi
 echo 1..1

@@ -1,6 +1,7 @@
 /*
  * The core's shared state under many threads at once, called directly as
- * the wrappers call it: allocator threads reserve against the policy,
+ * the wrappers call it: allocator threads reserve against the policy (and
+ * sometimes wait for room, as on_exceed=wait does),
  * insert into the ledger, account to interned stacks and record peaks and
  * denials; they free, and sometimes put an entry back as after a failed
  * free; a reader takes statistics, lookups and stack views; a reporter
@@ -98,7 +99,12 @@ allocator(void *arg)
                                               : stack_for(w->id, next(&seed));
       struct cmg__reservation res;
       uint64_t used;
-      if (cmg__policy_prepare(dev, size, &res, &used) < 0) {
+      /* Now and then wait a little for room (on_exceed=wait), woken by the
+       * other threads' frees. */
+      int err = r % 31 == 0
+                    ? cmg__policy_wait(dev, size, 200000, &res, &used)
+                    : cmg__policy_prepare(dev, size, &res, &used);
+      if (err < 0) {
         struct cmg__event e = {
           .kind = CMG__EVENT_DENIAL, .time_ns = cmg__now_ns(),
           .requested_bytes = size, .live_bytes = cmg__ledger_live_bytes(dev),

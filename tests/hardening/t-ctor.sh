@@ -55,7 +55,13 @@ unset LD_PRELOAD
 is "$rc" 0 "preloaded after: exit status unchanged"
 is "$(val 1 live)/$(val 1 allocs)/$(val 1 denials)" 524288/1/1 \
   "preloaded after: the first allocation is recorded and the second refused"
-is "$(noise)" 1 "preloaded after: one line for the denial, nothing else"
+# valgrind's launcher, run natively for the exec, has the same LD_PRELOAD:
+# the constructor runs there too and its denial is said once more.
+if [ -z "$SLOW" ]; then
+  is "$(noise)" 1 "preloaded after: one line for the denial, nothing else"
+else
+  is "$(lines 'cumemguard: report ')" 1 "preloaded after: one report line"
+fi
 r=$(report)
 validate "$r"
 is "$(q "$r" '(fn(r["leaks"][0]["stack"])[0], len(r["denials"]))')" \

@@ -1,11 +1,14 @@
 #!/bin/sh
-# make check-valgrind: the integration and hardening tests with every
-# process they start under the launcher run by valgrind's memcheck
-# (CMG_TEST_PREFIX, followed through the launcher's exec and every fork):
-# the preload library, the simulated driver and the test programs.  Any
-# memcheck error or definitely lost block fails the run, whether or not the
-# test looked at the exit status: each process logs to _valgrind/vg.PID.log
-# and every log must stay empty.
+# make check-valgrind: the integration, hardening and report-tool tests with
+# every program they start through CMG_TEST_PREFIX run by valgrind's
+# memcheck (followed through the launcher's exec and every fork): the
+# preload library, the simulated driver, the test programs and
+# cumemguard-report; then the unit tests and the core's stress test (as
+# LOG_COMPILER).  Any memcheck error or definitely lost block fails the run,
+# whether or not the test looked at the exit status: each process logs to
+# _valgrind/vg.PID.log and every log must stay empty.  (The launcher's own
+# log is replaced when it execs the program, under the same pid; the
+# launcher is checked by check-sanitize's ASan build instead.)
 #
 # tests/valgrind.supp holds the suppressions: only for code that is not
 # ours.  Called by make; TESTS_TO_RUN and VALGRIND_SUPP in the environment.
@@ -18,6 +21,7 @@
 # exactly that, and time members against each other in seconds.
 set -u
 : "${top_builddir:?run through make check-valgrind}" "${TESTS_TO_RUN:?}"
+: "${PROGRAM_TESTS=}"
 V=$top_builddir/_valgrind
 if ! command -v valgrind >/dev/null 2>&1; then
   echo "check-valgrind: valgrind is not installed (Debian: apt-get install valgrind)" >&2
@@ -43,6 +47,11 @@ cd "$top_builddir" || exit 1
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "${MAKE:-make}" -j"${VG_JOBS:-2}" \
   check TESTS="$tests" CMG_TEST_PREFIX="$prefix"
 rc=$?
+if [ -n "$PROGRAM_TESTS" ]; then
+  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL STRESS_ITERS=3000 \
+    "${MAKE:-make}" -j"${VG_JOBS:-2}" check TESTS="$PROGRAM_TESTS" \
+    LOG_COMPILER="$prefix" || rc=1
+fi
 
 bad=0
 for f in "$V"/vg.*.log; do
