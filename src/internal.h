@@ -18,6 +18,9 @@
 #define CMG__EXPORT __attribute__((visibility("default")))
 #define CMG__TLS __thread __attribute__((tls_model("initial-exec")))
 #define cmg__likely(x) __builtin_expect(!!(x), 1)
+/* Code a sanitizer runtime calls while it starts (the dlsym override),
+ * before its shadow memory exists: an ASan build must not instrument it. */
+#define CMG__NO_ASAN __attribute__((no_sanitize_address))
 #define cmg__unlikely(x) __builtin_expect(!!(x), 0)
 
 #ifdef CMG_DEBUG
@@ -512,6 +515,19 @@ void *cmg__real(enum cmg__fn fn);
 
 /* The real dlsym, never the override. */
 void *cmg__real_dlsym(void *handle, const char *name);
+
+/* ---- elfsym.c: a definition in one loaded object ---------------------- */
+
+/* What dlsym would find for name in the object l alone, from its dynamic
+ * symbol table, without dlopen; NULL if l does not define it, and then
+ * *tls is set when the definition is a thread-local variable, whose
+ * address only glibc can give. */
+struct link_map;
+void *cmg__object_symbol(const struct link_map *l, const char *name,
+                         bool *tls);
+
+/* strncmp(s, prefix, strlen(prefix)) == 0, without libc (see elfsym.c). */
+bool cmg__has_prefix(const char *s, const char *prefix);
 
 /* Given the pointer the driver returned for (symbol, version, flags), the
  * pointer to hand back to the program: a wrapper, or p itself. */

@@ -77,7 +77,7 @@ static _Atomic(dlsym_fn) real_dlsym;
 
 /* Binding to a versioned dlvsym of libc finds the real dlsym whatever
  * version a program's own references were bound to. */
-static dlsym_fn
+CMG__NO_ASAN static dlsym_fn
 get_real_dlsym(void)
 {
   dlsym_fn f = atomic_load_explicit(&real_dlsym, memory_order_acquire);
@@ -92,7 +92,7 @@ get_real_dlsym(void)
   return f;
 }
 
-void *
+CMG__NO_ASAN void *
 cmg__real_dlsym(void *handle, const char *name)
 {
   dlsym_fn f = get_real_dlsym();
@@ -265,7 +265,7 @@ cmg__resolve_proc(const char *symbol, int version, unsigned long long flags,
 
 /* ---- the dlsym override ------------------------------------------------ */
 
-static struct link_map *
+CMG__NO_ASAN static struct link_map *
 object_of(const void *addr)
 {
   Dl_info info;
@@ -275,36 +275,46 @@ object_of(const void *addr)
   return map;
 }
 
-static struct link_map *
-first_object(void)
+/* A thread-local variable's address comes only from glibc, through a
+ * handle; never asked for while a sanitizer starts. */
+static void *
+object_tls(const struct link_map *l, const char *name)
 {
-  struct link_map *map = NULL;
-  void *main_handle = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
-  if (main_handle != NULL) {
-    dlinfo(main_handle, RTLD_DI_LINKMAP, &map);
-    dlclose(main_handle);
-  }
-  return map;
+  void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (h == NULL)
+    return NULL;
+  void *p = cmg__real_dlsym(h, name);
+  dlclose(h);
+  return p;
+}
+
+/* The vDSO is on the list of objects but not in the scope RTLD_NEXT
+ * searches. */
+CMG__NO_ASAN static bool
+is_vdso(const struct link_map *l)
+{
+  return cmg__has_prefix(l->l_name, "linux-vdso") ||
+         cmg__has_prefix(l->l_name, "linux-gate");
 }
 
 /* RTLD_NEXT means "after the object that called dlsym".  Forwarding it to
  * the real dlsym from here would search after libcumemguard instead (glibc
  * looks at the return address), so search on the caller's behalf: the first
- * object after the caller's that defines the name. */
-static void *
+ * object after the caller's that defines the name (elfsym.c says why not
+ * through dlopen). */
+CMG__NO_ASAN static void *
 next_symbol(const char *name, const void *caller)
 {
   struct link_map *self = object_of(caller);
-  struct link_map *l = self ? self->l_next : first_object();
+  struct link_map *l = self ? self->l_next : _r_debug.r_map;
   for (; l != NULL; l = l->l_next) {
-    if (l->l_name == NULL || l->l_name[0] == '\0')
+    if (l->l_name == NULL || l->l_name[0] == '\0' || is_vdso(l))
       continue;
-    void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL)
-      continue;
-    void *p = cmg__real_dlsym(h, name);
-    dlclose(h);
-    if (p != NULL && object_of(p) == l)
+    bool tls;
+    void *p = cmg__object_symbol(l, name, &tls);
+    if (p == NULL && tls)
+      p = object_tls(l, name);
+    if (p != NULL)
       return p;
   }
   return NULL;
@@ -341,14 +351,14 @@ wrap_symbol(const char *name, void *p)
   return p;
 }
 
-CMG__EXPORT void *
+CMG__NO_ASAN CMG__EXPORT void *
 dlsym(void *restrict handle, const char *restrict name)
 {
   const void *caller = __builtin_return_address(0);
   void *p = handle == RTLD_NEXT ? next_symbol(name, caller)
                                 : cmg__real_dlsym(handle, name);
-  if (p != NULL && ((name[0] == 'c' && name[1] == 'u') ||
-                    strncmp(name, "nvml", 4) == 0))
+  if (p != NULL &&
+      (cmg__has_prefix(name, "cu") || cmg__has_prefix(name, "nvml")))
     p = wrap_symbol(name, p);
   return p;
 }

@@ -17,4 +17,20 @@ is "$(sed -n 2p "$tmp/bare" | sed 's/.*lib=//')" libcuda.so.1 \
   "without us, RTLD_NEXT finds the driver's cuMemAlloc_v2"
 is "$(val 2 lib)" libcumemguard.so "with us, RTLD_NEXT gets the capped wrapper"
 
+# Names glibc resolves by rules of its own: the same definition as without
+# us.  (Checked on the bare run too, so the comparison means something.)
+for n in strlen memcpy realpath pthread_cond_wait environ stdout; do
+  is "$(grep "^$n " "$tmp/out")" "$(grep "^$n " "$tmp/bare")" \
+    "RTLD_NEXT $n: the same definition as without us"
+  case $(grep "^$n " "$tmp/bare") in
+    "$n libc.so.6+0x"*) tap 0 "without us, $n is libc's" ;;
+    *) tap 1 "without us, $n is libc's" ;;
+  esac
+done
+is "$(grep '^no_such_symbol ' "$tmp/out")" "no_such_symbol null" \
+  "RTLD_NEXT of a name nobody defines: NULL"
+is "$(grep '^errno ' "$tmp/out")/$(grep '^errno ' "$tmp/bare")" \
+  "errno this_thread=1/errno this_thread=1" \
+  "RTLD_NEXT of a thread-local variable: this thread's, as without us"
+
 done_testing

@@ -1,10 +1,15 @@
 /*
  * Prints what a second preloaded interposer (libnexttest.so) gets from
  * dlsym(RTLD_NEXT) for getpid and for cuMemAlloc_v2, and what the program
- * itself gets, so the test can compare them with libc's and the driver's.
+ * itself gets, so the test can compare them with libc's and the driver's;
+ * then, for names glibc resolves by rules of its own (an IFUNC, a default
+ * among several versions, weak data, a thread-local variable, a missing
+ * name), where the answer lies, to be compared with a run without us.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -23,6 +28,18 @@ where(void *p)
   return slash;
 }
 
+/* Library and offset: the same from run to run, unlike the address. */
+static void
+print_place(const char *name, void *p)
+{
+  Dl_info info;
+  if (p != NULL && dladdr(p, &info))
+    printf("%s %s+%#lx\n", name, where(p),
+           (unsigned long)((uintptr_t)p - (uintptr_t)info.dli_fbase));
+  else
+    printf("%s %s\n", name, where(p));
+}
+
 int
 main(void)
 {
@@ -37,5 +54,11 @@ main(void)
          getpid() == (pid_t)getppid() ? 0 : getpid() > 0);
   printf("cuMemAlloc_v2 lib=%s\n", where(lookup("cuMemAlloc_v2")));
   printf("main_next lib=%s\n", where(dlsym(RTLD_NEXT, "getpid")));
+  static const char *const names[] = { "strlen", "memcpy", "realpath",
+                                       "pthread_cond_wait", "environ",
+                                       "stdout", "no_such_symbol" };
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+    print_place(names[i], lookup(names[i]));
+  printf("errno this_thread=%d\n", lookup("errno") == (void *)&errno);
   return 0;
 }
