@@ -385,32 +385,56 @@ find_library(void)
 /* ld.so splits LD_PRELOAD at spaces and colons. */
 #define PRELOAD_SEPARATORS " :"
 
+/* Whether the LD_PRELOAD entry [e, e + len) is a sanitizer's runtime,
+ * which refuses to start unless it comes first (ASan's link-order check)
+ * and must see every allocator call, ours included. */
+static bool
+is_sanitizer_runtime(const char *e, size_t len)
+{
+  static const char *const names[] = { "libasan.", "libtsan.", "liblsan.",
+                                       "libubsan.", "libhwasan.",
+                                       "libclang_rt." };
+  const char *base = e;
+  for (const char *c = e; c < e + len; c++)
+    if (*c == '/')
+      base = c + 1;
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+    if ((size_t)(e + len - base) >= strlen(names[i]) &&
+        strncmp(base, names[i], strlen(names[i])) == 0)
+      return true;
+  return false;
+}
+
 /*
- * Puts lib first in LD_PRELOAD, keeping the entries already there; nothing
- * changes if it is first already.  Returns 0 or a negative errno.
+ * Puts lib first in LD_PRELOAD, keeping the entries already there, after
+ * any sanitizer runtimes that lead it; nothing changes if lib is there
+ * already.  Returns 0 or a negative errno.
  */
 static int
 prepend_preload(const char *lib)
 {
   const char *old = getenv("LD_PRELOAD");
-  const char *first;
-  size_t first_len;
-  char *value;
-  int rc;
-
   if (old == NULL || old[strspn(old, PRELOAD_SEPARATORS)] == '\0')
     return setenv("LD_PRELOAD", lib, 1) == 0 ? 0 : -errno;
 
-  first = old + strspn(old, PRELOAD_SEPARATORS);
-  first_len = strcspn(first, PRELOAD_SEPARATORS);
-  if (first_len == strlen(lib) && memcmp(first, lib, first_len) == 0)
+  const char *end = old;  /* just after the last leading sanitizer */
+  const char *at = old + strspn(old, PRELOAD_SEPARATORS);
+  size_t len = strcspn(at, PRELOAD_SEPARATORS);
+  while (len > 0 && is_sanitizer_runtime(at, len)) {
+    end = at + len;
+    at = end + strspn(end, PRELOAD_SEPARATORS);
+    len = strcspn(at, PRELOAD_SEPARATORS);
+  }
+  if (len == strlen(lib) && memcmp(at, lib, len) == 0)
     return 0;
 
-  value = malloc(strlen(lib) + strlen(old) + 2);
+  char *value = malloc(strlen(lib) + strlen(old) + 3);
   if (value == NULL)
     return -ENOMEM;
-  sprintf(value, "%s:%s", lib, old);
-  rc = setenv("LD_PRELOAD", value, 1) == 0 ? 0 : -errno;
+  int head = (int)(end - old);
+  sprintf(value, "%.*s%s%s%s%s", head, old, head > 0 ? ":" : "", lib,
+          *at != '\0' ? ":" : "", at);
+  int rc = setenv("LD_PRELOAD", value, 1) == 0 ? 0 : -errno;
   free(value);
   return rc;
 }

@@ -57,7 +57,7 @@ lines() {
   wc -l <"$1" | tr -d ' '
 }
 
-echo 1..48
+echo 1..51
 
 if [ ! -x "$L" ]; then
   echo "Bail out! $L was not built"
@@ -212,6 +212,21 @@ report "--limit=SIZE works and LD_PRELOAD keeps the existing entry"
 launch LD_PRELOAD="$lib $tmp/other.so" "$L" sh -c "$show"
 [ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$lib $tmp/other.so|" ]
 report "LD_PRELOAD is left alone when the library is already first"
+
+# A sanitizer's runtime must stay first (ASan refuses to start otherwise).
+launch LD_PRELOAD="$tmp/libasan.so.8 $tmp/other.so" "$L" sh -c "$show"
+[ "$rc" -eq 0 ] &&
+  [ "$(cat "$tmp/out")" = "$tmp/libasan.so.8:$lib:$tmp/other.so|" ]
+report "a sanitizer runtime first in LD_PRELOAD stays first, the library next"
+
+launch LD_PRELOAD="$tmp/libclang_rt.asan-x86_64.so" "$L" sh -c "$show"
+[ "$rc" -eq 0 ] &&
+  [ "$(cat "$tmp/out")" = "$tmp/libclang_rt.asan-x86_64.so:$lib|" ]
+report "clang's sanitizer runtime stays first too"
+
+launch LD_PRELOAD="$tmp/libtsan.so.2:$lib" "$L" sh -c "$show"
+[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$tmp/libtsan.so.2:$lib|" ]
+report "LD_PRELOAD is left alone when the library follows the sanitizer runtime"
 
 launch CUMEMGUARD_OPTIONS=',limit.1=2GiB,,limit=1G,' LD_PRELOAD= \
   "$L" sh -c "$show"
