@@ -76,6 +76,16 @@ tests_sim_app_driver_LDFLAGS = $(SIM_APP_LINK)
 tests_sim_app_driver_LDADD = tests/sim/libcuda.la tests/sim/libnvidia-ml.la \
 	-ldl -lpthread
 
+# app_driver built with AddressSanitizer: the sanitizer runtime starts with
+# the interposer already loaded (t-sanitized-program.sh).
+if HAVE_ASAN
+check_PROGRAMS += tests/sim/app_driver_asan
+tests_sim_app_driver_asan_SOURCES = $(tests_sim_app_driver_SOURCES)
+tests_sim_app_driver_asan_CFLAGS = $(SIM_CFLAGS) -fsanitize=address
+tests_sim_app_driver_asan_LDFLAGS = $(SIM_APP_LINK) -fsanitize=address
+tests_sim_app_driver_asan_LDADD = $(tests_sim_app_driver_LDADD)
+endif
+
 tests_sim_app_dlsym_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
 	tests/sim/app_drv.c tests/sim/app_dlsym.c
 tests_sim_app_dlsym_CFLAGS = $(SIM_CFLAGS)
