@@ -4,9 +4,16 @@
  * at its first denial, every denial, and the stacks, frames and modules they
  * refer to, as indexed tables so each frame is symbolized and written once.
  *
- * The only file that includes cJSON.h.  It runs at exit, on a dump signal
- * (from the dump thread) or on request, never in a signal handler and never
- * inside a wrapper: it may take locks one at a time, malloc and symbolize.
+ * The only file of the library that includes cJSON.h.  It runs at exit, on
+ * a dump signal (from the dump thread) or on request, never in a signal
+ * handler and never inside a wrapper: it may take locks one at a time,
+ * malloc and symbolize.
+ *
+ * Everything but the leaks is built as two cJSON trees, the members before
+ * "leaks" and those after, and printed as cJSON prints them.  The leaks,
+ * one entry per live allocation, are written in between straight from the
+ * sorted copy of the ledger (jsonw.c), in the same layout: as a tree they
+ * were most of the time and nine tenths of the memory of a large report.
  *
  * The temporary file is created before the report is built, in the same
  * directory as the final path, and renamed over it only once complete: a
@@ -37,6 +44,7 @@ struct live {
   size_t n, cap;
   bool oom;
   uint64_t device_allocations, device_bytes;  /* device memory only */
+  uint64_t host_bytes;
 };
 
 struct group {
@@ -80,27 +88,12 @@ seconds(uint64_t ns)
 }
 
 /* An integer as raw JSON text.  cJSON prints every number with "%1.15g"
- * and reads it back to check the round trip, which was most of the time of
- * a report with a million allocations; integers need neither. */
+ * and reads it back to check the round trip; integers need neither. */
 static cJSON *
 integer(uint64_t v)
 {
-  char buf[24], *p = buf + sizeof(buf);
-  *--p = '\0';
-  do
-    *--p = (char)('0' + v % 10);
-  while ((v /= 10) != 0);
-  return cJSON_CreateRaw(p);
-}
-
-/* Seconds since the start, microsecond resolution, as raw JSON text. */
-static cJSON *
-raw_seconds(uint64_t ns)
-{
-  char buf[40];
-  uint64_t us = ns / 1000;
-  snprintf(buf, sizeof(buf), "%" PRIu64 ".%06" PRIu64, us / 1000000,
-           us % 1000000);
+  char buf[24];
+  *cmg__jsonw_format_u64(buf, v) = '\0';
   return cJSON_CreateRaw(buf);
 }
 
@@ -118,10 +111,16 @@ bytes_or_null(uint64_t v)
   return v == CMG__NO_LIMIT ? cJSON_CreateNull() : cJSON_CreateNumber(v);
 }
 
+static bool
+is_stack_ref(uint32_t id, const struct refs *r)
+{
+  return id != CMG__STACK_NONE && id <= r->n_stacks;
+}
+
 static cJSON *
 stack_ref(uint32_t id, struct refs *r)
 {
-  if (id == CMG__STACK_NONE || id > r->n_stacks)
+  if (!is_stack_ref(id, r))
     return cJSON_CreateNull();
   r->used[id] = 1;
   return cJSON_CreateNumber(id);
@@ -380,36 +379,6 @@ released_json(struct refs *r)
 }
 
 static cJSON *
-leaks_json(const struct live *l, const struct group *g, size_t n_groups,
-           struct refs *r)
-{
-  cJSON *a = cJSON_CreateArray();
-  for (size_t i = 0; i < n_groups; i++) {
-    const struct cmg__alloc *first = &l->a[g[i].first];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "stack", stack_ref(first->stack, r));
-    cJSON_AddStringToObject(o, "api", cmg__fn_name(first->fn));
-    cJSON_AddStringToObject(o, "kind", kind_names[first->kind]);
-    cJSON_AddItemToObject(o, "device", device_or_null(first->device));
-    cJSON_AddNumberToObject(o, "count", g[i].n);
-    cJSON_AddNumberToObject(o, "bytes", g[i].bytes);
-    cJSON *allocs = cJSON_AddArrayToObject(o, "allocations");
-    for (size_t j = 0; j < g[i].n; j++) {
-      const struct cmg__alloc *a = &first[j];
-      cJSON *x = cJSON_CreateObject();
-      cJSON_AddItemToObject(x, "address", hex(a->addr));
-      cJSON_AddItemToObject(x, "bytes", integer(a->size));
-      cJSON_AddItemToObject(x, "thread", integer(a->thread));
-      cJSON_AddItemToObject(x, "seq", integer(a->seq));
-      cJSON_AddItemToObject(x, "time", raw_seconds(a->time_ns));
-      cJSON_AddItemToArray(allocs, x);
-    }
-    cJSON_AddItemToArray(a, o);
-  }
-  return a;
-}
-
-static cJSON *
 composition_json(const struct cmg__composition *c, struct refs *r)
 {
   cJSON *a = cJSON_CreateArray();
@@ -624,34 +593,159 @@ add_frames(cJSON *root, const struct refs *r)
   }
 }
 
+/* ---- leaks, written straight to the file ------------------------------ */
+
+/* The indentation cJSON gives an allocation's members: the root, "leaks",
+ * a leak and its "allocations" each go one level deeper. */
+#define LEAK_TABS "\t\t\t"
+#define ALLOC_TABS "\t\t\t\t\t"
+
+/* A string as cJSON writes it, escapes included. */
+static void
+string(struct cmg__jsonw *w, const char *s)
+{
+  char buf[256];
+  cJSON node = { .type = cJSON_String, .valuestring = (char *)s };
+  if (cJSON_PrintPreallocated(&node, buf, sizeof(buf), false)) {
+    cmg__jsonw_text(w, buf);
+    return;
+  }
+  char *text = cJSON_PrintUnformatted(&node);
+  if (text != NULL)
+    cmg__jsonw_text(w, text);
+  else
+    cmg__jsonw_fail(w, -ENOMEM);
+  cJSON_free(text);
+}
+
+/* A count or a byte total as cJSON prints a number: below 10^15 an integer
+ * has at most 15 digits, all of which "%1.15g" prints; a larger one goes
+ * through cJSON, exponent and all. */
+static void
+number(struct cmg__jsonw *w, uint64_t v)
+{
+  char buf[64];
+  cJSON node = { .type = cJSON_Number };
+  if (v < 1000000000000000ull) {
+    cmg__jsonw_u64(w, v);
+    return;
+  }
+  cJSON_SetNumberValue(&node, (double)v);
+  if (cJSON_PrintPreallocated(&node, buf, sizeof(buf), false))
+    cmg__jsonw_text(w, buf);
+  else
+    cmg__jsonw_fail(w, -ENOMEM);
+}
+
+static void
+allocation(struct cmg__jsonw *w, const struct cmg__alloc *a)
+{
+  cmg__jsonw_lit(w, "{\n" ALLOC_TABS "\"address\":\t");
+  cmg__jsonw_hex(w, a->addr);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"bytes\":\t");
+  cmg__jsonw_u64(w, a->size);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"thread\":\t");
+  cmg__jsonw_u64(w, a->thread);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"seq\":\t");
+  cmg__jsonw_u64(w, a->seq);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"time\":\t");
+  cmg__jsonw_seconds(w, a->time_ns);
+  cmg__jsonw_lit(w, "\n\t\t\t\t}");
+}
+
+/* One leak: the allocations of one (stack, api, kind, device). */
+static void
+leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
+     const struct group *g, const struct refs *r)
+{
+  cmg__jsonw_lit(w, "{\n" LEAK_TABS "\"stack\":\t");
+  if (is_stack_ref(first->stack, r))
+    cmg__jsonw_u64(w, first->stack);
+  else
+    cmg__jsonw_lit(w, "null");
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"api\":\t");
+  string(w, cmg__fn_name(first->fn));
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"kind\":\t");
+  string(w, kind_names[first->kind]);
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"device\":\t");
+  if (first->device >= 0 && first->device < CMG__MAX_DEVICES)
+    cmg__jsonw_u64(w, (uint64_t)first->device);
+  else
+    cmg__jsonw_lit(w, "null");
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"count\":\t");
+  number(w, g->n);
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"bytes\":\t");
+  number(w, g->bytes);
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"allocations\":\t[");
+  for (size_t j = 0; j < g->n; j++) {
+    if (j > 0)
+      cmg__jsonw_lit(w, ", ");
+    allocation(w, &first[j]);
+  }
+  cmg__jsonw_lit(w, "]\n\t\t}");
+}
+
+static void
+leaks(struct cmg__jsonw *w, const struct live *l, const struct group *g,
+      size_t n_groups, const struct refs *r)
+{
+  cmg__jsonw_lit(w, "[");
+  for (size_t i = 0; i < n_groups; i++) {
+    if (i > 0)
+      cmg__jsonw_lit(w, ", ");
+    leak(w, &l->a[g[i].first], &g[i], r);
+  }
+  cmg__jsonw_lit(w, "]");
+}
+
 /* ---- the whole report -------------------------------------------------- */
 
-static cJSON *
-build(const struct cmg__process *proc, struct live *l, struct refs *r)
+/* What the report is made of, all of it gathered before its first byte is
+ * written, so that running out of memory leaves nothing half-written (on a
+ * pipe, too). */
+struct report {
+  struct live live;
+  struct group *groups;
+  size_t n_groups;
+  struct refs refs;
+  cJSON *head, *tail;   /* the members before "leaks", and after */
+};
+
+/* Copies the ledger, groups what is live and adds it up; marks the stacks
+ * the leaks refer to. */
+static int
+gather_live(struct report *rep)
 {
-  struct group *groups = NULL;
-  struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
-  uint64_t live_bytes = 0, live_allocations = 0, host_bytes = 0;
+  struct live *l = &rep->live;
+  struct refs *r = &rep->refs;
   cmg__ledger_foreach(collect, l);
   if (l->n > 1)  /* l->a is NULL when nothing is live */
     qsort(l->a, l->n, sizeof(*l->a), by_site);
-  ptrdiff_t n_groups = group_live(l, &groups);
+  ptrdiff_t n_groups = group_live(l, &rep->groups);
   r->n_stacks = cmg__stacks_count();
   r->used = calloc(r->n_stacks + 1, 1);
-  if (l->oom || n_groups < 0 || r->used == NULL) {
-    free(groups);
-    return NULL;
+  if (l->oom || n_groups < 0 || r->used == NULL)
+    return -ENOMEM;
+  rep->n_groups = (size_t)n_groups;
+  for (size_t i = 0; i < rep->n_groups; i++) {
+    uint32_t id = l->a[rep->groups[i].first].stack;
+    if (is_stack_ref(id, r))
+      r->used[id] = 1;
   }
   for (size_t i = 0; i < l->n; i++) {
     if (is_device_memory(l->a[i].kind)) {
-      live_bytes += l->a[i].size;
-      live_allocations++;
+      l->device_bytes += l->a[i].size;
+      l->device_allocations++;
     } else if (l->a[i].kind == CMG__KIND_HOST)
-      host_bytes += l->a[i].size;
+      l->host_bytes += l->a[i].size;
   }
-  l->device_allocations = live_allocations;
-  l->device_bytes = live_bytes;
+  return 0;
+}
 
+/* The members before "leaks"; the summary's counts of events come later. */
+static cJSON *
+head_json(const struct cmg__process *proc, const struct live *l)
+{
   cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "format", "cumemguard-report");
   cJSON_AddNumberToObject(root, "version", CMG_REPORT_VERSION);
@@ -664,41 +758,69 @@ build(const struct cmg__process *proc, struct live *l, struct refs *r)
   cJSON_AddItemToObject(root, "host", host_json());
   cJSON_AddItemToObject(root, "group", group_json());
   cJSON *summary = cJSON_AddObjectToObject(root, "summary");
-  cJSON_AddNumberToObject(summary, "live_allocations", live_allocations);
-  cJSON_AddNumberToObject(summary, "live_bytes", live_bytes);
-  cJSON_AddNumberToObject(summary, "host_live_bytes", host_bytes);
+  cJSON_AddNumberToObject(summary, "live_allocations", l->device_allocations);
+  cJSON_AddNumberToObject(summary, "live_bytes", l->device_bytes);
+  cJSON_AddNumberToObject(summary, "host_live_bytes", l->host_bytes);
   cJSON_AddNumberToObject(summary, "untracked_frees",
                           cmg__ledger_untracked_frees());
-  cJSON_AddItemToObject(root, "leaks",
-                        leaks_json(l, groups, (size_t)n_groups, r));
-  cJSON_AddItemToObject(root, "released", released_json(r));
-  cJSON_AddItemToObject(root, "peaks", peaks_json(r, first_denial));
-  add_events(root, summary, r, first_denial);
-  for (int d = 0; d < CMG__MAX_DEVICES; d++)
-    free(first_denial[d].items);
-  free(groups);
-  if (gather_ips(r) < 0) {
-    cJSON_Delete(root);
-    return NULL;
-  }
-  cJSON_AddItemToObject(root, "stacks", stacks_json(r));
-  add_frames(root, r);
   return root;
 }
 
 static int
-write_all(int fd, const char *p, size_t len)
+build(const struct cmg__process *proc, struct report *rep)
 {
-  while (len > 0) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return w < 0 ? -errno : -EIO;
-    p += w;
-    len -= (size_t)w;
-  }
+  struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
+  struct refs *r = &rep->refs;
+  int err = gather_live(rep);
+  if (err < 0)
+    return err;
+  rep->head = head_json(proc, &rep->live);
+  rep->tail = cJSON_CreateObject();
+  cJSON_AddItemToObject(rep->tail, "released", released_json(r));
+  cJSON_AddItemToObject(rep->tail, "peaks", peaks_json(r, first_denial));
+  add_events(rep->tail, cJSON_GetObjectItemCaseSensitive(rep->head, "summary"),
+             r, first_denial);
+  for (int d = 0; d < CMG__MAX_DEVICES; d++)
+    free(first_denial[d].items);
+  if (gather_ips(r) < 0)
+    return -ENOMEM;
+  cJSON_AddItemToObject(rep->tail, "stacks", stacks_json(r));
+  add_frames(rep->tail, r);
   return 0;
+}
+
+/* The report as one object, laid out as cJSON_Print lays it out: the head
+ * without its closing "\n}", the leaks, the tail without its opening "{\n".
+ * A cJSON object prints as "{\n", its members, "\n}" at the root. */
+static int
+emit(int fd, const struct report *rep)
+{
+  struct cmg__jsonw w;
+  char *head = cJSON_Print(rep->head), *tail = cJSON_Print(rep->tail);
+  int err = head && tail ? cmg__jsonw_open(&w, fd) : -ENOMEM;
+  if (err == 0) {
+    cmg__jsonw_put(&w, head, strlen(head) - 2);
+    cmg__jsonw_lit(&w, ",\n\t\"leaks\":\t");
+    leaks(&w, &rep->live, rep->groups, rep->n_groups, &rep->refs);
+    cmg__jsonw_lit(&w, ",\n");
+    cmg__jsonw_text(&w, tail + 2);
+    cmg__jsonw_lit(&w, "\n");
+    err = cmg__jsonw_close(&w);
+  }
+  cJSON_free(head);
+  cJSON_free(tail);
+  return err;
+}
+
+static void
+report_free(struct report *rep)
+{
+  cJSON_Delete(rep->head);
+  cJSON_Delete(rep->tail);
+  free(rep->live.a);
+  free(rep->groups);
+  free(rep->refs.used);
+  free(rep->refs.ips);
 }
 
 /* Where the report is written: a fresh temporary file beside `path`, or
@@ -735,18 +857,12 @@ cmg__report_write(const char *path, const struct cmg__process *proc,
   if (fd < 0)
     return fd;
 
-  struct live l = { 0 };
-  struct refs r = { 0 };
-  int err = -ENOMEM;
-  cJSON *root = build(proc, &l, &r);
-  char *text = root ? cJSON_Print(root) : NULL;
-  if (text != NULL) {
-    err = write_all(fd, text, strlen(text));
-    if (err == 0)
-      err = write_all(fd, "\n", 1);
-    if (err == 0 && tmp[0] != '\0' && fsync(fd) < 0)
-      err = -errno;
-  }
+  struct report rep = { 0 };
+  int err = build(proc, &rep);
+  if (err == 0)
+    err = emit(fd, &rep);
+  if (err == 0 && tmp[0] != '\0' && fsync(fd) < 0)
+    err = -errno;
   if (close(fd) < 0 && err == 0)
     err = -errno;
   if (err == 0 && tmp[0] != '\0' && rename(tmp, path) < 0)
@@ -754,13 +870,9 @@ cmg__report_write(const char *path, const struct cmg__process *proc,
   if (err < 0 && tmp[0] != '\0')
     unlink(tmp);
   if (err == 0) {
-    *live_allocations = l.device_allocations;
-    *live_bytes = l.device_bytes;
+    *live_allocations = rep.live.device_allocations;
+    *live_bytes = rep.live.device_bytes;
   }
-  cJSON_free(text);
-  cJSON_Delete(root);
-  free(l.a);
-  free(r.used);
-  free(r.ips);
+  report_free(&rep);
   return err;
 }

@@ -2,6 +2,7 @@
 UNIT_TESTS = \
 	tests/unit/test_config \
 	tests/unit/test_group \
+	tests/unit/test_jsonw \
 	tests/unit/test_ledger \
 	tests/unit/test_policy \
 	tests/unit/test_stacks
@@ -9,6 +10,7 @@ check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_group_LDADD = $(UNIT_LDADD)
+tests_unit_test_jsonw_LDADD = $(UNIT_LDADD)
 tests_unit_test_ledger_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
