@@ -47,7 +47,13 @@ cmg__fn_name(enum cmg__fn fn)
 #define DEVICES 3
 #define MAX_THREADS 32
 #define HELD 32
+/* Devices 0 and 1 fill only when threads hold memory together; device 2's
+ * limit is below what one thread alone holds there (up to ~11 of its 32
+ * allocations of 0.5 MiB on average), so denials happen under any
+ * scheduling, valgrind's one-thread-at-a-time included. */
 #define LIMIT (48ull << 20)
+#define SMALL_LIMIT (4ull << 20)
+#define LIMIT_OF(dev) ((dev) == DEVICES - 1 ? SMALL_LIMIT : LIMIT)
 
 struct worker {
   pthread_t t;
@@ -108,7 +114,7 @@ allocator(void *arg)
         struct cmg__event e = {
           .kind = CMG__EVENT_DENIAL, .time_ns = cmg__now_ns(),
           .requested_bytes = size, .live_bytes = cmg__ledger_live_bytes(dev),
-          .limit_bytes = LIMIT, .stack = stack, .device = (int16_t)dev,
+          .limit_bytes = LIMIT_OF(dev), .stack = stack, .device = (int16_t)dev,
           .fn = 1,
         };
         cmg__ledger_count_denial(dev);
@@ -278,7 +284,7 @@ main(void)
     char name[32];
     snprintf(name, sizeof(name), "stress device %d", d);
     cmg__history_set_device(d, name, "");
-    cmg__policy_set_device(d, LIMIT, CMG__NO_LIMIT, 4 * LIMIT);
+    cmg__policy_set_device(d, LIMIT_OF(d), CMG__NO_LIMIT, 4 * LIMIT_OF(d));
   }
 
   struct worker w[MAX_THREADS];
@@ -316,7 +322,7 @@ main(void)
     is_u64(st.frees, f, "device %d: frees counted once", d);
     is_u64(st.denials, dn, "device %d: %" PRIu64 " denials counted once", d, dn);
     is_u64(cmg__policy_used(d), 0, "device %d: no bytes reserved", d);
-    ok(st.peak_bytes <= LIMIT, "device %d: the peak stayed under the limit", d);
+    ok(st.peak_bytes <= LIMIT_OF(d), "device %d: the peak stayed under the limit", d);
     allocs += a;
     frees += f;
     denials += dn;

@@ -11,6 +11,10 @@ if [ ! -x "$APP" ]; then
   echo "1..0 # SKIP the compiler cannot build with -fsanitize=address"
   exit 0
 fi
+if [ -n "$SLOW" ]; then
+  echo "1..0 # SKIP valgrind cannot run a program built with AddressSanitizer"
+  exit 0
+fi
 LIBASAN=$(ldd "$APP" | awk '/libasan/ { print $3 }')
 SCRIPT="alloc 512K alloc 1M alloc 4K free 2 cmg 0"
 

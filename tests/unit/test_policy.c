@@ -69,7 +69,11 @@ static _Atomic uint64_t overshoot;
 static _Atomic uint64_t next_addr = 0x700000000000ull;
 
 /* Each thread holds up to 48 allocations of 4 KiB against a 64-allocation
- * cap, so the two threads together keep bumping into it. */
+ * cap, so the two threads together keep bumping into it.  Each keeps what
+ * it holds until both are done, so the cap is reached even when the
+ * threads happen to run one after the other. */
+static pthread_barrier_t done;
+
 static void *
 worker(void *arg)
 {
@@ -100,6 +104,7 @@ worker(void *arg)
       }
     }
   }
+  pthread_barrier_wait(&done);
   while (n > 0) {
     struct cmg__alloc out;
     if (cmg__ledger_remove(held[--n], CMG__KIND_DEVICE, &out) == 0) {
@@ -115,6 +120,7 @@ test_threads(void)
 {
   pthread_t t[THREADS];
   cmg__policy_set_device(5, CAP, CMG__NO_LIMIT, 8 * GiB);
+  pthread_barrier_init(&done, NULL, THREADS);
   for (int i = 0; i < THREADS; i++)
     pthread_create(&t[i], NULL, worker, NULL);
   for (int i = 0; i < THREADS; i++)
