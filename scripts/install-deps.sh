@@ -5,7 +5,7 @@
 # is tried, and configure is then pointed at it with --with-cuda=/usr.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
-pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev"
+pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind"
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
 if [ ! -f /usr/local/cuda/include/cuda.h ] && [ ! -f /usr/include/cuda.h ]; then
