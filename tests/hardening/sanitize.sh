@@ -188,6 +188,7 @@ done
 LIBASAN=$($CC -print-file-name=libasan.so)
 mkdir -p "$B/tree-lib/.libs" "$B/tree-lib/tests"
 ln -sfn "$top_builddir/cumemguard" "$B/tree-lib/cumemguard"
+ln -sfn "$top_builddir/cumemguard-report" "$B/tree-lib/cumemguard-report"
 ln -sfn "$top_builddir/tests/sim" "$B/tree-lib/tests/sim"
 ln -sfn "$top_builddir/tests/hardening" "$B/tree-lib/tests/hardening"
 ln -sfn "$B/asan/libcumemguard.so" "$B/tree-lib/.libs/libcumemguard.so"
