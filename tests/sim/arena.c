@@ -14,6 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whole cache lines of their own: the arrays of two devices, used by two
+ * threads, never share one. */
+static void *
+lines(size_t bytes)
+{
+  return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
 static int
 reserve_extents(struct sim_arena *a, size_t need)
 {
@@ -22,9 +30,12 @@ reserve_extents(struct sim_arena *a, size_t need)
   size_t cap = a->cap ? a->cap * 2 : 16;
   while (cap < need)
     cap *= 2;
-  struct sim_extent *p = realloc(a->free, cap * sizeof(*p));
+  struct sim_extent *p = lines(cap * sizeof(*p));
   if (p == NULL)
     return -ENOMEM;
+  if (a->nfree > 0)
+    memcpy(p, a->free, a->nfree * sizeof(*p));
+  free(a->free);
   a->free = p;
   a->cap = cap;
   return 0;
@@ -113,9 +124,10 @@ static int
 grow_table(struct sim_table *t)
 {
   size_t cap = t->cap ? t->cap * 2 : 1024;
-  struct sim_live *slots = calloc(cap, sizeof(*slots));
+  struct sim_live *slots = lines(cap * sizeof(*slots));
   if (slots == NULL)
     return -ENOMEM;
+  memset(slots, 0, cap * sizeof(*slots));
   for (size_t i = 0; i < t->cap; i++) {
     if (t->slots[i].addr == 0)
       continue;

@@ -61,6 +61,9 @@ static CUresult fail_free_code = CUDA_ERROR_INVALID_VALUE;
 
 static atomic_bool initialized;
 static atomic_bool poisoned;
+/* Counted only while failure injection wants them: a counter every
+ * allocating thread writes would make threads on different devices
+ * contend, which a real driver does not. */
 static atomic_llong alloc_successes;
 static atomic_llong free_successes;
 
@@ -280,6 +283,13 @@ is_counted(enum sim_kind kind)
   return kind == SIM_KIND_PLAIN || kind == SIM_KIND_POOL;
 }
 
+static void
+count_success(atomic_llong *successes, long long fail_after)
+{
+  if (fail_after >= 0)
+    atomic_fetch_add(successes, 1);
+}
+
 /* The failure injection and the OOM check; d->lock held. */
 static CUresult
 charge_locked(struct sim_device *d, uint64_t bytes)
@@ -310,7 +320,7 @@ sim_charge(struct sim_device *d, uint64_t bytes)
   CUresult rc = charge_locked(d, bytes);
   pthread_mutex_unlock(&d->lock);
   if (rc == CUDA_SUCCESS)
-    atomic_fetch_add(&alloc_successes, 1);
+    count_success(&alloc_successes, fail_alloc_after);
   return rc;
 }
 
@@ -358,7 +368,7 @@ dev_alloc(struct sim_device *d, uint64_t bytes, bool legacy,
   }
   pthread_mutex_unlock(&d->lock);
   if (rc == CUDA_SUCCESS && counted)
-    atomic_fetch_add(&alloc_successes, 1);
+    count_success(&alloc_successes, fail_alloc_after);
   return rc;
 }
 
@@ -383,16 +393,18 @@ sim_dev_release_locked(struct sim_device *d, uint64_t addr)
   return true;
 }
 
+/* From the fixed layout of the arenas, not from the devices' arena
+ * structs, which their own allocations write: a free on one device reads
+ * nothing that another device's allocations write. */
 struct sim_device *
 sim_device_of_address(uint64_t addr)
 {
-  for (int i = 0; i < sim_nphys; i++) {
-    struct sim_device *d = &sim_devices[i];
-    if ((addr >= d->arena.base && addr - d->arena.base < d->arena.size) ||
-        (addr >= d->arena32.base && addr - d->arena32.base < d->arena32.size))
-      return d;
-  }
-  return NULL;
+  uint64_t i = UINT64_MAX;
+  if (addr >= SIM_ARENA_BASE)
+    i = (addr - SIM_ARENA_BASE) >> SIM_ARENA_SHIFT;
+  else if (addr >= SIM_ARENA32_BASE)
+    i = (addr - SIM_ARENA32_BASE) / SIM_ARENA32_SIZE;
+  return i < (uint64_t)sim_nphys ? &sim_devices[i] : NULL;
 }
 
 /* cuMemFree and cuMemFreeAsync: any allocation the driver made at an
@@ -422,7 +434,7 @@ sim_free(uint64_t addr)
   pthread_mutex_unlock(&d->lock);
   if (!ok)
     return CUDA_ERROR_INVALID_VALUE;
-  atomic_fetch_add(&free_successes, 1);
+  count_success(&free_successes, fail_free_after);
   return CUDA_SUCCESS;
 }
 

@@ -190,12 +190,18 @@ struct CUctx_st {
 };
 
 /* A physical device.  CUDA ordinals map onto these through
- * CUDA_VISIBLE_DEVICES (sim_device); `ordinal` is -1 for a hidden one. */
+ * CUDA_VISIBLE_DEVICES (sim_device); `ordinal` is -1 for a hidden one.
+ *
+ * Threads using different devices must not slow each other down, as on a
+ * real driver: what every call reads (the identity, the primary context)
+ * comes first, what the device's own allocations write starts on a cache
+ * line of its own, and each device starts on a line of its own. */
 struct sim_device {
-  pthread_mutex_t lock;
   int phys;
   int ordinal;
   uint64_t total;
+  struct CUctx_st primary;
+  _Alignas(64) pthread_mutex_t lock;
   uint64_t used;   /* every counted allocation, whatever its kind */
   uint64_t peak;
   uint64_t allocs;
@@ -203,8 +209,7 @@ struct sim_device {
   struct sim_arena arena;
   struct sim_arena arena32;
   struct sim_table live;
-  struct CUctx_st primary;
-};
+} __attribute__((aligned(64)));
 
 SIM_HIDDEN extern struct sim_device sim_devices[SIM_MAX_DEVICES];
 SIM_HIDDEN extern int sim_nphys;
