@@ -7,6 +7,7 @@
 #ifndef CMG_INTERNAL_H
 #define CMG_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -214,7 +215,8 @@ void cmg__ledger_stats(int device, struct cmg_device_stats *out);
 
 uint64_t cmg__ledger_untracked_frees(void);
 
-/* Next allocation sequence number, from 1. */
+/* Next allocation sequence number, from 1: unique in the process and
+ * increasing within a thread (threads take them in blocks). */
 uint64_t cmg__ledger_next_seq(void);
 
 /* fork: lock every shard before, unlock after; the child also empties the
@@ -225,6 +227,54 @@ void cmg__ledger_postfork(bool child);
 /* Calls fn for every live allocation, one shard locked at a time. */
 void cmg__ledger_foreach(void (*fn)(const struct cmg__alloc *, void *),
                          void *arg);
+
+/* ---- tally.c: per-thread counters, summed on read --------------------- */
+
+/* What each device slot counts per thread. */
+enum cmg__tally_kind {
+  CMG__TALLY_ALLOCATIONS,
+  CMG__TALLY_FREES,
+  CMG__TALLY_RELEASED,
+  CMG__TALLY_KINDS
+};
+
+/* The counters before the devices' and host memory's: CMG__SLOTS of each
+ * kind, counter (slot * CMG__TALLY_KINDS + kind). */
+#define CMG__TALLIES (CMG__SLOTS * CMG__TALLY_KINDS)
+
+struct cmg__tally {
+  _Atomic uint64_t n[CMG__TALLIES];
+  struct cmg__tally *next;
+  _Atomic bool taken;
+} __attribute__((aligned(64)));
+
+extern CMG__TLS struct cmg__tally *cmg__tally_self;
+extern struct cmg__tally cmg__tally_shared;
+
+/* The calling thread's block, taken on first use. */
+struct cmg__tally *cmg__tally_attach(void);
+
+/* Adds n to counter i of the calling thread. */
+static inline void
+cmg__tally_add(unsigned i, uint64_t n)
+{
+  struct cmg__tally *t = cmg__tally_self;
+  if (cmg__unlikely(t == NULL))
+    t = cmg__tally_attach();
+  if (cmg__unlikely(t == &cmg__tally_shared))
+    atomic_fetch_add_explicit(&t->n[i], n, memory_order_release);
+  else
+    atomic_store_explicit(
+        &t->n[i], atomic_load_explicit(&t->n[i], memory_order_relaxed) + n,
+        memory_order_release);
+}
+
+/* Counter i summed over every thread. */
+uint64_t cmg__tally_sum(unsigned i);
+
+/* fork: the child's counts start from zero. */
+void cmg__tally_prefork(void);
+void cmg__tally_postfork(bool child);
 
 /* ---- stacks.c: capture, interning, per-stack accounts, symbols -------- */
 

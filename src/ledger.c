@@ -14,8 +14,13 @@
  * before the real free is called.  Tables come from mmap, never malloc, so
  * the ledger works in a process whose malloc is itself interposed.
  *
- * Counters are atomics beside the table: they are read without any lock by
- * cuMemGetInfo and the public API.
+ * Live and peak bytes are per-device atomics beside the table, read
+ * without any lock by cuMemGetInfo and the public API; a peak must be the
+ * true maximum, so live bytes cannot be split by thread.  The counts of
+ * allocations, frees and releases are tallies (tally.c): each thread adds
+ * to its own, and a reader sums them.  Sequence numbers are taken by each
+ * thread SEQ_BLOCK at a time, so no cache line is written by every
+ * allocating thread: they are unique and, within a thread, in order.
  *
  * Never call CUDA or do blocking I/O here.
  */
@@ -32,6 +37,7 @@
 
 #define SHARDS 64
 #define MIN_SLOTS 64
+#define SEQ_BLOCK 64
 
 struct shard {
   _Atomic int lock;
@@ -40,21 +46,18 @@ struct shard {
   size_t count;
 } __attribute__((aligned(64)));
 
-/* Live allocations are allocations - frees - released, not counted apart:
- * one locked instruction less on each side of every pair. */
+/* Live allocations are allocations - frees - released, not counted apart. */
 struct counters {
   _Atomic uint64_t live_bytes;
   _Atomic uint64_t peak_bytes;
-  _Atomic uint64_t allocations;
-  _Atomic uint64_t frees;
   _Atomic uint64_t denials;
-  _Atomic uint64_t released;
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS];
 static struct counters devices[CMG__SLOTS];
 static _Atomic uint64_t untracked_frees;
 static _Atomic uint64_t seq;
+static CMG__TLS uint64_t seq_next, seq_end;
 
 /* Device addresses are aligned to at least 256 bytes, so the low bits carry
  * no information.  The top bits pick the shard and the low bits the slot, so
@@ -219,6 +222,12 @@ counters_of(int device)
   return &devices[device];
 }
 
+static inline unsigned
+tally(int device, enum cmg__tally_kind kind)
+{
+  return (unsigned)device * CMG__TALLY_KINDS + kind;
+}
+
 static inline struct shard *
 shard_for(uint64_t addr, unsigned kind)
 {
@@ -240,7 +249,7 @@ cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
     cmg__ledger_count_free(stale);
   if (!cmg__kind_counts(a->kind))
     return rc;
-  atomic_fetch_add_explicit(&c->allocations, 1, memory_order_relaxed);
+  cmg__tally_add(tally(a->device, CMG__TALLY_ALLOCATIONS), 1);
   uint64_t live = atomic_fetch_add_explicit(&c->live_bytes, a->size,
                                             memory_order_relaxed) + a->size;
   raise_peak(c, live);
@@ -344,8 +353,8 @@ uncount(const struct cmg__alloc *a, bool released)
   struct counters *c = counters_of(a->device);
   if (c == NULL || !cmg__kind_counts(a->kind))
     return;
-  atomic_fetch_add_explicit(released ? &c->released : &c->frees, 1,
-                            memory_order_relaxed);
+  cmg__tally_add(tally(a->device, released ? CMG__TALLY_RELEASED
+                                            : CMG__TALLY_FREES), 1);
   atomic_fetch_sub_explicit(&c->live_bytes, a->size, memory_order_relaxed);
 }
 
@@ -399,9 +408,9 @@ cmg__ledger_stats(int device, struct cmg_device_stats *out)
   out->peak_bytes = atomic_load(&c->peak_bytes);
   /* Frees before allocations: every free follows its allocation, so read
    * in this order the difference can never go below zero. */
-  out->frees = atomic_load(&c->frees);
-  out->released = atomic_load(&c->released);
-  out->allocations = atomic_load(&c->allocations);
+  out->frees = cmg__tally_sum(tally(device, CMG__TALLY_FREES));
+  out->released = cmg__tally_sum(tally(device, CMG__TALLY_RELEASED));
+  out->allocations = cmg__tally_sum(tally(device, CMG__TALLY_ALLOCATIONS));
   out->denials = atomic_load(&c->denials);
   out->live_allocations = out->allocations - out->frees - out->released;
 }
@@ -409,7 +418,12 @@ cmg__ledger_stats(int device, struct cmg_device_stats *out)
 uint64_t
 cmg__ledger_next_seq(void)
 {
-  return atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed) + 1;
+  if (cmg__unlikely(seq_next == seq_end)) {
+    seq_next = atomic_fetch_add_explicit(&seq, SEQ_BLOCK,
+                                         memory_order_relaxed) + 1;
+    seq_end = seq_next + SEQ_BLOCK;
+  }
+  return seq_next++;
 }
 
 void
@@ -417,6 +431,7 @@ cmg__ledger_prefork(void)
 {
   for (int i = 0; i < SHARDS; i++)
     lock(&shards[i]);
+  cmg__tally_prefork();
 }
 
 /* The child's allocations are its own: the parent's device memory is not
@@ -425,6 +440,7 @@ cmg__ledger_prefork(void)
 void
 cmg__ledger_postfork(bool child)
 {
+  cmg__tally_postfork(child);
   for (int i = 0; i < SHARDS; i++) {
     struct shard *s = &shards[i];
     if (child) {
@@ -439,6 +455,7 @@ cmg__ledger_postfork(bool child)
     memset(devices, 0, sizeof(devices));
     atomic_store(&untracked_frees, 0);
     atomic_store(&seq, 0);
+    seq_next = seq_end = 0;
   }
 }
 
