@@ -2,7 +2,7 @@
  * Contexts, and the memory their teardown frees all at once.
  *
  * Each allocation records the id of the context current when it was made
- * (a small number from the table below, so a ledger entry stays 48 bytes).
+ * (a small number from the table below, so a ledger entry stays small).
  * When a context dies, its device memory and arrays go with it: the
  * entries leave the ledger, their bytes stop counting, and the report lists
  * them as released by context teardown, apart from leaks.
@@ -28,7 +28,7 @@
 
 #include "hooks.h"
 
-#define MAX_CONTEXTS 4096
+#define MAX_CONTEXTS CMG__MAX_CONTEXTS
 
 static _Atomic(CUcontext) contexts[MAX_CONTEXTS];  /* by id; 0 unused */
 static _Atomic bool created[MAX_CONTEXTS];         /* by cuCtxCreate */

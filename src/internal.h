@@ -146,6 +146,11 @@ enum cmg__kind {
 #define CMG__HOST CMG__MAX_DEVICES
 #define CMG__SLOTS (CMG__MAX_DEVICES + 1)
 
+/* Context ids (hooks_context.c) stay below this. */
+#define CMG__MAX_CONTEXTS 4096
+
+/* One live allocation as the ledger's callers see it; the ledger keeps it
+ * packed in 40 bytes (ledger.c). */
 struct cmg__alloc {
   uint64_t addr;    /* device address, host address, or the handle */
   uint64_t size;
@@ -156,7 +161,7 @@ struct cmg__alloc {
   int16_t device;   /* ordinal, or CMG__HOST */
   uint8_t fn;       /* enum cmg__fn of the API the program called */
   uint8_t kind;     /* enum cmg__kind */
-  uint16_t ctx;     /* context id (cmg__context_id), 0 for none */
+  uint16_t ctx;     /* context id, 0 for none; < CMG__MAX_CONTEXTS */
   uint16_t refs;    /* references beyond the first (VMM handles) */
 };
 
@@ -171,7 +176,7 @@ cmg__kind_counts(unsigned kind)
  * was still recorded (its free went unseen): the stale record, copied to
  * *stale, is counted as freed and the caller gives back its bytes; -ENOMEM
  * if the table cannot grow (the allocation then stays untracked); -EINVAL
- * for a bad device. */
+ * for a bad device, kind, context or api. */
 int cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale);
 
 /* Removes the entry for (addr, kind) into *out, leaving the counters alone

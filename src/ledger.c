@@ -4,11 +4,14 @@
  * the per-device counters derived from it.  Host memory has a slot of its
  * own after the devices; imported memory is recorded but never counted.
  *
- * The table is split into SHARDS shards chosen by a hash of the address, each
- * an open-addressing table (linear probing, backward-shift deletion, no
- * tombstones) under its own lock: a spinlock, since every critical section
- * is a few dozen instructions (a table's growth aside), and a waiter that
- * spins long yields.  Two threads allocating at once almost
+ * The table is split into SHARDS shards chosen by a hash of the address,
+ * each an open-addressing table (linear probing, backward-shift deletion,
+ * no tombstones) under its own lock: a spinlock, since every critical
+ * section is a few dozen instructions (a table's growth aside), and a
+ * waiter that spins long yields.  A slot is an 8-byte key beside a 32-byte
+ * packed entry, and a table grows by 1.2 at 80% full rather than doubling
+ * at 75%, so a live allocation costs 50 to 60 bytes, not 64 to 128.  Two
+ * threads allocating at once almost
  * always take different locks, and no lock is held across a call into the
  * driver: the wrappers insert after the real allocation returned and remove
  * before the real free is called.  Tables come from mmap, never malloc, so
@@ -38,12 +41,42 @@
 #define SHARDS 64
 #define MIN_SLOTS 64
 #define SEQ_BLOCK 64
+/* A table grows by 6/5 when it would pass 80% full, so it is between 67%
+ * and 80% full: a slot of 40 bytes costs 50 to 60 bytes per allocation. */
+#define LOAD_NUM 4
+#define LOAD_DEN 5
+#define GROW_NUM 6
+#define GROW_DEN 5
+
+/* struct cmg__alloc in 32 bytes, beside its key (the address) in a table
+ * of keys of its own, so that a probe reads 8 keys a cache line.  Fields
+ * wider than they need be are cut to what their sources can hold: thread
+ * ids stop below 2^22 (PID_MAX_LIMIT), contexts below CMG__MAX_CONTEXTS;
+ * time is in microseconds, what the report shows, and stops at 2^46 (two
+ * years); sequence numbers wrap at 2^42. */
+struct entry {
+  uint64_t size;
+  uint64_t time_us : 46, refs : 16, : 2;
+  uint64_t seq : 42, thread : 22;
+  uint32_t stack;
+  uint32_t ctx : 12, fn : 8, device : 7, kind : 3, : 2;
+};
+
+_Static_assert(sizeof(struct entry) == 32, "a slot is 40 bytes");
+_Static_assert(CMG__MAX_CONTEXTS <= 1 << 12, "context ids fit");
+_Static_assert(CMG__FN_COUNT <= 1 << 8, "api labels fit");
+_Static_assert(CMG__SLOTS <= 1 << 7, "device slots fit");
+_Static_assert(CMG__KIND_COUNT <= 1 << 3, "kinds fit");
+
+#define TIME_MAX ((UINT64_C(1) << 46) - 1)
 
 struct shard {
   _Atomic int lock;
-  struct cmg__alloc *slots;  /* addr == 0 marks an empty slot */
-  size_t mask;               /* slots - 1, or 0 before the first insert */
-  size_t count;
+  uint32_t n;               /* slots, or 0 before the first insert */
+  uint32_t count;
+  uint32_t limit;           /* count that makes the table grow */
+  uint64_t *keys;           /* 0 marks an empty slot */
+  struct entry *entries;
 } __attribute__((aligned(64)));
 
 /* Live allocations are allocations - frees - released, not counted apart. */
@@ -59,18 +92,68 @@ static _Atomic uint64_t untracked_frees;
 static _Atomic uint64_t seq;
 static CMG__TLS uint64_t seq_next, seq_end;
 
-/* Device addresses are aligned to at least 256 bytes, so the low bits carry
- * no information.  The top bits pick the shard and the low bits the slot, so
- * both must be well mixed: murmur3's finalizer does that in a few cycles. */
+/* Fibonacci hashing: the top 6 bits of the product pick the shard and the
+ * 32 below them the slot.  Addresses come in strides (an allocator's
+ * alignment, an arena's layout), which a golden-ratio multiply spreads more
+ * evenly than random, and it costs one multiply: deletion computes it for
+ * every entry of the probe run behind the hole.  The fold brings the high
+ * bits into the product's high bits too.  The kind is left out: the few
+ * handles that share a number with an address of another kind share its
+ * probe run. */
 static inline uint64_t
-hash(uint64_t addr, unsigned kind)
+hash(uint64_t addr)
 {
-  uint64_t h = (addr >> 8) ^ ((uint64_t)kind << 59);
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 33);
+  return (addr ^ (addr >> 29)) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The home slot among n: a multiply and a shift rather than a modulo, so
+ * that a table can grow by less than double. */
+static inline uint32_t
+home_of(uint64_t h, uint32_t n)
+{
+  return (uint32_t)((((h >> 26) & 0xffffffffu) * n) >> 32);
+}
+
+static inline uint32_t
+next_slot(uint32_t i, uint32_t n)
+{
+  return i + 1 == n ? 0 : i + 1;
+}
+
+static void
+pack(struct entry *e, const struct cmg__alloc *a)
+{
+  uint64_t us = a->time_ns / 1000;
+  *e = (struct entry){
+    .size = a->size,
+    .time_us = us < TIME_MAX ? us : TIME_MAX,
+    .refs = a->refs,
+    .seq = a->seq,
+    .thread = a->thread,
+    .stack = a->stack,
+    .ctx = a->ctx,
+    .fn = a->fn,
+    .device = (unsigned)a->device,
+    .kind = a->kind,
+  };
+}
+
+static void
+unpack(uint64_t key, const struct entry *e, struct cmg__alloc *a)
+{
+  *a = (struct cmg__alloc){
+    .addr = key,
+    .size = e->size,
+    .seq = e->seq,
+    .time_ns = e->time_us * 1000,
+    .stack = e->stack,
+    .thread = e->thread,
+    .device = (int16_t)e->device,
+    .fn = e->fn,
+    .kind = e->kind,
+    .ctx = e->ctx,
+    .refs = e->refs,
+  };
 }
 
 static inline void
@@ -101,45 +184,67 @@ shard_of(uint64_t h)
   return &shards[h >> 58];
 }
 
-static struct cmg__alloc *
-table_new(size_t nslots)
+static size_t
+table_bytes(uint32_t n)
 {
-  void *p = mmap(NULL, nslots * sizeof(struct cmg__alloc),
-                 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return (size_t)n * (sizeof(uint64_t) + sizeof(struct entry));
+}
+
+/* Keys and entries of n slots in one mapping, the keys first; NULL if mmap
+ * fails. */
+static uint64_t *
+table_new(uint32_t n)
+{
+  void *p = mmap(NULL, table_bytes(n), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
 static void
-table_free(struct cmg__alloc *slots, size_t nslots)
+table_free(uint64_t *keys, uint32_t n)
 {
-  if (slots != NULL)
-    munmap(slots, nslots * sizeof(struct cmg__alloc));
+  if (n != 0)
+    munmap(keys, table_bytes(n));
 }
 
 static void
-put(struct cmg__alloc *slots, size_t mask, const struct cmg__alloc *a)
+table_set(struct shard *s, uint64_t *keys, uint32_t n)
 {
-  size_t i = hash(a->addr, a->kind) & mask;
-  while (slots[i].addr != 0)
-    i = (i + 1) & mask;
-  slots[i] = *a;
+  s->keys = keys;
+  s->entries = keys ? (struct entry *)(keys + n) : NULL;
+  s->n = n;
+  s->limit = (uint32_t)((uint64_t)n * LOAD_NUM / LOAD_DEN);
 }
 
-/* Doubles the shard's table (or makes its first); -ENOMEM if mmap fails. */
+/* Into a table known not to hold key. */
+static void
+put(struct shard *s, uint64_t key, const struct entry *e)
+{
+  uint32_t i = home_of(hash(key), s->n);
+  while (s->keys[i] != 0)
+    i = next_slot(i, s->n);
+  s->keys[i] = key;
+  s->entries[i] = *e;
+}
+
+/* Grows the shard's table by GROW_NUM/GROW_DEN (or makes its first);
+ * -ENOMEM if mmap fails or it cannot grow. */
 static int
 grow(struct shard *s)
 {
-  size_t old_n = s->mask ? s->mask + 1 : 0;
-  size_t n = old_n ? old_n * 2 : MIN_SLOTS;
-  struct cmg__alloc *slots = table_new(n);
-  if (slots == NULL)
+  uint32_t old_n = s->n;
+  uint64_t *old_keys = s->keys;
+  struct entry *old_entries = s->entries;
+  uint64_t n = old_n ? (uint64_t)old_n * GROW_NUM / GROW_DEN : MIN_SLOTS;
+  n = (n + 7) & ~(uint64_t)7;
+  uint64_t *keys = n <= UINT32_MAX / 2 ? table_new((uint32_t)n) : NULL;
+  if (keys == NULL)
     return -ENOMEM;
-  for (size_t i = 0; i < old_n; i++)
-    if (s->slots[i].addr != 0)
-      put(slots, n - 1, &s->slots[i]);
-  table_free(s->slots, old_n);
-  s->slots = slots;
-  s->mask = n - 1;
+  table_set(s, keys, (uint32_t)n);
+  for (uint32_t i = 0; i < old_n; i++)
+    if (old_keys[i] != 0)
+      put(s, old_keys[i], &old_entries[i]);
+  table_free(old_keys, old_n);
   return 0;
 }
 
@@ -147,57 +252,63 @@ grow(struct shard *s)
 static ptrdiff_t
 find(const struct shard *s, uint64_t addr, unsigned kind)
 {
-  if (s->mask == 0)
+  if (s->n == 0)
     return -1;
-  for (size_t i = hash(addr, kind) & s->mask;; i = (i + 1) & s->mask) {
-    if (s->slots[i].addr == addr && s->slots[i].kind == kind)
-      return (ptrdiff_t)i;
-    if (s->slots[i].addr == 0)
+  for (uint32_t i = home_of(hash(addr), s->n);; i = next_slot(i, s->n)) {
+    if (s->keys[i] == addr && s->entries[i].kind == kind)
+      return i;
+    if (s->keys[i] == 0)
       return -1;
   }
 }
 
-/* Backward-shift deletion keeps every probe chain unbroken without
+/* Backward-shift deletion keeps every probe run unbroken without
  * tombstones, so lookups never slow down as allocations churn. */
 static void
-erase(struct shard *s, size_t i)
+erase(struct shard *s, uint32_t i)
 {
-  size_t j = i;
+  uint32_t j = i;
   for (;;) {
-    j = (j + 1) & s->mask;
-    if (s->slots[j].addr == 0)
+    j = next_slot(j, s->n);
+    if (s->keys[j] == 0)
       break;
-    size_t home = hash(s->slots[j].addr, s->slots[j].kind) & s->mask;
+    uint32_t home = home_of(hash(s->keys[j]), s->n);
     /* Move j into the hole unless its home lies cyclically in (i, j]. */
-    if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-      s->slots[i] = s->slots[j];
-      i = j;
-    }
+    if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+      continue;
+    s->keys[i] = s->keys[j];
+    s->entries[i] = s->entries[j];
+    i = j;
   }
-  s->slots[i].addr = 0;
+  s->keys[i] = 0;
   s->count--;
 }
 
-/* Returns 0, 1 when a stale record was replaced (copied to *stale), or
- * -ENOMEM. */
+/* One walk of the probe run: the entry of (addr, kind) if there is one,
+ * else the empty slot that ends the run.  Returns 0, 1 when a stale record
+ * was replaced (copied to *stale), or -ENOMEM. */
 static int
 shard_insert(struct shard *s, const struct cmg__alloc *a,
              struct cmg__alloc *stale)
 {
   int rc = 0;
+  struct entry e;
+  pack(&e, a);
   lock(s);
-  if ((s->count + 1) * 4 > (s->mask + 1) * 3 || s->mask == 0)
+  if (s->count >= s->limit)
     rc = grow(s);
   if (rc == 0) {
-    ptrdiff_t i = find(s, a->addr, a->kind);
-    if (i >= 0) {
-      *stale = s->slots[i];
-      s->slots[i] = *a;
+    uint32_t i = home_of(hash(a->addr), s->n);
+    while (s->keys[i] != 0 &&
+           !(s->keys[i] == a->addr && s->entries[i].kind == a->kind))
+      i = next_slot(i, s->n);
+    if (s->keys[i] != 0) {
+      unpack(s->keys[i], &s->entries[i], stale);
       rc = 1;
-    } else {
-      put(s->slots, s->mask, a);
+    } else
       s->count++;
-    }
+    s->keys[i] = a->addr;
+    s->entries[i] = e;
   }
   unlock(s);
   return rc;
@@ -229,18 +340,19 @@ tally(int device, enum cmg__tally_kind kind)
 }
 
 static inline struct shard *
-shard_for(uint64_t addr, unsigned kind)
+shard_for(uint64_t addr)
 {
-  return shard_of(hash(addr, kind));
+  return shard_of(hash(addr));
 }
 
 int
 cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
 {
   struct counters *c = counters_of(a->device);
-  if (c == NULL || a->addr == 0 || a->kind >= CMG__KIND_COUNT)
+  if (c == NULL || a->addr == 0 || a->kind >= CMG__KIND_COUNT ||
+      a->ctx >= CMG__MAX_CONTEXTS || a->fn >= CMG__FN_COUNT)
     return -EINVAL;
-  int rc = shard_insert(shard_for(a->addr, a->kind), a, stale);
+  int rc = shard_insert(shard_for(a->addr), a, stale);
   if (rc < 0)
     return rc;
   /* The driver handed out an address we still hold: its free went by a
@@ -260,19 +372,19 @@ int
 cmg__ledger_restore(const struct cmg__alloc *a)
 {
   struct cmg__alloc stale;
-  int rc = shard_insert(shard_for(a->addr, a->kind), a, &stale);
+  int rc = shard_insert(shard_for(a->addr), a, &stale);
   return rc < 0 ? rc : 0;
 }
 
 int
 cmg__ledger_remove(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 {
-  struct shard *s = shard_for(addr, kind);
+  struct shard *s = shard_for(addr);
   lock(s);
   ptrdiff_t i = find(s, addr, kind);
   if (i >= 0) {
-    *out = s->slots[i];
-    erase(s, (size_t)i);
+    unpack(addr, &s->entries[i], out);
+    erase(s, (uint32_t)i);
   }
   unlock(s);
   return i >= 0 ? 0 : -ENOENT;
@@ -281,11 +393,11 @@ cmg__ledger_remove(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 int
 cmg__ledger_addref(uint64_t addr, unsigned kind)
 {
-  struct shard *s = shard_for(addr, kind);
+  struct shard *s = shard_for(addr);
   lock(s);
   ptrdiff_t i = find(s, addr, kind);
-  if (i >= 0 && s->slots[i].refs < UINT16_MAX)
-    s->slots[i].refs++;
+  if (i >= 0 && s->entries[i].refs < UINT16_MAX)
+    s->entries[i].refs++;
   unlock(s);
   return i >= 0 ? 0 : -ENOENT;
 }
@@ -293,16 +405,16 @@ cmg__ledger_addref(uint64_t addr, unsigned kind)
 int
 cmg__ledger_unref(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 {
-  struct shard *s = shard_for(addr, kind);
+  struct shard *s = shard_for(addr);
   int rc = -ENOENT;
   lock(s);
   ptrdiff_t i = find(s, addr, kind);
-  if (i >= 0 && s->slots[i].refs > 0) {
-    s->slots[i].refs--;
+  if (i >= 0 && s->entries[i].refs > 0) {
+    s->entries[i].refs--;
     rc = 0;
   } else if (i >= 0) {
-    *out = s->slots[i];
-    erase(s, (size_t)i);
+    unpack(addr, &s->entries[i], out);
+    erase(s, (uint32_t)i);
     rc = 1;
   }
   unlock(s);
@@ -321,9 +433,11 @@ cmg__ledger_remove_if(bool (*keep)(const struct cmg__alloc *, void *),
     do {
       n = 0;
       lock(s);
-      for (size_t j = 0; s->mask != 0 && j <= s->mask && n < 64;) {
-        if (s->slots[j].addr != 0 && !keep(&s->slots[j], arg)) {
-          batch[n++] = s->slots[j];
+      for (uint32_t j = 0; j < s->n && n < 64;) {
+        if (s->keys[j] != 0)
+          unpack(s->keys[j], &s->entries[j], &batch[n]);
+        if (s->keys[j] != 0 && !keep(&batch[n], arg)) {
+          n++;
           erase(s, j);  /* an entry may shift into j: look at it again */
         } else
           j++;
@@ -338,11 +452,11 @@ cmg__ledger_remove_if(bool (*keep)(const struct cmg__alloc *, void *),
 int
 cmg__ledger_lookup(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 {
-  struct shard *s = shard_for(addr, kind);
+  struct shard *s = shard_for(addr);
   lock(s);
   ptrdiff_t i = find(s, addr, kind);
   if (i >= 0)
-    *out = s->slots[i];
+    unpack(addr, &s->entries[i], out);
   unlock(s);
   return i >= 0 ? 0 : -ENOENT;
 }
@@ -444,9 +558,8 @@ cmg__ledger_postfork(bool child)
   for (int i = 0; i < SHARDS; i++) {
     struct shard *s = &shards[i];
     if (child) {
-      table_free(s->slots, s->mask ? s->mask + 1 : 0);
-      s->slots = NULL;
-      s->mask = 0;
+      table_free(s->keys, s->n);
+      table_set(s, NULL, 0);
       s->count = 0;
     }
     unlock(s);
@@ -465,9 +578,13 @@ cmg__ledger_foreach(void (*fn)(const struct cmg__alloc *, void *), void *arg)
   for (int i = 0; i < SHARDS; i++) {
     struct shard *s = &shards[i];
     lock(s);
-    for (size_t j = 0; s->mask != 0 && j <= s->mask; j++)
-      if (s->slots[j].addr != 0)
-        fn(&s->slots[j], arg);
+    for (uint32_t j = 0; j < s->n; j++) {
+      if (s->keys[j] == 0)
+        continue;
+      struct cmg__alloc a;
+      unpack(s->keys[j], &s->entries[j], &a);
+      fn(&a, arg);
+    }
     unlock(s);
   }
 }

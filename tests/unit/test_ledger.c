@@ -59,6 +59,38 @@ test_basics(void)
   is_int(cmg__ledger_insert(&bad, &stale), -EINVAL, "bad device refused");
 }
 
+/* Every field comes back as it went in, at the widest each can be. */
+static void
+test_fields(void)
+{
+  struct cmg__alloc a = {
+    .addr = 0xfffffffffffff001ull, .size = UINT64_MAX - 1,
+    .seq = (1ull << 42) - 1, .time_ns = 123456789000ull,
+    .stack = UINT32_MAX, .thread = (1u << 22) - 1, .device = CMG__HOST,
+    .fn = CMG__FN_COUNT - 1, .kind = CMG__KIND_VMM_OTHER,
+    .ctx = CMG__MAX_CONTEXTS - 1, .refs = 0,
+  }, out, stale;
+  is_int(cmg__ledger_insert(&a, &stale), 0, "widest fields: insert");
+  is_int(cmg__ledger_lookup(a.addr, a.kind, &out), 0, "and lookup");
+  ok(out.addr == a.addr && out.size == a.size && out.seq == a.seq &&
+     out.time_ns == a.time_ns && out.stack == a.stack &&
+     out.thread == a.thread && out.device == a.device && out.fn == a.fn &&
+     out.kind == a.kind && out.ctx == a.ctx && out.refs == 0,
+     "every field kept");
+  out.time_ns = 1999;
+  cmg__ledger_remove(a.addr, a.kind, &out);
+  is_u64(out.time_ns, 123456789000ull, "removed with its fields");
+
+  struct cmg__alloc bad = a;
+  bad.ctx = CMG__MAX_CONTEXTS;
+  is_int(cmg__ledger_insert(&bad, &stale), -EINVAL, "context id too large");
+  bad = a;
+  bad.time_ns = 1234567;
+  cmg__ledger_insert(&bad, &stale);
+  cmg__ledger_remove(bad.addr, bad.kind, &out);
+  is_u64(out.time_ns, 1234000, "time kept to the microsecond");
+}
+
 /* Random inserts and removals of addresses that collide in the low bits,
  * checked against a plain array, so growth and backward-shift deletion are
  * exercised on long probe chains. */
@@ -220,6 +252,7 @@ int
 main(void)
 {
   test_basics();
+  test_fields();
   test_model();
   test_stale();
   test_kinds_and_refs();
