@@ -23,7 +23,12 @@
  * or when mmap fails, a new stack gets CMG__STACK_NONE: the allocation is
  * still tracked, only without a stack.
  *
- * Accounts are relaxed atomics in the record, updated without any lock.
+ * Accounts (live bytes and count of a stack on a device) are relaxed
+ * atomics updated without any lock, kept apart from the records: one array
+ * by stack id per device, in pages mapped on first use.  Threads
+ * allocating from one call site on different devices then write different
+ * cache lines, and a stack costs 16 bytes of accounts per device it
+ * allocated on rather than 128.
  *
  * Never call CUDA, never do I/O, never symbolize on the capture path; only
  * cmg__symbolize (report time) may call dladdr, read /proc or take the
@@ -69,9 +74,12 @@ struct record {
   uint32_t id;
   uint16_t depth;
   bool truncated;
-  _Atomic uint64_t live_bytes[CMG__STACK_DEVICES];
-  _Atomic uint64_t live_count[CMG__STACK_DEVICES];
   uintptr_t ips[];
+};
+
+struct account {
+  _Atomic uint64_t bytes;
+  _Atomic uint64_t count;
 };
 
 struct table {
@@ -99,6 +107,9 @@ static _Atomic uint32_t nstacks;
  * readers load nstacks with acquire before they look here. */
 static struct record **dir[DIR_PAGES];
 static char *chunk_next, *chunk_end;
+/* By device, then by id as dir is; a page is published with a release
+ * store, once, under the lock. */
+static _Atomic(struct account *) accounts[CMG__STACK_DEVICES][DIR_PAGES];
 
 struct build_id {
   uintptr_t bias;
@@ -297,13 +308,12 @@ grow(struct table *old, uint32_t n)
   return t;
 }
 
-/* Under the lock: bump-allocates a cache-line-aligned record, so that the
- * accounts of stacks updated by different threads never share a line. */
+/* Under the lock: bump-allocates a record, which is never written after
+ * it is published. */
 static struct record *
 record_new(unsigned depth)
 {
   size_t bytes = sizeof(struct record) + depth * sizeof(uintptr_t);
-  bytes = (bytes + 63) & ~(size_t)63;
   if ((size_t)(chunk_end - chunk_next) < bytes) {
     char *c = map(CHUNK);
     if (c == NULL)
@@ -338,7 +348,6 @@ insert(uint64_t h, const uintptr_t *ips, unsigned depth, bool truncated)
     goto out;
   if ((r = record_new(depth)) == NULL)
     goto out;
-  /* Mapped memory is zero, so the accounts start at zero. */
   r->hash = h;
   r->id = n + 1;
   r->depth = (uint16_t)depth;
@@ -385,17 +394,44 @@ record_of(uint32_t id)
   return record_at(id - 1);
 }
 
+static struct account *
+account_page(int device, uint32_t page)
+{
+  pthread_mutex_lock(&lock);
+  struct account *p =
+      atomic_load_explicit(&accounts[device][page], memory_order_relaxed);
+  /* Mapped memory is zero, so the accounts start at zero. */
+  if (p == NULL && (p = map(PAGE_IDS * sizeof(*p))) != NULL)
+    atomic_store_explicit(&accounts[device][page], p, memory_order_release);
+  pthread_mutex_unlock(&lock);
+  return p;
+}
+
+/* The account of a known stack id on a device below CMG__STACK_DEVICES;
+ * NULL when its page is not there (and is not to be made, or mmap
+ * failed). */
+static struct account *
+account_of(uint32_t id, int device, bool make)
+{
+  uint32_t page = (id - 1) / PAGE_IDS;
+  struct account *p =
+      atomic_load_explicit(&accounts[device][page], memory_order_acquire);
+  if (cmg__unlikely(p == NULL) && make)
+    p = account_page(device, page);
+  return p ? &p[(id - 1) % PAGE_IDS] : NULL;
+}
+
 void
 cmg__stacks_account(uint32_t id, int device, int64_t bytes, int64_t count)
 {
-  struct record *r = record_of(id);
-  if (r == NULL || device < 0 || device >= CMG__STACK_DEVICES)
+  if (record_of(id) == NULL || device < 0 || device >= CMG__STACK_DEVICES)
+    return;
+  struct account *a = account_of(id, device, true);
+  if (a == NULL)
     return;
   /* Unsigned wrap-around makes adding a negative amount a subtraction. */
-  atomic_fetch_add_explicit(&r->live_bytes[device], (uint64_t)bytes,
-                            memory_order_relaxed);
-  atomic_fetch_add_explicit(&r->live_count[device], (uint64_t)count,
-                            memory_order_relaxed);
+  atomic_fetch_add_explicit(&a->bytes, (uint64_t)bytes, memory_order_relaxed);
+  atomic_fetch_add_explicit(&a->count, (uint64_t)count, memory_order_relaxed);
 }
 
 uint32_t
@@ -415,10 +451,11 @@ cmg__stacks_get(uint32_t id, struct cmg__stack_view *out)
   out->truncated = r->truncated;
   out->ips = r->ips;
   for (int d = 0; d < CMG__STACK_DEVICES; d++) {
+    struct account *a = account_of(id, d, false);
     out->live_bytes[d] =
-        atomic_load_explicit(&r->live_bytes[d], memory_order_relaxed);
+        a ? atomic_load_explicit(&a->bytes, memory_order_relaxed) : 0;
     out->live_count[d] =
-        atomic_load_explicit(&r->live_count[d], memory_order_relaxed);
+        a ? atomic_load_explicit(&a->count, memory_order_relaxed) : 0;
   }
   return 0;
 }
@@ -433,13 +470,14 @@ cmg__stacks_reset_accounts(void)
   pthread_mutex_init(&lock, NULL);
   pthread_mutex_init(&build_id_lock, NULL);
   uint32_t n = atomic_load_explicit(&nstacks, memory_order_relaxed);
-  for (uint32_t i = 0; i < n; i++) {
-    struct record *r = record_at(i);
+  for (uint32_t id = 1; id <= n; id++)
     for (int d = 0; d < CMG__STACK_DEVICES; d++) {
-      atomic_store_explicit(&r->live_bytes[d], 0, memory_order_relaxed);
-      atomic_store_explicit(&r->live_count[d], 0, memory_order_relaxed);
+      struct account *a = account_of(id, d, false);
+      if (a == NULL)
+        continue;
+      atomic_store_explicit(&a->bytes, 0, memory_order_relaxed);
+      atomic_store_explicit(&a->count, 0, memory_order_relaxed);
     }
-  }
 }
 
 /* ---- symbolization (report time) -------------------------------------- */
