@@ -25,7 +25,7 @@ struct cmg__config cmg__cfg;
 CMG__TLS struct cmg__thread cmg__self;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static _Atomic bool ready;
+_Atomic bool cmg__ready;
 static _Atomic bool child_pending;
 
 static void
@@ -54,7 +54,7 @@ postfork_child(void)
   cmg__group_after_fork();
   cmg__self.tid = 0;
   atomic_store(&child_pending, true);
-  atomic_store(&ready, false);
+  atomic_store(&cmg__ready, false);
 }
 
 static void
@@ -82,14 +82,12 @@ init_once(void)
 }
 
 void
-cmg__init(void)
+cmg__init_slow(void)
 {
-  if (cmg__likely(atomic_load_explicit(&ready, memory_order_acquire)))
-    return;
   pthread_once(&once, init_once);
   if (atomic_exchange(&child_pending, false))
     cmg__dump_start_thread();
-  atomic_store_explicit(&ready, true, memory_order_release);
+  atomic_store_explicit(&cmg__ready, true, memory_order_release);
 }
 
 uint32_t

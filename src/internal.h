@@ -302,10 +302,16 @@ uint32_t cmg__stacks_capture(void);
 uint32_t cmg__stacks_intern(const uintptr_t *ips, unsigned depth,
                             bool truncated);
 
+void cmg__stacks_add(uint32_t id, int device, int64_t bytes, int64_t count);
+
 /* Adds (or, negative, removes) live bytes and allocations of a stack on a
  * device. */
-void cmg__stacks_account(uint32_t id, int device, int64_t bytes,
-                         int64_t count);
+static inline void
+cmg__stacks_account(uint32_t id, int device, int64_t bytes, int64_t count)
+{
+  if (id != CMG__STACK_NONE)
+    cmg__stacks_add(id, device, bytes, count);
+}
 
 struct cmg__stack_view {
   uint32_t id;
@@ -599,7 +605,15 @@ unsigned cmg__group_members(void);
 
 /* The real function for fn, resolved once from libcuda (driver) or the next
  * object (runtime); NULL when it does not exist. */
-void *cmg__real(enum cmg__fn fn);
+extern _Atomic(void *) cmg__reals[CMG__FN_COUNT];
+void *cmg__real_lookup(enum cmg__fn fn);
+
+static inline void *
+cmg__real(enum cmg__fn fn)
+{
+  void *p = atomic_load_explicit(&cmg__reals[fn], memory_order_acquire);
+  return cmg__likely(p != NULL) ? p : cmg__real_lookup(fn);
+}
 
 /* The real dlsym, never the override. */
 void *cmg__real_dlsym(void *handle, const char *name);
@@ -637,8 +651,16 @@ struct cmg__thread {
 
 extern CMG__TLS struct cmg__thread cmg__self;
 
+extern _Atomic bool cmg__ready;
+void cmg__init_slow(void);
+
 /* Reads CUMEMGUARD_OPTIONS once; safe to call from any hook, at any time. */
-void cmg__init(void);
+static inline void
+cmg__init(void)
+{
+  if (cmg__unlikely(!atomic_load_explicit(&cmg__ready, memory_order_acquire)))
+    cmg__init_slow();
+}
 
 extern struct cmg__config cmg__cfg;
 

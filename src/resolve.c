@@ -67,7 +67,7 @@ static const struct {
 };
 #pragma GCC diagnostic pop
 
-static _Atomic(void *) real[CMG__FN_COUNT];
+_Atomic(void *) cmg__reals[CMG__FN_COUNT];
 static _Atomic bool missing_told[CMG__FN_COUNT];
 static _Atomic(void *) libcuda_handle;
 static _Atomic(void *) libnvml_handle;
@@ -153,7 +153,7 @@ set_real(enum cmg__fn fn, void *p)
     libnvml();
   else
     libcuda();
-  atomic_store_explicit(&real[fn], p, memory_order_release);
+  atomic_store_explicit(&cmg__reals[fn], p, memory_order_release);
 }
 
 /* The runtime may be loaded RTLD_LOCAL (Python extension modules are),
@@ -197,15 +197,12 @@ lookup(enum cmg__fn fn)
 }
 
 void *
-cmg__real(enum cmg__fn fn)
+cmg__real_lookup(enum cmg__fn fn)
 {
-  void *p = atomic_load_explicit(&real[fn], memory_order_acquire);
-  if (cmg__likely(p != NULL))
-    return p;
-  p = lookup(fn);
+  void *p = lookup(fn);
   if (p == NULL || is_ours(p))
     return NULL;
-  atomic_store_explicit(&real[fn], p, memory_order_release);
+  atomic_store_explicit(&cmg__reals[fn], p, memory_order_release);
   return p;
 }
 

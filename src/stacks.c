@@ -422,7 +422,7 @@ account_of(uint32_t id, int device, bool make)
 }
 
 void
-cmg__stacks_account(uint32_t id, int device, int64_t bytes, int64_t count)
+cmg__stacks_add(uint32_t id, int device, int64_t bytes, int64_t count)
 {
   if (record_of(id) == NULL || device < 0 || device >= CMG__STACK_DEVICES)
     return;
