@@ -56,19 +56,29 @@
  * years); sequence numbers wrap at 2^42. */
 struct entry {
   uint64_t size;
-  uint64_t time_us : 46, refs : 16, : 2;
-  uint64_t seq : 42, thread : 22;
-  uint32_t stack;
-  uint32_t ctx : 12, fn : 8, device : 7, kind : 3, : 2;
+  uint64_t time_refs;   /* time_us: 46 | refs: 16 */
+  uint64_t seq_thread;  /* seq: 42 | thread: 22 */
+  uint64_t ids;         /* stack: 32 | ctx: 12 | fn: 8 | device: 7 | kind: 3 */
 };
 
-_Static_assert(sizeof(struct entry) == 32, "a slot is 40 bytes");
-_Static_assert(CMG__MAX_CONTEXTS <= 1 << 12, "context ids fit");
-_Static_assert(CMG__FN_COUNT <= 1 << 8, "api labels fit");
-_Static_assert(CMG__SLOTS <= 1 << 7, "device slots fit");
-_Static_assert(CMG__KIND_COUNT <= 1 << 3, "kinds fit");
+/* Bit positions and widths in the words above; explicit shifts rather
+ * than bit-fields, so packing is a few instructions a word. */
+#define REFS_AT 46
+#define THREAD_AT 42
+#define CTX_AT 32
+#define FN_AT 44
+#define DEVICE_AT 52
+#define KIND_AT 59
+#define BITS(x, at, width) (((x) >> (at)) & ((UINT64_C(1) << (width)) - 1))
 
-#define TIME_MAX ((UINT64_C(1) << 46) - 1)
+_Static_assert(sizeof(struct entry) == 32, "a slot is 40 bytes");
+_Static_assert(CMG__MAX_CONTEXTS <= 1 << (FN_AT - CTX_AT), "contexts fit");
+_Static_assert(CMG__FN_COUNT <= 1 << (DEVICE_AT - FN_AT), "api labels fit");
+_Static_assert(CMG__SLOTS <= 1 << (KIND_AT - DEVICE_AT), "device slots fit");
+_Static_assert(CMG__KIND_COUNT <= 1 << (64 - KIND_AT), "kinds fit");
+
+#define TIME_MAX ((UINT64_C(1) << REFS_AT) - 1)
+#define SEQ_MASK ((UINT64_C(1) << THREAD_AT) - 1)
 
 struct shard {
   _Atomic int lock;
@@ -120,22 +130,29 @@ next_slot(uint32_t i, uint32_t n)
   return i + 1 == n ? 0 : i + 1;
 }
 
+/* Fields are checked to fit (cmg__ledger_insert) or come from an entry. */
 static void
 pack(struct entry *e, const struct cmg__alloc *a)
 {
   uint64_t us = a->time_ns / 1000;
-  *e = (struct entry){
-    .size = a->size,
-    .time_us = us < TIME_MAX ? us : TIME_MAX,
-    .refs = a->refs,
-    .seq = a->seq,
-    .thread = a->thread,
-    .stack = a->stack,
-    .ctx = a->ctx,
-    .fn = a->fn,
-    .device = (unsigned)a->device,
-    .kind = a->kind,
-  };
+  e->size = a->size;
+  e->time_refs = (us < TIME_MAX ? us : TIME_MAX) |
+                 (uint64_t)a->refs << REFS_AT;
+  e->seq_thread = (a->seq & SEQ_MASK) | (uint64_t)a->thread << THREAD_AT;
+  e->ids = a->stack | (uint64_t)a->ctx << CTX_AT | (uint64_t)a->fn << FN_AT |
+           (uint64_t)a->device << DEVICE_AT | (uint64_t)a->kind << KIND_AT;
+}
+
+static inline unsigned
+kind_of(const struct entry *e)
+{
+  return (unsigned)(e->ids >> KIND_AT);
+}
+
+static inline unsigned
+refs_of(const struct entry *e)
+{
+  return (unsigned)(e->time_refs >> REFS_AT);
 }
 
 static void
@@ -144,15 +161,15 @@ unpack(uint64_t key, const struct entry *e, struct cmg__alloc *a)
   *a = (struct cmg__alloc){
     .addr = key,
     .size = e->size,
-    .seq = e->seq,
-    .time_ns = e->time_us * 1000,
-    .stack = e->stack,
-    .thread = e->thread,
-    .device = (int16_t)e->device,
-    .fn = e->fn,
-    .kind = e->kind,
-    .ctx = e->ctx,
-    .refs = e->refs,
+    .seq = e->seq_thread & SEQ_MASK,
+    .time_ns = (e->time_refs & TIME_MAX) * 1000,
+    .stack = (uint32_t)e->ids,
+    .thread = (uint32_t)(e->seq_thread >> THREAD_AT),
+    .device = (int16_t)BITS(e->ids, DEVICE_AT, KIND_AT - DEVICE_AT),
+    .fn = (uint8_t)BITS(e->ids, FN_AT, DEVICE_AT - FN_AT),
+    .kind = (uint8_t)kind_of(e),
+    .ctx = (uint16_t)BITS(e->ids, CTX_AT, FN_AT - CTX_AT),
+    .refs = (uint16_t)refs_of(e),
   };
 }
 
@@ -255,7 +272,7 @@ find(const struct shard *s, uint64_t addr, unsigned kind)
   if (s->n == 0)
     return -1;
   for (uint32_t i = home_of(hash(addr), s->n);; i = next_slot(i, s->n)) {
-    if (s->keys[i] == addr && s->entries[i].kind == kind)
+    if (s->keys[i] == addr && kind_of(&s->entries[i]) == kind)
       return i;
     if (s->keys[i] == 0)
       return -1;
@@ -300,7 +317,7 @@ shard_insert(struct shard *s, const struct cmg__alloc *a,
   if (rc == 0) {
     uint32_t i = home_of(hash(a->addr), s->n);
     while (s->keys[i] != 0 &&
-           !(s->keys[i] == a->addr && s->entries[i].kind == a->kind))
+           !(s->keys[i] == a->addr && kind_of(&s->entries[i]) == a->kind))
       i = next_slot(i, s->n);
     if (s->keys[i] != 0) {
       unpack(s->keys[i], &s->entries[i], stale);
@@ -396,8 +413,8 @@ cmg__ledger_addref(uint64_t addr, unsigned kind)
   struct shard *s = shard_for(addr);
   lock(s);
   ptrdiff_t i = find(s, addr, kind);
-  if (i >= 0 && s->entries[i].refs < UINT16_MAX)
-    s->entries[i].refs++;
+  if (i >= 0 && refs_of(&s->entries[i]) < UINT16_MAX)
+    s->entries[i].time_refs += UINT64_C(1) << REFS_AT;
   unlock(s);
   return i >= 0 ? 0 : -ENOENT;
 }
@@ -409,8 +426,8 @@ cmg__ledger_unref(uint64_t addr, unsigned kind, struct cmg__alloc *out)
   int rc = -ENOENT;
   lock(s);
   ptrdiff_t i = find(s, addr, kind);
-  if (i >= 0 && s->entries[i].refs > 0) {
-    s->entries[i].refs--;
+  if (i >= 0 && refs_of(&s->entries[i]) > 0) {
+    s->entries[i].time_refs -= UINT64_C(1) << REFS_AT;
     rc = 0;
   } else if (i >= 0) {
     unpack(addr, &s->entries[i], out);
