@@ -106,8 +106,8 @@ static CMG__TLS uint64_t seq_next, seq_end;
  * 32 below them the slot.  Addresses come in strides (an allocator's
  * alignment, an arena's layout), which a golden-ratio multiply spreads more
  * evenly than random, and it costs one multiply: deletion computes it for
- * every entry of the probe run behind the hole.  The fold brings the high
- * bits into the product's high bits too.  The kind is left out: the few
+ * every entry of the probe run behind the hole.  The fold lets an
+ * address's top bits reach the slot bits too.  The kind is left out: the few
  * handles that share a number with an address of another kind share its
  * probe run. */
 static inline uint64_t

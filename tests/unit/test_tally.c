@@ -74,6 +74,7 @@ static void
 test_fork(void)
 {
   cmg__tally_add(6, 3);
+  fflush(stdout);  /* or the child may print the parent's lines again */
   cmg__tally_prefork();
   pid_t pid = fork();
   if (pid == 0) {
