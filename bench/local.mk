@@ -33,3 +33,7 @@ bench-smoke: all bench/cmgbench$(EXEEXT)
 .PHONY: bench bench-smoke
 EXTRA_DIST += docs/PERFORMANCE.md
 CLEANFILES += bench/results.json bench/results-smoke.json
+
+# make check runs the harness in smoke mode (bench/t-smoke.sh).
+TESTS += bench/t-smoke.sh
+EXTRA_DIST += bench/t-smoke.sh
