@@ -18,16 +18,21 @@ refused() {
     "$2: one line saying why"
 }
 
-# member GROUP: a member that stays, so that the segment exists.
+# member GROUP: a member that stays, so that the segment exists.  Its
+# start is waited for as long as it takes a loaded machine (up to a minute;
+# under check-sanitize the launcher is an ASan build), and a member that
+# never allocated is said, not silently poked around.
 member() {
   "$LAUNCHER" --group "$1" --group-limit 8M --report "$tmp/m.%p.json" -- \
     "$SIM/app_driver" alloc 1M sleep 30000 >"$tmp/m.out" 2>&1 &
   mpid=$!
   i=0
-  while ! grep -q 'rc=0' "$tmp/m.out" && [ $i -lt 500 ]; do
+  while ! grep -q 'rc=0' "$tmp/m.out" && [ $i -lt 6000 ]; do
     sleep 0.01
     i=$((i + 1))
   done
+  grep -q 'rc=0' "$tmp/m.out" ||
+    echo "# member of $1 did not allocate within a minute: $(cat "$tmp/m.out")"
 }
 
 # poke FILE OFFSET HEX: overwrites bytes of FILE in place.
@@ -67,7 +72,7 @@ refused "$G-garbage" "a file of random bytes" \
   >"$tmp/out" 2>"$tmp/err" &
 lpid=$!
 i=0
-while ! grep -q 'rc=0' "$tmp/out" && [ $i -lt 500 ]; do
+while ! grep -q 'rc=0' "$tmp/out" && [ $i -lt 6000 ]; do
   sleep 0.01
   i=$((i + 1))
 done
