@@ -178,7 +178,10 @@ until_line "$tmp/w1.out" 'alloc i=0 .* rc=0'
 guard "--group $G-wait --group-limit 4M --on-exceed wait --wait-timeout 10s \
   --report $tmp/w.json" app_driver alloc 2M
 is "$(val 1 rc)" 0 "on_exceed=wait: a waiting member gets room from another's free"
-is "$(q "$tmp/w.json" '[(e["kind"], e["granted"], 0.5 < e["waited"] < 3) for e in r["events"]]')" \
+# Under valgrind the waiting member takes most of that second to start.
+lo=0.5
+case ${CMG_TEST_PREFIX:-} in *valgrind*) lo=0 ;; esac
+is "$(q "$tmp/w.json" '[(e["kind"], e["granted"], '$lo' < e["waited"] < 3) for e in r["events"]]')" \
   "[('wait', True, True)]" "after about the second the other held it"
 wait
 bg w2 "--group $G-wait --group-limit 4M" app_driver alloc 3M sleep 30000
