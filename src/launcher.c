@@ -441,10 +441,6 @@ prepend_preload(const char *lib)
 
 /* ---- cumemguard status --------------------------------------------------- */
 
-/* group.c; prints the groups' live view (see cumemguard(1)). */
-int cmg__group_status(const char *name, bool json, int fd, char *err,
-                      size_t errlen);
-
 /*
  * cumemguard status [GROUP] [--json]: the operator's view of the groups of
  * this user, read from their shared segments; runs no program.  Exits 0,
