@@ -88,6 +88,16 @@ stack_for(unsigned id, unsigned r)
   return cmg__stacks_intern(ips, 1 + r % 6, false);
 }
 
+/* What a wrapper does once the driver freed an allocation it removed. */
+static void
+release(struct worker *w, const struct cmg__alloc *out)
+{
+  cmg__ledger_count_free(out);
+  cmg__stacks_account(out->stack, out->device, -(int64_t)out->size, -1);
+  cmg__policy_release(out->device, out->size);
+  w->frees[out->device]++;
+}
+
 static void *
 allocator(void *arg)
 {
@@ -154,10 +164,7 @@ allocator(void *arg)
           w->errors++;
         continue;
       }
-      cmg__ledger_count_free(&out);
-      cmg__stacks_account(out.stack, out.device, -(int64_t)out.size, -1);
-      cmg__policy_release(out.device, out.size);
-      w->frees[out.device]++;
+      release(w, &out);
       held[k] = held[--n];
     }
   }
@@ -169,10 +176,7 @@ allocator(void *arg)
       w->errors++;
       continue;
     }
-    cmg__ledger_count_free(&out);
-    cmg__stacks_account(out.stack, out.device, -(int64_t)out.size, -1);
-    cmg__policy_release(out.device, out.size);
-    w->frees[out.device]++;
+    release(w, &out);
   }
   return NULL;
 }
