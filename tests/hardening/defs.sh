@@ -1,7 +1,6 @@
 # Sourced by every tests/hardening/t-*.sh: the integration tests' helpers
 # (tests/integration/defs.sh) plus what the fault-injection tests need: the
-# hardening test programs, a guard for programs outside tests/sim, a TODO
-# test point for a known bug, and a private mount namespace for the cases
+# hardening test programs and a private mount namespace for the cases
 # that need a file system of their own (read-only, full).
 . "$srcdir/tests/integration/defs.sh"
 
@@ -16,34 +15,6 @@ if [ -n "${CMG_TEST_PREFIX:-}" ] && [ -z "${CMG_TEST_PREFIX##*valgrind*}" ]; the
   export APP_HARD_YIELD
 fi
 unset CMG_SIM_FAIL_ALLOC_AFTER CMG_SIM_FAIL_FREE_AFTER CMG_SIM_FORK_POISON
-
-# hguard "LAUNCHER OPTIONS" PROGRAM ARGS...: guard for any program (a path);
-# the report goes to $tmp/report.PID.json unless the options name one.
-hguard() {
-  opts=$1 prog=$2
-  shift 2
-  case "$opts" in
-    *--report*) ;;
-    *) opts="$opts --report $tmp/report.%p.json" ;;
-  esac
-  # shellcheck disable=SC2086
-  ${CMG_TEST_PREFIX:-} "$LAUNCHER" $opts -- "$prog" "$@" \
-    >"$tmp/out" 2>"$tmp/err"
-  rc=$?
-  if [ -n "${VERBOSE:-}" ]; then cat "$tmp/out" "$tmp/err" >&2; fi
-}
-
-# todo STATUS DESCRIPTION WHY: a test point for a known bug, marked TODO so
-# that it does not fail the suite while the bug is open (the TAP driver
-# counts it as XFAIL) and shows up as XPASS once the bug is fixed.
-todo() {
-  tap_n=$((tap_n + 1))
-  if [ "$1" -eq 0 ]; then
-    echo "ok $tap_n - $2 # TODO $3"
-  else
-    echo "not ok $tap_n - $2 # TODO $3"
-  fi
-}
 
 # skip_n N WHY: N skipped test points.
 skip_n() {

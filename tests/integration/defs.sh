@@ -39,21 +39,39 @@ is() {
   [ $st -eq 0 ] || echo "#   got '$1', want '$2'"
 }
 
-# guard "LAUNCHER OPTIONS" APP SCRIPT...: runs tests/sim/APP under the
-# launcher; stdout in $tmp/out, stderr in $tmp/err, status in $rc.  The
+# hguard "LAUNCHER OPTIONS" PROGRAM ARGS...: runs any program (a path) under
+# the launcher; stdout in $tmp/out, stderr in $tmp/err, status in $rc.  The
 # report goes to $tmp/report.PID.json unless the options name one.
-guard() {
-  opts=$1 app=$2
+hguard() {
+  opts=$1 prog=$2
   shift 2
   case "$opts" in
     *--report*) ;;
     *) opts="$opts --report $tmp/report.%p.json" ;;
   esac
   # shellcheck disable=SC2086
-  ${CMG_TEST_PREFIX:-} "$LAUNCHER" $opts -- "$SIM/$app" "$@" \
+  ${CMG_TEST_PREFIX:-} "$LAUNCHER" $opts -- "$prog" "$@" \
     >"$tmp/out" 2>"$tmp/err"
   rc=$?
   if [ -n "${VERBOSE:-}" ]; then cat "$tmp/out" "$tmp/err" >&2; fi
+}
+
+# guard "LAUNCHER OPTIONS" APP SCRIPT...: hguard for tests/sim/APP.
+guard() {
+  opts=$1 app=$2
+  shift 2
+  hguard "$opts" "$SIM/$app" "$@"
+}
+
+# until_line FILE PATTERN: waits up to 60 s (a loaded machine) for a line
+# of FILE to match; the status says whether one did.
+until_line() {
+  _waited=0
+  while ! grep -q -- "$2" "$1" 2>/dev/null && [ $_waited -lt 6000 ]; do
+    sleep 0.01
+    _waited=$((_waited + 1))
+  done
+  grep -q -- "$2" "$1"
 }
 
 # noise: stderr lines other than the report's one-line summary.

@@ -26,12 +26,7 @@ member() {
   "$LAUNCHER" --group "$1" --group-limit 8M --report "$tmp/m.%p.json" -- \
     "$SIM/app_driver" alloc 1M sleep 30000 >"$tmp/m.out" 2>&1 &
   mpid=$!
-  i=0
-  while ! grep -q 'rc=0' "$tmp/m.out" && [ $i -lt 6000 ]; do
-    sleep 0.01
-    i=$((i + 1))
-  done
-  grep -q 'rc=0' "$tmp/m.out" ||
+  until_line "$tmp/m.out" 'rc=0' ||
     echo "# member of $1 did not allocate within a minute: $(cat "$tmp/m.out")"
 }
 
@@ -71,11 +66,7 @@ refused "$G-garbage" "a file of random bytes" \
   -- "$SIM/app_driver" alloc 1M sleep 500 alloc 1M alloc 1M \
   >"$tmp/out" 2>"$tmp/err" &
 lpid=$!
-i=0
-while ! grep -q 'rc=0' "$tmp/out" && [ $i -lt 6000 ]; do
-  sleep 0.01
-  i=$((i + 1))
-done
+until_line "$tmp/out" 'rc=0'
 poke "$SHM.$G-live" 0 0102030405060708
 wait $lpid
 rc=$?

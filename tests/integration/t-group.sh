@@ -24,16 +24,6 @@ bg() {
   echo $! >"$tmp/$name.pid"
 }
 
-# until_line FILE PATTERN: waits up to 60 s (a loaded machine) for a line of FILE to match.
-until_line() {
-  i=0
-  while ! grep -q -- "$2" "$1" 2>/dev/null && [ $i -lt 6000 ]; do
-    sleep 0.01
-    i=$((i + 1))
-  done
-  grep -q -- "$2" "$1"
-}
-
 now_ms() {
   date +%s%3N
 }
