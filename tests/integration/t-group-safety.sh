@@ -118,14 +118,29 @@ nobody() {
 }
 chmod 711 "$tmp"
 mkdir "$tmp/pub" && chmod 1777 "$tmp/pub"
+# The other user runs this build, so it must reach it (a tree cloned into a
+# mode-700 directory is out of its reach): else only the first point runs.
+reach=yes
+for f in "$LAUNCHER" "$CUMEMGUARD_LIBRARY" "$SIM/app_driver"; do
+  nobody test -r "$f" || reach=
+done
 
 member "$G-mine"
 nobody cat "$SHM.$G-mine" >/dev/null 2>"$tmp/err"
 st=$?
 [ $st -ne 0 ] && grep -q 'Permission denied' "$tmp/err"
 tap $? "another user cannot read the segment"
+if [ -z "$reach" ]; then
+  kill $mpid
+  wait
+  echo "ok $((tap_n += 1)) # SKIP user nobody cannot reach this build tree"
+  echo "ok $((tap_n += 1)) # SKIP user nobody cannot reach this build tree"
+  done_testing
+  exit
+fi
 nobody "$LAUNCHER" status >"$tmp/out" 2>"$tmp/err"
-! grep -q "$G-mine" "$tmp/out"
+st=$?
+[ $st -eq 0 ] && ! grep -q "$G-mine" "$tmp/out"
 tap $? "nor does it see the group in its status"
 kill $mpid
 wait
