@@ -349,7 +349,7 @@ cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
   if (!cmg__kind_counts(a.kind))
     return rc;
   cmg__stacks_account(a.stack, a.device, (int64_t)a.size, 1);
-  cmg__history_peak(a.device, cmg__ledger_live_bytes(a.device));
+  cmg__history_peak(a.device, cmg__policy_commit(a.device));
   if (cmg__policy_soft_crossed(a.device))
     soft_limit_crossed(c);
   return rc;
@@ -451,8 +451,8 @@ cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
     return;
   uint64_t physical = cmg__policy_physical(device);
   *total = physical && physical < limit ? physical : limit;
-  uint64_t live = cmg__ledger_live_bytes(device);
-  uint64_t room = live < limit ? limit - live : 0;
+  uint64_t used = cmg__policy_used(device);
+  uint64_t room = used < limit ? limit - used : 0;
   if (room < *free)
     *free = room;
 }

@@ -207,6 +207,7 @@ void cmg__ledger_count_release(const struct cmg__alloc *a);
 /* Copies the entry for (addr, kind) into *out; -ENOENT if not tracked. */
 int cmg__ledger_lookup(uint64_t addr, unsigned kind, struct cmg__alloc *out);
 
+/* Bytes of the device's live allocations (a sum over threads). */
 uint64_t cmg__ledger_live_bytes(int device);
 
 /* Counts a refused allocation. */
@@ -240,6 +241,8 @@ enum cmg__tally_kind {
   CMG__TALLY_ALLOCATIONS,
   CMG__TALLY_FREES,
   CMG__TALLY_RELEASED,
+  CMG__TALLY_BYTES,       /* allocated */
+  CMG__TALLY_BYTES_GONE,  /* freed or released */
   CMG__TALLY_KINDS
 };
 
@@ -543,6 +546,14 @@ int cmg__policy_grow(struct cmg__reservation *r, uint64_t extra);
 
 /* Gives back a reservation whose allocation failed or was freed. */
 void cmg__policy_release(int device, uint64_t bytes);
+
+/* After a reserved allocation succeeded: raises the device's peak to what
+ * is in use now, and returns that. */
+uint64_t cmg__policy_commit(int device);
+
+/* The most bytes in use at once: live allocations plus, at that moment,
+ * other threads' reservations whose real call had not yet returned. */
+uint64_t cmg__policy_peak(int device);
 
 uint64_t cmg__policy_limit(int device);
 uint64_t cmg__policy_physical(int device);

@@ -17,11 +17,11 @@
  * before the real free is called.  Tables come from mmap, never malloc, so
  * the ledger works in a process whose malloc is itself interposed.
  *
- * Live and peak bytes are per-device atomics beside the table, read
- * without any lock by cuMemGetInfo and the public API; a peak must be the
- * true maximum, so live bytes cannot be split by thread.  The counts of
- * allocations, frees and releases are tallies (tally.c): each thread adds
- * to its own, and a reader sums them.  Sequence numbers are taken by each
+ * The counts and bytes of allocations, frees and releases are tallies
+ * (tally.c): each thread adds to its own, and a reader sums them, so
+ * counting writes no line another thread writes and takes no locked
+ * operation.  The peak is the policy's (policy.c), whose counter of bytes
+ * in use is atomic anyway.  Sequence numbers are taken by each
  * thread SEQ_BLOCK at a time, so no cache line is written by every
  * allocating thread: they are unique and, within a thread, in order.
  *
@@ -89,10 +89,9 @@ struct shard {
   struct entry *entries;
 } __attribute__((aligned(64)));
 
-/* Live allocations are allocations - frees - released, not counted apart. */
+/* Live allocations are allocations - frees - released, and live bytes
+ * likewise, not counted apart. */
 struct counters {
-  _Atomic uint64_t live_bytes;
-  _Atomic uint64_t peak_bytes;
   _Atomic uint64_t denials;
 } __attribute__((aligned(64)));
 
@@ -331,17 +330,6 @@ shard_insert(struct shard *s, const struct cmg__alloc *a,
   return rc;
 }
 
-static void
-raise_peak(struct counters *c, uint64_t live)
-{
-  uint64_t peak = atomic_load_explicit(&c->peak_bytes, memory_order_relaxed);
-  while (live > peak &&
-         !atomic_compare_exchange_weak_explicit(&c->peak_bytes, &peak, live,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed))
-    ;
-}
-
 static struct counters *
 counters_of(int device)
 {
@@ -379,9 +367,7 @@ cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
   if (!cmg__kind_counts(a->kind))
     return rc;
   cmg__tally_add(tally(a->device, CMG__TALLY_ALLOCATIONS), 1);
-  uint64_t live = atomic_fetch_add_explicit(&c->live_bytes, a->size,
-                                            memory_order_relaxed) + a->size;
-  raise_peak(c, live);
+  cmg__tally_add(tally(a->device, CMG__TALLY_BYTES), a->size);
   return rc;
 }
 
@@ -486,7 +472,7 @@ uncount(const struct cmg__alloc *a, bool released)
     return;
   cmg__tally_add(tally(a->device, released ? CMG__TALLY_RELEASED
                                             : CMG__TALLY_FREES), 1);
-  atomic_fetch_sub_explicit(&c->live_bytes, a->size, memory_order_relaxed);
+  cmg__tally_add(tally(a->device, CMG__TALLY_BYTES_GONE), a->size);
 }
 
 void
@@ -521,11 +507,15 @@ cmg__ledger_untracked_frees(void)
   return atomic_load_explicit(&untracked_frees, memory_order_relaxed);
 }
 
+/* What left before what came: every free is counted after its
+ * allocation, so read in this order the difference is never negative. */
 uint64_t
 cmg__ledger_live_bytes(int device)
 {
-  struct counters *c = counters_of(device);
-  return c ? atomic_load_explicit(&c->live_bytes, memory_order_relaxed) : 0;
+  if (counters_of(device) == NULL)
+    return 0;
+  uint64_t gone = cmg__tally_sum(tally(device, CMG__TALLY_BYTES_GONE));
+  return cmg__tally_sum(tally(device, CMG__TALLY_BYTES)) - gone;
 }
 
 void
@@ -535,10 +525,9 @@ cmg__ledger_stats(int device, struct cmg_device_stats *out)
   struct counters *c = counters_of(device);
   if (c == NULL)
     return;
-  out->live_bytes = atomic_load(&c->live_bytes);
-  out->peak_bytes = atomic_load(&c->peak_bytes);
-  /* Frees before allocations: every free follows its allocation, so read
-   * in this order the difference can never go below zero. */
+  out->live_bytes = cmg__ledger_live_bytes(device);
+  out->peak_bytes = cmg__policy_peak(device);
+  /* Frees before allocations, as for the bytes. */
   out->frees = cmg__tally_sum(tally(device, CMG__TALLY_FREES));
   out->released = cmg__tally_sum(tally(device, CMG__TALLY_RELEASED));
   out->allocations = cmg__tally_sum(tally(device, CMG__TALLY_ALLOCATIONS));

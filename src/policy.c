@@ -9,6 +9,12 @@
  * check and the increment are one atomic step, threads racing for the last
  * bytes under a limit can never overshoot it together.
  *
+ * The same counter is the device's live bytes for cuMemGetInfo and its
+ * peak: a second exact counter would cost two more locked operations per
+ * allocation and free, the largest part of our cost.  So a peak may include
+ * a reservation another thread held, for the length of its real call, at
+ * the moment an allocation succeeded; in a single thread it is exact.
+ *
  * A device's limit is fixed the first time the device is used, when its
  * physical size is known (a percentage needs it).  Host memory has the slot
  * after the devices.
@@ -32,6 +38,7 @@ enum { UNSET, SETTING, SET };
 
 struct device {
   _Atomic uint64_t used;
+  _Atomic uint64_t peak;
   uint64_t limit;
   uint64_t soft;
   uint64_t physical;
@@ -168,6 +175,29 @@ cmg__policy_release(int device, uint64_t bytes)
   }
 }
 
+uint64_t
+cmg__policy_commit(int device)
+{
+  struct device *d = device_of(device);
+  if (d == NULL)
+    return 0;
+  uint64_t used = atomic_load_explicit(&d->used, memory_order_relaxed);
+  uint64_t peak = atomic_load_explicit(&d->peak, memory_order_relaxed);
+  while (used > peak &&
+         !atomic_compare_exchange_weak_explicit(&d->peak, &peak, used,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed))
+    ;
+  return used;
+}
+
+uint64_t
+cmg__policy_peak(int device)
+{
+  struct device *d = device_of(device);
+  return d ? atomic_load_explicit(&d->peak, memory_order_relaxed) : 0;
+}
+
 int
 cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
                  struct cmg__reservation *r, uint64_t *used_out)
@@ -260,6 +290,7 @@ cmg__policy_reset_usage(void)
   for (int i = 0; i < CMG__SLOTS; i++) {
     struct device *d = &devices[i];
     atomic_store(&d->used, 0);
+    atomic_store(&d->peak, 0);
     atomic_store(&d->waiters, 0);
     atomic_store(&d->soft_armed, d->soft != CMG__NO_LIMIT);
     pthread_mutex_init(&d->lock, NULL);

@@ -90,6 +90,7 @@ worker(void *arg)
                               .size = 4096, .device = 5 };
       struct cmg__alloc stale;
       cmg__ledger_insert(&a, &stale);
+      cmg__policy_commit(5);
       held[n++] = a.addr;
       atomic_fetch_add(&granted, 1);
     } else {
@@ -134,8 +135,8 @@ test_threads(void)
   is_u64(s.allocations + s.denials, THREADS * PAIRS, "every attempt counted");
   is_u64(s.live_bytes, 0, "nothing live");
   is_u64(cmg__policy_used(5), 0, "nothing reserved");
-  ok(s.peak_bytes <= CAP, "peak %llu within the cap",
-     (unsigned long long)s.peak_bytes);
+  ok(s.peak_bytes <= CAP && s.peak_bytes >= 4096,
+     "peak %llu within the cap", (unsigned long long)s.peak_bytes);
   ok(s.denials > 0, "the cap was reached (%llu denials)",
      (unsigned long long)s.denials);
 }
@@ -204,6 +205,33 @@ test_wait(void)
   cmg__policy_release(11, 60 * MiB);
 }
 
+/* The peak is raised when an allocation is committed, to all that is in
+ * use then, another reservation in flight included. */
+static void
+test_peak(void)
+{
+  struct cmg__reservation r;
+  uint64_t used;
+  cmg__policy_set_device(6, 10 * MiB, CMG__NO_LIMIT, 8 * GiB);
+  cmg__policy_prepare(6, 1000, &r, &used);
+  is_u64(cmg__policy_peak(6), 0, "a reservation alone is no peak");
+  is_u64(cmg__policy_commit(6), 1000, "commit returns what is in use");
+  is_u64(cmg__policy_peak(6), 1000, "peak after the first");
+  cmg__policy_prepare(6, 500, &r, &used);
+  cmg__policy_release(6, 500);
+  is_u64(cmg__policy_peak(6), 1000, "a failed allocation raises nothing");
+  cmg__policy_prepare(6, 300, &r, &used);
+  cmg__policy_prepare(6, 200, &r, &used);
+  is_u64(cmg__policy_commit(6), 1500, "another in flight counts");
+  cmg__policy_release(6, 1500);
+  is_u64(cmg__policy_used(6), 0, "all given back");
+  is_u64(cmg__policy_commit(6), 0, "commit never lowers the peak");
+  is_u64(cmg__policy_peak(6), 1500, "the peak stays");
+  cmg__policy_reset_usage();
+  is_u64(cmg__policy_peak(6), 0, "a fork child starts without a peak");
+  is_u64(cmg__policy_limit(6), 10 * MiB, "and with its limits");
+}
+
 static void
 test_fail_closed(void)
 {
@@ -222,6 +250,7 @@ main(void)
   test_threads();
   test_growth();
   test_wait();
+  test_peak();
   test_fail_closed();
   return done_testing();
 }
