@@ -270,8 +270,8 @@ pidns_of(const char *path)
 static bool
 is_dead(pid_t pid, uint64_t start)
 {
-  uint64_t now_start;
-  char letter;
+  uint64_t now_start = 0;
+  char letter = '\0';  /* set when proc_stat returns 0 */
   int rc;
 
   if (pid <= 0 || pid > PID_LIMIT)
