@@ -92,7 +92,7 @@ cmg__now_ns(void)
 /* The kernel's tick-resolution clock reads in a third of the time, which
  * matters on every allocation; its few milliseconds of resolution do not
  * matter to a leak's timestamp. */
-uint64_t
+uint64_t CMG__HOT
 cmg__now_coarse_ns(void)
 {
   uint64_t now = clock_ns(CLOCK_MONOTONIC_COARSE);
@@ -105,7 +105,7 @@ cmg__start_unix(void)
   return start_unix;
 }
 
-void
+void CMG__HOT
 cmg__history_touch(void)
 {
   if (!atomic_load_explicit(&touched, memory_order_relaxed))
@@ -165,7 +165,7 @@ compose(int device, uint64_t live, struct cmg__composition *out)
   return 0;
 }
 
-void
+void CMG__HOT
 cmg__history_peak(int device, uint64_t live)
 {
   struct device *d = device_of(device);

@@ -73,7 +73,7 @@ id_of(CUcontext ctx)
   return (uint16_t)id;
 }
 
-int
+int CMG__HOT
 cmg__context_device(uint16_t *id)
 {
   cmg__pfn_cuCtxGetCurrent get = REAL(cuCtxGetCurrent);

@@ -91,7 +91,7 @@ where(int device, char *buf, size_t len)
   return buf;
 }
 
-static void
+static CMG__COLD void
 log_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
 {
   char want[32], have[32], cap[32], dev[32];
@@ -115,7 +115,7 @@ log_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
              err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
 }
 
-static struct cmg__event
+static CMG__COLD struct cmg__event
 event(const struct cmg__call *c, enum cmg__event_kind kind, uint64_t bytes)
 {
   return (struct cmg__event){
@@ -130,7 +130,7 @@ event(const struct cmg__call *c, enum cmg__event_kind kind, uint64_t bytes)
   };
 }
 
-static void
+static CMG__COLD void
 deny(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
 {
   struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
@@ -143,7 +143,7 @@ deny(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
 
 /* on_exceed=warn: the allocation goes ahead over the limit; the first on
  * each device is said on stderr, every one is in the report. */
-static void
+static CMG__COLD void
 allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
 {
   cmg__policy_force(c->device, bytes, &c->r);
@@ -163,7 +163,7 @@ allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
 
 /* Applies the process's limit: 0 with bytes reserved in c->r, or an error
  * for deny. */
-static int
+static CMG__HOT int
 reserve_own(struct cmg__call *c, uint64_t bytes, uint64_t *used)
 {
   int err = cmg__policy_prepare(c->device, bytes, &c->r, used);
@@ -185,7 +185,7 @@ reserve_own(struct cmg__call *c, uint64_t bytes, uint64_t *used)
   return err;
 }
 
-static void
+static CMG__COLD void
 group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
              uint64_t limit, bool waited)
 {
@@ -205,7 +205,7 @@ group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
 
 /* Applies the group's cap after the process's own: the group cap protects
  * the other members, so on_exceed=warn does not pass it; wait does wait. */
-static int
+static CMG__COLD int
 reserve_group(struct cmg__call *c, uint64_t bytes)
 {
   uint64_t used, limit;
@@ -226,7 +226,7 @@ reserve_group(struct cmg__call *c, uint64_t bytes)
   return err;
 }
 
-static bool
+static CMG__HOT bool
 in_group(int device, unsigned kind)
 {
   return cmg__kind_counts(kind) && device >= 0 &&
@@ -235,7 +235,7 @@ in_group(int device, unsigned kind)
 
 /* Reserves against the process's limit, then the group's: 0, or an error
  * for deny (-EALREADY when the group already said why). */
-static int
+static CMG__HOT int
 reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
 {
   int err = reserve_own(c, bytes, used);
@@ -247,7 +247,7 @@ reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
   return -EALREADY;
 }
 
-CUresult
+CUresult CMG__HOT
 cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
                  int device, uint64_t bytes)
 {
@@ -288,7 +288,7 @@ cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
   return CUDA_SUCCESS;
 }
 
-static void
+static CMG__HOT void
 give_back(int device, unsigned kind, uint64_t bytes)
 {
   if (!cmg__kind_counts(kind))
@@ -299,7 +299,7 @@ give_back(int device, unsigned kind, uint64_t bytes)
 }
 
 /* A soft limit crossed: one line, an event, and a snapshot report. */
-static void
+static CMG__COLD void
 soft_limit_crossed(const struct cmg__call *c)
 {
   char soft[32], dev[32];
@@ -312,7 +312,7 @@ soft_limit_crossed(const struct cmg__call *c)
   cmg__dump_request(CMG__REASON_SOFT_LIMIT);
 }
 
-CUresult
+CUresult CMG__HOT
 cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
 {
   cmg__self.depth--;
@@ -357,14 +357,14 @@ cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
 
 /* Before the real free: the entry leaves the ledger first, since the driver
  * may hand the same address to another thread as soon as it is freed. */
-bool
+bool CMG__HOT
 cmg__free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a)
 {
   cmg__init();
   return key != 0 && cmg__ledger_remove(key, kind, a) == 0;
 }
 
-void
+void CMG__HOT
 cmg__uncount(const struct cmg__alloc *a, bool released)
 {
   if (released)
@@ -377,7 +377,7 @@ cmg__uncount(const struct cmg__alloc *a, bool released)
   give_back(a->device, a->kind, a->size);
 }
 
-CUresult
+CUresult CMG__HOT
 cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
               uint64_t key)
 {

@@ -25,7 +25,7 @@ label_push(enum cmg__fn fn)
 }
 
 #define LABEL_HOOK(name, params, args)                                       \
-  cudaError_t CUDARTAPI name params                                          \
+  cudaError_t CUDARTAPI CMG__HOT name params                                 \
   {                                                                          \
     __typeof__(name) *real = cmg__real(CMG__FN_##name);                      \
     if (real == NULL) {                                                      \

@@ -90,7 +90,7 @@ cmg__init_slow(void)
   atomic_store_explicit(&cmg__ready, true, memory_order_release);
 }
 
-uint32_t
+uint32_t CMG__HOT
 cmg__tid(void)
 {
   if (cmg__unlikely(cmg__self.tid == 0))

@@ -23,6 +23,11 @@
  * before its shadow memory exists: an ASan build must not instrument it. */
 #define CMG__NO_ASAN __attribute__((no_sanitize_address))
 #define cmg__unlikely(x) __builtin_expect(!!(x), 0)
+/* The allocation and free path, placed together (.text.hot) so that it
+ * spans as few cache lines and pages as can be; what it rarely does is kept
+ * out of line and apart (.text.unlikely). */
+#define CMG__HOT __attribute__((hot))
+#define CMG__COLD __attribute__((cold, noinline))
 
 #ifdef CMG_DEBUG
 #include <assert.h>

@@ -172,10 +172,10 @@ unpack(uint64_t key, const struct entry *e, struct cmg__alloc *a)
   };
 }
 
-static inline void
-lock(struct shard *s)
+static CMG__COLD void
+lock_contended(struct shard *s)
 {
-  while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)) {
+  do {
     for (unsigned i = 0;
          atomic_load_explicit(&s->lock, memory_order_relaxed); i++) {
       if (i < 64) {
@@ -185,7 +185,15 @@ lock(struct shard *s)
       } else
         sched_yield();
     }
-  }
+  } while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire));
+}
+
+static inline void
+lock(struct shard *s)
+{
+  if (cmg__unlikely(atomic_exchange_explicit(&s->lock, 1,
+                                             memory_order_acquire)))
+    lock_contended(s);
 }
 
 static inline void
@@ -245,7 +253,7 @@ put(struct shard *s, uint64_t key, const struct entry *e)
 
 /* Grows the shard's table by GROW_NUM/GROW_DEN (or makes its first);
  * -ENOMEM if mmap fails or it cannot grow. */
-static int
+static CMG__COLD int
 grow(struct shard *s)
 {
   uint32_t old_n = s->n;
@@ -303,7 +311,7 @@ erase(struct shard *s, uint32_t i)
 /* One walk of the probe run: the entry of (addr, kind) if there is one,
  * else the empty slot that ends the run.  Returns 0, 1 when a stale record
  * was replaced (copied to *stale), or -ENOMEM. */
-static int
+static CMG__HOT int
 shard_insert(struct shard *s, const struct cmg__alloc *a,
              struct cmg__alloc *stale)
 {
@@ -311,7 +319,7 @@ shard_insert(struct shard *s, const struct cmg__alloc *a,
   struct entry e;
   pack(&e, a);
   lock(s);
-  if (s->count >= s->limit)
+  if (cmg__unlikely(s->count >= s->limit))
     rc = grow(s);
   if (rc == 0) {
     uint32_t i = home_of(hash(a->addr), s->n);
@@ -350,7 +358,7 @@ shard_for(uint64_t addr)
   return shard_of(hash(addr));
 }
 
-int
+int CMG__HOT
 cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
 {
   struct counters *c = counters_of(a->device);
@@ -379,7 +387,7 @@ cmg__ledger_restore(const struct cmg__alloc *a)
   return rc < 0 ? rc : 0;
 }
 
-int
+int CMG__HOT
 cmg__ledger_remove(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 {
   struct shard *s = shard_for(addr);
@@ -475,7 +483,7 @@ uncount(const struct cmg__alloc *a, bool released)
   cmg__tally_add(tally(a->device, CMG__TALLY_BYTES_GONE), a->size);
 }
 
-void
+void CMG__HOT
 cmg__ledger_count_free(const struct cmg__alloc *a)
 {
   uncount(a, false);
@@ -535,7 +543,7 @@ cmg__ledger_stats(int device, struct cmg_device_stats *out)
   out->live_allocations = out->allocations - out->frees - out->released;
 }
 
-uint64_t
+uint64_t CMG__HOT
 cmg__ledger_next_seq(void)
 {
   if (cmg__unlikely(seq_next == seq_end)) {

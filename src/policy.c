@@ -88,7 +88,7 @@ cmg__policy_set_max_alloc(uint64_t bytes)
   max_alloc = bytes;
 }
 
-bool
+bool CMG__HOT
 cmg__policy_is_device_set(int device)
 {
   struct device *d = device_of(device);
@@ -99,17 +99,26 @@ cmg__policy_is_device_set(int device)
  * thread that meets it half set up waits the few instructions it takes
  * rather than guess a limit.  A device never set up has no room at all, so
  * a caller that skipped the setup cannot let an allocation through uncapped. */
-static uint64_t
-limit_of(struct device *d)
+static CMG__COLD int
+wait_set(struct device *d)
 {
   int state;
   while ((state = atomic_load_explicit(&d->state, memory_order_acquire)) ==
          SETTING)
     sched_yield();
+  return state;
+}
+
+static inline uint64_t
+limit_of(struct device *d)
+{
+  int state = atomic_load_explicit(&d->state, memory_order_acquire);
+  if (cmg__unlikely(state == SETTING))
+    state = wait_set(d);
   return state == SET ? d->limit : 0;
 }
 
-int
+int CMG__HOT
 cmg__policy_prepare(int device, uint64_t bytes, struct cmg__reservation *r,
                     uint64_t *used_out)
 {
@@ -157,7 +166,7 @@ cmg__policy_force(int device, uint64_t bytes, struct cmg__reservation *r)
   r->bytes = bytes;
 }
 
-void
+void CMG__HOT
 cmg__policy_release(int device, uint64_t bytes)
 {
   struct device *d = device_of(device);
@@ -175,7 +184,7 @@ cmg__policy_release(int device, uint64_t bytes)
   }
 }
 
-uint64_t
+uint64_t CMG__HOT
 cmg__policy_commit(int device)
 {
   struct device *d = device_of(device);
@@ -230,7 +239,7 @@ cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
   return err;
 }
 
-bool
+bool CMG__HOT
 cmg__policy_soft_crossed(int device)
 {
   struct device *d = device_of(device);

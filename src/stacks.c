@@ -171,7 +171,7 @@ cmg__stacks_configure(unsigned depth)
 
 /* Not inlined, so that __builtin_return_address(0) is the caller's frame as
  * unw_backtrace reports it. */
-__attribute__((noinline)) uint32_t
+__attribute__((noinline)) uint32_t CMG__HOT
 cmg__stacks_capture(void)
 {
   unsigned depth = atomic_load_explicit(&depth_cfg, memory_order_relaxed);
