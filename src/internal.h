@@ -300,11 +300,21 @@ void cmg__tally_postfork(bool child);
 /* Sets the capture depth (0 disables capture) before the first capture. */
 void cmg__stacks_configure(unsigned depth);
 
+extern _Atomic unsigned cmg__stack_depth;
+uint32_t cmg__stacks_walk(void);
+
 /* Captures the calling thread's stack, skipping the frames inside
  * libcumemguard itself, and interns it.  Returns its id (>= 1), or
  * CMG__STACK_NONE when capture is off or failed.  Never symbolizes, never
- * takes a lock when the stack is already known. */
-uint32_t cmg__stacks_capture(void);
+ * takes a lock when the stack is already known.  Inline, so that with
+ * capture off an allocation pays one load for it. */
+static inline uint32_t
+cmg__stacks_capture(void)
+{
+  if (atomic_load_explicit(&cmg__stack_depth, memory_order_relaxed) == 0)
+    return CMG__STACK_NONE;
+  return cmg__stacks_walk();
+}
 
 /* Interns a given array of return addresses (tests, and capture). */
 uint32_t cmg__stacks_intern(const uintptr_t *ips, unsigned depth,

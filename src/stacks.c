@@ -96,7 +96,7 @@ struct self {
   bool is_library;
 };
 
-static _Atomic unsigned depth_cfg = CMG__STACK_DEPTH_DEFAULT;
+_Atomic unsigned cmg__stack_depth = CMG__STACK_DEPTH_DEFAULT;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static struct self self;
 
@@ -165,16 +165,17 @@ cmg__stacks_configure(unsigned depth)
 {
   if (depth > CMG__STACK_DEPTH_MAX)
     depth = CMG__STACK_DEPTH_MAX;
-  atomic_store_explicit(&depth_cfg, depth, memory_order_relaxed);
+  atomic_store_explicit(&cmg__stack_depth, depth, memory_order_relaxed);
   pthread_once(&setup_once, setup);
 }
 
-/* Not inlined, so that __builtin_return_address(0) is the caller's frame as
- * unw_backtrace reports it. */
+/* Not inlined, so that __builtin_return_address(0) is the frame of
+ * cmg__stacks_capture's caller as unw_backtrace reports it. */
 __attribute__((noinline)) uint32_t CMG__HOT
-cmg__stacks_capture(void)
+cmg__stacks_walk(void)
 {
-  unsigned depth = atomic_load_explicit(&depth_cfg, memory_order_relaxed);
+  unsigned depth = atomic_load_explicit(&cmg__stack_depth,
+                                        memory_order_relaxed);
   if (depth == 0)
     return CMG__STACK_NONE;
   pthread_once(&setup_once, setup);
