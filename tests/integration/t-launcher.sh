@@ -199,34 +199,38 @@ launch "$L" --limit 1G touch "$tmp/ran"
 [ "$rc" -eq 0 ] && [ -e "$tmp/ran" ]
 report "a good limit runs the program"
 
-launch LD_PRELOAD= "$L" --limit 2GiB sh -c "$show"
-[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$lib|limit=2GiB" ]
-report "LD_PRELOAD and CUMEMGUARD_OPTIONS are set"
+# Runs $show under the launcher with LD_PRELOAD=$1 (and launcher options
+# $4...), and reports $3 if it exits 0 having seen "$2".
+preload_case() {
+  pre=$1 want=$2 what=$3
+  shift 3
+  launch LD_PRELOAD="$pre" "$L" "$@" sh -c "$show"
+  [ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$want" ]
+  report "$what"
+}
+
+preload_case "" "$lib|limit=2GiB" \
+  "LD_PRELOAD and CUMEMGUARD_OPTIONS are set" --limit 2GiB
 
 # ld.so warns about the entry it cannot find; only stdout is compared.
-launch LD_PRELOAD="$tmp/other.so" "$L" --limit=512MiB sh -c "$show"
-[ "$rc" -eq 0 ] &&
-  [ "$(cat "$tmp/out")" = "$lib:$tmp/other.so|limit=512MiB" ]
-report "--limit=SIZE works and LD_PRELOAD keeps the existing entry"
+preload_case "$tmp/other.so" "$lib:$tmp/other.so|limit=512MiB" \
+  "--limit=SIZE works and LD_PRELOAD keeps the existing entry" \
+  --limit=512MiB
 
-launch LD_PRELOAD="$lib $tmp/other.so" "$L" sh -c "$show"
-[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$lib $tmp/other.so|" ]
-report "LD_PRELOAD is left alone when the library is already first"
+preload_case "$lib $tmp/other.so" "$lib $tmp/other.so|" \
+  "LD_PRELOAD is left alone when the library is already first"
 
 # A sanitizer's runtime must stay first (ASan refuses to start otherwise).
-launch LD_PRELOAD="$tmp/libasan.so.8 $tmp/other.so" "$L" sh -c "$show"
-[ "$rc" -eq 0 ] &&
-  [ "$(cat "$tmp/out")" = "$tmp/libasan.so.8:$lib:$tmp/other.so|" ]
-report "a sanitizer runtime first in LD_PRELOAD stays first, the library next"
+preload_case "$tmp/libasan.so.8 $tmp/other.so" \
+  "$tmp/libasan.so.8:$lib:$tmp/other.so|" \
+  "a sanitizer runtime first in LD_PRELOAD stays first, the library next"
 
-launch LD_PRELOAD="$tmp/libclang_rt.asan-x86_64.so" "$L" sh -c "$show"
-[ "$rc" -eq 0 ] &&
-  [ "$(cat "$tmp/out")" = "$tmp/libclang_rt.asan-x86_64.so:$lib|" ]
-report "clang's sanitizer runtime stays first too"
+preload_case "$tmp/libclang_rt.asan-x86_64.so" \
+  "$tmp/libclang_rt.asan-x86_64.so:$lib|" \
+  "clang's sanitizer runtime stays first too"
 
-launch LD_PRELOAD="$tmp/libtsan.so.2:$lib" "$L" sh -c "$show"
-[ "$rc" -eq 0 ] && [ "$(cat "$tmp/out")" = "$tmp/libtsan.so.2:$lib|" ]
-report "LD_PRELOAD is left alone when the library follows the sanitizer runtime"
+preload_case "$tmp/libtsan.so.2:$lib" "$tmp/libtsan.so.2:$lib|" \
+  "LD_PRELOAD is left alone when the library follows the sanitizer runtime"
 
 launch CUMEMGUARD_OPTIONS=',limit.1=2GiB,,limit=1G,' LD_PRELOAD= \
   "$L" sh -c "$show"
