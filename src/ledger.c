@@ -338,12 +338,16 @@ shard_insert(struct shard *s, const struct cmg__alloc *a,
   return rc;
 }
 
+static inline bool
+is_slot(int device)
+{
+  return device >= 0 && device < CMG__SLOTS;
+}
+
 static struct counters *
 counters_of(int device)
 {
-  if (device < 0 || device >= CMG__SLOTS)
-    return NULL;
-  return &devices[device];
+  return is_slot(device) ? &devices[device] : NULL;
 }
 
 static inline unsigned
@@ -361,8 +365,7 @@ shard_for(uint64_t addr)
 int CMG__HOT
 cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
 {
-  struct counters *c = counters_of(a->device);
-  if (c == NULL || a->addr == 0 || a->kind >= CMG__KIND_COUNT ||
+  if (!is_slot(a->device) || a->addr == 0 || a->kind >= CMG__KIND_COUNT ||
       a->ctx >= CMG__MAX_CONTEXTS || a->fn >= CMG__FN_COUNT)
     return -EINVAL;
   int rc = shard_insert(shard_for(a->addr), a, stale);
@@ -475,8 +478,7 @@ cmg__ledger_lookup(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 static void
 uncount(const struct cmg__alloc *a, bool released)
 {
-  struct counters *c = counters_of(a->device);
-  if (c == NULL || !cmg__kind_counts(a->kind))
+  if (!is_slot(a->device) || !cmg__kind_counts(a->kind))
     return;
   cmg__tally_add(tally(a->device, released ? CMG__TALLY_RELEASED
                                             : CMG__TALLY_FREES), 1);
@@ -520,7 +522,7 @@ cmg__ledger_untracked_frees(void)
 uint64_t
 cmg__ledger_live_bytes(int device)
 {
-  if (counters_of(device) == NULL)
+  if (!is_slot(device))
     return 0;
   uint64_t gone = cmg__tally_sum(tally(device, CMG__TALLY_BYTES_GONE));
   return cmg__tally_sum(tally(device, CMG__TALLY_BYTES)) - gone;
