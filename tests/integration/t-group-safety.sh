@@ -23,6 +23,9 @@ refused() {
 # under check-sanitize the launcher is an ASan build), and a member that
 # never allocated is said, not silently poked around.
 member() {
+  # Emptied here, not by the background job's own redirection, which may
+  # come after until_line has already seen the last member's rc=0.
+  : >"$tmp/m.out"
   "$LAUNCHER" --group "$1" --group-limit 8M --report "$tmp/m.%p.json" -- \
     "$SIM/app_driver" alloc 1M sleep 30000 >"$tmp/m.out" 2>&1 &
   mpid=$!
@@ -62,6 +65,7 @@ refused "$G-garbage" "a file of random bytes" \
   "$SHM.$G-garbage is not a cumemguard group segment (65536 bytes, bad magic)"
 
 # Overwritten while a member runs: its next allocation fails closed.
+: >"$tmp/out"  # before the job starts, as in member()
 "$LAUNCHER" --group "$G-live" --group-limit 8M --report "$tmp/l.%p.json" \
   -- "$SIM/app_driver" alloc 1M sleep 500 alloc 1M alloc 1M \
   >"$tmp/out" 2>"$tmp/err" &
