@@ -165,13 +165,10 @@ compose(int device, uint64_t live, struct cmg__composition *out)
   return 0;
 }
 
-void CMG__HOT
-cmg__history_peak(int device, uint64_t live)
+/* Live bytes passed the last composition by its step: a new one. */
+static CMG__COLD void
+snapshot(struct device *d, int device, uint64_t live)
 {
-  struct device *d = device_of(device);
-  if (d == NULL ||
-      live < atomic_load_explicit(&d->next_snapshot, memory_order_relaxed))
-    return;
   if (pthread_mutex_trylock(&d->lock) != 0)
     return;
   if (live >= atomic_load_explicit(&d->next_snapshot, memory_order_relaxed)) {
@@ -183,6 +180,15 @@ cmg__history_peak(int device, uint64_t live)
                           memory_order_relaxed);
   }
   pthread_mutex_unlock(&d->lock);
+}
+
+void CMG__HOT
+cmg__history_peak(int device, uint64_t live)
+{
+  struct device *d = device_of(device);
+  if (d != NULL &&
+      live >= atomic_load_explicit(&d->next_snapshot, memory_order_relaxed))
+    snapshot(d, device, live);
 }
 
 void

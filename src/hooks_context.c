@@ -73,6 +73,17 @@ id_of(CUcontext ctx)
   return (uint16_t)id;
 }
 
+/* The thread's context changed since its last allocation. */
+static CMG__COLD int
+context_changed(CUcontext ctx, unsigned gen, uint16_t *id)
+{
+  int device = cmg__current_device();
+  *id = id_of(ctx);  /* sets last_ctx and last_id */
+  last_device = device;
+  last_generation = gen;
+  return device;
+}
+
 int CMG__HOT
 cmg__context_device(uint16_t *id)
 {
@@ -82,13 +93,8 @@ cmg__context_device(uint16_t *id)
   if (get == NULL || get(&ctx) != CUDA_SUCCESS || ctx == NULL)
     return -1;
   unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
-  if (ctx != last_ctx || gen != last_generation) {
-    int device = cmg__current_device();
-    *id = id_of(ctx);  /* sets last_ctx and last_id */
-    last_device = device;
-    last_generation = gen;
-    return device;
-  }
+  if (ctx != last_ctx || gen != last_generation)
+    return context_changed(ctx, gen, id);
   *id = last_id;
   return last_device;
 }

@@ -66,11 +66,9 @@ cmg__device_uuid(int device, char *out, size_t len)
   return 0;
 }
 
-void
-cmg__device_setup(int device)
+static CMG__COLD void
+setup_device(int device)
 {
-  if (cmg__policy_is_device_set(device))
-    return;
   cmg__pfn_cuDeviceTotalMem_v2 total = REAL(cuDeviceTotalMem_v2);
   size_t physical = 0;
   if (total == NULL || total(&physical, device) != CUDA_SUCCESS)
@@ -79,6 +77,13 @@ cmg__device_setup(int device)
   cmg__policy_set_device(device, cmg__config_limit(&cmg__cfg, device, physical),
                          cmg__config_soft_limit(&cmg__cfg, device, physical),
                          physical);
+}
+
+void
+cmg__device_setup(int device)
+{
+  if (!cmg__policy_is_device_set(device))
+    setup_device(device);
 }
 
 static const char *

@@ -81,7 +81,7 @@ init_once(void)
   pthread_atfork(prefork, postfork_parent, postfork_child);
 }
 
-void
+void CMG__COLD
 cmg__init_slow(void)
 {
   pthread_once(&once, init_once);

@@ -545,14 +545,19 @@ cmg__ledger_stats(int device, struct cmg_device_stats *out)
   out->live_allocations = out->allocations - out->frees - out->released;
 }
 
+static CMG__COLD void
+seq_refill(void)
+{
+  seq_next = atomic_fetch_add_explicit(&seq, SEQ_BLOCK,
+                                       memory_order_relaxed) + 1;
+  seq_end = seq_next + SEQ_BLOCK;
+}
+
 uint64_t CMG__HOT
 cmg__ledger_next_seq(void)
 {
-  if (cmg__unlikely(seq_next == seq_end)) {
-    seq_next = atomic_fetch_add_explicit(&seq, SEQ_BLOCK,
-                                         memory_order_relaxed) + 1;
-    seq_end = seq_next + SEQ_BLOCK;
-  }
+  if (cmg__unlikely(seq_next == seq_end))
+    seq_refill();
   return seq_next++;
 }
 

@@ -156,7 +156,7 @@ cmg__policy_grow(struct cmg__reservation *r, uint64_t extra)
   return err;
 }
 
-void
+void CMG__COLD
 cmg__policy_force(int device, uint64_t bytes, struct cmg__reservation *r)
 {
   struct device *d = device_of(device);
@@ -207,7 +207,7 @@ cmg__policy_peak(int device)
   return d ? atomic_load_explicit(&d->peak, memory_order_relaxed) : 0;
 }
 
-int
+int CMG__COLD
 cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
                  struct cmg__reservation *r, uint64_t *used_out)
 {

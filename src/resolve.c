@@ -218,7 +218,7 @@ cmg__fn_name(enum cmg__fn fn)
   return (unsigned)fn < CMG__FN_COUNT ? fns[fn].name : "unknown";
 }
 
-void
+void CMG__COLD
 cmg__missing(enum cmg__fn fn)
 {
   if (!atomic_exchange(&missing_told[fn], true))

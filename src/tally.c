@@ -77,7 +77,7 @@ found:
   return t;
 }
 
-struct cmg__tally *
+struct cmg__tally * CMG__COLD
 cmg__tally_attach(void)
 {
   pthread_once(&key_once, make_key);
