@@ -142,7 +142,7 @@ void cmg__uncount(const struct cmg__alloc *a, bool released);
 /* An allocation wrapper whose size is known up front; `key` is read after
  * a successful call. */
 #define CMG__ALLOC_HOOK(elf, params, kind, device, size, args, key)          \
-  CUresult CUDAAPI CMG__HOT elf params                                       \
+  CUresult CUDAAPI CMG__ENTRY elf params                                     \
   {                                                                          \
     CMG__REAL_OR_FAIL(real, elf)                                             \
     struct cmg__call c;                                                      \
@@ -155,7 +155,7 @@ void cmg__uncount(const struct cmg__alloc *a, bool released);
 
 /* A free wrapper of the entry (key, kind). */
 #define CMG__FREE_HOOK(elf, params, kind, key, args)                         \
-  CUresult CUDAAPI CMG__HOT elf params                                       \
+  CUresult CUDAAPI CMG__ENTRY elf params                                     \
   {                                                                          \
     CMG__REAL_OR_FAIL(real, elf)                                             \
     struct cmg__alloc a;                                                     \

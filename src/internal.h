@@ -28,6 +28,11 @@
  * out of line and apart (.text.unlikely). */
 #define CMG__HOT __attribute__((hot))
 #define CMG__COLD __attribute__((cold, noinline))
+/* A wrapper of the allocation path: all it calls that is not cold is
+ * inlined into it, so an allocation makes a handful of calls instead of
+ * twenty.  Calls and returns are what slows most when the machine's core is
+ * shared with a busy neighbour (docs/PERFORMANCE.md). */
+#define CMG__ENTRY __attribute__((hot, flatten))
 
 #ifdef CMG_DEBUG
 #include <assert.h>
