@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,21 @@ struct chunk {
 static struct chunk *arena;
 static bool arena_failed;
 
+/* A chunk in transparent huge pages where the system gives them on
+ * request: faulting a large report's nodes in 4 KiB at a time was a fifth
+ * of the time to read it. */
+static unsigned char *
+chunk_map(size_t cap)
+{
+  void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+
+  if (p == MAP_FAILED)
+    return NULL;
+  (void)madvise(p, cap, MADV_HUGEPAGE);
+  return p;
+}
+
 static void *
 arena_alloc(size_t n)
 {
@@ -59,7 +75,7 @@ arena_alloc(size_t n)
     size_t cap = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
 
     c = malloc(sizeof(*c));
-    if (c == NULL || (c->data = aligned_alloc(ARENA_ALIGN, cap)) == NULL) {
+    if (c == NULL || (c->data = chunk_map(cap)) == NULL) {
       free(c);
       arena_failed = true;
       return NULL;
@@ -92,7 +108,7 @@ arena_release(void)
   while (arena != NULL) {
     struct chunk *next = arena->next;
 
-    free(arena->data);
+    munmap(arena->data, arena->cap);
     free(arena);
     arena = next;
   }
