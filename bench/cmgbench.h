@@ -105,6 +105,8 @@ struct cmgb_plan {
   long mem_live[2], mem_stacks;
   long report_live, report_stacks;
   int report_reps;
+  int repeats, repeat_rounds;  /* stacks-off "calls" in more processes */
+  const char *repeat_ms;
 };
 
 struct cmgb_machine {

@@ -52,11 +52,11 @@ static struct {
 
 static const struct cmgb_plan full = {
   "full", 11, "20", "60", "10", "1000,100000,1000000",
-  { 100000, 1000000 }, 10000, 1000000, 10000, 3,
+  { 100000, 1000000 }, 10000, 1000000, 10000, 3, 8, 5, "10",
 };
 static const struct cmgb_plan smoke = {
   "smoke", 3, "1", "2", "1", "100,1000,10000",
-  { 1000, 10000 }, 1000, 10000, 100, 1,
+  { 1000, 10000 }, 1000, 10000, 100, 1, 2, 3, "1",
 };
 const struct cmgb_plan *cmgb_plan;
 
@@ -183,6 +183,28 @@ run_calls(void)
                            "--block-ms", cmgb_plan->block_ms, NULL };
     options(opts, sizeof(opts), cmgb_depths[d]);
     snprintf(prefix, sizeof(prefix), "calls.%d", cmgb_depths[d]);
+    run_child(prefix, opts, args);
+  }
+}
+
+/*
+ * The stacks-off pair again, in short processes spread over the run: the
+ * machine this was built on moves between a fast and a slow state that can
+ * last for seconds, so one process shows the state it happened to meet,
+ * and processes spread over a minute show both and how often each comes.
+ * Each call runs the next `share` of them.
+ */
+static void
+run_repeats(int share)
+{
+  static int next;
+  char rounds[16], opts[256], prefix[64];
+  snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->repeat_rounds);
+  options(opts, sizeof(opts), 0);
+  for (; share > 0 && next < cmgb_plan->repeats; share--, next++) {
+    const char *args[] = { "--child", "calls", "--rounds", rounds,
+                           "--block-ms", cmgb_plan->repeat_ms, NULL };
+    snprintf(prefix, sizeof(prefix), "repeat.%d", next);
     run_child(prefix, opts, args);
   }
 }
@@ -412,12 +434,18 @@ main(int argc, char **argv)
   read_machine();
   cmgb_machine.load_start = loadavg();
   fprintf(stderr, "cmgbench: %s run, children:\n", cmgb_plan->mode);
+  int share = (cmgb_plan->repeats + 4) / 5;
   run_calls();
+  run_repeats(share);
   run_threads();
+  run_repeats(share);
   run_scale();
+  run_repeats(share);
   run_mem();
+  run_repeats(share);
   run_report();
   run_tool();
+  run_repeats(cmgb_plan->repeats);
   remove_tmpdir();
   cmgb_machine.load_end = loadavg();
   cmgb_check_complete();

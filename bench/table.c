@@ -33,17 +33,53 @@ stacks_name(int depth)
   return b;
 }
 
-/* Worst (largest) added cost over the paths at a depth. */
+/* Worst (largest) added cost over the paths of one "calls" child. */
 static double
-worst_added(int depth)
+worst_of(const char *prefix)
 {
   double w = NAN;
   for (int p = 0; p < NPATHS; p++) {
-    double a = cmgb_get("calls.%d.%s.added_med", depth, path_names[p]);
+    double a = cmgb_get("%s.%s.added_med", prefix, path_names[p]);
     if (isnan(w) || a > w)
       w = a;
   }
   return w;
+}
+
+static double
+worst_added(int depth)
+{
+  char prefix[32];
+  snprintf(prefix, sizeof(prefix), "calls.%d", depth);
+  return worst_of(prefix);
+}
+
+static double
+worst_repeat(int i)
+{
+  char prefix[32];
+  snprintf(prefix, sizeof(prefix), "repeat.%d", i);
+  return worst_of(prefix);
+}
+
+/* The stacks-off target: the median over section 1's process and the
+ * repeats of each process's worst path, so that the verdict does not hang
+ * on the state one process met; the spread is printed beside it. */
+static double
+stacks_off_added(double *lo, double *hi)
+{
+  double w[65];
+  size_t n = 0;
+  w[n++] = worst_added(0);
+  for (int i = 0; i < cmgb_plan->repeats && n < 65; i++)
+    w[n++] = worst_repeat(i);
+  for (size_t i = 0; i < n; i++)
+    if (isnan(w[i]))
+      return NAN;
+  double med = cmgb_median(w, n);  /* sorts w */
+  if (lo != NULL)
+    *lo = w[0], *hi = w[n - 1];
+  return med;
 }
 
 static double
@@ -119,6 +155,11 @@ cmgb_check_complete(void)
   }
   require("mem.stacks.distinct.rss_delta");
   require("report.write.s_med");
+  for (int i = 0; i < cmgb_plan->repeats; i++)
+    for (int p = 0; p < NPATHS; p++) {
+      snprintf(key, sizeof(key), "repeat.%d.%s.added_med", i, path_names[p]);
+      require(key);
+    }
 }
 
 struct target {
@@ -133,8 +174,9 @@ static struct target targets[6];
 static void
 make_targets(void)
 {
-  targets[0] = (struct target){ "added per pair, stacks off (worst path)",
-                                worst_added(0), 60, "ns", true };
+  targets[0] = (struct target){ "added per pair, stacks off (median process)",
+                                stacks_off_added(NULL, NULL), 60, "ns",
+                                true };
   targets[1] = (struct target){ "added per pair, 32 frames (worst path)",
                                 worst_added(32), 1500, "ns", true };
   targets[2] = (struct target){ "2 threads / 1 thread (one device each)",
@@ -156,6 +198,32 @@ verdict(const struct target *t)
     return "n/a";
   return (t->at_most ? t->value <= t->limit : t->value >= t->limit) ? "PASS"
                                                                   : "MISS";
+}
+
+static void
+print_repeats(void)
+{
+  double lo = NAN, hi = NAN;
+  printf("\n5. Stacks off again, in %d short processes spread over the run "
+         "(%d rounds each).\n   This VM moves between a fast and a slow "
+         "state (docs/PERFORMANCE.md); the bare\n   direct pair (w/o) "
+         "tells which one a process met.\n", cmgb_plan->repeats,
+         cmgb_plan->repeat_rounds);
+  printf("   %-7s %6s | %-5s", "process", "w/o", "added");
+  for (int p = 0; p < NPATHS; p++)
+    printf("%9s", path_names[p]);
+  printf("\n");
+  for (int i = 0; i < cmgb_plan->repeats; i++) {
+    printf("   %-7d %6.0f | %-5s", i + 1,
+           cmgb_get("repeat.%d.direct.bare_med", i), "");
+    for (int p = 0; p < NPATHS; p++)
+      printf("%+9.0f", cmgb_get("repeat.%d.%s.added_med", i, path_names[p]));
+    printf("\n");
+  }
+  double med = stacks_off_added(&lo, &hi);
+  printf("   worst path per process, these and section 1's: median %+.0f "
+         "ns, from %+.0f to %+.0f\n   (the stacks-off target below is "
+         "this median)\n", med, lo, hi);
 }
 
 void
@@ -187,7 +255,7 @@ cmgb_print_table(void)
       const char *k = path_names[p];
       int dd = cmgb_depths[d];
       double added = cmgb_get("calls.%d.%s.added_med", dd, k);
-      double limit = dd == 0 ? 60 : dd == 32 ? 1500 : NAN;
+      double limit = dd == 32 ? 1500 : NAN;
       char target[32] = "";
       if (!isnan(limit))
         snprintf(target, sizeof(target), "<= %4.0f %s", limit,
@@ -201,6 +269,8 @@ cmgb_print_table(void)
              cmgb_get("calls.%d.%s.added_min", dd, k),
              cmgb_get("calls.%d.%s.ratio_med", dd, k), target);
     }
+  printf("   stacks off: the target (at most 60 ns) is judged on the median "
+         "of several processes, in 5.\n");
 
   printf("\n2. Threads: direct path, million pairs/s (median of %d rounds); "
          "2 threads vs 1.\n   empty: the empty pair, what this machine's "
@@ -271,6 +341,8 @@ cmgb_print_table(void)
   else
     printf("   cumemguard-report: %s\n", cmgb_tool_state);
 
+  print_repeats();
+
   printf("\nTargets (informational: a miss does not fail make bench)\n");
   for (int i = 0; i < 6; i++) {
     const struct target *t = &targets[i];
@@ -280,7 +352,7 @@ cmgb_print_table(void)
                strcmp(t->unit, "ns") == 0 || strcmp(t->unit, "B") == 0 ? 0
                                                                      : 2,
                t->value);
-    printf("   %-42s %10s %-2s  %s %6g %-2s  %s\n", t->name, value, t->unit,
+    printf("   %-44s %10s %-2s  %s %6g %-2s  %s\n", t->name, value, t->unit,
            t->at_most ? "<=" : ">=", t->limit, t->unit, verdict(t));
   }
   double ceiling = cmgb_get("threads.each.0.floor.ratio_med");
@@ -471,7 +543,20 @@ cmgb_write_json(const char *path)
           cmgb_get("report.read.s_min"));
   fputs(", \"read_state\": ", f);
   jstr(f, cmgb_tool_state);
-  fputs("},\n  \"targets\": [", f);
+  fputs("},\n  \"repeats\": [", f);
+  for (int i = 0; i < cmgb_plan->repeats; i++) {
+    fprintf(f, "%s\n    {\"process\": %d, \"stack_depth\": 0, "
+            "\"rounds\": %d, \"without_direct\": ", i ? "," : "", i + 1,
+            cmgb_plan->repeat_rounds);
+    jnum(f, cmgb_get("repeat.%d.direct.bare_med", i));
+    fputs(", \"added\": {", f);
+    for (int p = 0; p < NPATHS; p++) {
+      fprintf(f, "%s\"%s\": ", p ? ", " : "", path_names[p]);
+      jnum(f, cmgb_get("repeat.%d.%s.added_med", i, path_names[p]));
+    }
+    fputs("}}", f);
+  }
+  fputs("\n  ],\n  \"targets\": [", f);
   for (int i = 0; i < 6; i++) {
     fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
     jstr(f, targets[i].name);
