@@ -74,6 +74,33 @@ until_line() {
   grep -q -- "$2" "$1"
 }
 
+# until_exists FILE: waits up to 60 s for FILE to exist; the status says
+# whether it did.
+until_exists() {
+  _waited=0
+  while [ ! -e "$1" ] && [ $_waited -lt 6000 ]; do
+    sleep 0.01
+    _waited=$((_waited + 1))
+  done
+  [ -e "$1" ]
+}
+
+# until_caught PID SIGNUM: waits up to 60 s for process PID to catch
+# signal SIGNUM (a handler in /proc/PID/status), so that a test never
+# sends a dump signal before the interposer has set its handler up, which
+# would kill the program instead.
+until_caught() {
+  _waited=0
+  while [ $_waited -lt 6000 ]; do
+    _mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+    _mask=${_mask#????????}
+    [ -n "$_mask" ] && [ $(((0x$_mask >> ($2 - 1)) & 1)) -eq 1 ] && return 0
+    sleep 0.01
+    _waited=$((_waited + 1))
+  done
+  return 1
+}
+
 # noise: stderr lines other than the report's one-line summary.
 noise() {
   grep -v '^cumemguard: report ' "$tmp/err" | wc -l

@@ -41,10 +41,9 @@ is "$(count 'waited wait_timeout for frees' "$tmp/err")" 1 "the line says it wai
 
 # soft limit: a line, an event and a snapshot report per crossing.
 "$LAUNCHER" --soft-limit 2M --report "$tmp/s.json" -- "$SIM/app_driver" \
-  alloc 1M alloc 1536K sleep 3000 >"$tmp/out" 2>"$tmp/err" &
+  alloc 1M alloc 1536K sleep 60000 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-i=0
-while [ ! -e "$tmp/s.json" ] && [ $i -lt 250 ]; do sleep 0.01; i=$((i + 1)); done
+until_exists "$tmp/s.json"
 cp "$tmp/s.json" "$tmp/snap.json" 2>/dev/null
 kill -TERM $pid 2>/dev/null
 wait $pid 2>/dev/null

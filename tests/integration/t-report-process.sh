@@ -34,10 +34,10 @@ is "$#" 1 "a child that does not allocate writes no report"
 "$LAUNCHER" --report "$tmp/s.json" --dump-signal USR1 -- "$SIM/app_rt_static" \
   threads 2 2000000 4096 sleep 4000 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 0.3
+until_caught $pid 10
+sleep 0.1
 kill -USR1 $pid
-i=0
-while [ ! -e "$tmp/s.json" ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done
+until_exists "$tmp/s.json"
 cp "$tmp/s.json" "$tmp/s-signal.json" 2>/dev/null
 threads_done=$(grep -c '^threads ' "$tmp/out")
 kill -TERM $pid 2>/dev/null
