@@ -162,17 +162,18 @@ wait
 
 # ---- waiting ---------------------------------------------------------------
 
-bg w1 "--group $G-wait --group-limit 4M" app_driver alloc 3M sleep 1000 \
+bg w1 "--group $G-wait --group-limit 4M" app_driver alloc 3M sleep 2000 \
   free 0 sleep 1000
 until_line "$tmp/w1.out" 'alloc i=0 .* rc=0'
 guard "--group $G-wait --group-limit 4M --on-exceed wait --wait-timeout 10s \
   --report $tmp/w.json" app_driver alloc 2M
 is "$(val 1 rc)" 0 "on_exceed=wait: a waiting member gets room from another's free"
-# Under valgrind the waiting member takes most of that second to start.
+# Under valgrind the waiting member takes most of those seconds to start;
+# elsewhere, up to 1.5 s of a loaded machine.
 lo=0.5
 case ${CMG_TEST_PREFIX:-} in *valgrind*) lo=0 ;; esac
-is "$(q "$tmp/w.json" '[(e["kind"], e["granted"], '$lo' < e["waited"] < 3) for e in r["events"]]')" \
-  "[('wait', True, True)]" "after about the second the other held it"
+is "$(q "$tmp/w.json" '[(e["kind"], e["granted"], '$lo' < e["waited"] < 4) for e in r["events"]]')" \
+  "[('wait', True, True)]" "after about the two seconds the other held it"
 wait
 bg w2 "--group $G-wait --group-limit 4M" app_driver alloc 3M sleep 30000
 until_line "$tmp/w2.out" 'alloc i=0 .* rc=0'
