@@ -240,13 +240,23 @@ table_set(struct shard *s, uint64_t *keys, uint32_t n)
   s->limit = (uint32_t)((uint64_t)n * LOAD_NUM / LOAD_DEN);
 }
 
+/* One walk of a probe run in a table that has slots: the slot of (addr,
+ * kind) if it is there, else the empty slot that ends the run (a table is
+ * never full). */
+static inline uint32_t
+probe(const struct shard *s, uint64_t addr, unsigned kind)
+{
+  for (uint32_t i = home_of(hash(addr), s->n);; i = next_slot(i, s->n))
+    if ((s->keys[i] == addr && kind_of(&s->entries[i]) == kind) ||
+        s->keys[i] == 0)
+      return i;
+}
+
 /* Into a table known not to hold key. */
 static void
 put(struct shard *s, uint64_t key, const struct entry *e)
 {
-  uint32_t i = home_of(hash(key), s->n);
-  while (s->keys[i] != 0)
-    i = next_slot(i, s->n);
+  uint32_t i = probe(s, key, kind_of(e));
   s->keys[i] = key;
   s->entries[i] = *e;
 }
@@ -278,12 +288,8 @@ find(const struct shard *s, uint64_t addr, unsigned kind)
 {
   if (s->n == 0)
     return -1;
-  for (uint32_t i = home_of(hash(addr), s->n);; i = next_slot(i, s->n)) {
-    if (s->keys[i] == addr && kind_of(&s->entries[i]) == kind)
-      return i;
-    if (s->keys[i] == 0)
-      return -1;
-  }
+  uint32_t i = probe(s, addr, kind);
+  return s->keys[i] != 0 ? (ptrdiff_t)i : -1;
 }
 
 /* Backward-shift deletion keeps every probe run unbroken without
@@ -308,9 +314,8 @@ erase(struct shard *s, uint32_t i)
   s->count--;
 }
 
-/* One walk of the probe run: the entry of (addr, kind) if there is one,
- * else the empty slot that ends the run.  Returns 0, 1 when a stale record
- * was replaced (copied to *stale), or -ENOMEM. */
+/* Returns 0, 1 when a stale record was replaced (copied to *stale), or
+ * -ENOMEM. */
 static CMG__HOT int
 shard_insert(struct shard *s, const struct cmg__alloc *a,
              struct cmg__alloc *stale)
@@ -322,10 +327,7 @@ shard_insert(struct shard *s, const struct cmg__alloc *a,
   if (cmg__unlikely(s->count >= s->limit))
     rc = grow(s);
   if (rc == 0) {
-    uint32_t i = home_of(hash(a->addr), s->n);
-    while (s->keys[i] != 0 &&
-           !(s->keys[i] == a->addr && kind_of(&s->entries[i]) == a->kind))
-      i = next_slot(i, s->n);
+    uint32_t i = probe(s, a->addr, a->kind);
     if (s->keys[i] != 0) {
       unpack(s->keys[i], &s->entries[i], stale);
       rc = 1;
@@ -448,13 +450,17 @@ cmg__ledger_remove_if(bool (*keep)(const struct cmg__alloc *, void *),
       n = 0;
       lock(s);
       for (uint32_t j = 0; j < s->n && n < 64;) {
-        if (s->keys[j] != 0)
-          unpack(s->keys[j], &s->entries[j], &batch[n]);
-        if (s->keys[j] != 0 && !keep(&batch[n], arg)) {
-          n++;
-          erase(s, j);  /* an entry may shift into j: look at it again */
-        } else
+        if (s->keys[j] == 0) {
           j++;
+          continue;
+        }
+        unpack(s->keys[j], &s->entries[j], &batch[n]);
+        if (keep(&batch[n], arg)) {
+          j++;
+          continue;
+        }
+        n++;
+        erase(s, j);  /* an entry may shift into j: look at it again */
       }
       unlock(s);
       for (size_t k = 0; k < n; k++)
