@@ -63,42 +63,45 @@ guard() {
   hguard "$opts" "$SIM/$app" "$@"
 }
 
-# until_line FILE PATTERN: waits up to 60 s (a loaded machine) for a line
-# of FILE to match; the status says whether one did.
+# until_ok COMMAND...: runs COMMAND every 10 ms until it succeeds, for up
+# to 60 s (a loaded machine); the status says whether it did.
+until_ok() {
+  _waited=0
+  until "$@"; do
+    [ $_waited -lt 6000 ] || return 1
+    sleep 0.01
+    _waited=$((_waited + 1))
+  done
+}
+
+# has_line FILE PATTERN: a line of FILE matches (no FILE yet: no).
+has_line() {
+  grep -q -- "$2" "$1" 2>/dev/null
+}
+
+# catches PID SIGNUM: process PID has a handler for signal SIGNUM (SigCgt
+# in /proc/PID/status; signals up to 32 are all a test sends).
+catches() {
+  _mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+  _mask=${_mask#????????}
+  [ -n "$_mask" ] && [ $(((0x$_mask >> ($2 - 1)) & 1)) -eq 1 ]
+}
+
+# until_line FILE PATTERN: waits for a line of FILE to match.
 until_line() {
-  _waited=0
-  while ! grep -q -- "$2" "$1" 2>/dev/null && [ $_waited -lt 6000 ]; do
-    sleep 0.01
-    _waited=$((_waited + 1))
-  done
-  grep -q -- "$2" "$1"
+  until_ok has_line "$1" "$2"
 }
 
-# until_exists FILE: waits up to 60 s for FILE to exist; the status says
-# whether it did.
+# until_exists FILE: waits for FILE to exist.
 until_exists() {
-  _waited=0
-  while [ ! -e "$1" ] && [ $_waited -lt 6000 ]; do
-    sleep 0.01
-    _waited=$((_waited + 1))
-  done
-  [ -e "$1" ]
+  until_ok test -e "$1"
 }
 
-# until_caught PID SIGNUM: waits up to 60 s for process PID to catch
-# signal SIGNUM (a handler in /proc/PID/status), so that a test never
-# sends a dump signal before the interposer has set its handler up, which
-# would kill the program instead.
+# until_caught PID SIGNUM: waits for process PID to catch signal SIGNUM, so
+# that a test never sends a dump signal before the interposer has set its
+# handler up, which would kill the program instead.
 until_caught() {
-  _waited=0
-  while [ $_waited -lt 6000 ]; do
-    _mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
-    _mask=${_mask#????????}
-    [ -n "$_mask" ] && [ $(((0x$_mask >> ($2 - 1)) & 1)) -eq 1 ] && return 0
-    sleep 0.01
-    _waited=$((_waited + 1))
-  done
-  return 1
+  until_ok catches "$1" "$2"
 }
 
 # noise: stderr lines other than the report's one-line summary.
