@@ -1,15 +1,41 @@
 #!/bin/sh
-# Installs what building and testing cumemguard needs on Debian 12 or newer.
-# Run as root (or with sudo).  NVIDIA's CUDA toolkit headers are expected in
-# /usr/local/cuda; without them Debian's nvidia-cuda-dev (component non-free)
-# is tried, and configure is then pointed at it with --with-cuda=/usr.
+# Installs what building and testing cumemguard needs on Debian 12 or newer:
+# the one place that does, so a fresh machine passes the tests.
+#
+# Installing packages needs root.  Run as root (a container, CI) it installs
+# directly; run as a user with sudo it asks sudo for the install only;
+# otherwise it says what to do and exits 1 before changing anything.
+# NVIDIA's CUDA toolkit headers are expected in /usr/local/cuda; without
+# them Debian's nvidia-cuda-dev (component non-free) is tried, which
+# configure finds in /usr/include by itself.
 set -eu
+
+pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
+python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind
+mandoc"
+
+# CMG_APT names the package tool, for tests that must not install anything.
+apt=${CMG_APT:-apt-get}
+
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=sudo
+  echo "install-deps: not root: asking sudo to run $apt" >&2
+else
+  echo "install-deps: installing packages needs root, and sudo is not" \
+    "installed: run this script as root (su -c $0)" >&2
+  exit 1
+fi
+
 export DEBIAN_FRONTEND=noninteractive
-pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind"
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
+$as_root env DEBIAN_FRONTEND=noninteractive $apt update -qq
+# shellcheck disable=SC2086  # one word per package
+$as_root env DEBIAN_FRONTEND=noninteractive \
+  $apt install -y -qq --no-install-recommends $pkgs >/dev/null
 if [ ! -f /usr/local/cuda/include/cuda.h ] && [ ! -f /usr/include/cuda.h ]; then
-  if ! apt-get install -y -qq --no-install-recommends nvidia-cuda-dev >/dev/null 2>&1; then
+  if ! $as_root env DEBIAN_FRONTEND=noninteractive \
+      $apt install -y -qq --no-install-recommends nvidia-cuda-dev >/dev/null 2>&1; then
     echo "install-deps: NVIDIA's CUDA headers (cuda.h) are not installed and no Debian" >&2
     echo "install-deps: package provides them here; install the CUDA toolkit into /usr/local/cuda" >&2
     exit 1

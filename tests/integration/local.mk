@@ -8,6 +8,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-threads.sh \
 	tests/integration/t-fork.sh \
 	tests/integration/t-install.sh \
+	tests/integration/t-install-deps.sh \
 	tests/integration/t-rtld-next.sh \
 	tests/integration/t-report.sh \
 	tests/integration/t-report-process.sh \
