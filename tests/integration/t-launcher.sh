@@ -93,7 +93,8 @@ for f in '--report PATTERN' '--stack-depth N' '--dump-signal NAME' \
   report "--help describes $f"
 done
 
-[ -z "$(awk 'length > 80' "$tmp/out")" ]
+# The default library's path is the configured libdir, whatever its length.
+[ -z "$(awk 'length > 80 && !/^ +\/.*\/libcumemguard\.so$/' "$tmp/out")" ]
 report "--help fits in 80 columns"
 
 launch "$L" --limit 4XB touch "$tmp/ran"
