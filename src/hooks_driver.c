@@ -102,9 +102,13 @@ log_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
   char want[32], have[32], cap[32], dev[32];
   cmg__format_size(bytes, want, sizeof(want));
   where(c->device, dev, sizeof(dev));
-  if (err == -EPERM)
-    cmg__log("denied %s of %s on %s: the configuration is invalid, "
-             "so no device allocation succeeds",
+  const char *why;
+  if (err == -EPERM && (why = cmg__policy_take_why()) != NULL)
+    cmg__log("denied %s of %s on %s: %s; no device allocation will succeed",
+             cmg__fn_name(c->fn), want, dev, why);
+  else if (err == -EPERM)
+    cmg__log("denied %s of %s on %s: no device allocation succeeds "
+             "(failed closed, as the first denial said)",
              cmg__fn_name(c->fn), want, dev);
   else if (err == -E2BIG)
     cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: larger than "

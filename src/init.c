@@ -9,7 +9,9 @@
  *
  * A bad option string does not stop the program (it is not ours to stop),
  * but no device allocation succeeds afterwards: a typo must never leave a job
- * uncapped on a shared GPU.
+ * uncapped on a shared GPU.  The first denial says why; a process that never
+ * allocates says nothing, so the scripts and shells around a program under
+ * LD_PRELOAD do not each repeat the line.
  */
 #include "config.h"
 
@@ -60,19 +62,17 @@ postfork_child(void)
 static void
 init_once(void)
 {
-  char err[256];
+  char err[256], why[320];
   cmg__history_start();
   const char *opts = secure_getenv("CUMEMGUARD_OPTIONS");
   if (cmg__config_parse(opts, &cmg__cfg, err, sizeof(err)) < 0) {
-    cmg__log("CUMEMGUARD_OPTIONS: %s; no device allocation will succeed",
-             err);
-    cmg__policy_fail_closed();
+    snprintf(why, sizeof(why), "CUMEMGUARD_OPTIONS: %s", err);
+    cmg__policy_fail_closed(why);
     cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
   }
   if (cmg__group_join(&cmg__cfg, err, sizeof(err)) < 0) {
-    cmg__log("group=%s: %s; no device allocation will succeed",
-             cmg__cfg.group, err);
-    cmg__policy_fail_closed();
+    snprintf(why, sizeof(why), "group=%s: %s", cmg__cfg.group, err);
+    cmg__policy_fail_closed(why);
   }
   cmg__stacks_configure(cmg__cfg.stack_depth);
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);

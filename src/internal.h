@@ -579,9 +579,17 @@ uint64_t cmg__policy_limit(int device);
 uint64_t cmg__policy_physical(int device);
 uint64_t cmg__policy_used(int device);
 
-/* After a configuration error: no device allocation succeeds. */
-void cmg__policy_fail_closed(void);
+/* After a configuration error: no device allocation succeeds.  `why` is
+ * kept (truncated to a line) for the first denial to say; a second call
+ * keeps the first reason. */
+void cmg__policy_fail_closed(const char *why);
 bool cmg__policy_is_failed_closed(void);
+
+/* Why the process fails closed, the first time it is asked, and NULL every
+ * later time or when it does not fail closed: the reason is said once, by the first denial, in the process
+ * that allocates (a shell or launcher script that never touches the device
+ * says nothing). */
+const char *cmg__policy_take_why(void);
 
 /* Forgets every reservation (fork child). */
 void cmg__policy_reset_usage(void);

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
 #include <stdatomic.h>
 
@@ -54,6 +55,8 @@ static struct device devices[CMG__SLOTS] = {
                              .freed = PTHREAD_COND_INITIALIZER }
 };
 static _Atomic bool failed_closed;
+static char failed_why[320];
+static _Atomic bool why_taken;
 static uint64_t max_alloc = CMG__NO_LIMIT;
 
 static struct device *
@@ -280,9 +283,19 @@ cmg__policy_used(int device)
 }
 
 void
-cmg__policy_fail_closed(void)
+cmg__policy_fail_closed(const char *why)
 {
+  if (failed_why[0] == '\0')
+    snprintf(failed_why, sizeof(failed_why), "%s", why);
   atomic_store(&failed_closed, true);
+}
+
+const char *
+cmg__policy_take_why(void)
+{
+  if (!atomic_load_explicit(&failed_closed, memory_order_acquire))
+    return NULL;
+  return atomic_exchange(&why_taken, true) ? NULL : failed_why;
 }
 
 bool

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "internal.h"
@@ -237,10 +238,17 @@ test_fail_closed(void)
 {
   struct cmg__reservation r;
   uint64_t used;
-  cmg__policy_fail_closed();
+  ok(cmg__policy_take_why() == NULL && !cmg__policy_is_failed_closed(),
+     "no reason before a configuration error");
+  cmg__policy_fail_closed("first reason");
+  cmg__policy_fail_closed("second reason");
   ok(cmg__policy_is_failed_closed(), "failed closed");
   is_int(cmg__policy_prepare(1, 1, &r, &used), -EPERM,
          "nothing succeeds after a configuration error");
+  const char *why = cmg__policy_take_why();
+  ok(why != NULL && strcmp(why, "first reason") == 0,
+     "the first reason is kept: %s", why ? why : "(null)");
+  ok(cmg__policy_take_why() == NULL, "and given only once");
 }
 
 int
