@@ -21,7 +21,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "cumemguard.h"
+#include "core/base.h"
+#include "core/log.h"
+#include "core/size.h"
 
 #define CMG__TOOL_NAME "cumemguard-report"
 #define CMG__TOOL_NONE UINT32_MAX

@@ -51,7 +51,7 @@ check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	@$(MKDIR_P) tests/tool
 	$(AM_V_CC)$(CC) $(TOOL_ASAN_FLAGS) $(DEFS) -I$(top_builddir) \
 	  $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) -o $(TOOL_ASAN) \
-	  `for f in $(TOOL_C) src/log.c src/config.c; do echo $(srcdir)/$$f; done` \
+	  `for f in $(TOOL_C) src/core/log.c src/core/size.c; do echo $(srcdir)/$$f; done` \
 	  $(CJSON_LIBS) -lm
 	CMG_TOOL=$(abs_builddir)/$(TOOL_ASAN) \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

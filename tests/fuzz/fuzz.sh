@@ -49,11 +49,11 @@ build() {
     "$@" $FUZZ_DEPS_LIBS || exit 1
 }
 # shellcheck disable=SC2046
-build config $(src src/config.c src/log.c)
+build config $(src src/core/conf.c src/core/size.c src/core/log.c)
 # shellcheck disable=SC2046
-build size $(src src/config.c src/log.c)
+build size $(src src/core/size.c src/core/log.c)
 # shellcheck disable=SC2046
-build report $(src $TOOL_SRC src/config.c src/log.c)
+build report $(src $TOOL_SRC src/core/size.c src/core/log.c)
 
 failed=0
 for t in $TARGETS; do

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/log.h"
+#include "core/size.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

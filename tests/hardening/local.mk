@@ -75,6 +75,7 @@ check-sanitize: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	  SAN_DEPS_LIBS='$(UNWIND_LIBS) $(CJSON_LIBS) -ldl -lpthread -lm' \
 	  CORE_SRC='$(libcmg_core_la_SOURCES)' \
 	  LIB_SRC='$(libcumemguard_la_SOURCES)' UNIT_TESTS='$(UNIT_TESTS)' \
+	  LAUNCHER_SRC='$(cumemguard_SOURCES)' \
 	  TOOL_TESTS='$(TOOL_TESTS)' INTEGRATION_TESTS='$(INTEGRATION_TESTS)' \
 	  HARDENING_TESTS='$(HARDENING_TESTS)' \
 	  $(SHELL) $(srcdir)/tests/hardening/sanitize.sh

@@ -31,11 +31,16 @@ cfiles() {
     case $f in *.c) printf '%s ' "$f" ;; esac
   done
 }
+# An object's name: the source's path under src/, so that two folders'
+# files of one name (preload/context.c, preload/hooks/context.c) differ.
+oname() {
+  echo "$1" | sed 's|^src/||; s|/|_|g; s|\.c$||'
+}
 objs() {
   dir=$1
   shift
   for f in $(cfiles "$@"); do
-    printf '%s/%s.o ' "$dir" "$(basename "$f" .c)"
+    printf '%s/%s.o ' "$dir" "$(oname "$f")"
   done
 }
 
@@ -58,29 +63,30 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   echo "TSAN = $TSAN"
   echo "CPPF = $SAN_CPPFLAGS $SAN_DEPS_CFLAGS -MMD -MP"
   echo "LIBS = $SAN_DEPS_LIBS"
-  echo "EXPORTS = $top_builddir/src/export.map"
+  echo "EXPORTS = $top_builddir/src/preload/export.map"
   echo "CORE_A = $(objs asan/core $CORE_SRC)"
   echo "CORE_T = $(objs tsan/core $CORE_SRC)"
   echo "LIB_O = $(objs asan/lib $LIB_SRC)"
   echo "TOOL_O = $(objs asan/tool $TOOL_SRC)"
+  echo "LAUNCHER_O = $(objs asan/launcher $LAUNCHER_SRC)"
   printf 'all: asan/libcore.a tsan/libcore.a'
   for t in $UNIT_TESTS; do printf ' asan/%s' "$(basename "$t")"; done
   printf ' asan/stress tsan/stress tree/cumemguard tree/cumemguard-report'
   printf ' asan/libcumemguard.so\n'
   for f in $(cfiles $CORE_SRC); do
-    n=$(basename "$f" .c)
+    n=$(oname "$f")
     printf 'asan/core/%s.o: %s\n\t@mkdir -p asan/core\n' "$n" "$top_srcdir/$f"
     printf '\t$(CC) $(ASAN) -fPIC -fvisibility=hidden $(CPPF) -c -o $@ $<\n'
     printf 'tsan/core/%s.o: %s\n\t@mkdir -p tsan/core\n' "$n" "$top_srcdir/$f"
     printf '\t$(TSAN_CC) $(TSAN) $(CPPF) -c -o $@ $<\n'
   done
   for f in $(cfiles $LIB_SRC); do
-    n=$(basename "$f" .c)
+    n=$(oname "$f")
     printf 'asan/lib/%s.o: %s\n\t@mkdir -p asan/lib\n' "$n" "$top_srcdir/$f"
     printf '\t$(CC) $(ASAN) -fPIC -fvisibility=hidden $(CPPF) -c -o $@ $<\n'
   done
   for f in $(cfiles $TOOL_SRC); do
-    n=$(basename "$f" .c)
+    n=$(oname "$f")
     printf 'asan/tool/%s.o: %s\n\t@mkdir -p asan/tool\n' "$n" "$top_srcdir/$f"
     printf '\t$(CC) $(ASAN) $(CPPF) -c -o $@ $<\n'
   done
@@ -95,8 +101,13 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   printf '\t$(CC) $(ASAN) $(CPPF) -o $@ $< asan/libcore.a $(LIBS)\n'
   printf 'tsan/stress: %s tsan/libcore.a\n' "$top_srcdir/tests/hardening/stress.c"
   printf '\t$(TSAN_CC) $(TSAN) $(CPPF) -o $@ $< tsan/libcore.a $(LIBS)\n'
-  printf 'tree/cumemguard: %s asan/libcore.a\n' "$top_srcdir/src/launcher.c"
-  printf '\t$(CC) $(ASAN) $(CPPF) -DCMG_LIBDIR=\\"/nonexistent\\" -o $@ $< asan/libcore.a $(LIBS)\n'
+  for f in $(cfiles $LAUNCHER_SRC); do
+    n=$(oname "$f")
+    printf 'asan/launcher/%s.o: %s\n\t@mkdir -p asan/launcher\n' "$n" "$top_srcdir/$f"
+    printf '\t$(CC) $(ASAN) $(CPPF) -DCMG_LIBDIR=\\"/nonexistent\\" -c -o $@ $<\n'
+  done
+  printf 'tree/cumemguard: $(LAUNCHER_O) asan/libcore.a\n'
+  printf '\t$(CC) $(ASAN) -o $@ $(LAUNCHER_O) asan/libcore.a $(LIBS)\n'
   printf 'tree/cumemguard-report: $(TOOL_O) asan/libcore.a\n'
   printf '\t$(CC) $(ASAN) -o $@ $(TOOL_O) asan/libcore.a $(LIBS)\n'
   printf 'asan/libcumemguard.so: $(LIB_O) asan/libcore.a $(EXPORTS)\n'

@@ -31,17 +31,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/base.h"
+#include "core/conf.h"
+#include "core/history.h"
+#include "core/ledger.h"
+#include "core/policy.h"
+#include "core/report.h"
+#include "core/stacks.h"
 #include "../tap.h"
 
-/* init.c owns it in the library; report.c reads the options from it. */
-struct cmg__config cmg__cfg;
+/* The options the report shows, as the library passes its own. */
+static struct cmg__config cfg;
 
-/* resolve.c names the API in the library; here every call is the same. */
-const char *
-cmg__fn_name(enum cmg__fn fn)
+/* The library names its API labels; here every call is the same. */
+static const char *
+api_name(unsigned fn)
 {
-  return fn == CMG__FN_NONE ? "unknown" : "cuMemAlloc_v2";
+  return fn == 0 ? "unknown" : "cuMemAlloc_v2";
 }
 
 #define DEVICES 3
@@ -215,8 +221,8 @@ write_report(const char *name)
   uint64_t n, bytes;
   struct cmg__process proc = {
     .pid = (long)getpid(), .ppid = (long)getppid(), .exe = "stress",
-    .argv = argv_, .hostname = "stress", .options = NULL,
-    .reason = CMG__REASON_REQUEST,
+    .argv = argv_, .hostname = "stress", .options = NULL, .cfg = &cfg,
+    .api_name = api_name, .reason = CMG__REASON_REQUEST,
   };
   snprintf(path, sizeof(path), "%s/%s", dir, name);
   return cmg__report_write(path, &proc, &n, &bytes);
@@ -282,7 +288,7 @@ main(void)
   }
 
   char err[256];
-  cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
+  cmg__config_parse(NULL, &cfg, err, sizeof(err));
   cmg__history_start();
   cmg__history_touch();
   cmg__stacks_configure(16);

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/base.h"
+#include "core/conf.h"
+#include "core/log.h"
+#include "core/size.h"
 #include "../tap.h"
 
 #define KiB (1ull << 10)

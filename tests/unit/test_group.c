@@ -28,7 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/base.h"
+#include "core/conf.h"
+#include "core/group.h"
 #include "../tap.h"
 
 /* group.c, for the exit path and the launcher. */

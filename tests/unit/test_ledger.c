@@ -8,7 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/base.h"
+#include "core/ledger.h"
 #include "../tap.h"
 
 #define N 20000
@@ -66,7 +67,7 @@ test_fields(void)
     .addr = 0xfffffffffffff001ull, .size = UINT64_MAX - 1,
     .seq = (1ull << 42) - 1, .time_ns = 123456789000ull,
     .stack = UINT32_MAX, .thread = (1u << 22) - 1, .device = CMG__HOST,
-    .fn = CMG__FN_COUNT - 1, .kind = CMG__KIND_VMM_OTHER,
+    .fn = CMG__LEDGER_FNS - 1, .kind = CMG__KIND_VMM_OTHER,
     .ctx = CMG__MAX_CONTEXTS - 1, .refs = 0,
   }, out, stale;
   is_int(cmg__ledger_insert(&a, &stale), 0, "widest fields: insert");

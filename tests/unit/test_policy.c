@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core/base.h"
+#include "core/ledger.h"
+#include "core/policy.h"
 #include "../tap.h"
 
 #define GiB (1ull << 30)

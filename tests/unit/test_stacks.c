@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "core/base.h"
+#include "core/conf.h"
+#include "core/stacks.h"
+#include "core/symbols.h"
 #include "../tap.h"
 
 #define GROWTH 100000

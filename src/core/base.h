@@ -1,0 +1,45 @@
+/*
+ * The few basics every file of cumemguard shares: how many devices, "no
+ * limit", and the attributes that place code.  Functions named cmg__ return
+ * 0 or a negative errno unless their comment says otherwise; predicates are
+ * bool is_...  Nothing is exported from libcumemguard.so but what its
+ * version script names: the build uses -fvisibility=hidden.
+ */
+#ifndef CMG_CORE_BASE_H
+#define CMG_CORE_BASE_H
+
+#include <stdint.h>
+
+#define CMG__MAX_DEVICES 64
+#define CMG__NO_LIMIT UINT64_MAX
+
+/* The counters and limit slot of host memory, after the devices'. */
+#define CMG__HOST CMG__MAX_DEVICES
+#define CMG__SLOTS (CMG__MAX_DEVICES + 1)
+
+#define CMG__EXPORT __attribute__((visibility("default")))
+#define CMG__TLS __thread __attribute__((tls_model("initial-exec")))
+#define cmg__likely(x) __builtin_expect(!!(x), 1)
+#define cmg__unlikely(x) __builtin_expect(!!(x), 0)
+/* Code a sanitizer runtime calls while it starts (the dlsym override),
+ * before its shadow memory exists: an ASan build must not instrument it. */
+#define CMG__NO_ASAN __attribute__((no_sanitize_address))
+/* The allocation and free path, placed together (.text.hot) so that it
+ * spans as few cache lines and pages as can be; what it rarely does is kept
+ * out of line and apart (.text.unlikely). */
+#define CMG__HOT __attribute__((hot))
+#define CMG__COLD __attribute__((cold, noinline))
+/* A wrapper of the allocation path: all it calls that is not cold is
+ * inlined into it, so an allocation makes a handful of calls instead of
+ * twenty.  Calls and returns are what slows most when the machine's core is
+ * shared with a busy neighbour (docs/PERFORMANCE.md). */
+#define CMG__ENTRY __attribute__((hot, flatten))
+
+#ifdef CMG_DEBUG
+#include <assert.h>
+#define CMG_ASSERT(e) assert(e)
+#else
+#define CMG_ASSERT(e) ((void)0)
+#endif
+
+#endif /* CMG_CORE_BASE_H */

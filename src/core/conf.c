@@ -1,0 +1,705 @@
+/*
+ * The option string, CUMEMGUARD_OPTIONS="limit=4GiB,limit.1=50%", parsed
+ * into a struct cmg__config.  The string is a comma-separated list of
+ * key=value items in the style of jemalloc's MALLOC_CONF; empty items are
+ * skipped so that strings glued together by scripts still parse.  Keys come
+ * from one table, `options`: an entry names a key, says whether it takes a
+ * device index (limit.N), and points at the handler that stores its value.
+ * Adding an option means adding a row and a handler, nothing else.
+ *
+ * The string is walked in place, with spans into it: nothing is allocated
+ * and nothing is copied, because this runs in the first hook of a program
+ * that may not have a working malloc yet.  The only output besides *cfg is
+ * the error line the caller supplies a buffer for; conf.c itself never
+ * prints, never reads the environment and never calls CUDA, so the launcher
+ * can validate a string with exactly the parser the library will use.
+ *
+ * Sizes and durations are parsed by size.c.
+ *
+ * The report options are checked here too, so that a bad report pattern
+ * or signal name is refused before the program starts rather than at its
+ * exit, when nothing can be done about it.  Expanding a pattern is pure:
+ * the caller supplies the pid, host and time, which keeps it testable and
+ * lets the library expand it from a signal-dump thread without locks.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base.h"
+#include "core/conf.h"
+#include "core/size.h"
+
+/* How much of a bad item an error message quotes. */
+#define QUOTE_MAX 64
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static bool
+is_digit(char c)
+{
+  return c >= '0' && c <= '9';
+}
+
+/* ---- the option table --------------------------------------------------- */
+
+/*
+ * Stores the value of one item.  index is -1 for a plain key and the device
+ * ordinal for key.N.  Returns 0, or -EINVAL or -ERANGE for a bad value.  A
+ * key given twice is refused by the parser before its handler runs, since
+ * a handler cannot tell a default from a value given earlier.
+ */
+typedef int (*option_handler)(struct cmg__config *cfg, int index,
+                              const char *value, size_t len);
+
+struct option {
+  const char *key;
+  bool indexed;          /* written key.N, N a device ordinal */
+  option_handler handle;
+  const char *expected;  /* what a well-formed value looks like */
+  const char *range;     /* what an in-range value looks like */
+};
+
+static int
+handle_limit(struct cmg__config *cfg, int index, const char *value,
+             size_t len)
+{
+  struct cmg__limit *slot = index < 0 ? &cfg->limit : &cfg->limit_dev[index];
+  struct cmg__limit l;
+  int rc;
+
+  rc = cmg__size_parse(value, len, true, &l);
+  if (rc != 0)
+    return rc;
+  *slot = l;
+  return 0;
+}
+
+/*
+ * Parses the decimal integer s[0..len) into *out.  Digits only: a sign, a
+ * space or "0x" is -EINVAL; a value above max is -ERANGE.
+ */
+static int
+parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
+{
+  uint64_t n = 0;
+  size_t i;
+
+  if (len == 0)
+    return -EINVAL;
+  for (i = 0; i < len; i++) {
+    if (!is_digit(s[i]))
+      return -EINVAL;
+    /* Stop counting past max but keep reading: "9999x" is still -EINVAL. */
+    if (n <= max)
+      n = n * 10 + (uint64_t)(s[i] - '0');
+  }
+  if (n > max)
+    return -ERANGE;
+  *out = (unsigned)n;
+  return 0;
+}
+
+/* True if c may follow '%' in a report pattern. */
+static bool
+is_escape(char c)
+{
+  return c == 'p' || c == 'h' || c == 't' || c == '%';
+}
+
+/*
+ * Checks the escapes of a report pattern of len bytes: -EINVAL for a '%'
+ * followed by anything but p, h, t or %, or for a trailing lone '%'.
+ */
+static int
+check_pattern(const char *s, size_t len)
+{
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    if (s[i] == '%' && (++i == len || !is_escape(s[i])))
+      return -EINVAL;
+  }
+  return 0;
+}
+
+static int
+handle_report(struct cmg__config *cfg, int index, const char *value,
+              size_t len)
+{
+  int rc;
+
+  if (len == 0)
+    return -EINVAL;
+  rc = check_pattern(value, len);
+  if (rc != 0)
+    return rc;
+  if (len >= sizeof(cfg->report))
+    return -ERANGE;
+  memcpy(cfg->report, value, len);
+  cfg->report[len] = '\0';
+  return 0;
+}
+
+static int
+handle_stack_depth(struct cmg__config *cfg, int index, const char *value,
+                   size_t len)
+{
+  return parse_uint(value, len, CMG__STACK_DEPTH_MAX, &cfg->stack_depth);
+}
+
+static int
+handle_leak_exitcode(struct cmg__config *cfg, int index, const char *value,
+                     size_t len)
+{
+  unsigned code;
+  int rc;
+
+  rc = parse_uint(value, len, 255, &code);
+  if (rc != 0)
+    return rc;
+  /* 0 would be indistinguishable from a clean exit, so it is not a choice. */
+  if (code == 0)
+    return -ERANGE;
+  cfg->leak_exitcode = (int)code;
+  return 0;
+}
+
+/*
+ * The signals dump_signal may take: those whose default action a program
+ * rarely relies on and that neither the CUDA runtime nor a debugger claims.
+ * SIGSEGV, SIGBUS and SIGILL belong to crash handlers, SIGPROF and SIGALRM
+ * to profilers and timers, SIGINT, SIGTERM and SIGQUIT to the people and
+ * schedulers that stop jobs, SIGCHLD to the process's own children, and
+ * SIGTRAP and SIGSTOP to debuggers.  Real-time signals are left out: glibc,
+ * language runtimes and MPI libraries take them without saying so.
+ */
+static const struct {
+  const char *name; /* without "SIG", upper case */
+  int sig;
+} dump_signals[] = {
+  { "USR1", SIGUSR1 },
+  { "USR2", SIGUSR2 },
+  { "HUP", SIGHUP },
+  { "WINCH", SIGWINCH },
+  { "URG", SIGURG },
+  { "PWR", SIGPWR },
+};
+
+#define N_DUMP_SIGNALS (sizeof(dump_signals) / sizeof(dump_signals[0]))
+
+static int
+handle_dump_signal(struct cmg__config *cfg, int index, const char *value,
+                   size_t len)
+{
+  size_t i;
+
+  if (len > 3 && cmg__equals_nocase(value, 3, "SIG")) {
+    value += 3;
+    len -= 3;
+  }
+  for (i = 0; i < N_DUMP_SIGNALS; i++) {
+    if (cmg__equals_nocase(value, len, dump_signals[i].name)) {
+      cfg->dump_signal = dump_signals[i].sig;
+      return 0;
+    }
+  }
+  return -EINVAL;
+}
+
+static int
+handle_soft_limit(struct cmg__config *cfg, int index, const char *value,
+                  size_t len)
+{
+  struct cmg__limit *slot =
+      index < 0 ? &cfg->soft_limit : &cfg->soft_limit_dev[index];
+  return cmg__size_parse(value, len, true, slot);
+}
+
+/* A size in bytes; a percentage means nothing for these keys. */
+static int
+parse_bytes(const char *value, size_t len, uint64_t *out)
+{
+  struct cmg__limit l;
+  int rc = cmg__size_parse(value, len, false, &l);
+  if (rc == 0)
+    *out = l.bytes;
+  return rc;
+}
+
+static int
+handle_max_alloc(struct cmg__config *cfg, int index, const char *value,
+                 size_t len)
+{
+  return parse_bytes(value, len, &cfg->max_alloc);
+}
+
+static int
+handle_host_limit(struct cmg__config *cfg, int index, const char *value,
+                  size_t len)
+{
+  return parse_bytes(value, len, &cfg->host_limit);
+}
+
+static int
+handle_on_exceed(struct cmg__config *cfg, int index, const char *value,
+                 size_t len)
+{
+  static const char *const names[] = { "fail", "warn", "wait" };
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+    if (cmg__equals_nocase(value, len, names[i])) {
+      cfg->on_exceed = (enum cmg__on_exceed)i;
+      return 0;
+    }
+  return -EINVAL;
+}
+
+/* wait_timeout=TIME, from 1 ms to 24 h. */
+static int
+handle_wait_timeout(struct cmg__config *cfg, int index, const char *value,
+                    size_t len)
+{
+  return cmg__duration_parse(value, len, &cfg->wait_timeout_ns);
+}
+
+/* group=NAME: it becomes part of a file name in /dev/shm, so only these
+ * characters, and never a '/'. */
+static int
+handle_group(struct cmg__config *cfg, int index, const char *value,
+             size_t len)
+{
+  size_t i;
+
+  for (i = 0; i < len; i++) {
+    char c = value[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) ||
+          c == '-' || c == '_' || c == '.'))
+      return -EINVAL;
+  }
+  if (len == 0 || len >= sizeof(cfg->group))
+    return -ERANGE;
+  memcpy(cfg->group, value, len);
+  cfg->group[len] = '\0';
+  return 0;
+}
+
+static int
+handle_group_limit(struct cmg__config *cfg, int index, const char *value,
+                   size_t len)
+{
+  struct cmg__limit *slot =
+      index < 0 ? &cfg->group_limit : &cfg->group_limit_dev[index];
+  return cmg__size_parse(value, len, true, slot);
+}
+
+static const char size_expected[] =
+    "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
+static const char size_range[] =
+    "a size below 16 EiB, or a percentage above 0% and at most 100%";
+static const char report_expected[] =
+    "a file name pattern; %p, %h, %t and %% are the only escapes";
+static const char report_range[] =
+    "a file name pattern of at most 1023 bytes";
+_Static_assert(CMG__REPORT_MAX == 1024, "report_range names the limit");
+static const char stack_depth_expected[] =
+    "a number of frames from 0 to " STR(CMG__STACK_DEPTH_MAX);
+static const char dump_signal_expected[] =
+    "one of USR1, USR2, HUP, WINCH, URG, PWR";
+static const char leak_exitcode_expected[] = "an exit status from 1 to 255";
+static const char bytes_expected[] =
+    "a size such as 4GiB, 512MiB, 1.5GB or 1073741824";
+static const char bytes_range[] = "a size below 16 EiB";
+static const char on_exceed_expected[] = "one of fail, warn, wait";
+static const char wait_timeout_expected[] =
+    "a duration such as 30s, 500ms, 2m or 1h";
+static const char wait_timeout_range[] = "a duration from 1ms to 24h";
+static const char group_expected[] =
+    "a group name of letters, digits, '-', '_' and '.'";
+static const char group_range[] = "a group name of 1 to 63 characters";
+_Static_assert(sizeof(((struct cmg__config *)0)->group) == 64,
+               "group_range names the limit");
+
+static const struct option options[] = {
+  { "limit", false, handle_limit, size_expected, size_range },
+  { "limit", true, handle_limit, size_expected, size_range },
+  { "report", false, handle_report, report_expected, report_range },
+  { "stack_depth", false, handle_stack_depth, stack_depth_expected,
+    stack_depth_expected },
+  { "dump_signal", false, handle_dump_signal, dump_signal_expected,
+    dump_signal_expected },
+  { "leak_exitcode", false, handle_leak_exitcode, leak_exitcode_expected,
+    leak_exitcode_expected },
+  { "on_exceed", false, handle_on_exceed, on_exceed_expected,
+    on_exceed_expected },
+  { "wait_timeout", false, handle_wait_timeout, wait_timeout_expected,
+    wait_timeout_range },
+  { "soft_limit", false, handle_soft_limit, size_expected, size_range },
+  { "soft_limit", true, handle_soft_limit, size_expected, size_range },
+  { "max_alloc", false, handle_max_alloc, bytes_expected, bytes_range },
+  { "host_limit", false, handle_host_limit, bytes_expected, bytes_range },
+  { "group", false, handle_group, group_expected, group_range },
+  { "group_limit", false, handle_group_limit, size_expected, size_range },
+  { "group_limit", true, handle_group_limit, size_expected, size_range },
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* ---- tokenizing --------------------------------------------------------- */
+
+/* One item of the string: all of it, its key, and its value if any. */
+struct item {
+  const char *text;
+  size_t len;
+  size_t key_len;
+  const char *value; /* NULL when the item has no '=' */
+  size_t value_len;
+};
+
+/*
+ * Finds the next non-empty item at *pos and advances *pos past it; false at
+ * the end of the string.
+ */
+static bool
+next_item(const char **pos, struct item *it)
+{
+  const char *p = *pos, *eq;
+
+  while (*p == ',')
+    p++;
+  if (*p == '\0') {
+    *pos = p;
+    return false;
+  }
+
+  it->text = p;
+  while (*p != '\0' && *p != ',')
+    p++;
+  it->len = (size_t)(p - it->text);
+  *pos = p;
+
+  eq = memchr(it->text, '=', it->len);
+  if (eq == NULL) {
+    it->key_len = it->len;
+    it->value = NULL;
+    it->value_len = 0;
+  } else {
+    it->key_len = (size_t)(eq - it->text);
+    it->value = eq + 1;
+    it->value_len = it->len - it->key_len - 1;
+  }
+  return true;
+}
+
+/*
+ * Parses the device ordinal after "key." into *index.  Decimal digits only,
+ * so that "limit.-1", "limit.+1", "limit.0x1" and "limit." are refused.
+ */
+static bool
+parse_index(const char *s, size_t len, int *index)
+{
+  size_t i;
+  int n = 0;
+
+  if (len == 0)
+    return false;
+  for (i = 0; i < len; i++) {
+    if (!is_digit(s[i]))
+      return false;
+    n = n * 10 + (s[i] - '0');
+    if (n >= CMG__MAX_DEVICES)
+      return false;
+  }
+  *index = n;
+  return true;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+/*
+ * Copies the item for quoting in a message: at most QUOTE_MAX bytes, cut
+ * with "...", control characters shown as '?' so the message stays one
+ * line.
+ */
+static void
+quote(char dst[static QUOTE_MAX + 4], const char *s, size_t len)
+{
+  size_t n = len > QUOTE_MAX ? QUOTE_MAX : len;
+  size_t i;
+
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+  }
+  if (n < len) {
+    memcpy(dst + n, "...", 3);
+    n += 3;
+  }
+  dst[n] = '\0';
+}
+
+/* Writes "expected one of limit, limit.N" and so on, from the table. */
+static void
+format_unknown(char *err, size_t errlen, const char *shown)
+{
+  size_t i, used;
+  int n;
+
+  n = snprintf(err, errlen, "unknown option '%s': expected one of", shown);
+  for (i = 0; i < N_OPTIONS && n >= 0; i++) {
+    used = (size_t)n;
+    if (used >= errlen)
+      return;
+    n += snprintf(err + used, errlen - used, "%s %s%s", i == 0 ? "" : ",",
+                  options[i].key, options[i].indexed ? ".N" : "");
+  }
+}
+
+/* ---- the parser --------------------------------------------------------- */
+
+/*
+ * The table entry for the key of it, with *index set for key.N entries.
+ * Returns 0, -ENOENT for an unknown key, or -EDOM for a known indexed key
+ * with a bad index; *opt then names the entry.
+ */
+static int
+find_option(const struct item *it, const struct option **opt, int *index)
+{
+  size_t i;
+
+  for (i = 0; i < N_OPTIONS; i++) {
+    const struct option *o = &options[i];
+    size_t klen = strlen(o->key);
+
+    if (it->key_len < klen || memcmp(it->text, o->key, klen) != 0)
+      continue;
+    if (!o->indexed && it->key_len == klen) {
+      *opt = o;
+      *index = -1;
+      return 0;
+    }
+    if (o->indexed && it->key_len > klen && it->text[klen] == '.') {
+      *opt = o;
+      if (!parse_index(it->text + klen + 1, it->key_len - klen - 1, index))
+        return -EDOM;
+      return 0;
+    }
+  }
+  return -ENOENT;
+}
+
+/*
+ * A group cap without a group would cap nothing, silently: refused like a
+ * typo, so that the job does not run believing it shares a cap.
+ */
+static int
+check_group(const struct cmg__config *cfg, char *err, size_t errlen)
+{
+  bool capped = cfg->group_limit.kind != CMG__LIMIT_NONE;
+
+  for (int d = 0; d < CMG__MAX_DEVICES; d++)
+    capped = capped || cfg->group_limit_dev[d].kind != CMG__LIMIT_NONE;
+  if (!capped || cfg->group[0] != '\0')
+    return 0;
+  if (errlen > 0)
+    snprintf(err, errlen, "group_limit without group: expected group=NAME "
+             "with it, naming the processes that share the cap");
+  return -EINVAL;
+}
+
+/* Parses the whole string into *cfg; see internal.h for the contract. */
+int
+cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
+                  size_t errlen)
+{
+  char shown[QUOTE_MAX + 4];
+  const char *pos = opts;
+  struct item it;
+  /* Keys given so far: bit 0 for a plain key, bit N for key.N. */
+  uint64_t seen[N_OPTIONS] = { 0 };
+  _Static_assert(CMG__MAX_DEVICES <= 64, "seen[] has a bit per device");
+
+  memset(cfg, 0, sizeof(*cfg));
+  memcpy(cfg->report, CMG__REPORT_DEFAULT, sizeof(CMG__REPORT_DEFAULT));
+  cfg->stack_depth = CMG__STACK_DEPTH_DEFAULT;
+  cfg->max_alloc = CMG__NO_LIMIT;
+  cfg->host_limit = CMG__NO_LIMIT;
+  cfg->wait_timeout_ns = CMG__WAIT_TIMEOUT_DEFAULT_NS;
+  if (err == NULL)
+    errlen = 0;
+  if (errlen > 0)
+    err[0] = '\0';
+  if (opts == NULL)
+    return 0;
+
+  while (next_item(&pos, &it)) {
+    const struct option *opt = NULL;
+    uint64_t bit;
+    int index = -1;
+    int rc;
+
+    quote(shown, it.text, it.len);
+    if (it.value == NULL || it.key_len == 0) {
+      if (errlen > 0)
+        snprintf(err, errlen, "bad option '%s': expected key=value", shown);
+      return -EINVAL;
+    }
+
+    rc = find_option(&it, &opt, &index);
+    if (rc == -ENOENT) {
+      if (errlen > 0)
+        format_unknown(err, errlen, shown);
+      return -EINVAL;
+    }
+    if (rc == -EDOM) {
+      if (errlen > 0)
+        snprintf(err, errlen,
+                 "bad device index in '%s': expected %s.N with N from 0 "
+                 "to %d",
+                 shown, opt->key, CMG__MAX_DEVICES - 1);
+      return -EINVAL;
+    }
+
+    bit = 1ull << (index < 0 ? 0 : index);
+    if (seen[opt - options] & bit) {
+      if (errlen > 0)
+        snprintf(err, errlen,
+                 "duplicate option '%s': expected each key at most once",
+                 shown);
+      return -EINVAL;
+    }
+    seen[opt - options] |= bit;
+
+    rc = opt->handle(cfg, index, it.value, it.value_len);
+    if (rc != 0) {
+      if (errlen > 0)
+        snprintf(err, errlen, "bad value '%s': expected %s", shown,
+                 rc == -ERANGE ? opt->range : opt->expected);
+      return -EINVAL;
+    }
+  }
+  return check_group(cfg, err, errlen);
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+/*
+ * The limit of `device`: its own limit.N, else limit, else CMG__NO_LIMIT.
+ * An ordinal outside the table gets the global limit, since limit.N could
+ * not have named it.
+ */
+uint64_t
+cmg__config_limit(const struct cmg__config *cfg, int device,
+                  uint64_t physical)
+{
+  if (device >= 0 && device < CMG__MAX_DEVICES &&
+      cfg->limit_dev[device].kind != CMG__LIMIT_NONE)
+    return cmg__limit_bytes(&cfg->limit_dev[device], physical);
+  return cmg__limit_bytes(&cfg->limit, physical);
+}
+
+uint64_t
+cmg__config_soft_limit(const struct cmg__config *cfg, int device,
+                       uint64_t physical)
+{
+  if (device >= 0 && device < CMG__MAX_DEVICES &&
+      cfg->soft_limit_dev[device].kind != CMG__LIMIT_NONE)
+    return cmg__limit_bytes(&cfg->soft_limit_dev[device], physical);
+  return cmg__limit_bytes(&cfg->soft_limit, physical);
+}
+
+/* ---- report names ------------------------------------------------------- */
+
+/*
+ * Appends n bytes of s to out at *used, replacing '/' by '_' when
+ * flatten is set; false (with nothing partial promised) when they do not
+ * fit together with the terminating NUL.
+ */
+static bool
+append(char *out, size_t len, size_t *used, const char *s, size_t n,
+       bool flatten)
+{
+  size_t i;
+
+  if (n >= len - *used)
+    return false;
+  for (i = 0; i < n; i++)
+    out[*used + i] = flatten && s[i] == '/' ? '_' : s[i];
+  *used += n;
+  return true;
+}
+
+/*
+ * Expands a report pattern; see internal.h for the contract.  The whole
+ * pattern is checked before anything is written, so a bad escape is
+ * -EINVAL even in a pattern that would also be too long.  A host name with
+ * '/' in it (possible for a UTS name set by a container runtime) has them
+ * replaced by '_': the host must not decide which directory the report
+ * lands in.  A NULL host expands to nothing.  On error out holds "".
+ */
+int
+cmg__config_expand(const char *pattern, long pid, const char *host,
+                   long long time, char *out, size_t len)
+{
+  char num[24];
+  size_t used = 0;
+  const char *p;
+  bool fits = true;
+
+  if (pattern == NULL || check_pattern(pattern, strlen(pattern)) != 0) {
+    if (out != NULL && len > 0)
+      out[0] = '\0';
+    return -EINVAL;
+  }
+  if (out == NULL || len == 0)
+    return -ENAMETOOLONG;
+  if (host == NULL)
+    host = "";
+
+  for (p = pattern; *p != '\0' && fits; p++) {
+    if (*p != '%') {
+      fits = append(out, len, &used, p, 1, false);
+      continue;
+    }
+    switch (*++p) {
+    case 'p':
+      snprintf(num, sizeof(num), "%ld", pid);
+      fits = append(out, len, &used, num, strlen(num), false);
+      break;
+    case 'h':
+      fits = append(out, len, &used, host, strlen(host), true);
+      break;
+    case 't':
+      snprintf(num, sizeof(num), "%lld", time);
+      fits = append(out, len, &used, num, strlen(num), false);
+      break;
+    default:
+      fits = append(out, len, &used, "%", 1, false);
+      break;
+    }
+  }
+  if (!fits) {
+    out[0] = '\0';
+    return -ENAMETOOLONG;
+  }
+  out[used] = '\0';
+  return 0;
+}
+
+/* The dump_signal name of sig, or NULL if dump_signal cannot take it. */
+const char *
+cmg__signal_name(int sig)
+{
+  size_t i;
+
+  for (i = 0; i < N_DUMP_SIGNALS; i++) {
+    if (dump_signals[i].sig == sig)
+      return dump_signals[i].name;
+  }
+  return NULL;
+}

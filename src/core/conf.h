@@ -1,0 +1,71 @@
+/*
+ * The option string, CUMEMGUARD_OPTIONS="limit=4GiB,limit.1=50%,...",
+ * parsed into a struct cmg__config (conf.c): no CUDA, no I/O but the error
+ * line the caller prints.
+ */
+#ifndef CMG_CORE_CONF_H
+#define CMG_CORE_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base.h"
+#include "core/size.h"
+
+#define CMG__REPORT_MAX 1024
+#define CMG__STACK_DEPTH_MAX 256
+#define CMG__STACK_DEPTH_DEFAULT 32
+#define CMG__REPORT_DEFAULT "cumemguard.%p.json"
+
+enum cmg__on_exceed {
+  CMG__ON_EXCEED_FAIL = 0,  /* refuse the allocation (default) */
+  CMG__ON_EXCEED_WARN,      /* allow it, record it, warn once per device */
+  CMG__ON_EXCEED_WAIT,      /* wait for frees, up to wait_timeout */
+};
+
+#define CMG__WAIT_TIMEOUT_DEFAULT_NS (30ull * 1000000000ull)
+
+struct cmg__config {
+  struct cmg__limit limit;                      /* limit=SIZE */
+  struct cmg__limit limit_dev[CMG__MAX_DEVICES]; /* limit.N=SIZE */
+  struct cmg__limit soft_limit;                 /* soft_limit=SIZE */
+  struct cmg__limit soft_limit_dev[CMG__MAX_DEVICES];
+  uint64_t max_alloc;       /* max_alloc=SIZE; CMG__NO_LIMIT when unset */
+  uint64_t host_limit;      /* host_limit=SIZE; CMG__NO_LIMIT when unset */
+  enum cmg__on_exceed on_exceed;
+  uint64_t wait_timeout_ns; /* wait_timeout=DURATION; default 30 s */
+  char group[64];           /* group=NAME; "" for none */
+  struct cmg__limit group_limit;                 /* group_limit=SIZE */
+  struct cmg__limit group_limit_dev[CMG__MAX_DEVICES]; /* group_limit.N */
+  char report[CMG__REPORT_MAX];   /* report=PATTERN; default above */
+  unsigned stack_depth;           /* stack_depth=N, 0..256; default 32 */
+  int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
+  int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
+};
+
+/* Parses a whole option string into *cfg (zeroed, then the defaults).  On error returns
+ * -EINVAL and writes one line (no prefix, no newline) into err naming the
+ * bad key or value and what was expected. */
+int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
+                      size_t errlen);
+
+/* The limit in bytes for `device` given its physical size: limit.N if set,
+ * else limit, else CMG__NO_LIMIT. */
+uint64_t cmg__config_limit(const struct cmg__config *cfg, int device,
+                           uint64_t physical);
+
+/* The soft limit in bytes for `device`, as cmg__config_limit. */
+uint64_t cmg__config_soft_limit(const struct cmg__config *cfg, int device,
+                                uint64_t physical);
+
+/* Expands a report pattern: %p pid, %h host name, %t unix time in seconds,
+ * %% a percent sign.  Returns 0, -EINVAL for another escape, -ENAMETOOLONG
+ * when the result does not fit in len bytes. */
+int cmg__config_expand(const char *pattern, long pid, const char *host,
+                       long long time, char *out, size_t len);
+
+/* The name of a signal number as dump_signal takes it ("USR1"), or NULL. */
+const char *cmg__signal_name(int sig);
+
+#endif /* CMG_CORE_CONF_H */

@@ -1,0 +1,58 @@
+/*
+ * One cap shared by a group of processes of one user, kept in a POSIX
+ * shared-memory segment: the process's side (group.c).
+ */
+#ifndef CMG_CORE_GROUP_H
+#define CMG_CORE_GROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/conf.h"
+
+/* Joins the group cfg->group names (a no-op without one): opens or creates
+ * the user's shared segment for it and takes a slot.  Returns 0, or a
+ * negative errno with one line in err (no prefix): the caller fails closed. */
+int cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen);
+
+bool cmg__group_active(void);
+
+/* Reserves bytes against the group's cap on `device` (physical resolves a
+ * percentage).  Returns 0, or -ENOMEM with *used_out and *limit_out set;
+ * never blocks, never takes a lock a dead process could leave held. */
+int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
+                       uint64_t *used_out, uint64_t *limit_out);
+
+/* Gives back bytes reserved by cmg__group_reserve (failed allocation or
+ * free), waking processes that wait for room. */
+void cmg__group_release(int device, uint64_t bytes);
+
+/* Waits up to timeout_ns for the group to have room for bytes on device,
+ * woken by another member's free or death: 0 once reserved, -ETIMEDOUT. */
+int cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
+                    uint64_t timeout_ns, uint64_t *used_out,
+                    uint64_t *limit_out);
+
+/* A forked child leaves its parent's slot and takes its own on first use. */
+void cmg__group_after_fork(void);
+
+/* At exit: gives back what this process holds and frees its slot. */
+void cmg__group_leave(void);
+
+/* Writes the operator's view of one group (name) or of all the user's
+ * groups (NULL) to fd, as text or JSON; 0, or -errno with one line in err. */
+int cmg__group_status(const char *name, bool json, int fd, char *err,
+                      size_t errlen);
+
+/* For the report: the group's name, its cap and usage per device. */
+struct cmg__group_usage {
+  uint64_t limit;   /* CMG__NO_LIMIT for none */
+  uint64_t used;    /* all members */
+  uint64_t mine;    /* this process */
+};
+const char *cmg__group_name(void);
+int cmg__group_usage(int device, struct cmg__group_usage *out);
+unsigned cmg__group_members(void);
+
+#endif /* CMG_CORE_GROUP_H */

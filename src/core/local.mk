@@ -1,0 +1,21 @@
+# The core: what every program shares.  No CUDA, no preload tricks, and no
+# call to anything outside src/core/; linked into the preload library, the
+# launcher, the report reader and every unit test.
+noinst_LTLIBRARIES += libcmg_core.la
+libcmg_core_la_SOURCES = \
+	src/core/base.h \
+	src/core/conf.c src/core/conf.h \
+	src/core/elfsym.c src/core/elfsym.h \
+	src/core/group.c src/core/group.h \
+	src/core/history.c src/core/history.h \
+	src/core/jsonw.c src/core/jsonw.h \
+	src/core/ledger.c src/core/ledger.h \
+	src/core/log.c src/core/log.h \
+	src/core/policy.c src/core/policy.h \
+	src/core/report.c src/core/report.h \
+	src/core/size.c src/core/size.h \
+	src/core/stacks.c src/core/stacks.h \
+	src/core/symbols.c src/core/symbols.h \
+	src/core/tally.c src/core/tally.h
+libcmg_core_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(LTO_CFLAGS)
+libcmg_core_la_LIBADD = $(UNWIND_LIBS) $(CJSON_LIBS) -ldl -lpthread

@@ -1,0 +1,935 @@
+/*
+ * The JSON report, version 1 (docs/report-format.md): what was still live
+ * grouped by stack, API and device, what was live at each device's peak and
+ * at its first denial, every denial, and the stacks, frames and modules they
+ * refer to, as indexed tables so each frame is symbolized and written once.
+ *
+ * The only file of the library that includes cJSON.h.  It runs at exit, on
+ * a dump signal (from the dump thread) or on request, never in a signal
+ * handler and never inside a wrapper: it may take locks one at a time,
+ * malloc and symbolize.
+ *
+ * Everything but the leaks is built as two cJSON trees, the members before
+ * "leaks" and those after, and printed as cJSON prints them.  The leaks,
+ * one entry per live allocation, are written in between straight from the
+ * sorted copy of the ledger (jsonw.c), in the same layout: as a tree they
+ * were most of the time and nine tenths of the memory of a large report.
+ *
+ * The temporary file is created before the report is built, in the same
+ * directory as the final path, and renamed over it only once complete: a
+ * process killed at any point leaves either the old file or the new one at
+ * that path, never a part.  A path that is not a regular file (/dev/null,
+ * a pipe, a terminal) is written to directly: renaming over it would
+ * replace the device itself.
+ */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/conf.h"
+#include "core/group.h"
+#include "core/history.h"
+#include "core/jsonw.h"
+#include "core/ledger.h"
+#include "core/policy.h"
+#include "core/report.h"
+#include "core/size.h"
+#include "core/stacks.h"
+#include "core/symbols.h"
+
+struct live {
+  struct cmg__alloc *a;
+  size_t n, cap;
+  bool oom;
+  uint64_t device_allocations, device_bytes;  /* device memory only */
+  uint64_t host_bytes;
+};
+
+struct group {
+  size_t first, n;      /* range in the sorted live array */
+  uint64_t bytes;
+};
+
+/* Stack ids the report refers to, and their frames. */
+struct refs {
+  uint8_t *used;        /* by stack id */
+  uint32_t n_stacks;
+  uintptr_t *ips;       /* distinct, sorted */
+  size_t n_ips;
+};
+
+/* The process being reported on, while its report is written: reports are
+ * written one at a time (their caller serializes them). */
+static const struct cmg__process *current;
+
+/* The API label of an allocation or event, as the program knows it. */
+static const char *
+api_name(unsigned fn)
+{
+  const char *name = current->api_name ? current->api_name(fn) : NULL;
+  return name ? name : "unknown";
+}
+
+static const char *const kind_names[CMG__KIND_COUNT] = {
+  [CMG__KIND_DEVICE] = "device", [CMG__KIND_ARRAY] = "array",
+  [CMG__KIND_VMM] = "vmm", [CMG__KIND_HOST] = "host",
+  [CMG__KIND_IMPORT] = "import", [CMG__KIND_VMM_OTHER] = "vmm_host",
+};
+
+/* Device memory: what the limits count and the summary adds up. */
+static bool
+is_device_memory(unsigned kind)
+{
+  return kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY ||
+         kind == CMG__KIND_VMM;
+}
+
+static cJSON *
+device_or_null(int device)
+{
+  return device >= 0 && device < CMG__MAX_DEVICES ? cJSON_CreateNumber(device)
+                                                  : cJSON_CreateNull();
+}
+
+static double
+seconds(uint64_t ns)
+{
+  return (double)(ns / 1000) / 1e6;
+}
+
+/* An integer as raw JSON text.  cJSON prints every number with "%1.15g"
+ * and reads it back to check the round trip; integers need neither. */
+static cJSON *
+integer(uint64_t v)
+{
+  char buf[24];
+  *cmg__jsonw_format_u64(buf, v) = '\0';
+  return cJSON_CreateRaw(buf);
+}
+
+static cJSON *
+hex(uint64_t v)
+{
+  char buf[24];
+  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+  return cJSON_CreateString(buf);
+}
+
+static cJSON *
+bytes_or_null(uint64_t v)
+{
+  return v == CMG__NO_LIMIT ? cJSON_CreateNull() : cJSON_CreateNumber(v);
+}
+
+static bool
+is_stack_ref(uint32_t id, const struct refs *r)
+{
+  return id != CMG__STACK_NONE && id <= r->n_stacks;
+}
+
+static cJSON *
+stack_ref(uint32_t id, struct refs *r)
+{
+  if (!is_stack_ref(id, r))
+    return cJSON_CreateNull();
+  r->used[id] = 1;
+  return cJSON_CreateNumber(id);
+}
+
+/* ---- collecting -------------------------------------------------------- */
+
+static void
+collect(const struct cmg__alloc *a, void *arg)
+{
+  struct live *l = arg;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 1024;
+    struct cmg__alloc *p = realloc(l->a, cap * sizeof(*p));
+    if (p == NULL) {
+      l->oom = true;
+      return;
+    }
+    l->a = p;
+    l->cap = cap;
+  }
+  l->a[l->n++] = *a;
+}
+
+/* The leaks' order: by site (stack, api, device, kind), then by sequence.
+ * qsort sorts records this large through pointers to them, reading them at
+ * random in memory; sorting a small key per record and moving each record
+ * once took 0.6 s instead of 1.0 s for a million of them. */
+struct order {
+  uint64_t site, seq;
+  size_t i;
+};
+
+static uint64_t
+site_key(const struct cmg__alloc *a)
+{
+  return (uint64_t)a->stack << 32 | (uint64_t)a->fn << 24 |
+         (uint64_t)(uint16_t)(a->device + 32768) << 8 | a->kind;
+}
+
+static int
+by_order(const void *x, const void *y)
+{
+  const struct order *a = x, *b = y;
+  if (a->site != b->site)
+    return a->site < b->site ? -1 : 1;
+  return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int
+sort_live(struct live *l)
+{
+  if (l->n < 2)  /* l->a is NULL when nothing is live */
+    return 0;
+  struct order *o = malloc(l->n * sizeof(*o));
+  struct cmg__alloc *sorted = malloc(l->n * sizeof(*sorted));
+  if (o == NULL || sorted == NULL) {
+    free(o);
+    free(sorted);
+    return -ENOMEM;
+  }
+  for (size_t i = 0; i < l->n; i++)
+    o[i] = (struct order){ site_key(&l->a[i]), l->a[i].seq, i };
+  qsort(o, l->n, sizeof(*o), by_order);
+  for (size_t i = 0; i < l->n; i++)
+    sorted[i] = l->a[o[i].i];
+  free(o);
+  free(l->a);
+  l->a = sorted;
+  l->cap = l->n;
+  return 0;
+}
+
+static int
+by_bytes(const void *x, const void *y)
+{
+  const struct group *a = x, *b = y;
+  if (a->bytes != b->bytes)
+    return a->bytes > b->bytes ? -1 : 1;
+  if (a->n != b->n)
+    return a->n > b->n ? -1 : 1;
+  return a->first < b->first ? -1 : 1;
+}
+
+static bool
+same_site(const struct cmg__alloc *a, const struct cmg__alloc *b)
+{
+  return a->stack == b->stack && a->fn == b->fn && a->device == b->device &&
+         a->kind == b->kind;
+}
+
+/* Groups the live allocations, sorted by site, by (stack, api, device),
+ * largest group first.  Returns the number of groups, or -ENOMEM. */
+static ptrdiff_t
+group_live(const struct live *l, struct group **out)
+{
+  struct group *g = malloc((l->n ? l->n : 1) * sizeof(*g));
+  size_t n = 0;
+  if (g == NULL)
+    return -ENOMEM;
+  for (size_t i = 0; i < l->n; i++) {
+    if (n == 0 || !same_site(&l->a[g[n - 1].first], &l->a[i]))
+      g[n++] = (struct group){ .first = i };
+    g[n - 1].n++;
+    g[n - 1].bytes += l->a[i].size;
+  }
+  qsort(g, n, sizeof(*g), by_bytes);
+  *out = g;
+  return (ptrdiff_t)n;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static cJSON *
+process_json(const struct cmg__process *p)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "pid", p->pid);
+  cJSON_AddNumberToObject(o, "ppid", p->ppid);
+  cJSON_AddStringToObject(o, "exe", p->exe ? p->exe : "");
+  cJSON *argv = cJSON_AddArrayToObject(o, "argv");
+  for (size_t i = 0; p->argv != NULL && p->argv[i] != NULL; i++)
+    cJSON_AddItemToArray(argv, cJSON_CreateString(p->argv[i]));
+  cJSON_AddStringToObject(o, "hostname", p->hostname ? p->hostname : "");
+  cJSON_AddNumberToObject(o, "start_time", cmg__start_unix());
+  cJSON_AddNumberToObject(o, "end_time", now.tv_sec + now.tv_nsec / 1e9);
+  static const char *const reasons[] = { "exit", "signal", "request",
+                                         "soft_limit" };
+  cJSON_AddStringToObject(o, "reason", reasons[p->reason]);
+  return o;
+}
+
+static cJSON *
+limit_json(const struct cmg__limit *l)
+{
+  if (l->kind == CMG__LIMIT_NONE)
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  if (l->kind == CMG__LIMIT_BYTES)
+    cJSON_AddNumberToObject(o, "bytes", l->bytes);
+  else
+    cJSON_AddNumberToObject(o, "percent", l->ppm / 10000.0);
+  return o;
+}
+
+static cJSON *
+options_json(const struct cmg__process *p)
+{
+  const struct cmg__config *c = p->cfg;
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddItemToObject(o, "string", p->options
+                                         ? cJSON_CreateString(p->options)
+                                         : cJSON_CreateNull());
+  cJSON_AddItemToObject(o, "limit", limit_json(&c->limit));
+  cJSON *per = cJSON_AddObjectToObject(o, "limits");
+  for (int i = 0; i < CMG__MAX_DEVICES; i++) {
+    if (c->limit_dev[i].kind == CMG__LIMIT_NONE)
+      continue;
+    char key[8];
+    snprintf(key, sizeof(key), "%d", i);
+    cJSON_AddItemToObject(per, key, limit_json(&c->limit_dev[i]));
+  }
+  cJSON_AddStringToObject(o, "report", c->report);
+  cJSON_AddNumberToObject(o, "stack_depth", c->stack_depth);
+  const char *sig = cmg__signal_name(c->dump_signal);
+  cJSON_AddItemToObject(o, "dump_signal",
+                        sig ? cJSON_CreateString(sig) : cJSON_CreateNull());
+  cJSON_AddItemToObject(o, "leak_exitcode",
+                        c->leak_exitcode
+                            ? cJSON_CreateNumber(c->leak_exitcode)
+                            : cJSON_CreateNull());
+  static const char *const on_exceed[] = { "fail", "warn", "wait" };
+  cJSON_AddStringToObject(o, "on_exceed", on_exceed[c->on_exceed]);
+  cJSON_AddNumberToObject(o, "wait_timeout", c->wait_timeout_ns / 1e9);
+  cJSON_AddItemToObject(o, "soft_limit", limit_json(&c->soft_limit));
+  per = cJSON_AddObjectToObject(o, "soft_limits");
+  for (int i = 0; i < CMG__MAX_DEVICES; i++) {
+    if (c->soft_limit_dev[i].kind == CMG__LIMIT_NONE)
+      continue;
+    char key[8];
+    snprintf(key, sizeof(key), "%d", i);
+    cJSON_AddItemToObject(per, key, limit_json(&c->soft_limit_dev[i]));
+  }
+  cJSON_AddItemToObject(o, "max_alloc", bytes_or_null(c->max_alloc));
+  cJSON_AddItemToObject(o, "host_limit", bytes_or_null(c->host_limit));
+  cJSON_AddBoolToObject(o, "failed_closed", cmg__policy_is_failed_closed());
+  return o;
+}
+
+static bool
+is_device_used(int d, const struct cmg_device_stats *s)
+{
+  return cmg__policy_is_device_set(d) || s->allocations || s->denials;
+}
+
+static cJSON *
+devices_json(void)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
+    struct cmg_device_stats s;
+    struct cmg__device_history h;
+    cmg__ledger_stats(d, &s);
+    if (!is_device_used(d, &s) || cmg__history_device(d, &h) < 0)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "ordinal", d);
+    cJSON_AddStringToObject(o, "name", h.name);
+    cJSON_AddStringToObject(o, "uuid", h.uuid);
+    cJSON_AddNumberToObject(o, "physical_bytes", cmg__policy_physical(d));
+    cJSON_AddItemToObject(o, "limit_bytes",
+                          bytes_or_null(cmg__policy_is_device_set(d)
+                                            ? cmg__policy_limit(d)
+                                            : CMG__NO_LIMIT));
+    cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
+    cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
+    cJSON_AddNumberToObject(o, "allocations", s.allocations);
+    cJSON_AddNumberToObject(o, "frees", s.frees);
+    cJSON_AddNumberToObject(o, "released", s.released);
+    cJSON_AddNumberToObject(o, "denied", s.denials);
+    cJSON_AddItemToArray(a, o);
+    cmg__history_device_free(&h);
+  }
+  return a;
+}
+
+static cJSON *
+host_json(void)
+{
+  struct cmg_device_stats s;
+  cmg__ledger_stats(CMG__HOST, &s);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddItemToObject(o, "limit_bytes",
+                        bytes_or_null(cmg__policy_limit(CMG__HOST)));
+  cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
+  cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
+  cJSON_AddNumberToObject(o, "allocations", s.allocations);
+  cJSON_AddNumberToObject(o, "frees", s.frees);
+  cJSON_AddNumberToObject(o, "denied", s.denials);
+  return o;
+}
+
+/* The group this process shares a cap with, and the group's usage as this
+ * report is written; null outside a group. */
+static cJSON *
+group_json(void)
+{
+  if (!cmg__group_active())
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", cmg__group_name());
+  cJSON_AddNumberToObject(o, "members", cmg__group_members());
+  cJSON *a = cJSON_AddArrayToObject(o, "devices");
+  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
+    struct cmg__group_usage u;
+    if (cmg__group_usage(d, &u) < 0 || (u.used == 0 && u.mine == 0 &&
+                                        !cmg__policy_is_device_set(d)))
+      continue;
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "device", d);
+    cJSON_AddItemToObject(x, "limit_bytes", bytes_or_null(u.limit));
+    cJSON_AddNumberToObject(x, "used_bytes", u.used);
+    cJSON_AddNumberToObject(x, "process_bytes", u.mine);
+    cJSON_AddItemToArray(a, x);
+  }
+  return o;
+}
+
+static cJSON *
+released_json(struct refs *r)
+{
+  size_t n;
+  struct cmg__released *g = cmg__history_released_groups(&n);
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "stack", stack_ref(g[i].stack, r));
+    cJSON_AddStringToObject(o, "api", api_name(g[i].fn));
+    cJSON_AddStringToObject(o, "kind", kind_names[g[i].kind]);
+    cJSON_AddItemToObject(o, "device", device_or_null(g[i].device));
+    cJSON_AddNumberToObject(o, "count", g[i].count);
+    cJSON_AddNumberToObject(o, "bytes", g[i].bytes);
+    cJSON_AddNumberToObject(o, "time", seconds(g[i].time_ns));
+    cJSON_AddItemToArray(a, o);
+  }
+  free(g);
+  return a;
+}
+
+static cJSON *
+composition_json(const struct cmg__composition *c, struct refs *r)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < c->n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "stack", stack_ref(c->items[i].stack, r));
+    cJSON_AddNumberToObject(o, "bytes", c->items[i].bytes);
+    cJSON_AddNumberToObject(o, "count", c->items[i].count);
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+static int
+by_share_bytes(const void *x, const void *y)
+{
+  const struct cmg__share *a = x, *b = y;
+  if (a->bytes != b->bytes)
+    return a->bytes > b->bytes ? -1 : 1;
+  return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static cJSON *
+peaks_json(struct refs *r, struct cmg__composition *first_denial)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
+    struct cmg__device_history h;
+    if (cmg__history_device(d, &h) < 0)
+      continue;
+    if (h.has_peak) {
+      if (h.peak.n > 1)  /* items is NULL without stacks (stack_depth=0) */
+        qsort(h.peak.items, h.peak.n, sizeof(*h.peak.items), by_share_bytes);
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddNumberToObject(o, "device", d);
+      cJSON_AddNumberToObject(o, "bytes", h.peak.bytes);
+      cJSON_AddNumberToObject(o, "time", seconds(h.peak.time_ns));
+      cJSON_AddItemToObject(o, "by_stack", composition_json(&h.peak, r));
+      cJSON_AddItemToArray(a, o);
+    }
+    if (h.has_first_denial) {
+      first_denial[d] = h.first_denial;
+      h.first_denial.items = NULL;
+    }
+    cmg__history_device_free(&h);
+  }
+  return a;
+}
+
+static cJSON *
+event_json(const struct cmg__event *e, struct refs *r)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "time", seconds(e->time_ns));
+  cJSON_AddStringToObject(o, "api", api_name(e->fn));
+  cJSON_AddItemToObject(o, "device", device_or_null(e->device));
+  cJSON_AddNumberToObject(o, "requested_bytes", e->requested_bytes);
+  cJSON_AddNumberToObject(o, "live_bytes", e->live_bytes);
+  cJSON_AddItemToObject(o, "limit_bytes", bytes_or_null(e->limit_bytes));
+  cJSON_AddItemToObject(o, "stack", stack_ref(e->stack, r));
+  return o;
+}
+
+/* The denials (the first on each device with what was live then), and the
+ * other policy decisions. */
+static void
+add_events(cJSON *root, cJSON *summary, struct refs *r,
+           struct cmg__composition *first_denial)
+{
+  static struct cmg__event ev[CMG__MAX_EVENTS];
+  static const char *const kinds[] = { "denial", "warn", "wait",
+                                       "soft_limit" };
+  uint64_t totals[4];
+  size_t n = cmg__history_events(ev, CMG__MAX_EVENTS, totals);
+  bool seen[CMG__MAX_DEVICES] = { false };
+  cJSON *denials = cJSON_AddArrayToObject(root, "denials");
+  cJSON *events = cJSON_AddArrayToObject(root, "events");
+  for (size_t i = 0; i < n; i++) {
+    cJSON *o = event_json(&ev[i], r);
+    int dev = ev[i].device;
+    if (ev[i].kind != CMG__EVENT_DENIAL) {
+      cJSON_AddStringToObject(o, "kind", kinds[ev[i].kind]);
+      if (ev[i].kind == CMG__EVENT_WAIT) {
+        cJSON_AddNumberToObject(o, "waited", seconds(ev[i].waited_ns));
+        cJSON_AddBoolToObject(o, "granted", ev[i].granted);
+      }
+      cJSON_AddItemToArray(events, o);
+      continue;
+    }
+    if (dev >= 0 && dev < CMG__MAX_DEVICES && !seen[dev]) {
+      struct cmg__composition *c = &first_denial[dev];
+      seen[dev] = true;
+      if (c->n > 1)  /* items is NULL when empty; qsort takes no NULL */
+        qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
+      cJSON_AddItemToObject(o, "by_stack", composition_json(c, r));
+    }
+    cJSON_AddItemToArray(denials, o);
+  }
+  cJSON_AddNumberToObject(summary, "denials", totals[CMG__EVENT_DENIAL]);
+  cJSON *counts = cJSON_AddObjectToObject(summary, "events");
+  for (int k = 1; k < 4; k++)
+    cJSON_AddNumberToObject(counts, kinds[k], totals[k]);
+}
+
+/* ---- stacks, frames, modules ------------------------------------------- */
+
+static int
+by_ip(const void *x, const void *y)
+{
+  uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static size_t
+ip_index(const struct refs *r, uintptr_t ip)
+{
+  const uintptr_t *p = bsearch(&ip, r->ips, r->n_ips, sizeof(ip), by_ip);
+  return p ? (size_t)(p - r->ips) : 0;
+}
+
+/* Collects the distinct frames of the referenced stacks. */
+static int
+gather_ips(struct refs *r)
+{
+  size_t n = 0, cap = 0;
+  for (uint32_t id = 1; id <= r->n_stacks; id++) {
+    struct cmg__stack_view v;
+    if (!r->used[id] || cmg__stacks_get(id, &v) < 0)
+      continue;
+    if (n + v.depth > cap) {
+      cap = (n + v.depth) * 2;
+      uintptr_t *p = realloc(r->ips, cap * sizeof(*p));
+      if (p == NULL)
+        return -ENOMEM;
+      r->ips = p;
+    }
+    memcpy(r->ips + n, v.ips, v.depth * sizeof(*v.ips));
+    n += v.depth;
+  }
+  if (n > 1)  /* r->ips is NULL when no stack is referenced */
+    qsort(r->ips, n, sizeof(*r->ips), by_ip);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (u == 0 || r->ips[u - 1] != r->ips[i])
+      r->ips[u++] = r->ips[i];
+  r->n_ips = u;
+  return 0;
+}
+
+static cJSON *
+stacks_json(const struct refs *r)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (uint32_t id = 1; id <= r->n_stacks; id++) {
+    struct cmg__stack_view v;
+    if (!r->used[id] || cmg__stacks_get(id, &v) < 0)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", id);
+    cJSON_AddBoolToObject(o, "truncated", v.truncated);
+    cJSON *f = cJSON_AddArrayToObject(o, "frames");
+    for (unsigned i = 0; i < v.depth; i++)
+      cJSON_AddItemToArray(f, integer(ip_index(r, v.ips[i])));
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
+/* Index of the module in the modules array, appending it if new. */
+static int
+module_index(cJSON *modules, const struct cmg__symbol *s)
+{
+  int i = 0;
+  cJSON *m;
+  cJSON_ArrayForEach(m, modules) {
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
+    if (strcmp(path->valuestring, s->module) == 0)
+      return i;
+    i++;
+  }
+  m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "path", s->module);
+  cJSON_AddStringToObject(m, "build_id", s->build_id);
+  cJSON_AddItemToObject(m, "base", hex(s->module_base));
+  cJSON_AddItemToArray(modules, m);
+  return i;
+}
+
+static void
+add_frames(cJSON *root, const struct refs *r)
+{
+  cJSON *frames = cJSON_AddArrayToObject(root, "frames");
+  cJSON *modules = cJSON_AddArrayToObject(root, "modules");
+  for (size_t i = 0; i < r->n_ips; i++) {
+    struct cmg__symbol s;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "address", hex(r->ips[i]));
+    if (cmg__symbolize(r->ips[i], &s) == 0) {
+      cJSON_AddNumberToObject(o, "module", module_index(modules, &s));
+      cJSON_AddItemToObject(o, "offset", hex(s.offset));
+      cJSON_AddItemToObject(o, "function",
+                            s.function[0] ? cJSON_CreateString(s.function)
+                                          : cJSON_CreateNull());
+      cJSON_AddNumberToObject(o, "function_offset", s.function_offset);
+    } else {
+      cJSON_AddNullToObject(o, "module");
+      cJSON_AddNullToObject(o, "offset");
+      cJSON_AddNullToObject(o, "function");
+      cJSON_AddNullToObject(o, "function_offset");
+    }
+    cJSON_AddItemToArray(frames, o);
+  }
+}
+
+/* ---- leaks, written straight to the file ------------------------------ */
+
+/* The indentation cJSON gives an allocation's members: the root, "leaks",
+ * a leak and its "allocations" each go one level deeper. */
+#define LEAK_TABS "\t\t\t"
+#define ALLOC_TABS "\t\t\t\t\t"
+
+/* A string as cJSON writes it, escapes included. */
+static void
+string(struct cmg__jsonw *w, const char *s)
+{
+  char buf[256];
+  cJSON node = { .type = cJSON_String, .valuestring = (char *)s };
+  if (cJSON_PrintPreallocated(&node, buf, sizeof(buf), false)) {
+    cmg__jsonw_text(w, buf);
+    return;
+  }
+  char *text = cJSON_PrintUnformatted(&node);
+  if (text != NULL)
+    cmg__jsonw_text(w, text);
+  else
+    cmg__jsonw_fail(w, -ENOMEM);
+  cJSON_free(text);
+}
+
+/* A count or a byte total as cJSON prints a number: below 10^15 an integer
+ * has at most 15 digits, all of which "%1.15g" prints; a larger one goes
+ * through cJSON, exponent and all. */
+static void
+number(struct cmg__jsonw *w, uint64_t v)
+{
+  char buf[64];
+  cJSON node = { .type = cJSON_Number };
+  if (v < 1000000000000000ull) {
+    cmg__jsonw_u64(w, v);
+    return;
+  }
+  cJSON_SetNumberValue(&node, (double)v);
+  if (cJSON_PrintPreallocated(&node, buf, sizeof(buf), false))
+    cmg__jsonw_text(w, buf);
+  else
+    cmg__jsonw_fail(w, -ENOMEM);
+}
+
+static void
+allocation(struct cmg__jsonw *w, const struct cmg__alloc *a)
+{
+  cmg__jsonw_lit(w, "{\n" ALLOC_TABS "\"address\":\t");
+  cmg__jsonw_hex(w, a->addr);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"bytes\":\t");
+  cmg__jsonw_u64(w, a->size);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"thread\":\t");
+  cmg__jsonw_u64(w, a->thread);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"seq\":\t");
+  cmg__jsonw_u64(w, a->seq);
+  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"time\":\t");
+  cmg__jsonw_seconds(w, a->time_ns);
+  cmg__jsonw_lit(w, "\n\t\t\t\t}");
+}
+
+/* One leak: the allocations of one (stack, api, kind, device). */
+static void
+leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
+     const struct group *g, const struct refs *r)
+{
+  cmg__jsonw_lit(w, "{\n" LEAK_TABS "\"stack\":\t");
+  if (is_stack_ref(first->stack, r))
+    cmg__jsonw_u64(w, first->stack);
+  else
+    cmg__jsonw_lit(w, "null");
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"api\":\t");
+  string(w, api_name(first->fn));
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"kind\":\t");
+  string(w, kind_names[first->kind]);
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"device\":\t");
+  if (first->device >= 0 && first->device < CMG__MAX_DEVICES)
+    cmg__jsonw_u64(w, (uint64_t)first->device);
+  else
+    cmg__jsonw_lit(w, "null");
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"count\":\t");
+  number(w, g->n);
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"bytes\":\t");
+  number(w, g->bytes);
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"allocations\":\t[");
+  for (size_t j = 0; j < g->n; j++) {
+    if (j > 0)
+      cmg__jsonw_lit(w, ", ");
+    allocation(w, &first[j]);
+  }
+  cmg__jsonw_lit(w, "]\n\t\t}");
+}
+
+static void
+leaks(struct cmg__jsonw *w, const struct live *l, const struct group *g,
+      size_t n_groups, const struct refs *r)
+{
+  cmg__jsonw_lit(w, "[");
+  for (size_t i = 0; i < n_groups; i++) {
+    if (i > 0)
+      cmg__jsonw_lit(w, ", ");
+    leak(w, &l->a[g[i].first], &g[i], r);
+  }
+  cmg__jsonw_lit(w, "]");
+}
+
+/* ---- the whole report -------------------------------------------------- */
+
+/* What the report is made of, all of it gathered before its first byte is
+ * written, so that running out of memory leaves nothing half-written (on a
+ * pipe, too). */
+struct report {
+  struct live live;
+  struct group *groups;
+  size_t n_groups;
+  struct refs refs;
+  cJSON *head, *tail;   /* the members before "leaks", and after */
+};
+
+/* Copies the ledger, groups what is live and adds it up; marks the stacks
+ * the leaks refer to. */
+static int
+gather_live(struct report *rep)
+{
+  struct live *l = &rep->live;
+  struct refs *r = &rep->refs;
+  cmg__ledger_foreach(collect, l);
+  if (l->oom || sort_live(l) < 0)
+    return -ENOMEM;
+  ptrdiff_t n_groups = group_live(l, &rep->groups);
+  r->n_stacks = cmg__stacks_count();
+  r->used = calloc(r->n_stacks + 1, 1);
+  if (n_groups < 0 || r->used == NULL)
+    return -ENOMEM;
+  rep->n_groups = (size_t)n_groups;
+  for (size_t i = 0; i < rep->n_groups; i++) {
+    uint32_t id = l->a[rep->groups[i].first].stack;
+    if (is_stack_ref(id, r))
+      r->used[id] = 1;
+  }
+  for (size_t i = 0; i < l->n; i++) {
+    if (is_device_memory(l->a[i].kind)) {
+      l->device_bytes += l->a[i].size;
+      l->device_allocations++;
+    } else if (l->a[i].kind == CMG__KIND_HOST)
+      l->host_bytes += l->a[i].size;
+  }
+  return 0;
+}
+
+/* The members before "leaks"; the summary's counts of events come later. */
+static cJSON *
+head_json(const struct cmg__process *proc, const struct live *l)
+{
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "format", "cumemguard-report");
+  cJSON_AddNumberToObject(root, "version", CMG_REPORT_VERSION);
+  cJSON *tool = cJSON_AddObjectToObject(root, "tool");
+  cJSON_AddStringToObject(tool, "name", "cumemguard");
+  cJSON_AddStringToObject(tool, "version", CMG_VERSION_STRING);
+  cJSON_AddItemToObject(root, "process", process_json(proc));
+  cJSON_AddItemToObject(root, "options", options_json(proc));
+  cJSON_AddItemToObject(root, "devices", devices_json());
+  cJSON_AddItemToObject(root, "host", host_json());
+  cJSON_AddItemToObject(root, "group", group_json());
+  cJSON *summary = cJSON_AddObjectToObject(root, "summary");
+  cJSON_AddNumberToObject(summary, "live_allocations", l->device_allocations);
+  cJSON_AddNumberToObject(summary, "live_bytes", l->device_bytes);
+  cJSON_AddNumberToObject(summary, "host_live_bytes", l->host_bytes);
+  cJSON_AddNumberToObject(summary, "untracked_frees",
+                          cmg__ledger_untracked_frees());
+  return root;
+}
+
+static int
+build(const struct cmg__process *proc, struct report *rep)
+{
+  struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
+  struct refs *r = &rep->refs;
+  int err = gather_live(rep);
+  if (err < 0)
+    return err;
+  rep->head = head_json(proc, &rep->live);
+  rep->tail = cJSON_CreateObject();
+  cJSON_AddItemToObject(rep->tail, "released", released_json(r));
+  cJSON_AddItemToObject(rep->tail, "peaks", peaks_json(r, first_denial));
+  add_events(rep->tail, cJSON_GetObjectItemCaseSensitive(rep->head, "summary"),
+             r, first_denial);
+  for (int d = 0; d < CMG__MAX_DEVICES; d++)
+    free(first_denial[d].items);
+  if (gather_ips(r) < 0)
+    return -ENOMEM;
+  cJSON_AddItemToObject(rep->tail, "stacks", stacks_json(r));
+  add_frames(rep->tail, r);
+  return 0;
+}
+
+/* The report as one object, laid out as cJSON_Print lays it out: the head
+ * without its closing "\n}", the leaks, the tail without its opening "{\n".
+ * A cJSON object prints as "{\n", its members, "\n}" at the root. */
+static int
+emit(int fd, const struct report *rep)
+{
+  struct cmg__jsonw w;
+  char *head = cJSON_Print(rep->head), *tail = cJSON_Print(rep->tail);
+  int err = head && tail ? cmg__jsonw_open(&w, fd) : -ENOMEM;
+  if (err == 0) {
+    cmg__jsonw_put(&w, head, strlen(head) - 2);
+    cmg__jsonw_lit(&w, ",\n\t\"leaks\":\t");
+    leaks(&w, &rep->live, rep->groups, rep->n_groups, &rep->refs);
+    cmg__jsonw_lit(&w, ",\n");
+    cmg__jsonw_text(&w, tail + 2);
+    cmg__jsonw_lit(&w, "\n");
+    err = cmg__jsonw_close(&w);
+  }
+  cJSON_free(head);
+  cJSON_free(tail);
+  return err;
+}
+
+static void
+report_free(struct report *rep)
+{
+  cJSON_Delete(rep->head);
+  cJSON_Delete(rep->tail);
+  free(rep->live.a);
+  free(rep->groups);
+  free(rep->refs.used);
+  free(rep->refs.ips);
+}
+
+/* Where the report is written: a fresh temporary file beside `path`, or
+ * `path` itself when it exists and is not a regular file.  Returns the fd
+ * (tmp is "" for a direct write) or a negative errno. */
+static int
+open_target(const char *path, char *tmp, size_t len)
+{
+  static _Atomic unsigned serial;
+  struct stat st;
+  tmp[0] = '\0';
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+  }
+  /* A name cut short would be another file: a parent directory's name, or
+   * another process's temporary file. */
+  int n = snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(),
+                   atomic_fetch_add(&serial, 1));
+  if (n < 0 || (size_t)n >= len) {
+    tmp[0] = '\0';
+    return -ENAMETOOLONG;
+  }
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  return fd < 0 ? -errno : fd;
+}
+
+int
+cmg__report_write(const char *path, const struct cmg__process *proc,
+                  uint64_t *live_allocations, uint64_t *live_bytes)
+{
+  char tmp[PATH_MAX + CMG__REPORT_MAX + 64];  /* dump.c's path, + suffix */
+  int fd = open_target(path, tmp, sizeof(tmp));
+  if (fd < 0)
+    return fd;
+
+  struct report rep = { 0 };
+  current = proc;
+  int err = build(proc, &rep);
+  if (err == 0)
+    err = emit(fd, &rep);
+  if (err == 0 && tmp[0] != '\0' && fsync(fd) < 0)
+    err = -errno;
+  if (close(fd) < 0 && err == 0)
+    err = -errno;
+  if (err == 0 && tmp[0] != '\0' && rename(tmp, path) < 0)
+    err = -errno;
+  if (err < 0 && tmp[0] != '\0')
+    unlink(tmp);
+  if (err == 0) {
+    *live_allocations = rep.live.device_allocations;
+    *live_bytes = rep.live.device_bytes;
+  }
+  report_free(&rep);
+  return err;
+}

@@ -1,0 +1,40 @@
+/*
+ * The JSON report, version 1 (docs/report-format.md), written through a
+ * temporary file and a rename (report.c).
+ */
+#ifndef CMG_CORE_REPORT_H
+#define CMG_CORE_REPORT_H
+
+#include <stdint.h>
+
+#include "core/conf.h"
+
+enum cmg__reason {
+  CMG__REASON_EXIT,
+  CMG__REASON_SIGNAL,
+  CMG__REASON_REQUEST,
+  CMG__REASON_SOFT_LIMIT,
+};
+
+/* What the report says of the process; filled by the caller. */
+struct cmg__process {
+  long pid;
+  long ppid;
+  const char *exe;
+  const char *const *argv;   /* NULL-terminated, may be NULL */
+  const char *hostname;
+  const char *options;       /* CUMEMGUARD_OPTIONS as given, may be NULL */
+  const struct cmg__config *cfg;  /* the options in effect */
+  /* The name of an API label (struct cmg__alloc's fn); the labels are the
+   * library's own numbering. */
+  const char *(*api_name)(unsigned fn);
+  enum cmg__reason reason;
+};
+
+/* Writes the report to `path` through a temporary file in the same
+ * directory and a rename, so the path never holds a partial report.
+ * Returns 0 or a negative errno; on success fills the live totals. */
+int cmg__report_write(const char *path, const struct cmg__process *proc,
+                      uint64_t *live_allocations, uint64_t *live_bytes);
+
+#endif /* CMG_CORE_REPORT_H */

@@ -1,0 +1,579 @@
+/*
+ * The cumemguard program: turns its flags into CUMEMGUARD_OPTIONS, puts
+ * libcumemguard.so first in LD_PRELOAD and execs the program, in the manner
+ * of eatmydata(1) and faketime(1).  It owns no policy of its own: the
+ * combined option string is checked with cmg__config_parse(), the parser the
+ * library will run, so a typo is refused here with exit status 2 instead of
+ * leaving a job uncapped (the library would fail closed as well, but only
+ * after the job had started).
+ *
+ * Flags map to option keys through one table, `flags`; a new option key
+ * needs one row here.  Flags are spelled with dashes and keys with
+ * underscores, as command lines and MALLOC_CONF each usually are.  A flag
+ * replaces the environment's item with the same key rather than appending
+ * a second one, since the parser refuses duplicates.  If the library
+ * cannot be found the program is not run at all: running it without the
+ * cap that was asked for would be the one wrong answer.  The exit status
+ * is the program's own once it runs; before that it is 2 for our own
+ * errors and 126 or 127 for a failed exec, as env(1) does.  leak_exitcode
+ * does not change that: the library sets the program's status at its
+ * exit, and the launcher is long gone by then.
+ *
+ * `cumemguard status [GROUP] [--json]` runs no program: it prints the live
+ * view of the user's groups, which group.c reads from their segments.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cumemguard.h"
+#include "core/conf.h"
+#include "core/log.h"
+#include "launcher/status.h"
+
+#ifndef CMG_LIBDIR
+#error "CMG_LIBDIR must name the install libdir (Makefile.am defines it)"
+#endif
+
+#define LIBRARY_NAME "libcumemguard.so"
+#define OPTIONS_VAR "CUMEMGUARD_OPTIONS"
+#define LIBRARY_VAR "CUMEMGUARD_LIBRARY"
+
+/* The file exists but could not be run; env(1) and POSIX shells use 126. */
+#define EXIT_CANNOT_RUN 126
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* A flag that sets an option key: --name SIZE or --name=SIZE. */
+struct flag {
+  const char *name;  /* without the leading "--" */
+  const char *key;   /* option key in CUMEMGUARD_OPTIONS */
+  const char *arg;   /* placeholder in the usage line */
+  const char *help;  /* lines of at most HELP_WIDTH columns */
+};
+
+static const struct flag flags[] = {
+  { "limit", "limit", "SIZE",
+    "cap each device at SIZE (4GiB, 1.5GB, 512M) or at\n"
+    "a share of it (50%)" },
+  { "report", "report", "PATTERN",
+    "write the leak report to PATTERN: %p pid, %h host,\n"
+    "%t unix time, %% a '%' (default " CMG__REPORT_DEFAULT ")" },
+  { "stack-depth", "stack_depth", "N",
+    "record N frames of each allocation's stack, 0 for\n"
+    "none (default " STR(CMG__STACK_DEPTH_DEFAULT) ", at most "
+    STR(CMG__STACK_DEPTH_MAX) ")" },
+  { "dump-signal", "dump_signal", "NAME",
+    "write a report whenever the program gets signal\n"
+    "NAME: USR1, USR2, HUP, WINCH, URG or PWR" },
+  { "leak-exitcode", "leak_exitcode", "N",
+    "make the program exit with N (1 to 255) when\n"
+    "device memory is still allocated at its exit" },
+  { "on-exceed", "on_exceed", "ACTION",
+    "past the limit: fail (default), warn (allow and\n"
+    "record), or wait for frees up to --wait-timeout" },
+  { "wait-timeout", "wait_timeout", "TIME",
+    "how long --on-exceed wait waits (default 30s;\n"
+    "500ms, 2m, 1h)" },
+  { "soft-limit", "soft_limit", "SIZE",
+    "warn and write a snapshot report each time a\n"
+    "device's usage rises above SIZE" },
+  { "max-alloc", "max_alloc", "SIZE",
+    "refuse any single allocation larger than SIZE" },
+  { "host-limit", "host_limit", "SIZE",
+    "cap page-locked host memory (cudaMallocHost) at SIZE" },
+  { "group", "group", "NAME",
+    "count this program in group NAME: every process of\n"
+    "this user in the group shares --group-limit" },
+  { "group-limit", "group_limit", "SIZE",
+    "the cap per device the group's processes share\n"
+    "(the first member's stands; see 'status')" },
+};
+
+/* Frameworks that grab most of the card at start-up grow on demand instead
+ * with these; set by --on-demand-growth. */
+static const struct {
+  const char *name, *value, *why;
+} growth_env[] = {
+  { "TF_FORCE_GPU_ALLOW_GROWTH", "true",
+    "TensorFlow allocates as it needs, not 'free minus a margin'" },
+  { "XLA_PYTHON_CLIENT_PREALLOCATE", "false",
+    "JAX/XLA does not preallocate 75% of what it sees" },
+};
+static bool on_demand_growth;
+
+#define N_GROWTH_ENV (sizeof(growth_env) / sizeof(growth_env[0]))
+
+#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+
+/* Columns of the help text: 2 + FLAG_WIDTH + HELP_WIDTH <= 80. */
+#define FLAG_WIDTH 20
+#define HELP_WIDTH 58
+#define USAGE_START "usage: cumemguard"
+#define STATUS_USAGE "       cumemguard status [GROUP] [--json]"
+
+/*
+ * Appends one word of the usage text, starting a new line indented under
+ * the first word when it would pass column 80.
+ */
+static void
+usage_word(FILE *f, const char *word, size_t *col)
+{
+  size_t len = strlen(word) + 1;
+
+  if (*col + len > 80) {
+    fprintf(f, "\n%*s", (int)strlen(USAGE_START), "");
+    *col = strlen(USAGE_START);
+  }
+  fprintf(f, " %s", word);
+  *col += len;
+}
+
+static void
+print_usage(FILE *f)
+{
+  char word[64];
+  size_t col = strlen(USAGE_START), i;
+
+  fputs(USAGE_START, f);
+  for (i = 0; i < N_FLAGS; i++) {
+    snprintf(word, sizeof(word), "[--%s %s]", flags[i].name, flags[i].arg);
+    usage_word(f, word, &col);
+  }
+  usage_word(f, "[--help]", &col);
+  usage_word(f, "[--version]", &col);
+  usage_word(f, "[--]", &col);
+  usage_word(f, "PROGRAM", &col);
+  usage_word(f, "[ARGS...]", &col);
+  fprintf(f, "\n" STATUS_USAGE "\n");
+}
+
+/* Prints "  --name ARG" and its help, each help line in the help column. */
+static void
+print_flag(const char *name, const char *arg, const char *help)
+{
+  char left[64];
+  const char *p = help;
+
+  snprintf(left, sizeof(left), "--%s%s%s", name, arg[0] ? " " : "", arg);
+  printf("  %-*s", FLAG_WIDTH, left);
+  for (;;) {
+    size_t n = strcspn(p, "\n");
+
+    printf("%.*s\n", (int)n, p);
+    if (p[n] == '\0')
+      break;
+    p += n + 1;
+    printf("  %*s", FLAG_WIDTH, "");
+  }
+}
+
+static void
+print_help(void)
+{
+  size_t i;
+
+  print_usage(stdout);
+  printf("\nRuns PROGRAM with " LIBRARY_NAME " preloaded, which caps the "
+         "CUDA device memory\nit can allocate and reports what it leaves "
+         "allocated.\n\n");
+  for (i = 0; i < N_FLAGS; i++)
+    print_flag(flags[i].name, flags[i].arg, flags[i].help);
+  print_flag("on-demand-growth", "",
+             "make TensorFlow and JAX allocate as they go:\n"
+             "sets TF_FORCE_GPU_ALLOW_GROWTH=true and\n"
+             "XLA_PYTHON_CLIENT_PREALLOCATE=false");
+  print_flag("help", "", "print this help and exit");
+  print_flag("version", "", "print the version and exit");
+  printf("\n'cumemguard status' runs no program: it prints each of your "
+         "groups (or\nGROUP) with its cap and usage per device and per "
+         "process; --json for\nmachines.  'cumemguard -- status' runs a "
+         "program named status.\n");
+  printf("\nEnvironment:\n"
+         "  " OPTIONS_VAR "  options as key=value,...: limit, limit.N "
+         "(device N),\n"
+         "                      report, stack_depth, dump_signal, "
+         "leak_exitcode,\n"
+         "                      on_exceed, wait_timeout, soft_limit(.N), "
+         "max_alloc,\n"
+         "                      host_limit, group, group_limit(.N),\n"
+         "                      as the flags above; a flag replaces the "
+         "same key\n"
+         "  " LIBRARY_VAR "  the library to preload; by default\n"
+         "                      " CMG_LIBDIR "/" LIBRARY_NAME "\n"
+         "\nExit status: the program's own, which the library sets to N "
+         "for\n--leak-exitcode N; 2 for a bad flag or option, 126 or 127 "
+         "when PROGRAM\ncannot be run.\n");
+}
+
+/* ---- the option string -------------------------------------------------- */
+
+/*
+ * The key of the item at s[0..len): everything before '=', or all of it.
+ */
+static size_t
+item_key_len(const char *s, size_t len)
+{
+  const char *eq = memchr(s, '=', len);
+
+  return eq != NULL ? (size_t)(eq - s) : len;
+}
+
+/* True if a flag was given whose key is s[0..len). */
+static bool
+is_overridden(const char *s, size_t len, const char *const values[])
+{
+  size_t i;
+
+  for (i = 0; i < N_FLAGS; i++) {
+    if (values[i] != NULL && strlen(flags[i].key) == len &&
+        memcmp(flags[i].key, s, len) == 0)
+      return true;
+  }
+  return false;
+}
+
+/*
+ * The environment's option string with the flags' items in place of its
+ * items of the same keys, flags last; empty items are dropped.  Returns a
+ * malloc'd string, or NULL when out of memory.
+ */
+static char *
+build_options(const char *env, const char *const values[])
+{
+  size_t size = 1, len = 0, i;
+  const char *p;
+  char *out;
+
+  if (env != NULL)
+    size += strlen(env) + 1;
+  for (i = 0; i < N_FLAGS; i++) {
+    if (values[i] != NULL)
+      size += strlen(flags[i].key) + strlen(values[i]) + 2;
+  }
+  out = malloc(size);
+  if (out == NULL)
+    return NULL;
+
+  for (p = env; p != NULL && *p != '\0';) {
+    const char *item = p;
+    size_t n = strcspn(p, ",");
+
+    p += n;
+    if (*p == ',')
+      p++;
+    if (n == 0 || is_overridden(item, item_key_len(item, n), values))
+      continue;
+    len += (size_t)sprintf(out + len, "%s%.*s", len > 0 ? "," : "", (int)n,
+                           item);
+  }
+  for (i = 0; i < N_FLAGS; i++) {
+    if (values[i] != NULL)
+      len += (size_t)sprintf(out + len, "%s%s=%s", len > 0 ? "," : "",
+                             flags[i].key, values[i]);
+  }
+  out[len] = '\0';
+  return out;
+}
+
+/* ---- finding the library ------------------------------------------------ */
+
+/* 0 if path is a regular file, else a negative errno. */
+static int
+check_file(const char *path)
+{
+  struct stat st;
+
+  if (stat(path, &st) != 0)
+    return -errno;
+  return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+}
+
+/*
+ * path made absolute against the working directory, so that the program
+ * still finds the library after a chdir.  Returns a malloc'd string or NULL.
+ */
+static char *
+absolute(const char *path)
+{
+  char cwd[PATH_MAX];
+  char *out;
+
+  if (path[0] == '/')
+    return strdup(path);
+  if (getcwd(cwd, sizeof(cwd)) == NULL)
+    return NULL;
+  out = malloc(strlen(cwd) + strlen(path) + 2);
+  if (out != NULL)
+    sprintf(out, "%s/%s", cwd, path);
+  return out;
+}
+
+/*
+ * <dir of this executable>/../lib/libcumemguard.so, for an installation that
+ * was moved after it was configured.  Returns a malloc'd string or NULL.
+ */
+static char *
+library_beside_exe(void)
+{
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  char *slash, *out;
+
+  if (n <= 0)
+    return NULL;
+  exe[n] = '\0';
+  /* readlink gives a resolved path, so cutting two names is "/..". */
+  slash = strrchr(exe, '/');
+  if (slash == NULL)
+    return NULL;
+  *slash = '\0';
+  slash = strrchr(exe, '/');
+  if (slash == NULL)
+    return NULL;
+  *slash = '\0';
+  out = malloc(strlen(exe) + sizeof("/lib/" LIBRARY_NAME));
+  if (out != NULL)
+    sprintf(out, "%s/lib/" LIBRARY_NAME, exe);
+  return out;
+}
+
+/*
+ * The absolute path of the library to preload, or NULL after printing why
+ * there is none.
+ */
+static char *
+find_library(void)
+{
+  const char *env = getenv(LIBRARY_VAR);
+  char *path;
+  int rc;
+
+  if (env != NULL && env[0] != '\0') {
+    rc = check_file(env);
+    if (rc != 0) {
+      cmg__log(LIBRARY_VAR "='%s': %s", env,
+               rc == -EINVAL ? "not a regular file" : strerror(-rc));
+      return NULL;
+    }
+    path = absolute(env);
+    if (path == NULL)
+      cmg__log("cannot resolve '%s': %s", env, strerror(errno));
+    return path;
+  }
+
+  if (check_file(CMG_LIBDIR "/" LIBRARY_NAME) == 0)
+    return strdup(CMG_LIBDIR "/" LIBRARY_NAME);
+  path = library_beside_exe();
+  if (path != NULL && check_file(path) == 0)
+    return path;
+  free(path);
+
+  cmg__log("cannot find " LIBRARY_NAME " in " CMG_LIBDIR " nor in ../lib "
+           "beside this program; set " LIBRARY_VAR " to its path");
+  return NULL;
+}
+
+/* ---- LD_PRELOAD --------------------------------------------------------- */
+
+/* ld.so splits LD_PRELOAD at spaces and colons. */
+#define PRELOAD_SEPARATORS " :"
+
+/* Whether the LD_PRELOAD entry [e, e + len) is a sanitizer's runtime,
+ * which refuses to start unless it comes first (ASan's link-order check)
+ * and must see every allocator call, ours included. */
+static bool
+is_sanitizer_runtime(const char *e, size_t len)
+{
+  static const char *const names[] = { "libasan.", "libtsan.", "liblsan.",
+                                       "libubsan.", "libhwasan.",
+                                       "libclang_rt." };
+  const char *base = e;
+  for (const char *c = e; c < e + len; c++)
+    if (*c == '/')
+      base = c + 1;
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+    if ((size_t)(e + len - base) >= strlen(names[i]) &&
+        strncmp(base, names[i], strlen(names[i])) == 0)
+      return true;
+  return false;
+}
+
+/*
+ * Puts lib first in LD_PRELOAD, keeping the entries already there, after
+ * any sanitizer runtimes that lead it; nothing changes if lib is there
+ * already.  Returns 0 or a negative errno.
+ */
+static int
+prepend_preload(const char *lib)
+{
+  const char *old = getenv("LD_PRELOAD");
+  if (old == NULL || old[strspn(old, PRELOAD_SEPARATORS)] == '\0')
+    return setenv("LD_PRELOAD", lib, 1) == 0 ? 0 : -errno;
+
+  const char *end = old;  /* just after the last leading sanitizer */
+  const char *at = old + strspn(old, PRELOAD_SEPARATORS);
+  size_t len = strcspn(at, PRELOAD_SEPARATORS);
+  while (len > 0 && is_sanitizer_runtime(at, len)) {
+    end = at + len;
+    at = end + strspn(end, PRELOAD_SEPARATORS);
+    len = strcspn(at, PRELOAD_SEPARATORS);
+  }
+  if (len == strlen(lib) && memcmp(at, lib, len) == 0)
+    return 0;
+
+  char *value = malloc(strlen(lib) + strlen(old) + 3);
+  if (value == NULL)
+    return -ENOMEM;
+  int head = (int)(end - old);
+  sprintf(value, "%.*s%s%s%s%s", head, old, head > 0 ? ":" : "", lib,
+          *at != '\0' ? ":" : "", at);
+  int rc = setenv("LD_PRELOAD", value, 1) == 0 ? 0 : -errno;
+  free(value);
+  return rc;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+/*
+ * Reads the flags into values[] (one per row of `flags`, the last one
+ * given wins) and returns the index of PROGRAM in argv, or -1 after
+ * printing why the arguments are wrong, or 0 after --help or --version.
+ */
+static int
+parse_args(int argc, char **argv, const char *values[])
+{
+  int i;
+
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *name, *eq;
+    size_t name_len, f;
+
+    if (strcmp(a, "--") == 0)
+      return i + 1;
+    if (a[0] != '-' || a[1] == '\0')
+      return i;
+
+    if (strcmp(a, "--help") == 0) {
+      print_help();
+      return 0;
+    }
+    if (strcmp(a, "--version") == 0) {
+      printf("cumemguard " CMG_VERSION_STRING "\n");
+      return 0;
+    }
+    if (strcmp(a, "--on-demand-growth") == 0) {
+      on_demand_growth = true;
+      continue;
+    }
+
+    name = a + 2;
+    eq = strchr(name, '=');
+    name_len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+    for (f = 0; f < N_FLAGS; f++) {
+      if (a[1] == '-' && strlen(flags[f].name) == name_len &&
+          memcmp(flags[f].name, name, name_len) == 0)
+        break;
+    }
+    if (f == N_FLAGS) {
+      cmg__log("unknown option '%s'; try 'cumemguard --help'", a);
+      return -1;
+    }
+
+    if (eq != NULL) {
+      values[f] = eq + 1;
+    } else if (i + 1 < argc) {
+      values[f] = argv[++i];
+    } else {
+      cmg__log("option '--%s' needs a value (%s)", flags[f].name,
+               flags[f].arg);
+      return -1;
+    }
+    /* A comma would smuggle a second item past the flag's key. */
+    if (strchr(values[f], ',') != NULL) {
+      cmg__log("bad value '%s' for --%s: expected one %s, without ','",
+               values[f], flags[f].name, flags[f].arg);
+      return -1;
+    }
+  }
+  return i;
+}
+
+int
+main(int argc, char **argv)
+{
+  const char *values[N_FLAGS] = { NULL };
+  struct cmg__config cfg;
+  char err[256];
+  char *opts, *lib = NULL;
+  int prog, rc = CMG_EXIT_USAGE;
+
+  if (argc >= 2 && strcmp(argv[1], "status") == 0)
+    return cmg__status_main(argc - 2, argv + 2);
+  prog = parse_args(argc, argv, values);
+  if (prog == 0) {
+    /* --help or --version: a full disk or closed stdout is still an error. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      cmg__log("cannot write to standard output: %s", strerror(errno));
+      return EXIT_FAILURE;
+    }
+    return EXIT_SUCCESS;
+  }
+  if (prog < 0)
+    return CMG_EXIT_USAGE;
+  if (prog >= argc) {
+    cmg__log("no PROGRAM given");
+    print_usage(stderr);
+    return CMG_EXIT_USAGE;
+  }
+
+  opts = build_options(getenv(OPTIONS_VAR), values);
+  if (opts == NULL) {
+    cmg__log("out of memory");
+    return CMG_EXIT_USAGE;
+  }
+  if (cmg__config_parse(opts, &cfg, err, sizeof(err)) != 0) {
+    cmg__log("%s", err);
+    goto out;
+  }
+
+  lib = find_library();
+  if (lib == NULL)
+    goto out;
+  if (lib[strcspn(lib, PRELOAD_SEPARATORS "\t\n")] != '\0') {
+    cmg__log("cannot preload '%s': LD_PRELOAD cannot hold a path with "
+             "spaces or ':'", lib);
+    goto out;
+  }
+  if (prepend_preload(lib) != 0 || setenv(OPTIONS_VAR, opts, 1) != 0) {
+    cmg__log("cannot set the environment: %s", strerror(errno));
+    goto out;
+  }
+  for (size_t g = 0; on_demand_growth && g < N_GROWTH_ENV; g++)
+    if (setenv(growth_env[g].name, growth_env[g].value, 1) != 0) {
+      cmg__log("cannot set the environment: %s", strerror(errno));
+      goto out;
+    }
+  free(lib);
+  free(opts);
+
+  execvp(argv[prog], argv + prog);
+  rc = errno;
+  cmg__log("cannot run '%s': %s", argv[prog], strerror(rc));
+  return rc == ENOENT ? CMG_EXIT_EXEC : EXIT_CANNOT_RUN;
+
+out:
+  free(lib);
+  free(opts);
+  return rc;
+}

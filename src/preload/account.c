@@ -1,0 +1,475 @@
+/*
+ * The accounting every wrapper shares.  Every allocation is counted at the
+ * driver level, exactly once, whichever way the program reached the
+ * driver; the runtime wrappers only set the label recorded with it.
+ *
+ * An allocation: reserve the bytes against the limit (or, by on_exceed,
+ * allow and record, or wait for frees), then the group's cap; after the
+ * real call, record the allocation or give the reservation back.  A free:
+ * take the entry out of the ledger before the real call, then count it, or
+ * put it back if the free failed.  No lock is held across a real call.
+ *
+ * A wrapper called while another runs on the same thread (a driver calling
+ * its own exports) forwards without counting.  A denial becomes
+ * CUDA_ERROR_OUT_OF_MEMORY, the code every framework already handles.
+ *
+ * The memory of a context dies with it: its entries leave the ledger, their
+ * bytes stop counting, and the report lists them as released by context
+ * teardown, apart from leaks.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "core/group.h"
+#include "core/history.h"
+#include "core/ledger.h"
+#include "core/log.h"
+#include "core/policy.h"
+#include "core/stacks.h"
+#include "preload/account.h"
+#include "preload/context.h"
+#include "preload/dump.h"
+#include "preload/init.h"
+#include "preload/real.h"
+
+static _Atomic bool warned[CMG__SLOTS];
+
+/* The device's name and UUID, for reports that line up across processes. */
+static void
+identify(int device)
+{
+  cmg__pfn_cuDeviceGetName get_name = REAL(cuDeviceGetName);
+  char name[256] = "", uuid[48] = "";
+  if (get_name == NULL || get_name(name, sizeof(name), device) != CUDA_SUCCESS)
+    name[0] = '\0';
+  cmg__device_uuid(device, uuid, sizeof(uuid));
+  cmg__history_set_device(device, name, uuid);
+}
+
+int
+cmg__device_uuid(int device, char *out, size_t len)
+{
+  cmg__pfn_cuDeviceGetUuid_v2 get = REAL(cuDeviceGetUuid_v2);
+  CUuuid u;
+  if (get == NULL || get(&u, device) != CUDA_SUCCESS) {
+    snprintf(out, len, "%s", "");
+    return -ENOENT;
+  }
+  const unsigned char *b = (const unsigned char *)u.bytes;
+  snprintf(out, len,
+           "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+           "%02x%02x%02x%02x%02x%02x",
+           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
+           b[11], b[12], b[13], b[14], b[15]);
+  return 0;
+}
+
+static CMG__COLD void
+setup_device(int device)
+{
+  cmg__pfn_cuDeviceTotalMem_v2 total = REAL(cuDeviceTotalMem_v2);
+  size_t physical = 0;
+  if (total == NULL || total(&physical, device) != CUDA_SUCCESS)
+    physical = 0;
+  identify(device);
+  cmg__policy_set_device(device, cmg__config_limit(&cmg__cfg, device, physical),
+                         cmg__config_soft_limit(&cmg__cfg, device, physical),
+                         physical);
+}
+
+void
+cmg__device_setup(int device)
+{
+  if (!cmg__policy_is_device_set(device))
+    setup_device(device);
+}
+
+static const char *
+where(int device, char *buf, size_t len)
+{
+  if (device == CMG__HOST)
+    snprintf(buf, len, "host memory");
+  else
+    snprintf(buf, len, "device %d", device);
+  return buf;
+}
+
+static CMG__COLD void
+log_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
+{
+  char want[32], have[32], cap[32], dev[32];
+  cmg__format_size(bytes, want, sizeof(want));
+  where(c->device, dev, sizeof(dev));
+  const char *why;
+  if (err == -EPERM && (why = cmg__policy_take_why()) != NULL)
+    cmg__log("denied %s of %s on %s: %s; no device allocation will succeed",
+             cmg__fn_name(c->fn), want, dev, why);
+  else if (err == -EPERM)
+    cmg__log("denied %s of %s on %s: no device allocation succeeds "
+             "(failed closed, as the first denial said)",
+             cmg__fn_name(c->fn), want, dev);
+  else if (err == -E2BIG)
+    cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: larger than "
+             "max_alloc=%s",
+             cmg__fn_name(c->fn), want, bytes, dev,
+             cmg__format_size(cmg__cfg.max_alloc, cap, sizeof(cap)));
+  else
+    cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: %s in use, "
+             "limit %s%s",
+             cmg__fn_name(c->fn), want, bytes, dev,
+             cmg__format_size(used, have, sizeof(have)),
+             cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap)),
+             err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
+}
+
+static CMG__COLD struct cmg__event
+event(const struct cmg__call *c, enum cmg__event_kind kind, uint64_t bytes)
+{
+  return (struct cmg__event){
+    .kind = kind,
+    .time_ns = cmg__now_ns(),
+    .requested_bytes = bytes,
+    .live_bytes = cmg__ledger_live_bytes(c->device),
+    .limit_bytes = cmg__policy_limit(c->device),
+    .stack = c->stack,
+    .device = (int16_t)c->device,
+    .fn = c->fn,
+  };
+}
+
+static CMG__COLD void
+deny(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
+{
+  struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
+  if (err == -EPERM)
+    e.limit_bytes = 0;
+  cmg__ledger_count_denial(c->device);
+  cmg__history_event(&e);
+  log_denial(c, bytes, used, err);
+}
+
+/* on_exceed=warn: the allocation goes ahead over the limit; the first on
+ * each device is said on stderr, every one is in the report. */
+static CMG__COLD void
+allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
+{
+  cmg__policy_force(c->device, bytes, &c->r);
+  struct cmg__event e = event(c, CMG__EVENT_WARN, bytes);
+  cmg__history_event(&e);
+  if (!atomic_exchange(&warned[c->device], true)) {
+    char want[32], have[32], cap[32], dev[32];
+    cmg__log("allowed %s of %s on %s over the limit: %s in use, limit %s "
+             "(on_exceed=warn; later ones are only in the report)",
+             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+             where(c->device, dev, sizeof(dev)),
+             cmg__format_size(used, have, sizeof(have)),
+             cmg__format_size(cmg__policy_limit(c->device), cap,
+                              sizeof(cap)));
+  }
+}
+
+/* Applies the process's limit: 0 with bytes reserved in c->r, or an error
+ * for deny. */
+static CMG__HOT int
+reserve_own(struct cmg__call *c, uint64_t bytes, uint64_t *used)
+{
+  int err = cmg__policy_prepare(c->device, bytes, &c->r, used);
+  if (err != -ENOMEM || c->device == CMG__HOST)
+    return err;
+  if (cmg__cfg.on_exceed == CMG__ON_EXCEED_WARN) {
+    allow_over(c, bytes, *used);
+    return 0;
+  }
+  if (cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
+    uint64_t t0 = cmg__now_ns();
+    err = cmg__policy_wait(c->device, bytes, cmg__cfg.wait_timeout_ns, &c->r,
+                           used);
+    struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
+    e.waited_ns = cmg__now_ns() - t0;
+    e.granted = err == 0;
+    cmg__history_event(&e);
+  }
+  return err;
+}
+
+static CMG__COLD void
+group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
+             uint64_t limit, bool waited)
+{
+  char want[32], have[32], cap[32];
+  struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
+  e.limit_bytes = limit;
+  cmg__ledger_count_denial(c->device);
+  cmg__history_event(&e);
+  cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
+           "has %s in use, group limit %s%s",
+           cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+           bytes, c->device, cmg__group_name(),
+           cmg__format_size(used, have, sizeof(have)),
+           cmg__format_size(limit, cap, sizeof(cap)),
+           waited ? " (waited wait_timeout for frees)" : "");
+}
+
+/* Applies the group's cap after the process's own: the group cap protects
+ * the other members, so on_exceed=warn does not pass it; wait does wait. */
+static CMG__COLD int
+reserve_group(struct cmg__call *c, uint64_t bytes)
+{
+  uint64_t used, limit;
+  uint64_t physical = cmg__policy_physical(c->device);
+  int err = cmg__group_reserve(c->device, bytes, physical, &used, &limit);
+  if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
+    uint64_t t0 = cmg__now_ns();
+    err = cmg__group_wait(c->device, bytes, physical,
+                          cmg__cfg.wait_timeout_ns, &used, &limit);
+    struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
+    e.waited_ns = cmg__now_ns() - t0;
+    e.granted = err == 0;
+    e.limit_bytes = limit;
+    cmg__history_event(&e);
+  }
+  if (err < 0)
+    group_denial(c, bytes, used, limit, err == -ETIMEDOUT);
+  return err;
+}
+
+static CMG__HOT bool
+in_group(int device, unsigned kind)
+{
+  return cmg__kind_counts(kind) && device >= 0 &&
+         device < CMG__MAX_DEVICES && cmg__group_active();
+}
+
+/* Reserves against the process's limit, then the group's: 0, or an error
+ * for deny (-EALREADY when the group already said why). */
+static CMG__HOT int
+reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
+{
+  int err = reserve_own(c, bytes, used);
+  if (err < 0 || !in_group(c->device, c->kind))
+    return err;
+  if (reserve_group(c, bytes) == 0)
+    return 0;
+  cmg__policy_release(c->device, c->r.bytes);
+  return -EALREADY;
+}
+
+CUresult CMG__HOT
+cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
+                 int device, uint64_t bytes)
+{
+  c->tracked = false;
+  if (cmg__self.depth++ > 0)
+    return CUDA_SUCCESS;
+  cmg__init();
+  c->fn = cmg__self.label ? cmg__self.label : (uint8_t)fn;
+  c->kind = (uint8_t)kind;
+  /* Device memory and arrays die with the context that made them. */
+  c->ctx = 0;
+  if (kind == CMG__KIND_HOST)
+    device = CMG__HOST;
+  else if (kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY) {
+    int current = cmg__context_device(&c->ctx);
+    if (device == CMG__CURRENT)
+      device = current;
+  } else if (device == CMG__CURRENT)
+    device = cmg__current_device();
+  c->device = device;
+  /* Without a context the driver refuses the call itself. */
+  if (device < 0 || device >= CMG__SLOTS)
+    return CUDA_SUCCESS;
+  cmg__history_touch();
+  if (device != CMG__HOST)
+    cmg__device_setup(device);
+  c->stack = cmg__stacks_capture();
+  c->r = (struct cmg__reservation){ .device = device, .bytes = bytes };
+  uint64_t used = 0;
+  int err = cmg__kind_counts(kind) ? reserve(c, bytes, &used) : 0;
+  if (err < 0) {
+    cmg__self.depth--;
+    if (err != -EALREADY)
+      deny(c, bytes, used, err);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  c->tracked = true;
+  return CUDA_SUCCESS;
+}
+
+/* Reserves `extra` more for an allocation begun with cmg__alloc_begin whose
+ * size the real call decided (a pitch): the limit, then the group. */
+CUresult CMG__COLD
+cmg__alloc_grow(struct cmg__call *c, uint64_t extra)
+{
+  uint64_t used = cmg__policy_used(c->device) - c->r.bytes;
+  int err = cmg__policy_grow(&c->r, extra);
+  if (err == 0 && in_group(c->device, c->kind) &&
+      reserve_group(c, extra) < 0) {
+    cmg__policy_release(c->device, extra);
+    c->r.bytes -= extra;
+    return CUDA_ERROR_OUT_OF_MEMORY;  /* the group said why */
+  }
+  if (err == 0)
+    return CUDA_SUCCESS;
+  deny(c, c->r.bytes + extra, used, -ENOMEM);
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CMG__HOT void
+give_back(int device, unsigned kind, uint64_t bytes)
+{
+  if (!cmg__kind_counts(kind))
+    return;
+  cmg__policy_release(device, bytes);
+  if (in_group(device, kind))
+    cmg__group_release(device, bytes);
+}
+
+/* A soft limit crossed: one line, an event, and a snapshot report. */
+static CMG__COLD void
+soft_limit_crossed(const struct cmg__call *c)
+{
+  char soft[32], dev[32];
+  struct cmg__event e = event(c, CMG__EVENT_SOFT_LIMIT, c->r.bytes);
+  e.limit_bytes = cmg__policy_soft_limit(c->device);
+  cmg__history_event(&e);
+  cmg__log("%s passed its soft limit of %s; writing a snapshot report",
+           where(c->device, dev, sizeof(dev)),
+           cmg__format_size(e.limit_bytes, soft, sizeof(soft)));
+  cmg__dump_request(CMG__REASON_SOFT_LIMIT);
+}
+
+CUresult CMG__HOT
+cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
+{
+  cmg__self.depth--;
+  if (!c->tracked)
+    return rc;
+  if (rc != CUDA_SUCCESS || key == 0) {
+    give_back(c->device, c->kind, c->r.bytes);
+    return rc;
+  }
+  struct cmg__alloc a = {
+    .addr = key,
+    .size = c->r.bytes,
+    .seq = cmg__ledger_next_seq(),
+    .time_ns = cmg__now_coarse_ns(),
+    .stack = c->stack,
+    .thread = cmg__tid(),
+    .device = (int16_t)c->device,
+    .fn = c->fn,
+    .kind = c->kind,
+    .ctx = c->ctx,
+  };
+  struct cmg__alloc stale;
+  int err = cmg__ledger_insert(&a, &stale);
+  /* A ledger that cannot grow must not make the program fail: the
+   * allocation goes on untracked and its bytes stop counting. */
+  if (err < 0) {
+    give_back(c->device, c->kind, c->r.bytes);
+    return rc;
+  }
+  if (err == 1) {
+    give_back(stale.device, stale.kind, stale.size);
+    cmg__stacks_account(stale.stack, stale.device, -(int64_t)stale.size, -1);
+  }
+  if (!cmg__kind_counts(a.kind))
+    return rc;
+  cmg__stacks_account(a.stack, a.device, (int64_t)a.size, 1);
+  cmg__history_peak(a.device, cmg__policy_commit(a.device));
+  if (cmg__policy_soft_crossed(a.device))
+    soft_limit_crossed(c);
+  return rc;
+}
+
+/* Before the real free: the entry leaves the ledger first, since the driver
+ * may hand the same address to another thread as soon as it is freed. */
+bool CMG__HOT
+cmg__free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a)
+{
+  cmg__init();
+  return key != 0 && cmg__ledger_remove(key, kind, a) == 0;
+}
+
+void CMG__HOT
+cmg__uncount(const struct cmg__alloc *a, bool released)
+{
+  if (released)
+    cmg__ledger_count_release(a);
+  else
+    cmg__ledger_count_free(a);
+  if (!cmg__kind_counts(a->kind))
+    return;
+  cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
+  give_back(a->device, a->kind, a->size);
+}
+
+CUresult CMG__HOT
+cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
+              uint64_t key)
+{
+  if (tracked && rc != CUDA_SUCCESS)
+    cmg__ledger_restore(a);
+  else if (tracked)
+    cmg__uncount(a, false);
+  else if (rc == CUDA_SUCCESS && key != 0)
+    cmg__ledger_count_untracked_free();
+  return rc;
+}
+
+/* Frameworks size their pools from this (XLA takes 75% of total, TF free
+ * minus a margin), so with a limit they must see the limit, not the card.
+ * The driver's own answer is kept where there is no limit or no context, and
+ * NULL arguments get the driver's own verdict. */
+void
+cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
+{
+  cmg__device_setup(device);
+  uint64_t limit = cmg__policy_limit(device);
+  if (limit == CMG__NO_LIMIT)
+    return;
+  uint64_t physical = cmg__policy_physical(device);
+  *total = physical && physical < limit ? physical : limit;
+  uint64_t used = cmg__policy_used(device);
+  uint64_t room = used < limit ? limit - used : 0;
+  if (room < *free)
+    *free = room;
+}
+
+/* ---- context teardown --------------------------------------------------- */
+
+struct teardown {
+  uint16_t ctx;   /* this context, or */
+  int device;     /* the primary context of this device */
+};
+
+static bool
+survives(const struct cmg__alloc *a, void *arg)
+{
+  const struct teardown *t = arg;
+  if (a->ctx == 0)
+    return true;
+  if (t->ctx != 0)
+    return a->ctx != t->ctx;
+  return a->device != t->device || cmg__context_is_created(a->ctx);
+}
+
+static void
+released(const struct cmg__alloc *a, void *arg)
+{
+  cmg__uncount(a, true);
+  cmg__history_released(a);
+}
+
+void
+cmg__release_context(uint16_t ctx, int device)
+{
+  struct teardown t = { ctx, device };
+  cmg__context_forget();
+  if (ctx == 0 && (device < 0 || device >= CMG__MAX_DEVICES))
+    return;
+  cmg__ledger_remove_if(survives, released, &t);
+}

@@ -1,0 +1,69 @@
+/*
+ * The accounting every wrapper shares: an allocation is reserved against
+ * the limits before the real call and recorded after it, a free is taken
+ * out of the ledger before the real call and counted after it (account.c).
+ * Hooks speak CUDA; this module turns its answers into CUDA's codes.
+ */
+#ifndef CMG_PRELOAD_ACCOUNT_H
+#define CMG_PRELOAD_ACCOUNT_H
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ledger.h"
+#include "core/policy.h"
+#include "preload/fn.h"
+
+#define CMG__CURRENT (-1)  /* the device of the current context */
+
+struct cmg__call {
+  int device;
+  uint8_t fn;
+  uint8_t kind;
+  bool tracked;
+  uint16_t ctx;
+  uint32_t stack;
+  struct cmg__reservation r;
+};
+
+/* Before a real allocation of `bytes` of `kind` on `device` (or
+ * CMG__CURRENT): CUDA_SUCCESS to go ahead, or the error to return. */
+CUresult cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
+                          int device, uint64_t bytes);
+
+/* After it: records the allocation under `key` (its address or handle) or
+ * gives the reservation back; returns rc. */
+CUresult cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key);
+
+/* Reserves `extra` more for an allocation whose size the real call decided
+ * (a pitch): CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY after saying why,
+ * with the reservation unchanged; the caller then undoes the allocation. */
+CUresult cmg__alloc_grow(struct cmg__call *c, uint64_t extra);
+
+/* Before a real free: takes (key, kind) out of the ledger into *a. */
+bool cmg__free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a);
+
+/* After it: counts the free, or puts the entry back if it failed. */
+CUresult cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
+                       uint64_t key);
+
+/* Counts an entry that left the ledger as freed or released. */
+void cmg__uncount(const struct cmg__alloc *a, bool released);
+
+/* A context died with its memory: the memory of context id ctx, or with
+ * ctx 0 that of device's primary context, leaves the ledger as released. */
+void cmg__release_context(uint16_t ctx, int device);
+
+/* Sets up `device` (physical size, limits, identity) the first time it is
+ * seen. */
+void cmg__device_setup(int device);
+
+/* The device's UUID as "GPU-xxxxxxxx-...", or "" and -ENOENT. */
+int cmg__device_uuid(int device, char *out, size_t len);
+
+/* Lowers *free and *total to what the device's limit leaves. */
+void cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total);
+
+#endif /* CMG_PRELOAD_ACCOUNT_H */

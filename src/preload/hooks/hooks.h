@@ -1,0 +1,72 @@
+/*
+ * What the wrappers share: a declaration of every wrapper, exported, with
+ * exactly NVIDIA's type for it, and the macros most of them are made of.
+ * The core never sees CUDA; only preload/ and its hooks include cuda.h.
+ */
+#ifndef CMG_PRELOAD_HOOKS_HOOKS_H
+#define CMG_PRELOAD_HOOKS_HOOKS_H
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include "preload/account.h"
+#include "preload/hooks/nvml_abi.h"
+#include "preload/real.h"
+
+#define DRV(elf, base, version, suffix)                                      \
+  extern __typeof__(*(cmg__pfn_##elf)0) elf                                  \
+      __attribute__((visibility("default")));
+#define DRVAS(elf, base, version, pfn)                                       \
+  extern __typeof__(*(cmg__pfn_##elf)0) elf                                  \
+      __attribute__((visibility("default")));
+#include "preload/hooks/hooks.def"
+
+extern __typeof__(cudaMallocAsync) cudaMallocAsync_ptsz;
+extern __typeof__(cudaFreeAsync) cudaFreeAsync_ptsz;
+extern __typeof__(cudaMallocFromPoolAsync) cudaMallocFromPoolAsync_ptsz;
+/* cudaGetDriverEntryPoint is deprecated in CUDA 13; we still wrap it. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+extern __typeof__(cudaGetDriverEntryPoint) cudaGetDriverEntryPoint_ptsz;
+extern __typeof__(cudaGetDriverEntryPointByVersion)
+    cudaGetDriverEntryPointByVersion_ptsz;
+
+#define RT(name)                                                             \
+  extern __typeof__(name) name __attribute__((visibility("default")));
+#include "preload/hooks/hooks.def"
+#pragma GCC diagnostic pop
+
+/* Declares `real` as the real function behind wrapper `elf`, or returns
+ * CUDA_ERROR_NOT_INITIALIZED (logged once) when there is none. */
+#define CMG__REAL_OR_FAIL(real, elf)                                         \
+  cmg__pfn_##elf real = REAL(elf);                                           \
+  if (real == NULL) {                                                        \
+    cmg__missing(CMG__FN_##elf);                                             \
+    return CUDA_ERROR_NOT_INITIALIZED;                                       \
+  }
+
+/* An allocation wrapper whose size is known up front; `key` is read after
+ * a successful call. */
+#define CMG__ALLOC_HOOK(elf, params, kind, device, size, args, key)          \
+  CUresult CUDAAPI CMG__ENTRY elf params                                     \
+  {                                                                          \
+    CMG__REAL_OR_FAIL(real, elf)                                             \
+    struct cmg__call c;                                                      \
+    CUresult rc = cmg__alloc_begin(&c, CMG__FN_##elf, kind, device, size);   \
+    if (rc != CUDA_SUCCESS)                                                  \
+      return rc;                                                             \
+    rc = real args;                                                          \
+    return cmg__alloc_end(&c, rc, rc == CUDA_SUCCESS ? (uint64_t)(key) : 0); \
+  }
+
+/* A free wrapper of the entry (key, kind). */
+#define CMG__FREE_HOOK(elf, params, kind, key, args)                         \
+  CUresult CUDAAPI CMG__ENTRY elf params                                     \
+  {                                                                          \
+    CMG__REAL_OR_FAIL(real, elf)                                             \
+    struct cmg__alloc a;                                                     \
+    bool tracked = cmg__free_begin((uint64_t)(key), kind, &a);               \
+    return cmg__free_end(tracked, &a, real args, (uint64_t)(key));           \
+  }
+
+#endif /* CMG_PRELOAD_HOOKS_HOOKS_H */

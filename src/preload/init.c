@@ -1,0 +1,116 @@
+/*
+ * Process-wide state: the options, read once; the per-thread state every
+ * wrapper uses; fork handling.
+ *
+ * Initialisation is lazy and idempotent: the constructor runs it, and so does
+ * every wrapper, because another library's constructor may allocate device
+ * memory before ours has run.  It reads the environment and parses a string,
+ * nothing more: it never calls CUDA, so it cannot re-enter a wrapper.
+ *
+ * A bad option string does not stop the program (it is not ours to stop),
+ * but no device allocation succeeds afterwards: a typo must never leave a job
+ * uncapped on a shared GPU.  The first denial says why; a process that never
+ * allocates says nothing, so the scripts and shells around a program under
+ * LD_PRELOAD do not each repeat the line.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/base.h"
+#include "core/conf.h"
+#include "core/group.h"
+#include "core/history.h"
+#include "core/ledger.h"
+#include "core/policy.h"
+#include "core/stacks.h"
+#include "core/symbols.h"
+#include "preload/dump.h"
+#include "preload/init.h"
+
+struct cmg__config cmg__cfg;
+CMG__TLS struct cmg__thread cmg__self;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+_Atomic bool cmg__ready;
+static _Atomic bool child_pending;
+
+static void
+prefork(void)
+{
+  cmg__ledger_prefork();
+}
+
+static void
+postfork_parent(void)
+{
+  cmg__ledger_postfork(false);
+}
+
+/* The child's report is its own: it starts empty, and is written only if
+ * the child itself uses device memory.  The dump thread did not survive the
+ * fork; it is started again on the child's first use of the library, not
+ * here, where only async-signal-safe calls are safe. */
+static void
+postfork_child(void)
+{
+  cmg__ledger_postfork(true);
+  cmg__policy_reset_usage();
+  cmg__stacks_reset_accounts();
+  cmg__symbols_after_fork();
+  cmg__history_reset();
+  cmg__group_after_fork();
+  cmg__self.tid = 0;
+  atomic_store(&child_pending, true);
+  atomic_store(&cmg__ready, false);
+}
+
+static void
+init_once(void)
+{
+  char err[256], why[400];
+  cmg__history_start();
+  const char *opts = secure_getenv("CUMEMGUARD_OPTIONS");
+  if (cmg__config_parse(opts, &cmg__cfg, err, sizeof(err)) < 0) {
+    snprintf(why, sizeof(why), "CUMEMGUARD_OPTIONS: %s", err);
+    cmg__policy_fail_closed(why);
+    cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
+  }
+  if (cmg__group_join(&cmg__cfg, err, sizeof(err)) < 0) {
+    snprintf(why, sizeof(why), "group=%s: %s", cmg__cfg.group, err);
+    cmg__policy_fail_closed(why);
+  }
+  cmg__stacks_configure(cmg__cfg.stack_depth);
+  cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);
+  cmg__policy_set_max_alloc(cmg__cfg.max_alloc);
+  cmg__dump_setup(&cmg__cfg);
+  pthread_atfork(prefork, postfork_parent, postfork_child);
+}
+
+void CMG__COLD
+cmg__init_slow(void)
+{
+  pthread_once(&once, init_once);
+  if (atomic_exchange(&child_pending, false))
+    cmg__dump_start_thread();
+  atomic_store_explicit(&cmg__ready, true, memory_order_release);
+}
+
+uint32_t CMG__HOT
+cmg__tid(void)
+{
+  if (cmg__unlikely(cmg__self.tid == 0))
+    cmg__self.tid = (uint32_t)syscall(SYS_gettid);
+  return cmg__self.tid;
+}
+
+__attribute__((constructor)) static void
+constructor(void)
+{
+  cmg__init();
+}
