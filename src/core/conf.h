@@ -44,9 +44,9 @@ struct cmg__config {
   int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
 };
 
-/* Parses a whole option string into *cfg (zeroed, then the defaults).  On error returns
- * -EINVAL and writes one line (no prefix, no newline) into err naming the
- * bad key or value and what was expected. */
+/* Parses a whole option string into *cfg (zeroed, then the defaults).  On error
+ * returns -EINVAL and writes one line (no prefix, no newline) into err naming
+ * the bad key or value and what was expected. */
 int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
                       size_t errlen);
 

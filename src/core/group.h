@@ -40,11 +40,6 @@ void cmg__group_after_fork(void);
 /* At exit: gives back what this process holds and frees its slot. */
 void cmg__group_leave(void);
 
-/* Writes the operator's view of one group (name) or of all the user's
- * groups (NULL) to fd, as text or JSON; 0, or -errno with one line in err. */
-int cmg__group_status(const char *name, bool json, int fd, char *err,
-                      size_t errlen);
-
 /* For the report: the group's name, its cap and usage per device. */
 struct cmg__group_usage {
   uint64_t limit;   /* CMG__NO_LIMIT for none */

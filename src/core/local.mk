@@ -7,12 +7,15 @@ libcmg_core_la_SOURCES = \
 	src/core/conf.c src/core/conf.h \
 	src/core/elfsym.c src/core/elfsym.h \
 	src/core/group.c src/core/group.h \
+	src/core/group_status.c src/core/group_status.h \
 	src/core/history.c src/core/history.h \
 	src/core/jsonw.c src/core/jsonw.h \
 	src/core/ledger.c src/core/ledger.h \
 	src/core/log.c src/core/log.h \
 	src/core/policy.c src/core/policy.h \
 	src/core/report.c src/core/report.h \
+	src/core/report_refs.c src/core/report_refs.h \
+	src/core/segment.c src/core/segment.h \
 	src/core/size.c src/core/size.h \
 	src/core/stacks.c src/core/stacks.h \
 	src/core/symbols.c src/core/symbols.h \

@@ -71,9 +71,9 @@ void cmg__policy_fail_closed(const char *why);
 bool cmg__policy_is_failed_closed(void);
 
 /* Why the process fails closed, the first time it is asked, and NULL every
- * later time or when it does not fail closed: the reason is said once, by the first denial, in the process
- * that allocates (a shell or launcher script that never touches the device
- * says nothing). */
+ * later time or when it does not fail closed: the reason is said once, by the
+ * first denial, in the process that allocates (a shell or launcher script that
+ * never touches the device says nothing). */
 const char *cmg__policy_take_why(void);
 
 /* Forgets every reservation (fork child). */

@@ -45,9 +45,9 @@
 #include "core/ledger.h"
 #include "core/policy.h"
 #include "core/report.h"
+#include "core/report_refs.h"
 #include "core/size.h"
 #include "core/stacks.h"
-#include "core/symbols.h"
 
 struct live {
   struct cmg__alloc *a;
@@ -60,14 +60,6 @@ struct live {
 struct group {
   size_t first, n;      /* range in the sorted live array */
   uint64_t bytes;
-};
-
-/* Stack ids the report refers to, and their frames. */
-struct refs {
-  uint8_t *used;        /* by stack id */
-  uint32_t n_stacks;
-  uintptr_t *ips;       /* distinct, sorted */
-  size_t n_ips;
 };
 
 /* The process being reported on, while its report is written: reports are
@@ -109,43 +101,10 @@ seconds(uint64_t ns)
   return (double)(ns / 1000) / 1e6;
 }
 
-/* An integer as raw JSON text.  cJSON prints every number with "%1.15g"
- * and reads it back to check the round trip; integers need neither. */
-static cJSON *
-integer(uint64_t v)
-{
-  char buf[24];
-  *cmg__jsonw_format_u64(buf, v) = '\0';
-  return cJSON_CreateRaw(buf);
-}
-
-static cJSON *
-hex(uint64_t v)
-{
-  char buf[24];
-  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-  return cJSON_CreateString(buf);
-}
-
 static cJSON *
 bytes_or_null(uint64_t v)
 {
   return v == CMG__NO_LIMIT ? cJSON_CreateNull() : cJSON_CreateNumber(v);
-}
-
-static bool
-is_stack_ref(uint32_t id, const struct refs *r)
-{
-  return id != CMG__STACK_NONE && id <= r->n_stacks;
-}
-
-static cJSON *
-stack_ref(uint32_t id, struct refs *r)
-{
-  if (!is_stack_ref(id, r))
-    return cJSON_CreateNull();
-  r->used[id] = 1;
-  return cJSON_CreateNumber(id);
 }
 
 /* ---- collecting -------------------------------------------------------- */
@@ -414,14 +373,14 @@ group_json(void)
 }
 
 static cJSON *
-released_json(struct refs *r)
+released_json(struct cmg__refs *r)
 {
   size_t n;
   struct cmg__released *g = cmg__history_released_groups(&n);
   cJSON *a = cJSON_CreateArray();
   for (size_t i = 0; i < n; i++) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "stack", stack_ref(g[i].stack, r));
+    cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, g[i].stack));
     cJSON_AddStringToObject(o, "api", api_name(g[i].fn));
     cJSON_AddStringToObject(o, "kind", kind_names[g[i].kind]);
     cJSON_AddItemToObject(o, "device", device_or_null(g[i].device));
@@ -435,12 +394,12 @@ released_json(struct refs *r)
 }
 
 static cJSON *
-composition_json(const struct cmg__composition *c, struct refs *r)
+composition_json(const struct cmg__composition *c, struct cmg__refs *r)
 {
   cJSON *a = cJSON_CreateArray();
   for (size_t i = 0; i < c->n; i++) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "stack", stack_ref(c->items[i].stack, r));
+    cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, c->items[i].stack));
     cJSON_AddNumberToObject(o, "bytes", c->items[i].bytes);
     cJSON_AddNumberToObject(o, "count", c->items[i].count);
     cJSON_AddItemToArray(a, o);
@@ -458,7 +417,7 @@ by_share_bytes(const void *x, const void *y)
 }
 
 static cJSON *
-peaks_json(struct refs *r, struct cmg__composition *first_denial)
+peaks_json(struct cmg__refs *r, struct cmg__composition *first_denial)
 {
   cJSON *a = cJSON_CreateArray();
   for (int d = 0; d < CMG__MAX_DEVICES; d++) {
@@ -485,7 +444,7 @@ peaks_json(struct refs *r, struct cmg__composition *first_denial)
 }
 
 static cJSON *
-event_json(const struct cmg__event *e, struct refs *r)
+event_json(const struct cmg__event *e, struct cmg__refs *r)
 {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "time", seconds(e->time_ns));
@@ -494,14 +453,14 @@ event_json(const struct cmg__event *e, struct refs *r)
   cJSON_AddNumberToObject(o, "requested_bytes", e->requested_bytes);
   cJSON_AddNumberToObject(o, "live_bytes", e->live_bytes);
   cJSON_AddItemToObject(o, "limit_bytes", bytes_or_null(e->limit_bytes));
-  cJSON_AddItemToObject(o, "stack", stack_ref(e->stack, r));
+  cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, e->stack));
   return o;
 }
 
 /* The denials (the first on each device with what was live then), and the
  * other policy decisions. */
 static void
-add_events(cJSON *root, cJSON *summary, struct refs *r,
+add_events(cJSON *root, cJSON *summary, struct cmg__refs *r,
            struct cmg__composition *first_denial)
 {
   static struct cmg__event ev[CMG__MAX_EVENTS];
@@ -537,116 +496,6 @@ add_events(cJSON *root, cJSON *summary, struct refs *r,
   cJSON *counts = cJSON_AddObjectToObject(summary, "events");
   for (int k = 1; k < 4; k++)
     cJSON_AddNumberToObject(counts, kinds[k], totals[k]);
-}
-
-/* ---- stacks, frames, modules ------------------------------------------- */
-
-static int
-by_ip(const void *x, const void *y)
-{
-  uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
-  return a < b ? -1 : a > b;
-}
-
-static size_t
-ip_index(const struct refs *r, uintptr_t ip)
-{
-  const uintptr_t *p = bsearch(&ip, r->ips, r->n_ips, sizeof(ip), by_ip);
-  return p ? (size_t)(p - r->ips) : 0;
-}
-
-/* Collects the distinct frames of the referenced stacks. */
-static int
-gather_ips(struct refs *r)
-{
-  size_t n = 0, cap = 0;
-  for (uint32_t id = 1; id <= r->n_stacks; id++) {
-    struct cmg__stack_view v;
-    if (!r->used[id] || cmg__stacks_get(id, &v) < 0)
-      continue;
-    if (n + v.depth > cap) {
-      cap = (n + v.depth) * 2;
-      uintptr_t *p = realloc(r->ips, cap * sizeof(*p));
-      if (p == NULL)
-        return -ENOMEM;
-      r->ips = p;
-    }
-    memcpy(r->ips + n, v.ips, v.depth * sizeof(*v.ips));
-    n += v.depth;
-  }
-  if (n > 1)  /* r->ips is NULL when no stack is referenced */
-    qsort(r->ips, n, sizeof(*r->ips), by_ip);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++)
-    if (u == 0 || r->ips[u - 1] != r->ips[i])
-      r->ips[u++] = r->ips[i];
-  r->n_ips = u;
-  return 0;
-}
-
-static cJSON *
-stacks_json(const struct refs *r)
-{
-  cJSON *a = cJSON_CreateArray();
-  for (uint32_t id = 1; id <= r->n_stacks; id++) {
-    struct cmg__stack_view v;
-    if (!r->used[id] || cmg__stacks_get(id, &v) < 0)
-      continue;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "id", id);
-    cJSON_AddBoolToObject(o, "truncated", v.truncated);
-    cJSON *f = cJSON_AddArrayToObject(o, "frames");
-    for (unsigned i = 0; i < v.depth; i++)
-      cJSON_AddItemToArray(f, integer(ip_index(r, v.ips[i])));
-    cJSON_AddItemToArray(a, o);
-  }
-  return a;
-}
-
-/* Index of the module in the modules array, appending it if new. */
-static int
-module_index(cJSON *modules, const struct cmg__symbol *s)
-{
-  int i = 0;
-  cJSON *m;
-  cJSON_ArrayForEach(m, modules) {
-    const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
-    if (strcmp(path->valuestring, s->module) == 0)
-      return i;
-    i++;
-  }
-  m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "path", s->module);
-  cJSON_AddStringToObject(m, "build_id", s->build_id);
-  cJSON_AddItemToObject(m, "base", hex(s->module_base));
-  cJSON_AddItemToArray(modules, m);
-  return i;
-}
-
-static void
-add_frames(cJSON *root, const struct refs *r)
-{
-  cJSON *frames = cJSON_AddArrayToObject(root, "frames");
-  cJSON *modules = cJSON_AddArrayToObject(root, "modules");
-  for (size_t i = 0; i < r->n_ips; i++) {
-    struct cmg__symbol s;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "address", hex(r->ips[i]));
-    if (cmg__symbolize(r->ips[i], &s) == 0) {
-      cJSON_AddNumberToObject(o, "module", module_index(modules, &s));
-      cJSON_AddItemToObject(o, "offset", hex(s.offset));
-      cJSON_AddItemToObject(o, "function",
-                            s.function[0] ? cJSON_CreateString(s.function)
-                                          : cJSON_CreateNull());
-      cJSON_AddNumberToObject(o, "function_offset", s.function_offset);
-    } else {
-      cJSON_AddNullToObject(o, "module");
-      cJSON_AddNullToObject(o, "offset");
-      cJSON_AddNullToObject(o, "function");
-      cJSON_AddNullToObject(o, "function_offset");
-    }
-    cJSON_AddItemToArray(frames, o);
-  }
 }
 
 /* ---- leaks, written straight to the file ------------------------------ */
@@ -712,10 +561,10 @@ allocation(struct cmg__jsonw *w, const struct cmg__alloc *a)
 /* One leak: the allocations of one (stack, api, kind, device). */
 static void
 leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
-     const struct group *g, const struct refs *r)
+     const struct group *g, const struct cmg__refs *r)
 {
   cmg__jsonw_lit(w, "{\n" LEAK_TABS "\"stack\":\t");
-  if (is_stack_ref(first->stack, r))
+  if (cmg__refs_is_stack(r, first->stack))
     cmg__jsonw_u64(w, first->stack);
   else
     cmg__jsonw_lit(w, "null");
@@ -743,7 +592,7 @@ leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
 
 static void
 leaks(struct cmg__jsonw *w, const struct live *l, const struct group *g,
-      size_t n_groups, const struct refs *r)
+      size_t n_groups, const struct cmg__refs *r)
 {
   cmg__jsonw_lit(w, "[");
   for (size_t i = 0; i < n_groups; i++) {
@@ -763,7 +612,7 @@ struct report {
   struct live live;
   struct group *groups;
   size_t n_groups;
-  struct refs refs;
+  struct cmg__refs refs;
   cJSON *head, *tail;   /* the members before "leaks", and after */
 };
 
@@ -773,20 +622,17 @@ static int
 gather_live(struct report *rep)
 {
   struct live *l = &rep->live;
-  struct refs *r = &rep->refs;
+  struct cmg__refs *r = &rep->refs;
   cmg__ledger_foreach(collect, l);
   if (l->oom || sort_live(l) < 0)
     return -ENOMEM;
   ptrdiff_t n_groups = group_live(l, &rep->groups);
-  r->n_stacks = cmg__stacks_count();
-  r->used = calloc(r->n_stacks + 1, 1);
-  if (n_groups < 0 || r->used == NULL)
+  if (n_groups < 0 || cmg__refs_init(r) < 0)
     return -ENOMEM;
   rep->n_groups = (size_t)n_groups;
   for (size_t i = 0; i < rep->n_groups; i++) {
     uint32_t id = l->a[rep->groups[i].first].stack;
-    if (is_stack_ref(id, r))
-      r->used[id] = 1;
+    cmg__refs_mark(r, id);
   }
   for (size_t i = 0; i < l->n; i++) {
     if (is_device_memory(l->a[i].kind)) {
@@ -826,7 +672,7 @@ static int
 build(const struct cmg__process *proc, struct report *rep)
 {
   struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
-  struct refs *r = &rep->refs;
+  struct cmg__refs *r = &rep->refs;
   int err = gather_live(rep);
   if (err < 0)
     return err;
@@ -838,11 +684,7 @@ build(const struct cmg__process *proc, struct report *rep)
              r, first_denial);
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     free(first_denial[d].items);
-  if (gather_ips(r) < 0)
-    return -ENOMEM;
-  cJSON_AddItemToObject(rep->tail, "stacks", stacks_json(r));
-  add_frames(rep->tail, r);
-  return 0;
+  return cmg__refs_add_tables(rep->tail, r);
 }
 
 /* The report as one object, laid out as cJSON_Print lays it out: the head
@@ -875,8 +717,7 @@ report_free(struct report *rep)
   cJSON_Delete(rep->tail);
   free(rep->live.a);
   free(rep->groups);
-  free(rep->refs.used);
-  free(rep->refs.ips);
+  cmg__refs_free(&rep->refs);
 }
 
 /* Where the report is written: a fresh temporary file beside `path`, or

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cumemguard.h"
-#include "core/group.h"
+#include "core/group_status.h"
 #include "core/log.h"
 #include "launcher/status.h"
 

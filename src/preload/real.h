@@ -42,7 +42,8 @@
 #define DRV(elf, base, version, suffix)                                      \
   typedef PFN_##base##_v##version##suffix cmg__pfn_##elf;
 #define DRVAS(elf, base, version, pfn) typedef pfn cmg__pfn_##elf;
-#define AUX(name, base, version) typedef PFN_##base##_v##version cmg__pfn_##name;
+#define AUX(name, base, version)                                               \
+  typedef PFN_##base##_v##version cmg__pfn_##name;
 #include "preload/hooks/hooks.def"
 
 /* The real function for fn, resolved once; NULL when it does not exist. */

@@ -24,7 +24,7 @@ static _Atomic int retains[CMG__MAX_DEVICES];
     CMG__REAL_OR_FAIL(real, elf)                                             \
     cmg__init();                                                             \
     CUresult rc = real args;                                                 \
-    cmg__context_created(rc, pctx);                                                  \
+    cmg__context_created(rc, pctx);                                          \
     return rc;                                                               \
   }
 
@@ -85,7 +85,7 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     while (n > 0 && !atomic_compare_exchange_weak(&retains[dev], &n, n - 1)) \
       ;                                                                      \
     if (n == 1)                                                              \
-      cmg__release_context(0, dev);                                                      \
+      cmg__release_context(0, dev);                                          \
     return rc;                                                               \
   }
 
@@ -100,7 +100,7 @@ RELEASE_HOOK(cuDevicePrimaryCtxRelease_v2)
     cmg__init();                                                             \
     CUresult rc = real(dev);                                                 \
     if (rc == CUDA_SUCCESS)                                                  \
-      cmg__release_context(0, dev);                                                      \
+      cmg__release_context(0, dev);                                          \
     return rc;                                                               \
   }
 

@@ -60,7 +60,8 @@ static const struct {
 #define DRVAS(elf, base, version, pfn)                                       \
   [CMG__FN_##elf] = { #elf, "libcuda.so", (void *)&elf },
 #define RT(name) [CMG__FN_##name] = { #name, NULL, (void *)&name },
-#define NVML(name) [CMG__FN_##name] = { #name, "libnvidia-ml.so", (void *)&name },
+#define NVML(name)                                                             \
+  [CMG__FN_##name] = { #name, "libnvidia-ml.so", (void *)&name },
 #include "preload/hooks/hooks.def"
 };
 #pragma GCC diagnostic pop

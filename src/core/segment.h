@@ -1,0 +1,163 @@
+/*
+ * The group segment's layout, shared by the members of a group (group.c)
+ * and by whoever reads one (group_status.c), and the checks every reader of
+ * one makes (segment.c).  The layout is versioned: a segment of another
+ * layout is refused with one line, never read.
+ */
+#ifndef CMG_CORE_SEGMENT_H
+#define CMG_CORE_SEGMENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/base.h"
+
+/* A counter that needed a lock would take a process-local one. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
+               "counters shared between processes must be lock-free");
+
+#define SEG_MAGIC 0x70756f7267676d63ull /* "cmggroup" */
+#define SEG_VERSION 1u
+#define SEG_SLOTS 256u
+#define SEG_DEVICES CMG__MAX_DEVICES
+#define SHM_DIR "/dev/shm"
+#define PID_LIMIT 4194304 /* PID_MAX_LIMIT on 64-bit Linux */
+#define NS 1000000000ull
+#define SCAN_PERIOD_NS NS
+#define SCAN_DENIAL_NS (NS / 10)
+#define LOCK_TIMEOUT_NS (2 * NS)
+#define LEAVE_LOCK_NS (NS / 10)
+#define ATTACH_TRIES 8
+#define PPM 1000000u
+
+enum { SLOT_FREE, SLOT_CLAIMED, SLOT_RECLAIMING };
+
+struct seg_limit {
+  uint32_t kind; /* enum cmg__limit_kind */
+  uint32_t ppm;
+  uint64_t bytes;
+};
+
+struct seg_device {
+  _Atomic uint64_t used;
+  _Atomic uint64_t peak;
+  _Atomic uint64_t physical; /* as the first member to use it saw it */
+  uint64_t spare[5];
+};
+
+struct seg_slot {
+  _Atomic uint64_t owner;    /* pid << 32 | SLOT_* */
+  _Atomic uint64_t start;    /* /proc/PID/stat field 22; 0 unknown */
+  _Atomic uint64_t pidns;    /* inode of /proc/PID/ns/pid; 0 unknown */
+  _Atomic uint32_t waiting;  /* its threads in cmg__group_wait */
+  uint32_t spare;
+  char comm[16];
+  _Atomic uint64_t used[SEG_DEVICES];
+  _Atomic uint64_t peak[SEG_DEVICES];
+} __attribute__((aligned(64)));
+
+struct seg_header {
+  _Atomic uint64_t magic;
+  uint32_t version;
+  uint32_t header_size;
+  uint32_t slot_size;
+  uint32_t slot_count;
+  uint32_t device_count;
+  _Atomic uint32_t retired; /* removed by its last member: join again */
+  uint64_t total_size;
+  int64_t created;          /* unix time the limits were set */
+  int32_t creator;          /* pid of the member that set them */
+  uint32_t visible_set;     /* whether it had CUDA_VISIBLE_DEVICES */
+  char visible[256];
+  struct seg_limit limit;   /* group_limit */
+  struct seg_limit limit_dev[SEG_DEVICES]; /* group_limit.N */
+  _Atomic uint32_t wake __attribute__((aligned(64))); /* the futex word */
+  _Atomic uint32_t waiters;
+  _Atomic uint64_t scan_ns; /* CLOCK_MONOTONIC_COARSE of the last scan */
+};
+
+struct seg {
+  struct seg_header h;
+  struct seg_device dev[SEG_DEVICES] __attribute__((aligned(64)));
+  struct seg_slot slot[SEG_SLOTS];
+};
+
+/* A group name: letters, digits, '-', '_' and '.', 1 to 63 of them (it
+ * becomes part of a file name in /dev/shm). */
+bool cmg__seg_is_valid_name(const char *s);
+
+/* Writes the message into err, after "group 'NAME': " when a name is
+ * given (the status view; the library's caller names the group itself);
+ * returns rc. */
+int cmg__seg_fail(char *err, size_t errlen, const char *name, int rc,
+                  const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* The state letter and start time (field 22, clock ticks after boot) of pid
+ * from /proc/PID/stat.  Returns 0, -ENOENT when there is no such process,
+ * or another negative errno when /proc cannot tell. */
+int cmg__seg_proc_stat(pid_t pid, char *letter, uint64_t *start);
+
+/* The inode of a pid namespace link (/proc/PID/ns/pid), 0 when unknown. */
+uint64_t cmg__seg_pidns_of(const char *path);
+
+/* Whether pid no longer names the process that started at `start` (0:
+ * unknown, then only existence counts).  A zombie's memory is gone. */
+bool cmg__seg_is_dead(pid_t pid, uint64_t start);
+
+/* Bytes for one limit of the segment on a device of `physical` bytes;
+ * CMG__NO_LIMIT for none. */
+uint64_t cmg__seg_limit_bytes(const struct seg_limit *l, uint64_t physical);
+
+/* The group's limit entry for device d: group_limit.d if set, else
+ * group_limit. */
+const struct seg_limit *cmg__seg_limit_entry(const struct seg_limit *limits,
+                                             int d);
+
+bool cmg__seg_is_same_limit(const struct seg_limit *a,
+                            const struct seg_limit *b);
+
+/* One limit in words: "4.0 GiB", "50%" or "none". */
+const char *cmg__seg_describe_one(const struct seg_limit *l, char *buf,
+                                  size_t len);
+
+/* "4.0 GiB", "50%", "none", then " (device 1: 2.0 GiB, ...)". */
+const char *cmg__seg_describe(const struct seg_limit *limits, char *buf,
+                              size_t len);
+
+/* Refuses a segment that is not a regular file of ours that only we can
+ * reach: whatever its contents, another user could change them. */
+int cmg__seg_check_file(int fd, const char *path, const char *name,
+                        char *err, size_t errlen);
+
+/* The line for a segment of the wrong size: another layout, or not ours. */
+int cmg__seg_describe_size(int fd, off_t size, const char *path,
+                           const char *name, char *err, size_t errlen);
+
+/* Checks a segment (mapped, or a copy): 0, -EAGAIN when its last member
+ * removed it, -EINPROGRESS when it was never set up, -EPROTO for another
+ * layout, -EBADMSG when it is corrupt; one line in err. */
+int cmg__seg_validate(const struct seg *s, const char *path, const char *name,
+                      char *err, size_t errlen);
+
+/* Lowers a counter by n, stopping at 0. */
+void cmg__seg_sub32(_Atomic uint32_t *c, uint32_t n);
+
+/* Wakes every member waiting for room (the futex word). */
+void cmg__seg_wake_all(struct seg *s);
+
+/* Slots in use: members, live or not yet reclaimed. */
+unsigned cmg__seg_members(const struct seg *s);
+
+/* Takes a free slot for the process (pid, its start time, pid namespace
+ * and command), or returns NULL when every slot is taken.  Bytes a leaving
+ * process counted into it after emptying it (a thread racing its exit)
+ * are also in the group's counters, so they are kept, to be given back with
+ * the slot. */
+struct seg_slot *cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start,
+                                uint64_t pidns, const char comm[16]);
+
+#endif /* CMG_CORE_SEGMENT_H */
