@@ -7,12 +7,14 @@
 # otherwise it says what to do and exits 1 before changing anything.
 # NVIDIA's CUDA toolkit headers are expected in /usr/local/cuda; without
 # them Debian's nvidia-cuda-dev (component non-free) is tried, which
-# configure finds in /usr/include by itself.
+# configure finds in /usr/include by itself.  Slurm's packages build the
+# SPANK plugin and let tests/slurm/t-slurm.sh start a one-node Slurm of its
+# own; no daemon is configured here.
 set -eu
 
 pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
 python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind
-mandoc"
+mandoc slurmctld slurmd slurm-client munge libslurm-dev"
 
 # CMG_APT names the package tool, for tests that must not install anything.
 apt=${CMG_APT:-apt-get}

@@ -231,7 +231,14 @@ print_group(FILE *f, const char *name, const struct seg *c, bool json)
   }
 
   if (!json) {
-    fprintf(f, "group %s: cap %s per device, %u member%s", name,
+    /* The Slurm plugin names a job's group slurm.JOBID: shown as the job. */
+    size_t slurm = strlen("slurm.");
+    if (strncmp(name, "slurm.", slurm) == 0 && name[slurm] != '\0' &&
+        strspn(name + slurm, "0123456789") == strlen(name + slurm))
+      fprintf(f, "Slurm job %s", name + slurm);
+    else
+      fprintf(f, "group %s", name);
+    fprintf(f, ": cap %s per device, %u member%s",
             cmg__seg_describe(limits, a, sizeof(a)), members,
             members == 1 ? "" : "s");
     if (dead > 0)
