@@ -512,7 +512,7 @@ check_group(const struct cmg__config *cfg, char *err, size_t errlen)
   return -EINVAL;
 }
 
-/* Parses the whole string into *cfg; see internal.h for the contract. */
+/* Parses the whole string into *cfg; see conf.h for the contract. */
 int
 cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
                   size_t errlen)
@@ -635,7 +635,7 @@ append(char *out, size_t len, size_t *used, const char *s, size_t n,
 }
 
 /*
- * Expands a report pattern; see internal.h for the contract.  The whole
+ * Expands a report pattern; see conf.h for the contract.  The whole
  * pattern is checked before anything is written, so a bad escape is
  * -EINVAL even in a pattern that would also be too long.  A host name with
  * '/' in it (possible for a UTS name set by a container runtime) has them

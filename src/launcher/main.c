@@ -20,7 +20,7 @@
  * exit, and the launcher is long gone by then.
  *
  * `cumemguard status [GROUP] [--json]` runs no program: it prints the live
- * view of the user's groups, which group.c reads from their segments.
+ * view of the user's groups, which group_status.c reads from their segments.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

@@ -1,5 +1,5 @@
 /*
- * Unit tests of config.c and log.c: sizes, option strings and their error
+ * Unit tests of conf.c, size.c and log.c: sizes, option strings and their error
  * lines, limit lookup, the report options (pattern, stack depth, dump
  * signal, leak exit code), report name expansion, size formatting, and the
  * log line itself.  No preload and no CUDA; the functions are called
