@@ -37,7 +37,7 @@ fi
 
 src() {
   for f in "$@"; do
-    case $f in */report_tool.c) ;; *.c) printf '%s/%s ' "$top_srcdir" "$f" ;; esac
+    case $f in */reader/main.c) ;; *.c) printf '%s/%s ' "$top_srcdir" "$f" ;; esac
   done
 }
 CPPF="$FUZZ_CPPFLAGS $FUZZ_DEPS_CFLAGS"

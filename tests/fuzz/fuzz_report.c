@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "report_tool.h"
+#include "reader/tool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

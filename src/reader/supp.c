@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 /* True if glob p (with '*') matches all of s. */
 static bool

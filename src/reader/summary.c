@@ -4,7 +4,7 @@
  * MiB in 3 allocations (cudaMalloc, device 0) from:" and numbered frames),
  * the suppressions that hid anything, what was live at each device's peak
  * and at its first denial, and a last `SUMMARY:` line that scripts can
- * grep.  The same view as JSON is report_tool_json.c's; merge prints a
+ * grep.  The same view as JSON is json.c's; merge prints a
  * merged view the same way, and check prints the leaks and the SUMMARY
  * line only.
  *
@@ -19,7 +19,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 /* Frames named in a one-line stack of a composition. */
 #define SHORT_FRAMES 3

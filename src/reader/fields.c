@@ -1,5 +1,5 @@
 /*
- * Checked access to the members of a cJSON tree, for report_tool_read.c.
+ * Checked access to the members of a cJSON tree, for read.c.
  * Each getter looks up `key` in object o, checks its type and range, and on
  * a problem writes one line into the reader's buffer, naming the member by
  * its path ("leaks[3].bytes: expected an integer from 0 to 2^53, got a
@@ -22,7 +22,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 int
 cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)

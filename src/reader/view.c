@@ -1,6 +1,6 @@
 /*
  * Views over reports: what every command prints from.  A view adds reports
- * on top of an index (report_tool_index.c): leak groups of equal (stack,
+ * on top of an index (index.c): leak groups of equal (stack,
  * API, device) are summed, devices are matched by UUID (merge: processes of
  * one job may number the same GPU differently) or by ordinal (diff: two
  * runs may have been given different GPUs), and the peaks and first
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 /* ---- views -------------------------------------------------------------- */
 

@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 static cJSON *
 string_or_null(const char *s)

@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 #define SIZE_BUF 40
 

@@ -1,7 +1,7 @@
 /*
  * cumemguard-report: reads the JSON reports that libcumemguard.so writes
  * and answers the questions people bring to them.  This file owns the
- * command line and the exit status; the other report_tool_*.c files read
+ * command line and the exit status; the other files of src/reader/ read
  * reports, fold them into views, and print.
  *
  *   cumemguard-report [summary] FILE...   each report, as LeakSanitizer and
@@ -36,7 +36,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK };
 

@@ -11,7 +11,7 @@
  * without a module, a leak without a stack).  Functions named cmg__tool_
  * return 0 or a negative errno unless their comment says otherwise; errors
  * meant for the user are written into a caller's buffer, and only
- * report_tool.c prints them.
+ * main.c prints them.
  */
 #ifndef CMG_REPORT_TOOL_H
 #define CMG_REPORT_TOOL_H
@@ -36,7 +36,7 @@
 /* Room for one error line. */
 #define CMG__TOOL_ERR_MAX 512
 
-/* ---- report_tool_read.c: one report file, checked --------------------- */
+/* ---- read.c: one report file, checked --------------------- */
 
 struct cmg__tool_rmodule {
   char *path;
@@ -152,7 +152,7 @@ void cmg__tool_report_free(struct cmg__tool_report *r);
  * output (terminal, SVG, JSON) carries them; NULL when out of memory. */
 char *cmg__tool_clean_string(const char *s);
 
-/* ---- report_tool_file.c, report_tool_fields.c: JSON in ---------------- */
+/* ---- file.c, fields.c: JSON in ---------------- */
 
 struct cJSON;
 
@@ -229,7 +229,7 @@ int cmg__tool_object(struct cmg__tool_reader *rd, const struct cJSON *o,
 int cmg__tool_element(struct cmg__tool_reader *rd, const struct cJSON *item,
                       const char *array, size_t i, char *at, size_t atlen);
 
-/* ---- report_tool_index.c, report_tool_view.c: interning, views ------- */
+/* ---- index.c, view.c: interning, views ------- */
 
 /* Frame classes, for hiding frames that say nothing about the program. */
 #define CMG__TOOL_FRAME_CUDA 1u    /* inside the CUDA runtime or driver */
@@ -428,7 +428,7 @@ cmg__tool_add(uint64_t a, uint64_t b)
   return s;
 }
 
-/* ---- report_tool_supp.c: LeakSanitizer-style suppressions ------------- */
+/* ---- supp.c: LeakSanitizer-style suppressions ------------- */
 
 struct cmg__tool_rule {
   char *pattern;
@@ -458,7 +458,7 @@ bool cmg__tool_is_match(const char *pattern, const char *text);
  * and adds the group's count and bytes to the rule.  Returns 0 or -ENOMEM. */
 int cmg__tool_supp_apply(struct cmg__tool_supp *s, struct cmg__tool_view *v);
 
-/* ---- report_tool_summary.c, report_tool_json.c: summary, merge, check - */
+/* ---- summary.c, json.c: summary, merge, check - */
 
 struct cmg__tool_opts {
   size_t top; /* leak groups and composition lines; 0 = all */
@@ -504,14 +504,14 @@ void cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
 /* "1 allocation" / "3 allocations". */
 const char *cmg__tool_plural(uint64_t n, const char *one, const char *many);
 
-/* ---- report_tool_diff.c: what grew and what shrank ------------------- */
+/* ---- diff.c: what grew and what shrank ------------------- */
 
 /* Prints the difference NEW - BASE of two views over one index. */
 int cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
                    const struct cmg__tool_view *now,
                    const struct cmg__tool_opts *o);
 
-/* ---- report_tool_flame.c: folded stacks and the SVG flame graph ------ */
+/* ---- flame.c: folded stacks and the SVG flame graph ------ */
 
 enum cmg__tool_weight {
   CMG__TOOL_WEIGHT_LIVE,

@@ -19,7 +19,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 /* ---- cJSON's memory ---------------------------------------------------- */
 

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 #define SIZE_BUF 32
 

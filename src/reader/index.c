@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 /* ---- the hash table ----------------------------------------------------- */
 

@@ -1,21 +1,21 @@
 # cumemguard-report: reads, explains, compares and draws the JSON reports
-# (src/report_tool*.c); the man pages of both programs; the report tool's
+# (src/reader/); the man pages of both programs; the report tool's
 # tests, and check-tool-asan, which runs them against a build of the tool
 # with AddressSanitizer and UBSan.
 bin_PROGRAMS += cumemguard-report
 TOOL_C = \
-	src/report_tool.c \
-	src/report_tool_read.c \
-	src/report_tool_fields.c \
-	src/report_tool_file.c \
-	src/report_tool_index.c \
-	src/report_tool_view.c \
-	src/report_tool_supp.c \
-	src/report_tool_summary.c \
-	src/report_tool_json.c \
-	src/report_tool_diff.c \
-	src/report_tool_flame.c
-cumemguard_report_SOURCES = src/report_tool.h $(TOOL_C)
+	src/reader/main.c \
+	src/reader/read.c \
+	src/reader/fields.c \
+	src/reader/file.c \
+	src/reader/index.c \
+	src/reader/view.c \
+	src/reader/supp.c \
+	src/reader/summary.c \
+	src/reader/json.c \
+	src/reader/diff.c \
+	src/reader/flame.c
+cumemguard_report_SOURCES = src/reader/tool.h $(TOOL_C)
 cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 # The core gives cmg__size_parse (--min-bytes, --max-leak) and
 # cmg__format_size, so sizes read and print as the launcher's do.

@@ -31,7 +31,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report_tool.h"
+#include "tool.h"
 
 /* Device ordinals, as the schema allows them everywhere. */
 #define ORDINAL_MAX 63
