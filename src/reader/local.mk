@@ -24,31 +24,31 @@ cumemguard_report_LDADD = libcmg_core.la $(CJSON_LIBS) -lm
 dist_man_MANS = man/cumemguard.1 man/cumemguard-report.1
 
 TOOL_TESTS = \
-	tests/tool/t-summary.sh \
-	tests/tool/t-diff.sh \
-	tests/tool/t-merge.sh \
-	tests/tool/t-flame.sh \
-	tests/tool/t-check.sh \
-	tests/tool/t-suppress.sh \
-	tests/tool/t-broken.sh
+	tests/reader/t-summary.sh \
+	tests/reader/t-diff.sh \
+	tests/reader/t-merge.sh \
+	tests/reader/t-flame.sh \
+	tests/reader/t-check.sh \
+	tests/reader/t-suppress.sh \
+	tests/reader/t-broken.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
-	tests/tool/defs.sh \
-	tests/tool/normalize.py \
-	tests/tool/make-fixtures.py \
-	tests/tool/data \
-	tests/tool/golden \
-	tests/tool/broken
+	tests/reader/defs.sh \
+	tests/reader/normalize.py \
+	tests/reader/make-fixtures.py \
+	tests/reader/data \
+	tests/reader/golden \
+	tests/reader/broken
 
 # The tool and the two core files it uses, built with AddressSanitizer and
 # UBSan (cJSON's arena is off under ASan, so every node is its own block),
 # then every tool test run against that build: the broken-input corpus,
 # truncated reports, and the good ones, with leak checking on.
-TOOL_ASAN = tests/tool/cumemguard-report-asan
+TOOL_ASAN = tests/reader/cumemguard-report-asan
 TOOL_ASAN_FLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
-	@$(MKDIR_P) tests/tool
+	@$(MKDIR_P) tests/reader
 	$(AM_V_CC)$(CC) $(TOOL_ASAN_FLAGS) $(DEFS) -I$(top_builddir) \
 	  $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) -o $(TOOL_ASAN) \
 	  `for f in $(TOOL_C) src/core/log.c src/core/size.c; do echo $(srcdir)/$$f; done` \

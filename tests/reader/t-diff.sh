@@ -3,7 +3,7 @@
 # simulated program, although every address differs between the runs
 # (ASLR): stacks are matched by module, offset and function.  Also the
 # reverse, no change at all, --json, and the fixed reports' exact text.
-. "$srcdir/tests/tool/defs.sh"
+. "$srcdir/tests/reader/defs.sh"
 A=$tmp/a.json B=$tmp/b.json
 
 guard "--report $A" app_rt_shared site 1 1M

@@ -3,7 +3,7 @@
 # blank lines; a pattern matches a function, module path or module base
 # name of any frame of the leak's stack (or its API), as a substring with
 # * wildcards, ^ and $ anchors.  Each rule reports what it hid.
-. "$srcdir/tests/tool/defs.sh"
+. "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 A=$tmp/a.json
 

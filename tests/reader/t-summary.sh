@@ -1,11 +1,11 @@
 #!/bin/sh
-# The summary: exact text for the fixed reports of tests/tool/data (two
+# The summary: exact text for the fixed reports of tests/reader/data (two
 # devices, hidden CUDA and start-up frames, a frame without a module, a
 # truncated stack, a leak without a stack, pinned host memory, denials,
 # events), and for a scripted run of the simulated CUDA with what varies
 # filtered out; its numbers equal the report's; --top, --min-bytes,
 # --all-frames, --json, several files, standard input.
-. "$srcdir/tests/tool/defs.sh"
+. "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 
 tool_in "$TOOLDIR" data/job-a.json

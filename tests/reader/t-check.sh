@@ -1,7 +1,7 @@
 #!/bin/sh
 # check: exit status 1 when the device memory leaked (after suppressions)
 # exceeds --max-leak (default 0), else 0; 2 for anything it cannot read.
-. "$srcdir/tests/tool/defs.sh"
+. "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 A=$tmp/a.json E=$tmp/e.json
 

@@ -5,7 +5,7 @@
 # well-formed XML (xmllint --noout) and self-contained, and has one
 # rectangle of class "site" per leak site: the box where a folded line
 # ends, which for weight live is the API the program called.
-. "$srcdir/tests/tool/defs.sh"
+. "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 
 # xml FILE DESCRIPTION: a TAP line for xmllint --noout.

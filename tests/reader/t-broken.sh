@@ -1,11 +1,11 @@
 #!/bin/sh
-# Bad input: every file of tests/tool/broken (listed with the line it must
+# Bad input: every file of tests/reader/broken (listed with the line it must
 # produce in broken/expected.txt), files made here (missing, a directory,
 # a NUL byte, a real report cut at many points), and bad command lines.
 # Each gives one line on stderr naming the file and the problem, nothing
 # on stdout, and status 2, never a crash.  check-tool-asan runs this file
 # with the tool built with AddressSanitizer and UBSan.
-. "$srcdir/tests/tool/defs.sh"
+. "$srcdir/tests/reader/defs.sh"
 B=$TOOLDIR/broken
 
 while IFS='	' read -r name want; do

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""Writes the fixed reports of tests/tool/data/ and the broken-input corpus
-of tests/tool/broken/.  The outputs are committed; run this only to change
-them:  python3 tests/tool/make-fixtures.py  (from the top of the tree).
+"""Writes the fixed reports of tests/reader/data/ and the broken-input corpus
+of tests/reader/broken/.  The outputs are committed; run this only to change
+them:  python3 tests/reader/make-fixtures.py  (from the top of the tree).
 
 data/job-a.json and data/job-b.json are two processes of one job, written
 as libcumemguard.so would write them (version 1, every key the schema

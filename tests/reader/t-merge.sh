@@ -3,7 +3,7 @@
 # leak from the same site make one group with the sum of both; devices are
 # matched by UUID, so two ranks that number the same GPU differently add up
 # on one row; the totals are the sums of the reports' totals.
-. "$srcdir/tests/tool/defs.sh"
+. "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 
 tool_in "$TOOLDIR" merge data/job-a.json data/job-b.json
