@@ -11,6 +11,7 @@ TOOL_C = \
 	src/reader/index.c \
 	src/reader/view.c \
 	src/reader/supp.c \
+	src/reader/show.c \
 	src/reader/summary.c \
 	src/reader/json.c \
 	src/reader/diff.c \

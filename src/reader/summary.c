@@ -26,54 +26,10 @@
 
 #define SIZE_BUF 32
 
-const char *
-cmg__tool_plural(uint64_t n, const char *one, const char *many)
-{
-  return n == 1 ? one : many;
-}
-
 static const char *
 size_str(uint64_t bytes, char *buf)
 {
   return cmg__format_size(bytes, buf, SIZE_BUF);
-}
-
-void
-cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
-                 uint64_t *count)
-{
-  size_t i;
-
-  *bytes = *count = 0;
-  for (i = 0; i < v->n_leaks; i++) {
-    if (v->leaks[i].rule != CMG__TOOL_NONE || !v->leaks[i].is_device_memory)
-      continue;
-    *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
-    *count = cmg__tool_add(*count, v->leaks[i].count);
-  }
-}
-
-void
-cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
-                     uint64_t *count)
-{
-  size_t i;
-
-  *bytes = *count = 0;
-  for (i = 0; i < v->n_leaks; i++) {
-    if (v->leaks[i].rule != CMG__TOOL_NONE || v->leaks[i].is_device_memory)
-      continue;
-    *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
-    *count = cmg__tool_add(*count, v->leaks[i].count);
-  }
-}
-
-bool
-cmg__tool_is_listed(const struct cmg__tool_leak *l,
-                    const struct cmg__tool_opts *o, size_t listed)
-{
-  return l->rule == CMG__TOOL_NONE && l->bytes >= o->min_bytes &&
-         (o->top == 0 || listed < o->top);
 }
 
 static const char *
@@ -89,27 +45,6 @@ reason_text(const char *reason)
 }
 
 /* ---- text ---------------------------------------------------------------- */
-
-void
-cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
-                       uint32_t stack, bool all_frames)
-{
-  uint32_t lo, hi, k;
-
-  if (stack == CMG__TOOL_NONE) {
-    fprintf(f, "    (no stack was recorded: stack_depth=0, or the capture "
-               "failed)\n");
-    return;
-  }
-  cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
-  for (k = lo; k < hi; k++) {
-    fprintf(f, "    #%u ", k - lo);
-    cmg__tool_put_frame(f, ix, ix->stacks[stack].frames[k]);
-    fputc('\n', f);
-  }
-  if (hi == ix->stacks[stack].n && ix->stacks[stack].truncated)
-    fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
-}
 
 /*
  * "a < b < c": the innermost shown frames of a stack that have a function

@@ -458,7 +458,7 @@ bool cmg__tool_is_match(const char *pattern, const char *text);
  * and adds the group's count and bytes to the rule.  Returns 0 or -ENOMEM. */
 int cmg__tool_supp_apply(struct cmg__tool_supp *s, struct cmg__tool_view *v);
 
-/* ---- summary.c, json.c: summary, merge, check - */
+/* ---- show.c: what the printers of leak groups share ------------------ */
 
 struct cmg__tool_opts {
   size_t top; /* leak groups and composition lines; 0 = all */
@@ -467,21 +467,6 @@ struct cmg__tool_opts {
   bool json;
   const struct cmg__tool_supp *supp;
 };
-
-/* Prints a view as text: sources, devices, leaks, suppressions, the peaks
- * and first denials, SUMMARY.  The check command prints the leaks section
- * only (leaks_only). */
-void cmg__tool_summary_text(FILE *f, const struct cmg__tool_view *v,
-                            const struct cmg__tool_opts *o, bool leaks_only);
-
-/* The JSON object of one summary (see cumemguard-report(1)); NULL when out
- * of memory.  The cJSON item is returned as void * so that only the files
- * that print JSON include cJSON.h. */
-void *cmg__tool_summary_json(const struct cmg__tool_view *v,
-                             const struct cmg__tool_opts *o);
-
-/* JSON array of frames of a stack (all of them, each marked "hidden"). */
-void *cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack);
 
 /* Whether leak group l is listed given --top and --min-bytes, when
  * `listed` groups were listed before it; suppressed groups never are. */
@@ -503,6 +488,23 @@ void cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
 
 /* "1 allocation" / "3 allocations". */
 const char *cmg__tool_plural(uint64_t n, const char *one, const char *many);
+
+/* ---- summary.c, json.c: summary, merge, check ----------------------- */
+
+/* Prints a view as text: sources, devices, leaks, suppressions, the peaks
+ * and first denials, SUMMARY.  The check command prints the leaks section
+ * only (leaks_only). */
+void cmg__tool_summary_text(FILE *f, const struct cmg__tool_view *v,
+                            const struct cmg__tool_opts *o, bool leaks_only);
+
+/* The JSON object of one summary (see cumemguard-report(1)); NULL when out
+ * of memory.  The cJSON item is returned as void * so that only the files
+ * that print JSON include cJSON.h. */
+void *cmg__tool_summary_json(const struct cmg__tool_view *v,
+                             const struct cmg__tool_opts *o);
+
+/* JSON array of frames of a stack (all of them, each marked "hidden"). */
+void *cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack);
 
 /* ---- diff.c: what grew and what shrank ------------------- */
 
