@@ -431,3 +431,29 @@ cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
   free(c);
   return rc;
 }
+
+int
+cmg__tool_diff_main(const char *base_file, const char *new_file,
+                    struct cmg__tool_supp *supp,
+                    const struct cmg__tool_opts *o)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view base, now;
+  int rc = CMG__TOOL_EXIT_ERROR;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&base, &ix, false);
+  cmg__tool_view_init(&now, &ix, false);
+  if (cmg__tool_load(&base, base_file) == 0 &&
+      cmg__tool_load(&now, new_file) == 0 &&
+      cmg__tool_finish(&base, supp) == 0 && cmg__tool_finish(&now, supp) == 0) {
+    if (cmg__tool_diff(stdout, &base, &now, o) == 0)
+      rc = 0;
+    else
+      cmg__tool_say("out of memory");
+  }
+  cmg__tool_view_free(&base);
+  cmg__tool_view_free(&now);
+  cmg__tool_index_free(&ix);
+  return rc;
+}

@@ -562,3 +562,64 @@ cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
   lines_free(&ls);
   return 0;
 }
+
+/* ---- the commands -------------------------------------------------------- */
+
+int
+cmg__tool_folded_main(char *const *files, int n_files,
+                      struct cmg__tool_supp *supp,
+                      const struct cmg__tool_flame_opts *o)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view v;
+  int rc = 0;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&v, &ix, true);
+  if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
+    rc = CMG__TOOL_EXIT_ERROR;
+  if (rc == 0 && cmg__tool_folded(stdout, &v, o) != 0) {
+    cmg__tool_say("out of memory");
+    rc = CMG__TOOL_EXIT_ERROR;
+  }
+  cmg__tool_view_free(&v);
+  cmg__tool_index_free(&ix);
+  return rc;
+}
+
+int
+cmg__tool_flame_main(char *const *files, int n_files,
+                     struct cmg__tool_supp *supp,
+                     const struct cmg__tool_flame_opts *o, const char *output)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view v;
+  FILE *out = stdout;
+  int rc = 0;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&v, &ix, true);
+  if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
+    rc = CMG__TOOL_EXIT_ERROR;
+  if (rc == 0) {
+    /* Created only once every report has been read, so that a bad report
+     * leaves no empty SVG behind. */
+    if (output != NULL && strcmp(output, "-") != 0)
+      out = fopen(output, "w");
+    if (out == NULL) {
+      cmg__tool_say("%s: cannot create: %s", output, strerror(errno));
+      rc = CMG__TOOL_EXIT_ERROR;
+    } else if (cmg__tool_flame(out, &v, o) != 0) {
+      cmg__tool_say("out of memory");
+      rc = CMG__TOOL_EXIT_ERROR;
+    }
+    if (out != NULL && out != stdout && (ferror(out) | fclose(out)) != 0 &&
+        rc == 0) {
+      cmg__tool_say("%s: cannot write: %s", output, strerror(errno));
+      rc = CMG__TOOL_EXIT_ERROR;
+    }
+  }
+  cmg__tool_view_free(&v);
+  cmg__tool_index_free(&ix);
+  return rc;
+}

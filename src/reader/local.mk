@@ -12,10 +12,12 @@ TOOL_C = \
 	src/reader/view.c \
 	src/reader/supp.c \
 	src/reader/show.c \
+	src/reader/run.c \
 	src/reader/summary.c \
 	src/reader/json.c \
 	src/reader/diff.c \
-	src/reader/flame.c
+	src/reader/flame.c \
+	src/reader/check.c
 cumemguard_report_SOURCES = src/reader/tool.h $(TOOL_C)
 cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 # The core gives cmg__size_parse (--min-bytes, --max-leak) and

@@ -1,8 +1,10 @@
 /*
  * cumemguard-report: reads the JSON reports that libcumemguard.so writes
- * and answers the questions people bring to them.  This file owns the
- * command line and the exit status; the other files of src/reader/ read
- * reports, fold them into views, and print.
+ * and answers the questions people bring to them.  This file reads the
+ * command line and hands it to one command: summary.c has summary and
+ * merge, diff.c diff, flame.c folded and flame, check.c check.  What they
+ * share is run.c's; the files below them read reports, fold them into
+ * views, and print.
  *
  *   cumemguard-report [summary] FILE...   each report, as LeakSanitizer and
  *                                         heaptrack_print would print it
@@ -29,12 +31,8 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
 
 #include "tool.h"
 
@@ -111,22 +109,6 @@ struct args {
   int n_files;
 };
 
-/* One line on stderr, after whatever stdout holds so far. */
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void
-say(const char *fmt, ...)
-{
-  va_list ap;
-
-  fflush(stdout);
-  fputs(CMG__TOOL_NAME ": ", stderr);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
-
 static void
 print_help(void)
 {
@@ -179,8 +161,9 @@ parse_size(const char *opt, const char *s, uint64_t *out)
   struct cmg__limit l;
 
   if (cmg__size_parse(s, strlen(s), false, &l) != 0) {
-    say("bad %s '%s': expected a size such as 4096, 512K, 3M or 1.5GiB", opt,
-        s);
+    cmg__tool_say("bad %s '%s': expected a size such as 4096, 512K, 3M or "
+                  "1.5GiB",
+                  opt, s);
     return false;
   }
   *out = l.bytes;
@@ -198,7 +181,8 @@ parse_number(const char *opt, const char *s, unsigned long min,
   for (i = 0; s[i] >= '0' && s[i] <= '9' && v <= max; i++)
     v = v * 10 + (unsigned long)(s[i] - '0');
   if (i == 0 || s[i] != '\0' || v < min || v > max) {
-    say("bad %s '%s': expected a number from %lu to %lu", opt, s, min, max);
+    cmg__tool_say("bad %s '%s': expected a number from %lu to %lu", opt, s,
+                  min, max);
     return false;
   }
   *out = v;
@@ -229,7 +213,7 @@ set_option(struct args *a, int opt, const char *arg)
     return true;
   case OPT_SUPP:
     if (cmg__tool_supp_load(&a->supp, arg, err, sizeof(err)) != 0) {
-      say("%s", err);
+      cmg__tool_say("%s", err);
       return false;
     }
     return true;
@@ -241,7 +225,7 @@ set_option(struct args *a, int opt, const char *arg)
     else if (strcmp(arg, "denial") == 0)
       a->flame.weight = CMG__TOOL_WEIGHT_DENIAL;
     else {
-      say("bad --weight '%s': expected live, peak or denial", arg);
+      cmg__tool_say("bad --weight '%s': expected live, peak or denial", arg);
       return false;
     }
     return true;
@@ -295,16 +279,18 @@ parse_args(int argc, char **argv, struct args *a)
             : argv[optind - 1];
 
     if (opt == ':') {
-      say("option '%s' needs a value", word);
+      cmg__tool_say("option '%s' needs a value", word);
       return -1;
     }
     if (opt == '?') {
       if (optopt >= OPT_TOP)
-        say("option '%s' takes no value", word);
+        cmg__tool_say("option '%s' takes no value", word);
       else if (optopt != 0)
-        say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'", optopt);
+        cmg__tool_say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'",
+                      optopt);
       else
-        say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'", word);
+        cmg__tool_say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'",
+                      word);
       return -1;
     }
     if (opt == 'o')
@@ -321,7 +307,8 @@ parse_args(int argc, char **argv, struct args *a)
       return 1;
     }
     if (!(option_commands[opt - OPT_TOP] & ON(a->cmd))) {
-      say("option '%s' does not apply to %s", word, command_names[a->cmd]);
+      cmg__tool_say("option '%s' does not apply to %s", word,
+                    command_names[a->cmd]);
       return -1;
     }
     if (!set_option(a, opt, optarg))
@@ -330,201 +317,16 @@ parse_args(int argc, char **argv, struct args *a)
   a->files = argv + optind;
   a->n_files = argc - optind;
   if (a->cmd == DIFF && a->n_files != 2) {
-    say("diff takes two reports, BASE and NEW; got %d", a->n_files);
+    cmg__tool_say("diff takes two reports, BASE and NEW; got %d",
+                  a->n_files);
     return -1;
   }
   if (a->n_files == 0) {
-    say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
+    cmg__tool_say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
     return -1;
   }
   a->opts.supp = &a->supp;
   return 0;
-}
-
-/* ---- the commands ----------------------------------------------------- */
-
-/* Reads file into view v; false after saying what is wrong. */
-static bool
-load(struct cmg__tool_view *v, const char *file)
-{
-  struct cmg__tool_report r;
-  char err[CMG__TOOL_ERR_MAX] = "";
-  int rc = cmg__tool_read(file, &r, err, sizeof(err));
-
-  if (rc == 0 && cmg__tool_view_add(v, &r) != 0) {
-    snprintf(err, sizeof(err), "out of memory");
-    rc = -ENOMEM;
-  }
-  cmg__tool_report_free(&r);
-  if (rc != 0) {
-    say("%s: %s", file, err[0] != '\0' ? err : "cannot read");
-    return false;
-  }
-  return true;
-}
-
-/* Sorts a loaded view and applies the suppressions afresh. */
-static bool
-finish(struct cmg__tool_view *v, struct args *a)
-{
-  size_t i;
-
-  cmg__tool_view_sort(v);
-  for (i = 0; i < a->supp.n; i++)
-    a->supp.rules[i].count = a->supp.rules[i].bytes = 0;
-  if (cmg__tool_supp_apply(&a->supp, v) != 0) {
-    say("out of memory");
-    return false;
-  }
-  return true;
-}
-
-/* Prints a JSON document and frees it; false when out of memory. */
-static bool
-print_json(cJSON *doc)
-{
-  char *text = doc != NULL ? cJSON_Print(doc) : NULL;
-  bool ok = text != NULL;
-
-  if (ok)
-    printf("%s\n", text);
-  else
-    say("out of memory");
-  cJSON_free(text);
-  cJSON_Delete(doc);
-  return ok;
-}
-
-static cJSON *
-summary_document(void)
-{
-  cJSON *doc = cJSON_CreateObject();
-
-  cJSON_AddStringToObject(doc, "format", "cumemguard-report-summary");
-  cJSON_AddNumberToObject(doc, "version", 1);
-  cJSON_AddItemToObject(doc, "summaries", cJSON_CreateArray());
-  return doc;
-}
-
-/* summary: each file on its own; merge: all of them as one view. */
-static int
-run_summary(struct args *a, bool merged)
-{
-  cJSON *doc = a->opts.json ? summary_document() : NULL;
-  int i = 0, rc = 0;
-
-  while (rc == 0 && i < a->n_files) {
-    struct cmg__tool_index ix;
-    struct cmg__tool_view v;
-
-    cmg__tool_index_init(&ix);
-    cmg__tool_view_init(&v, &ix, true);
-    do {
-      if (!load(&v, a->files[i++]))
-        rc = CMG__TOOL_EXIT_ERROR;
-    } while (rc == 0 && merged && i < a->n_files);
-    if (rc == 0 && !finish(&v, a))
-      rc = CMG__TOOL_EXIT_ERROR;
-    if (rc == 0 && doc != NULL) {
-      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "summaries"),
-                           cmg__tool_summary_json(&v, &a->opts));
-    } else if (rc == 0) {
-      if (i > 1 && !merged)
-        printf("\n");
-      cmg__tool_summary_text(stdout, &v, &a->opts, false);
-    }
-    cmg__tool_view_free(&v);
-    cmg__tool_index_free(&ix);
-  }
-  if (doc != NULL && rc == 0 && !print_json(doc))
-    rc = CMG__TOOL_EXIT_ERROR;
-  else if (doc != NULL && rc != 0)
-    cJSON_Delete(doc);
-  return rc;
-}
-
-static int
-run_diff(struct args *a)
-{
-  struct cmg__tool_index ix;
-  struct cmg__tool_view base, now;
-  int rc = CMG__TOOL_EXIT_ERROR;
-
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&base, &ix, false);
-  cmg__tool_view_init(&now, &ix, false);
-  if (load(&base, a->files[0]) && load(&now, a->files[1]) && finish(&base, a) &&
-      finish(&now, a)) {
-    if (cmg__tool_diff(stdout, &base, &now, &a->opts) == 0)
-      rc = 0;
-    else
-      say("out of memory");
-  }
-  cmg__tool_view_free(&base);
-  cmg__tool_view_free(&now);
-  cmg__tool_index_free(&ix);
-  return rc;
-}
-
-/* The commands over one merged view: folded, flame, check. */
-static int
-run_merged(struct args *a)
-{
-  struct cmg__tool_index ix;
-  struct cmg__tool_view v;
-  FILE *out = stdout;
-  int i, rc = 0;
-
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&v, &ix, true);
-  for (i = 0; rc == 0 && i < a->n_files; i++) {
-    if (!load(&v, a->files[i]))
-      rc = CMG__TOOL_EXIT_ERROR;
-  }
-  if (rc == 0 && !finish(&v, a))
-    rc = CMG__TOOL_EXIT_ERROR;
-
-  if (rc == 0 && a->cmd == FOLDED) {
-    if (cmg__tool_folded(stdout, &v, &a->flame) != 0) {
-      say("out of memory");
-      rc = CMG__TOOL_EXIT_ERROR;
-    }
-  } else if (rc == 0 && a->cmd == FLAME) {
-    if (a->output != NULL && strcmp(a->output, "-") != 0)
-      out = fopen(a->output, "w");
-    if (out == NULL) {
-      say("%s: cannot create: %s", a->output, strerror(errno));
-      rc = CMG__TOOL_EXIT_ERROR;
-    } else if (cmg__tool_flame(out, &v, &a->flame) != 0) {
-      say("out of memory");
-      rc = CMG__TOOL_EXIT_ERROR;
-    }
-    if (out != NULL && out != stdout && (ferror(out) | fclose(out)) != 0 &&
-        rc == 0) {
-      say("%s: cannot write: %s", a->output, strerror(errno));
-      rc = CMG__TOOL_EXIT_ERROR;
-    }
-  } else if (rc == 0) {
-    uint64_t bytes, count;
-    char s1[32], s2[32];
-
-    cmg__tool_summary_text(stdout, &v, &a->opts, true);
-    cmg__tool_leaked(&v, &bytes, &count);
-    cmg__format_size(bytes, s1, sizeof(s1));
-    cmg__format_size(a->max_leak, s2, sizeof(s2));
-    if (bytes > a->max_leak) {
-      printf("check: FAILED: %s (%" PRIu64 " bytes) leaked, more than the "
-             "%s allowed\n",
-             s1, bytes, s2);
-      rc = CMG__TOOL_EXIT_LEAK;
-    } else {
-      printf("check: passed: %s (%" PRIu64 " bytes) leaked, %s allowed\n", s1,
-             bytes, s2);
-    }
-  }
-  cmg__tool_view_free(&v);
-  cmg__tool_index_free(&ix);
-  return rc;
 }
 
 int
@@ -538,7 +340,7 @@ main(int argc, char **argv)
   if (rc != 0) {
     cmg__tool_supp_free(&a.supp);
     if (rc > 0 && (fflush(stdout) != 0 || ferror(stdout))) {
-      say("cannot write to standard output: %s", strerror(errno));
+      cmg__tool_say("cannot write to standard output: %s", strerror(errno));
       return CMG__TOOL_EXIT_ERROR;
     }
     return rc > 0 ? 0 : CMG__TOOL_EXIT_ERROR;
@@ -547,18 +349,27 @@ main(int argc, char **argv)
   switch (a.cmd) {
   case SUMMARY:
   case MERGE:
-    rc = run_summary(&a, a.cmd == MERGE);
+    rc = cmg__tool_summary_main(a.files, a.n_files, a.cmd == MERGE, &a.supp,
+                                &a.opts);
     break;
   case DIFF:
-    rc = run_diff(&a);
+    rc = cmg__tool_diff_main(a.files[0], a.files[1], &a.supp, &a.opts);
     break;
-  default:
-    rc = run_merged(&a);
+  case FOLDED:
+    rc = cmg__tool_folded_main(a.files, a.n_files, &a.supp, &a.flame);
+    break;
+  case FLAME:
+    rc = cmg__tool_flame_main(a.files, a.n_files, &a.supp, &a.flame,
+                              a.output);
+    break;
+  case CHECK:
+    rc = cmg__tool_check_main(a.files, a.n_files, &a.supp, &a.opts,
+                              a.max_leak);
     break;
   }
   cmg__tool_supp_free(&a.supp);
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    say("cannot write to standard output: %s", strerror(errno));
+    cmg__tool_say("cannot write to standard output: %s", strerror(errno));
     return CMG__TOOL_EXIT_ERROR;
   }
   return rc;

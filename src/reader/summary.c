@@ -4,9 +4,10 @@
  * MiB in 3 allocations (cudaMalloc, device 0) from:" and numbered frames),
  * the suppressions that hid anything, what was live at each device's peak
  * and at its first denial, and a last `SUMMARY:` line that scripts can
- * grep.  The same view as JSON is json.c's; merge prints a
- * merged view the same way, and check prints the leaks and the SUMMARY
- * line only.
+ * grep.  The same view as JSON is json.c's.  The summary and merge
+ * commands are at the end of this file: summary prints each report on its
+ * own, merge all of them as one view; check (check.c) prints the leaks and
+ * the SUMMARY line only.
  *
  * Sizes are written for people ("3.0 MiB"); the SUMMARY line and the
  * suppressions table carry exact byte counts as well, and --json has
@@ -18,6 +19,8 @@
 
 #include <inttypes.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "tool.h"
 
@@ -364,4 +367,55 @@ cmg__tool_summary_text(FILE *f, const struct cmg__tool_view *v,
   if (!leaks_only)
     print_moments(f, v, o);
   print_summary_line(f, v);
+}
+
+/* ---- the commands -------------------------------------------------------- */
+
+static cJSON *
+summary_document(void)
+{
+  cJSON *doc = cJSON_CreateObject();
+
+  cJSON_AddStringToObject(doc, "format", "cumemguard-report-summary");
+  cJSON_AddNumberToObject(doc, "version", 1);
+  cJSON_AddItemToObject(doc, "summaries", cJSON_CreateArray());
+  return doc;
+}
+
+int
+cmg__tool_summary_main(char *const *files, int n_files, bool merged,
+                       struct cmg__tool_supp *supp,
+                       const struct cmg__tool_opts *o)
+{
+  cJSON *doc = o->json ? summary_document() : NULL;
+  int i = 0, rc = 0;
+
+  while (rc == 0 && i < n_files) {
+    struct cmg__tool_index ix;
+    struct cmg__tool_view v;
+
+    cmg__tool_index_init(&ix);
+    cmg__tool_view_init(&v, &ix, true);
+    do {
+      if (cmg__tool_load(&v, files[i++]) != 0)
+        rc = CMG__TOOL_EXIT_ERROR;
+    } while (rc == 0 && merged && i < n_files);
+    if (rc == 0 && cmg__tool_finish(&v, supp) != 0)
+      rc = CMG__TOOL_EXIT_ERROR;
+    if (rc == 0 && doc != NULL) {
+      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "summaries"),
+                           cmg__tool_summary_json(&v, o));
+    } else if (rc == 0) {
+      if (i > 1 && !merged)
+        printf("\n");
+      cmg__tool_summary_text(stdout, &v, o, false);
+    }
+    cmg__tool_view_free(&v);
+    cmg__tool_index_free(&ix);
+  }
+  if (doc != NULL && rc == 0 && cmg__tool_print_json(doc) != 0)
+    rc = CMG__TOOL_EXIT_ERROR;
+  else if (doc != NULL && rc != 0)
+    cJSON_Delete(doc);
+  return rc;
 }

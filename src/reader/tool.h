@@ -11,7 +11,7 @@
  * without a module, a leak without a stack).  Functions named cmg__tool_
  * return 0 or a negative errno unless their comment says otherwise; errors
  * meant for the user are written into a caller's buffer, and only
- * main.c prints them.
+ * run.c's cmg__tool_say() prints them.
  */
 #ifndef CMG_REPORT_TOOL_H
 #define CMG_REPORT_TOOL_H
@@ -489,6 +489,29 @@ void cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
 /* "1 allocation" / "3 allocations". */
 const char *cmg__tool_plural(uint64_t n, const char *one, const char *many);
 
+/* ---- run.c: what every command does around its own printing ---------- */
+
+/* One line on stderr, "cumemguard-report: " and the text, after whatever
+ * stdout holds so far. */
+void cmg__tool_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reads file into view v.  Returns 0, or a negative errno after saying
+ * what is wrong with the file. */
+int cmg__tool_load(struct cmg__tool_view *v, const char *file);
+
+/* Sorts a loaded view and applies the suppressions afresh (their counts
+ * start again from zero).  Returns 0, or -ENOMEM after saying so. */
+int cmg__tool_finish(struct cmg__tool_view *v, struct cmg__tool_supp *supp);
+
+/* cmg__tool_load() for each file in turn, stopping at the first problem,
+ * then cmg__tool_finish(): the one view of folded, flame and check. */
+int cmg__tool_load_all(struct cmg__tool_view *v, char *const *files,
+                       int n_files, struct cmg__tool_supp *supp);
+
+/* Prints a JSON document and a newline on stdout, and frees it (NULL is
+ * taken as out of memory).  Returns 0, or -ENOMEM after saying so. */
+int cmg__tool_print_json(struct cJSON *doc);
+
 /* ---- summary.c, json.c: summary, merge, check ----------------------- */
 
 /* Prints a view as text: sources, devices, leaks, suppressions, the peaks
@@ -506,12 +529,35 @@ void *cmg__tool_summary_json(const struct cmg__tool_view *v,
 /* JSON array of frames of a stack (all of them, each marked "hidden"). */
 void *cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack);
 
+/* The summary command (each file on its own) and merge (all of them as
+ * one view, merged set): text, or with --json one document.  Return the
+ * exit status: 0, or CMG__TOOL_EXIT_ERROR after saying why. */
+int cmg__tool_summary_main(char *const *files, int n_files, bool merged,
+                           struct cmg__tool_supp *supp,
+                           const struct cmg__tool_opts *o);
+
+/* ---- check.c: the leak allowance, for CI -------------------------------- */
+
+/* The check command: the leaks of all files as one view, then whether more
+ * than max_leak bytes of device memory leaked.  Returns the exit status:
+ * 0, CMG__TOOL_EXIT_LEAK, or CMG__TOOL_EXIT_ERROR after saying why. */
+int cmg__tool_check_main(char *const *files, int n_files,
+                         struct cmg__tool_supp *supp,
+                         const struct cmg__tool_opts *o, uint64_t max_leak);
+
 /* ---- diff.c: what grew and what shrank ------------------- */
 
 /* Prints the difference NEW - BASE of two views over one index. */
 int cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
                    const struct cmg__tool_view *now,
                    const struct cmg__tool_opts *o);
+
+/* The diff command: the two reports read into views over one index,
+ * devices matched by ordinal, and their difference on stdout.  Returns the
+ * exit status: 0, or CMG__TOOL_EXIT_ERROR after saying why. */
+int cmg__tool_diff_main(const char *base_file, const char *new_file,
+                        struct cmg__tool_supp *supp,
+                        const struct cmg__tool_opts *o);
 
 /* ---- flame.c: folded stacks and the SVG flame graph ------ */
 
@@ -535,5 +581,20 @@ int cmg__tool_folded(FILE *f, const struct cmg__tool_view *v,
 /* Writes a self-contained SVG flame graph. */
 int cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
                     const struct cmg__tool_flame_opts *o);
+
+/* The folded command: the folded stacks of all files as one view, on
+ * stdout.  Returns the exit status: 0, or CMG__TOOL_EXIT_ERROR after saying
+ * why. */
+int cmg__tool_folded_main(char *const *files, int n_files,
+                          struct cmg__tool_supp *supp,
+                          const struct cmg__tool_flame_opts *o);
+
+/* The flame command: the same view as an SVG, into output (NULL or "-":
+ * stdout), which is created only after every file was read.  Returns the
+ * exit status: 0, or CMG__TOOL_EXIT_ERROR after saying why. */
+int cmg__tool_flame_main(char *const *files, int n_files,
+                         struct cmg__tool_supp *supp,
+                         const struct cmg__tool_flame_opts *o,
+                         const char *output);
 
 #endif /* CMG_REPORT_TOOL_H */

@@ -1,0 +1,51 @@
+/*
+ * check FILE...: the reports of one job as one view, its leaks printed as
+ * summary prints them, then one line saying whether the leaked device
+ * memory is within --max-leak, for CI.  The exit status carries the answer:
+ * 0 when it is, CMG__TOOL_EXIT_LEAK when more leaked.  Suppressed groups,
+ * pinned host memory and imports never count against the allowance.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "tool.h"
+
+int
+cmg__tool_check_main(char *const *files, int n_files,
+                     struct cmg__tool_supp *supp,
+                     const struct cmg__tool_opts *o, uint64_t max_leak)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view v;
+  int rc = 0;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&v, &ix, true);
+  if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
+    rc = CMG__TOOL_EXIT_ERROR;
+  if (rc == 0) {
+    uint64_t bytes, count;
+    char s1[32], s2[32];
+
+    cmg__tool_summary_text(stdout, &v, o, true);
+    cmg__tool_leaked(&v, &bytes, &count);
+    cmg__format_size(bytes, s1, sizeof(s1));
+    cmg__format_size(max_leak, s2, sizeof(s2));
+    if (bytes > max_leak) {
+      printf("check: FAILED: %s (%" PRIu64 " bytes) leaked, more than the "
+             "%s allowed\n",
+             s1, bytes, s2);
+      rc = CMG__TOOL_EXIT_LEAK;
+    } else {
+      printf("check: passed: %s (%" PRIu64 " bytes) leaked, %s allowed\n", s1,
+             bytes, s2);
+    }
+  }
+  cmg__tool_view_free(&v);
+  cmg__tool_index_free(&ix);
+  return rc;
+}
