@@ -12,7 +12,15 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "core/log.h"
+
+#include "check.h"
+#include "index.h"
+#include "run.h"
+#include "show.h"
+#include "summary.h"
 #include "tool.h"
+#include "view.h"
 
 int
 cmg__tool_check_main(char *const *files, int n_files,

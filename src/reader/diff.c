@@ -19,12 +19,21 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/log.h"
+
+#include "diff.h"
+#include "index.h"
+#include "json.h"
+#include "run.h"
+#include "show.h"
 #include "tool.h"
+#include "view.h"
 
 #define SIZE_BUF 40
 

@@ -17,12 +17,13 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "tool.h"
+#include "fields.h"
 
 int
 cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)

@@ -19,7 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "tool.h"
+#include "fields.h"
+#include "file.h"
 
 /* ---- cJSON's memory ---------------------------------------------------- */
 

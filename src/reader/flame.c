@@ -27,10 +27,20 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base.h"
+#include "core/log.h"
+
+#include "fields.h"
+#include "flame.h"
+#include "index.h"
+#include "run.h"
+#include "show.h"
 #include "tool.h"
+#include "view.h"
 
 #define SIZE_BUF 32
 

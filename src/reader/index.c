@@ -23,9 +23,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "index.h"
+#include "read.h"
 #include "tool.h"
 
 /* ---- the hash table ----------------------------------------------------- */

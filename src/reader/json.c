@@ -16,7 +16,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "index.h"
+#include "json.h"
+#include "read.h"
+#include "show.h"
+#include "supp.h"
 #include "tool.h"
+#include "view.h"
 
 static cJSON *
 string_or_null(const char *s)

@@ -1,7 +1,7 @@
 # cumemguard-report: reads, explains, compares and draws the JSON reports
-# (src/reader/); the man pages of both programs; the report tool's
-# tests, and check-tool-asan, which runs them against a build of the tool
-# with AddressSanitizer and UBSan.
+# (src/reader/, a header beside each file); its tests (tests/reader/), and
+# check-tool-asan, which runs them against a build of the tool with
+# AddressSanitizer and UBSan.
 bin_PROGRAMS += cumemguard-report
 TOOL_C = \
 	src/reader/main.c \
@@ -18,13 +18,26 @@ TOOL_C = \
 	src/reader/diff.c \
 	src/reader/flame.c \
 	src/reader/check.c
-cumemguard_report_SOURCES = src/reader/tool.h $(TOOL_C)
+TOOL_H = \
+	src/reader/tool.h \
+	src/reader/check.h \
+	src/reader/diff.h \
+	src/reader/fields.h \
+	src/reader/file.h \
+	src/reader/flame.h \
+	src/reader/index.h \
+	src/reader/json.h \
+	src/reader/read.h \
+	src/reader/run.h \
+	src/reader/show.h \
+	src/reader/summary.h \
+	src/reader/supp.h \
+	src/reader/view.h
+cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 # The core gives cmg__size_parse (--min-bytes, --max-leak) and
 # cmg__format_size, so sizes read and print as the launcher's do.
 cumemguard_report_LDADD = libcmg_core.la $(CJSON_LIBS) -lm
-
-dist_man_MANS = man/cumemguard.1 man/cumemguard-report.1
 
 TOOL_TESTS = \
 	tests/reader/t-summary.sh \

@@ -34,6 +34,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cumemguard.h"
+#include "core/size.h"
+
+#include "check.h"
+#include "diff.h"
+#include "flame.h"
+#include "run.h"
+#include "show.h"
+#include "summary.h"
+#include "supp.h"
 #include "tool.h"
 
 enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK };

@@ -26,11 +26,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cumemguard.h"
+
+#include "fields.h"
+#include "file.h"
+#include "read.h"
 #include "tool.h"
 
 /* Device ordinals, as the schema allows them everywhere. */

@@ -20,7 +20,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "read.h"
+#include "run.h"
+#include "supp.h"
 #include "tool.h"
+#include "view.h"
 
 void
 cmg__tool_say(const char *fmt, ...)

@@ -10,7 +10,12 @@
 #include "config.h"
 #endif
 
+#include <stdio.h>
+
+#include "index.h"
+#include "show.h"
 #include "tool.h"
+#include "view.h"
 
 const char *
 cmg__tool_plural(uint64_t n, const char *one, const char *many)

@@ -18,11 +18,22 @@
 #endif
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "core/log.h"
+
+#include "index.h"
+#include "json.h"
+#include "read.h"
+#include "run.h"
+#include "show.h"
+#include "summary.h"
+#include "supp.h"
 #include "tool.h"
+#include "view.h"
 
 /* Frames named in a one-line stack of a composition. */
 #define SHORT_FRAMES 3

@@ -24,7 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index.h"
+#include "supp.h"
 #include "tool.h"
+#include "view.h"
 
 /* True if glob p (with '*') matches all of s. */
 static bool

@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index.h"
+#include "read.h"
 #include "tool.h"
+#include "view.h"
 
 /* ---- views -------------------------------------------------------------- */
 

@@ -18,7 +18,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "reader/diff.h"
+#include "reader/flame.h"
+#include "reader/index.h"
+#include "reader/json.h"
+#include "reader/read.h"
+#include "reader/show.h"
+#include "reader/summary.h"
 #include "reader/tool.h"
+#include "reader/view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,85 @@
+/*
+ * fields.c: checked access to the members of a cJSON tree, each problem
+ * one line in a struct cmg__tool_reader, and the cleaning of the strings
+ * copied out of it.
+ */
+#ifndef CMG_READER_FIELDS_H
+#define CMG_READER_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+
+/* The largest integer every double holds exactly; counts stop there. */
+#define CMG__TOOL_EXACT_MAX 9007199254740992.0
+
+/* Where the getters write their one line about a problem. */
+struct cmg__tool_reader {
+  char *err;
+  size_t errlen;
+};
+
+/* Writes the line into rd; returns -EINVAL. */
+int cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* "a string", "null", "nothing" (for NULL): what a member turned out to be. */
+const char *cmg__tool_kind(const struct cJSON *item);
+
+/* "AT: expected WANT, got ..." for an array element; returns -EINVAL. */
+int cmg__tool_fail_item(struct cmg__tool_reader *rd, const char *at,
+                        const char *want, const struct cJSON *got);
+
+/* "AT.KEY: expected WANT, got ..."; returns -EINVAL. */
+int cmg__tool_wrong(struct cmg__tool_reader *rd, const char *at,
+                    const char *key, const char *want, const struct cJSON *got);
+
+/* The member key of o, or -EINVAL naming it as missing. */
+int cmg__tool_member(struct cmg__tool_reader *rd, const struct cJSON *o,
+                     const char *at, const char *key, const struct cJSON **out);
+
+/* An integer in [min, max]; when has is not NULL a null is allowed too and
+ * clears *has. */
+int cmg__tool_int(struct cmg__tool_reader *rd, const struct cJSON *o,
+                  const char *at, const char *key, double min, double max,
+                  bool *has, double *out);
+
+/* An integer from 0 to 2^53 (sizes, counts); null as for cmg__tool_int. */
+int cmg__tool_count(struct cmg__tool_reader *rd, const struct cJSON *o,
+                    const char *at, const char *key, bool *has, uint64_t *out);
+
+/* Any finite number. */
+int cmg__tool_number(struct cmg__tool_reader *rd, const struct cJSON *o,
+                     const char *at, const char *key, double *out);
+
+/* A string, cleaned and copied into *out; a null gives NULL if nullable.
+ * -ENOMEM when the copy fails. */
+int cmg__tool_string(struct cmg__tool_reader *rd, const struct cJSON *o,
+                     const char *at, const char *key, bool nullable,
+                     char **out);
+
+/* "0x..." with at most 16 lower-case hex digits; null as for cmg__tool_int. */
+int cmg__tool_hex(struct cmg__tool_reader *rd, const struct cJSON *o,
+                  const char *at, const char *key, bool *has, uint64_t *out);
+
+/* An array member and its length. */
+int cmg__tool_array(struct cmg__tool_reader *rd, const struct cJSON *o,
+                    const char *at, const char *key, const struct cJSON **out,
+                    size_t *n);
+
+/* An object member. */
+int cmg__tool_object(struct cmg__tool_reader *rd, const struct cJSON *o,
+                     const char *at, const char *key, const struct cJSON **out);
+
+/* Checks that element i of array is an object and writes its path
+ * ("leaks[3]") into at. */
+int cmg__tool_element(struct cmg__tool_reader *rd, const struct cJSON *item,
+                      const char *array, size_t i, char *at, size_t atlen);
+
+/* A copy of s with control bytes and invalid UTF-8 made '?', so that no
+ * output (terminal, SVG, JSON) carries them; NULL when out of memory. */
+char *cmg__tool_clean_string(const char *s);
+
+#endif /* CMG_READER_FIELDS_H */

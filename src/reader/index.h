@@ -1,0 +1,112 @@
+/*
+ * index.c: modules, frames and stacks interned by identity, the hash
+ * tables that find them, and how a frame is named when printed.
+ */
+#ifndef CMG_READER_INDEX_H
+#define CMG_READER_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct cmg__tool_report;
+
+/* Frame classes, for hiding frames that say nothing about the program. */
+#define CMG__TOOL_FRAME_CUDA 1u    /* inside the CUDA runtime or driver */
+#define CMG__TOOL_FRAME_STARTUP 2u /* C start-up and thread start */
+
+struct cmg__tool_module {
+  char *path;       /* of the first report that named it */
+  const char *name; /* its base name, inside path */
+  char *build_id;
+};
+
+struct cmg__tool_frame {
+  uint32_t module;
+  bool has_offset;
+  uint64_t offset;
+  uint64_t address; /* of the first report; meaningless elsewhere */
+  char *function;
+  bool has_function_offset;
+  uint64_t function_offset;
+  unsigned class;
+};
+
+struct cmg__tool_stack {
+  bool truncated;
+  uint32_t n;
+  uint32_t *frames; /* interned frame ids, innermost first */
+  uint32_t lo, hi;  /* the frames shown by default: [lo, hi) */
+};
+
+/* An open-addressing table from a hash to an index; keys live elsewhere. */
+struct cmg__tool_map {
+  uint32_t *slots; /* index + 1; 0 is empty */
+  uint64_t *hashes;
+  size_t cap, len;
+};
+
+struct cmg__tool_index {
+  size_t n_modules, n_frames, n_stacks;
+  size_t cap_modules, cap_frames, cap_stacks;
+  struct cmg__tool_module *modules;
+  struct cmg__tool_frame *frames;
+  struct cmg__tool_stack *stacks;
+  struct cmg__tool_map module_map, frame_map, stack_map;
+};
+
+/* FNV-1a, continued from h (start with CMG__TOOL_HASH_INIT). */
+#define CMG__TOOL_HASH_INIT 14695981039346656037ull
+uint64_t cmg__tool_hash_bytes(uint64_t h, const void *p, size_t n);
+uint64_t cmg__tool_hash_string(uint64_t h, const char *s);
+
+typedef bool (*cmg__tool_eq_fn)(const void *ctx, uint32_t index,
+                                const void *key);
+
+/* Makes room for one more entry; -ENOMEM. */
+int cmg__tool_map_reserve(struct cmg__tool_map *m);
+
+/* The slot holding key (eq says which entry that is), or the empty slot
+ * where it would go; call cmg__tool_map_reserve() first. */
+size_t cmg__tool_map_probe(const struct cmg__tool_map *m, uint64_t h,
+                           cmg__tool_eq_fn eq, const void *ctx,
+                           const void *key);
+
+/* Puts index in the empty slot found by cmg__tool_map_probe(). */
+void cmg__tool_map_set(struct cmg__tool_map *m, size_t slot, uint64_t h,
+                       uint32_t index);
+/* Frees the table and leaves it empty and usable. */
+void cmg__tool_map_free(struct cmg__tool_map *m);
+
+/* Grows *array (of *cap elements of size) to hold n + 1; -ENOMEM. */
+int cmg__tool_grow(void **array, size_t *cap, size_t n, size_t size);
+#define CMG__TOOL_GROW(arr, cap, n)                                            \
+  cmg__tool_grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
+
+/* Interns every stack of r (and their frames and modules); ids[i] becomes
+ * the id of r's stack i.  Returns 0 or -ENOMEM. */
+int cmg__tool_index_add(struct cmg__tool_index *ix,
+                        const struct cmg__tool_report *r, uint32_t *ids);
+
+/* An empty index; freeing it frees every module, frame and stack. */
+void cmg__tool_index_init(struct cmg__tool_index *ix);
+void cmg__tool_index_free(struct cmg__tool_index *ix);
+
+/* The shown range of a stack: [lo, hi), or everything with all_frames. */
+void cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
+                           bool all_frames, uint32_t *lo, uint32_t *hi);
+
+/* Prints a frame's short name: its function, else "module+0xOFFSET", else
+ * its address. */
+void cmg__tool_put_label(FILE *f, const struct cmg__tool_index *ix,
+                         uint32_t frame);
+
+/* The same in a malloc'd string; NULL when out of memory. */
+char *cmg__tool_label(const struct cmg__tool_index *ix, uint32_t frame);
+
+/* Prints "function+0x12 (module+0x1a2b)", as the numbered frames show. */
+void cmg__tool_put_frame(FILE *f, const struct cmg__tool_index *ix,
+                         uint32_t frame);
+
+#endif /* CMG_READER_INDEX_H */

@@ -1,0 +1,23 @@
+/*
+ * json.c: the summary of a view as a JSON object, and the frames of a
+ * stack as a JSON array.
+ */
+#ifndef CMG_READER_JSON_H
+#define CMG_READER_JSON_H
+
+#include <stdint.h>
+
+struct cmg__tool_index;
+struct cmg__tool_opts;
+struct cmg__tool_view;
+
+/* The JSON object of one summary (see cumemguard-report(1)); NULL when out
+ * of memory.  The cJSON item is returned as void * so that only the files
+ * that print JSON include cJSON.h. */
+void *cmg__tool_summary_json(const struct cmg__tool_view *v,
+                             const struct cmg__tool_opts *o);
+
+/* JSON array of frames of a stack (all of them, each marked "hidden"). */
+void *cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack);
+
+#endif /* CMG_READER_JSON_H */

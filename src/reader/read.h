@@ -1,0 +1,122 @@
+/*
+ * read.c: one report file, checked, as a struct cmg__tool_report; the
+ * structs of a report as it was written, before any interning.
+ */
+#ifndef CMG_READER_READ_H
+#define CMG_READER_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cmg__tool_rmodule {
+  char *path;
+  char *build_id;
+};
+
+struct cmg__tool_rframe {
+  uint64_t address;
+  uint32_t module; /* index into modules, or CMG__TOOL_NONE */
+  bool has_offset;
+  uint64_t offset;
+  char *function; /* NULL when unknown */
+  bool has_function_offset;
+  uint64_t function_offset;
+};
+
+struct cmg__tool_rstack {
+  bool truncated;
+  uint32_t n;
+  uint32_t *frames; /* indexes into frames, innermost first */
+};
+
+/* One entry of a composition (peaks[].by_stack, denials[].by_stack). */
+struct cmg__tool_share {
+  uint32_t stack; /* stack index, or CMG__TOOL_NONE */
+  uint64_t bytes;
+  uint64_t count;
+};
+
+struct cmg__tool_comp {
+  uint64_t bytes; /* live bytes when it was recorded */
+  double time;
+  size_t n;
+  struct cmg__tool_share *items;
+};
+
+struct cmg__tool_rdevice {
+  int ordinal;
+  char *name;
+  char *uuid;
+  uint64_t physical_bytes;
+  bool has_limit;
+  uint64_t limit_bytes;
+  uint64_t live_bytes, peak_bytes, allocations, frees, denied;
+};
+
+/* A leak group, or a group released by context teardown. */
+struct cmg__tool_rleak {
+  uint32_t stack; /* stack index, or CMG__TOOL_NONE */
+  char *api;
+  char *kind; /* "device" when the report has no kind */
+  int device; /* -1 for none (host memory) */
+  uint64_t count, bytes;
+};
+
+/* Page-locked host memory, the report's host{} object. */
+struct cmg__tool_host {
+  bool has_limit;
+  uint64_t limit_bytes;
+  uint64_t live_bytes, peak_bytes, allocations, frees, denied;
+};
+
+struct cmg__tool_rpeak {
+  int device;
+  struct cmg__tool_comp comp;
+};
+
+struct cmg__tool_rdenial {
+  char *api;
+  int device; /* -1 for none (host memory) */
+  uint64_t requested_bytes, live_bytes;
+  bool has_limit;
+  uint64_t limit_bytes;
+  uint32_t stack;
+  bool has_comp;              /* by_stack was present */
+  struct cmg__tool_comp comp; /* bytes = live_bytes, time of the denial */
+};
+
+struct cmg__tool_report {
+  char *file;
+  long pid;
+  char *exe;
+  char *command; /* argv joined with spaces */
+  char *hostname;
+  char *reason;
+  double start_time, end_time;
+  uint64_t live_allocations, live_bytes, untracked_frees, denials;
+  uint64_t events[3]; /* warn, wait, soft_limit; 0 in older reports */
+  bool has_host;
+  struct cmg__tool_host host;
+  size_t n_devices, n_leaks, n_peaks, n_denials, n_released;
+  size_t n_stacks, n_frames, n_modules;
+  struct cmg__tool_rdevice *devices;
+  struct cmg__tool_rleak *leaks;
+  struct cmg__tool_rleak *released;
+  struct cmg__tool_rpeak *peaks;
+  struct cmg__tool_rdenial *denials_list;
+  struct cmg__tool_rstack *stacks;
+  struct cmg__tool_rframe *frames;
+  struct cmg__tool_rmodule *modules;
+};
+
+/* Reads and checks the report at `file` ("-" is standard input).  Returns 0,
+ * or -EINVAL / -ENOMEM with one line (no file name, no newline) in err
+ * saying what is wrong. */
+int cmg__tool_read(const char *file, struct cmg__tool_report *out, char *err,
+                   size_t errlen);
+
+/* Frees what cmg__tool_read() filled, also after it failed. */
+void cmg__tool_report_free(struct cmg__tool_report *r);
+
+#endif /* CMG_READER_READ_H */

@@ -1,0 +1,47 @@
+/*
+ * show.c: what the printers of leak groups share: the listing options,
+ * which groups they list, the totals, the numbered frames, plurals.
+ */
+#ifndef CMG_READER_SHOW_H
+#define CMG_READER_SHOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct cmg__tool_index;
+struct cmg__tool_leak;
+struct cmg__tool_supp;
+struct cmg__tool_view;
+
+struct cmg__tool_opts {
+  size_t top; /* leak groups and composition lines; 0 = all */
+  uint64_t min_bytes;
+  bool all_frames;
+  bool json;
+  const struct cmg__tool_supp *supp;
+};
+
+/* Whether leak group l is listed given --top and --min-bytes, when
+ * `listed` groups were listed before it; suppressed groups never are. */
+bool cmg__tool_is_listed(const struct cmg__tool_leak *l,
+                         const struct cmg__tool_opts *o, size_t listed);
+
+/* Bytes and allocations still open that are not device memory (pinned host
+ * memory, imports), without suppressed groups. */
+void cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
+                          uint64_t *count);
+
+/* Leaked bytes and allocations of a view, without suppressed groups. */
+void cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
+                      uint64_t *count);
+
+/* Prints the numbered frames of a stack, four spaces in. */
+void cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
+                            uint32_t stack, bool all_frames);
+
+/* "1 allocation" / "3 allocations". */
+const char *cmg__tool_plural(uint64_t n, const char *one, const char *many);
+
+#endif /* CMG_READER_SHOW_H */

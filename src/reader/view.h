@@ -1,0 +1,103 @@
+/*
+ * view.c: reports folded into a view, the leak groups, device rows,
+ * peaks and first denials that every command prints from.
+ */
+#ifndef CMG_READER_VIEW_H
+#define CMG_READER_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index.h"
+#include "read.h"
+
+struct cmg__tool_source {
+  char *file;
+  long pid;
+  char *exe, *command, *hostname, *reason;
+  double start_time, end_time;
+  uint64_t live_allocations, live_bytes, untracked_frees, denials;
+};
+
+struct cmg__tool_device {
+  int ordinal; /* in the first report that has the device */
+  char *name, *uuid;
+  uint64_t physical_bytes;
+  bool has_limit, limit_varies;
+  uint64_t limit_bytes;
+  uint64_t live_bytes, peak_bytes, allocations, frees, denied;
+  unsigned processes;
+};
+
+struct cmg__tool_leak {
+  uint32_t stack; /* interned stack id, or CMG__TOOL_NONE */
+  char *api;
+  char *kind;
+  bool is_device_memory; /* counts as leaked device memory */
+  uint32_t device;       /* index into the view's devices, or NONE */
+  uint64_t count, bytes;
+  uint32_t rule;  /* suppression rule that hid it, or NONE */
+  uint32_t order; /* first-seen order, to sort stably */
+};
+
+/* A peak or first-denial composition with its context. */
+struct cmg__tool_moment {
+  uint32_t source;
+  uint32_t device; /* index into the view's devices, or NONE (host) */
+  struct cmg__tool_comp comp; /* items' stacks are interned ids */
+  uint64_t count;             /* sum of the items' counts */
+  bool has_comp;
+  /* Denials only. */
+  char *api;
+  uint64_t requested_bytes;
+  bool has_limit;
+  uint64_t limit_bytes;
+  uint32_t stack;
+};
+
+struct cmg__tool_view {
+  struct cmg__tool_index *ix;
+  bool by_uuid; /* devices matched by UUID, else by ordinal */
+  size_t n_sources, n_devices, n_leaks, n_peaks, n_denials;
+  size_t cap_sources, cap_devices, cap_leaks, cap_peaks, cap_denials;
+  struct cmg__tool_source *sources;
+  struct cmg__tool_device *devices;
+  struct cmg__tool_leak *leaks;
+  struct cmg__tool_moment *peaks;
+  struct cmg__tool_moment *denials; /* the first of each device */
+  struct cmg__tool_map leak_map;
+  bool has_host;
+  struct cmg__tool_host host; /* summed over the reports */
+  uint64_t events[3];         /* warn, wait, soft_limit */
+  uint64_t released_bytes, released_count;
+};
+
+/* True for the kinds that count as device memory (device, array, vmm), as
+ * the report's summary.live_bytes counts them. */
+bool cmg__tool_is_device_kind(const char *kind);
+
+/* The ordinal of a view's device row, -1 for NONE (host memory). */
+int cmg__tool_ordinal(const struct cmg__tool_view *v, uint32_t device);
+
+/* Where a group's memory is, for its header line: "device 0", "array,
+ * device 1", "pinned host memory", ...; ordinal -1 for none. */
+const char *cmg__tool_where(const char *kind, int ordinal, char *buf,
+                            size_t len);
+
+/* An empty view over ix; by_uuid picks how devices of reports match. */
+void cmg__tool_view_init(struct cmg__tool_view *v, struct cmg__tool_index *ix,
+                         bool by_uuid);
+void cmg__tool_view_free(struct cmg__tool_view *v);
+
+/* Adds a report: interns its stacks, adds its leaks into the groups of
+ * equal (stack, API, kind, device), its devices into the rows of the same
+ * device, and keeps its peaks and first denials.  Returns 0 or -ENOMEM. */
+int cmg__tool_view_add(struct cmg__tool_view *v,
+                       const struct cmg__tool_report *r);
+
+/* Sorts the leak groups by bytes, largest first, stable otherwise; after
+ * the last cmg__tool_view_add(). */
+void cmg__tool_view_sort(struct cmg__tool_view *v);
+
+#endif /* CMG_READER_VIEW_H */
