@@ -94,7 +94,7 @@ long long cmgb_malloc_bytes(void);
 /* Prints one result line "key value" on stdout for the harness. */
 void cmgb_put(const char *key, double value);
 
-/* ---- main.c: the harness and what it collected ------------------------- */
+/* ---- results.c: what the harness collected, and its settings ----------- */
 
 /* What a run does: the full run, or the smoke run's tiny counts. */
 struct cmgb_plan {
@@ -126,6 +126,9 @@ extern struct cmgb_machine cmgb_machine;
 extern const char *cmgb_lib;         /* the interposer */
 extern const char *cmgb_tool_state;  /* "ok", or why there is no read time */
 extern int cmgb_broken;              /* 1 when the harness itself failed */
+
+/* Keeps a figure under its key, replacing one of the same key. */
+void cmgb_store(const char *key, double value);
 
 /* A figure the children printed, by its key ("calls.32.direct.added_med");
  * NAN when there is none. */

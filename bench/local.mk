@@ -12,6 +12,7 @@ bench_cmgbench_SOURCES = \
 	bench/frames.c \
 	bench/main.c \
 	bench/paths.c \
+	bench/results.c \
 	bench/table.c \
 	bench/util.c \
 	bench/work.c

@@ -6,13 +6,13 @@
  *
  * It starts itself again as child processes (work.c) with the interposer in
  * LD_PRELOAD, one per configuration, collects the "key value" lines they
- * print, and prints one table and writes the same figures as JSON.  Each
- * child compares the interposed path with the bare one inside itself, so
- * no ratio mixes two processes; only the fixed costs of a configuration
- * (stack depth) need a process each, because the interposer reads its
- * options once.  Memory is the exception: resident memory can only be
- * compared between two fresh processes that do the same work, one through
- * the interposer and one around it.
+ * print into results.c, and has table.c print one table and write the same
+ * figures as JSON.  Each child compares the interposed path with the bare
+ * one inside itself, so no ratio mixes two processes; only the fixed costs
+ * of a configuration (stack depth) need a process each, because the
+ * interposer reads its options once.  Memory is the exception: resident
+ * memory can only be compared between two fresh processes that do the same
+ * work, one through the interposer and one around it.
  *
  * Targets are printed PASS or MISS and never change the exit status, which
  * is 0 when every child ran and 1 when the harness itself broke.
@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +32,6 @@
 
 #include "cmgbench.h"
 
-#define MAX_VALUES 4096
-
-struct value {
-  char key[112];
-  double v;
-};
-
-static struct value values[MAX_VALUES];
-static int nvalues;
-int cmgb_broken;
 static char tmpdir[] = "/tmp/cmgbench.XXXXXX";
 
 static struct {
@@ -58,46 +47,6 @@ static const struct cmgb_plan smoke = {
   "smoke", 3, "1", "2", "1", "100,1000,10000",
   { 1000, 10000 }, 1000, 10000, 100, 1, 2, 3, "1",
 };
-const struct cmgb_plan *cmgb_plan;
-
-const int cmgb_depths[CMGB_NDEPTHS] = { 0, 16, 32, 64 };
-const int cmgb_thread_depths[2] = { 0, 32 };
-const char *const cmgb_layouts[2] = { "each", "same" };
-struct cmgb_machine cmgb_machine = {
-  .cpu = "unknown", .kernel = "unknown", .clocksource = "unknown",
-};
-const char *cmgb_lib;
-
-/* ---- results ---------------------------------------------------------- */
-
-static void
-store(const char *key, double v)
-{
-  for (int i = 0; i < nvalues; i++)
-    if (strcmp(values[i].key, key) == 0) {
-      values[i].v = v;
-      return;
-    }
-  if (nvalues < MAX_VALUES) {
-    snprintf(values[nvalues].key, sizeof(values[0].key), "%s", key);
-    values[nvalues++].v = v;
-  }
-}
-
-double
-cmgb_get(const char *fmt, ...)
-{
-  char key[112];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(key, sizeof(key), fmt, ap);
-  va_end(ap);
-  for (int i = 0; i < nvalues; i++)
-    if (strcmp(values[i].key, key) == 0)
-      return values[i].v;
-  return NAN;
-}
-
 /* ---- children --------------------------------------------------------- */
 
 /* Runs this program as a child with the interposer preloaded and `options`
@@ -152,7 +101,7 @@ run_child(const char *prefix, const char *options, const char *const *args)
       continue;
     ok |= strcmp(key, "ok") == 0;
     snprintf(full_key, sizeof(full_key), "%s.%s", prefix, key);
-    store(full_key, v);
+    cmgb_store(full_key, v);
   }
   if (in != NULL)
     fclose(in);
@@ -285,10 +234,8 @@ run_report(void)
 }
 
 /* Times `tool FILE`, output discarded.  Leaves report.read.* unset when
- * there is no tool; a tool that fails is reported, not counted as the
- * harness breaking (it is not ours). */
-const char *cmgb_tool_state = "n/a";
-
+ * there is no tool; a tool that fails is reported in cmgb_tool_state, not
+ * counted as the harness breaking (it is not ours). */
 static void
 run_tool(void)
 {
@@ -327,8 +274,8 @@ run_tool(void)
     if (r > 0)  /* the first run warms the page cache */
       s[n++] = t;
   }
-  store("report.read.s_min", cmgb_min(s, (size_t)n));
-  store("report.read.s_med", cmgb_median(s, (size_t)n));
+  cmgb_store("report.read.s_min", cmgb_min(s, (size_t)n));
+  cmgb_store("report.read.s_med", cmgb_median(s, (size_t)n));
   cmgb_tool_state = "ok";
   fprintf(stderr, "%6.1f s\n", cmgb_get("report.read.s_med") * n);
 }

@@ -1,8 +1,9 @@
 /*
  * The benchmark's output: the table on stdout, the same figures as JSON,
  * the targets with PASS or MISS, and the check that every figure came back
- * from the children.  Everything here reads the figures main.c collected
- * (cmgb_get); nothing here runs anything.
+ * from the children.  Everything here reads what main.c collected into
+ * results.c (cmgb_get, cmgb_plan, cmgb_machine); nothing here runs
+ * anything or calls into main.c.
  */
 #include "config.h"
 
