@@ -11,7 +11,8 @@
  * The groups of both views are put in one array with their key and sorted,
  * so that equal keys meet; the work is O(n log n) in the number of groups.
  * Groups that a suppression hid are left out of both sides.  Groups whose
- * count and bytes did not change are not printed.
+ * count and bytes did not change are not printed.  The diff command, which
+ * reads the two reports and prints this, is at the end.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

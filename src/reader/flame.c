@@ -20,6 +20,9 @@
  * "frame", so with weight live the "site" rectangles are the leak sites
  * one for one.  No box is left out for being narrow, so that count holds.
  * The file needs no script, style sheet or font from outside.
+ *
+ * The folded and flame commands, which read the reports into one view and
+ * print it either way, are at the end.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
