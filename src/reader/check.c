@@ -14,13 +14,13 @@
 
 #include "core/log.h"
 
-#include "check.h"
-#include "index.h"
-#include "run.h"
-#include "show.h"
-#include "summary.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/check.h"
+#include "reader/index.h"
+#include "reader/run.h"
+#include "reader/show.h"
+#include "reader/summary.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 int
 cmg__tool_check_main(char *const *files, int n_files,

@@ -28,13 +28,13 @@
 
 #include "core/log.h"
 
-#include "diff.h"
-#include "index.h"
-#include "json.h"
-#include "run.h"
-#include "show.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/diff.h"
+#include "reader/index.h"
+#include "reader/json.h"
+#include "reader/run.h"
+#include "reader/show.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 #define SIZE_BUF 40
 

@@ -23,7 +23,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "fields.h"
+#include "reader/fields.h"
 
 int
 cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)

@@ -19,8 +19,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "fields.h"
-#include "file.h"
+#include "reader/fields.h"
+#include "reader/file.h"
 
 /* ---- cJSON's memory ---------------------------------------------------- */
 

@@ -37,13 +37,13 @@
 #include "core/base.h"
 #include "core/log.h"
 
-#include "fields.h"
-#include "flame.h"
-#include "index.h"
-#include "run.h"
-#include "show.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/fields.h"
+#include "reader/flame.h"
+#include "reader/index.h"
+#include "reader/run.h"
+#include "reader/show.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 #define SIZE_BUF 32
 

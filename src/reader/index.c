@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index.h"
-#include "read.h"
-#include "tool.h"
+#include "reader/index.h"
+#include "reader/read.h"
+#include "reader/tool.h"
 
 /* ---- the hash table ----------------------------------------------------- */
 

@@ -16,13 +16,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "index.h"
-#include "json.h"
-#include "read.h"
-#include "show.h"
-#include "supp.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/index.h"
+#include "reader/json.h"
+#include "reader/read.h"
+#include "reader/show.h"
+#include "reader/supp.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 static cJSON *
 string_or_null(const char *s)

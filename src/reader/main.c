@@ -37,14 +37,14 @@
 #include "cumemguard.h"
 #include "core/size.h"
 
-#include "check.h"
-#include "diff.h"
-#include "flame.h"
-#include "run.h"
-#include "show.h"
-#include "summary.h"
-#include "supp.h"
-#include "tool.h"
+#include "reader/check.h"
+#include "reader/diff.h"
+#include "reader/flame.h"
+#include "reader/run.h"
+#include "reader/show.h"
+#include "reader/summary.h"
+#include "reader/supp.h"
+#include "reader/tool.h"
 
 enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK };
 

@@ -34,10 +34,10 @@
 
 #include "cumemguard.h"
 
-#include "fields.h"
-#include "file.h"
-#include "read.h"
-#include "tool.h"
+#include "reader/fields.h"
+#include "reader/file.h"
+#include "reader/read.h"
+#include "reader/tool.h"
 
 /* Device ordinals, as the schema allows them everywhere. */
 #define ORDINAL_MAX 63

@@ -20,11 +20,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "read.h"
-#include "run.h"
-#include "supp.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/read.h"
+#include "reader/run.h"
+#include "reader/supp.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 void
 cmg__tool_say(const char *fmt, ...)

@@ -12,10 +12,10 @@
 
 #include <stdio.h>
 
-#include "index.h"
-#include "show.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/index.h"
+#include "reader/show.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 const char *
 cmg__tool_plural(uint64_t n, const char *one, const char *many)

@@ -25,15 +25,15 @@
 
 #include "core/log.h"
 
-#include "index.h"
-#include "json.h"
-#include "read.h"
-#include "run.h"
-#include "show.h"
-#include "summary.h"
-#include "supp.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/index.h"
+#include "reader/json.h"
+#include "reader/read.h"
+#include "reader/run.h"
+#include "reader/show.h"
+#include "reader/summary.h"
+#include "reader/supp.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 /* Frames named in a one-line stack of a composition. */
 #define SHORT_FRAMES 3

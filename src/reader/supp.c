@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index.h"
-#include "supp.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/index.h"
+#include "reader/supp.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 /* True if glob p (with '*') matches all of s. */
 static bool

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index.h"
-#include "read.h"
-#include "tool.h"
-#include "view.h"
+#include "reader/index.h"
+#include "reader/read.h"
+#include "reader/tool.h"
+#include "reader/view.h"
 
 /* ---- views -------------------------------------------------------------- */
 

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "index.h"
-#include "read.h"
+#include "reader/index.h"
+#include "reader/read.h"
 
 struct cmg__tool_source {
   char *file;
