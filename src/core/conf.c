@@ -298,6 +298,19 @@ handle_group_limit(struct cmg__config *cfg, int index, const char *value,
   return cmg__size_parse(value, len, true, slot);
 }
 
+/* no_pools=1 asks the frameworks for one driver allocation per tensor
+ * (pools.c sets their switches); 0 is the default, spelled out. */
+static int
+handle_no_pools(struct cmg__config *cfg, int index, const char *value,
+                size_t len)
+{
+  unsigned on;
+  int rc = parse_uint(value, len, 1, &on);
+
+  cfg->no_pools = rc == 0 && on == 1;
+  return rc == -ERANGE ? -EINVAL : rc;
+}
+
 static const char size_expected[] =
     "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
 static const char size_range[] =
@@ -322,6 +335,7 @@ static const char wait_timeout_range[] = "a duration from 1ms to 24h";
 static const char group_expected[] =
     "a group name of letters, digits, '-', '_' and '.'";
 static const char group_range[] = "a group name of 1 to 63 characters";
+static const char no_pools_expected[] = "0 or 1";
 _Static_assert(sizeof(((struct cmg__config *)0)->group) == 64,
                "group_range names the limit");
 
@@ -346,6 +360,8 @@ static const struct option options[] = {
   { "group", false, handle_group, group_expected, group_range },
   { "group_limit", false, handle_group_limit, size_expected, size_range },
   { "group_limit", true, handle_group_limit, size_expected, size_range },
+  { "no_pools", false, handle_no_pools, no_pools_expected,
+    no_pools_expected },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))

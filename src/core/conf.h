@@ -42,6 +42,7 @@ struct cmg__config {
   unsigned stack_depth;           /* stack_depth=N, 0..256; default 32 */
   int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
   int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
+  bool no_pools;                  /* no_pools=1: frameworks' pools off */
 };
 
 /* Parses a whole option string into *cfg (zeroed, then the defaults).  On error

@@ -13,6 +13,7 @@ libcmg_core_la_SOURCES = \
 	src/core/ledger.c src/core/ledger.h \
 	src/core/log.c src/core/log.h \
 	src/core/policy.c src/core/policy.h \
+	src/core/pools.c src/core/pools.h \
 	src/core/report.c src/core/report.h \
 	src/core/report_refs.c src/core/report_refs.h \
 	src/core/segment.c src/core/segment.h \

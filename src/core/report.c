@@ -44,6 +44,7 @@
 #include "core/jsonw.h"
 #include "core/ledger.h"
 #include "core/policy.h"
+#include "core/pools.h"
 #include "core/report.h"
 #include "core/report_refs.h"
 #include "core/size.h"
@@ -249,6 +250,27 @@ limit_json(const struct cmg__limit *l)
   return o;
 }
 
+/* Each framework switch with its value at start-up and who set it, so a
+ * reader can tell a pool block from a tensor (docs/report-format.md). */
+static cJSON *
+pool_switches_json(const struct cmg__pools *pools)
+{
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; pools != NULL && pools->is_read && i < CMG__POOLS_N;
+       i++) {
+    const struct cmg__pools_seen *s = &pools->seen[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", cmg__pools_switches[i].name);
+    cJSON_AddItemToObject(o, "value", s->is_set ? cJSON_CreateString(s->value)
+                                                : cJSON_CreateNull());
+    const char *who = !s->is_set ? NULL : s->by_us ? "cumemguard" : "user";
+    cJSON_AddItemToObject(o, "set_by", who ? cJSON_CreateString(who)
+                                           : cJSON_CreateNull());
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
 static cJSON *
 options_json(const struct cmg__process *p)
 {
@@ -290,6 +312,8 @@ options_json(const struct cmg__process *p)
   cJSON_AddItemToObject(o, "max_alloc", bytes_or_null(c->max_alloc));
   cJSON_AddItemToObject(o, "host_limit", bytes_or_null(c->host_limit));
   cJSON_AddBoolToObject(o, "failed_closed", cmg__policy_is_failed_closed());
+  cJSON_AddBoolToObject(o, "no_pools", c->no_pools);
+  cJSON_AddItemToObject(o, "pool_switches", pool_switches_json(p->pools));
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/conf.h"
+#include "core/pools.h"
 
 enum cmg__reason {
   CMG__REASON_EXIT,
@@ -25,6 +26,8 @@ struct cmg__process {
   const char *hostname;
   const char *options;       /* CUMEMGUARD_OPTIONS as given, may be NULL */
   const struct cmg__config *cfg;  /* the options in effect */
+  /* The frameworks' pool switches at start-up; NULL writes none. */
+  const struct cmg__pools *pools;
   /* The name of an API label (struct cmg__alloc's fn); the labels are the
    * library's own numbering. */
   const char *(*api_name)(unsigned fn);

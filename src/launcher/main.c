@@ -37,6 +37,7 @@
 #include "cumemguard.h"
 #include "core/conf.h"
 #include "core/log.h"
+#include "core/pools.h"
 #include "launcher/status.h"
 
 #ifndef CMG_LIBDIR
@@ -53,11 +54,12 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-/* A flag that sets an option key: --name SIZE or --name=SIZE. */
+/* A flag that sets an option key: --name SIZE or --name=SIZE, or a switch
+ * (arg NULL) that sets its key to 1. */
 struct flag {
   const char *name;  /* without the leading "--" */
   const char *key;   /* option key in CUMEMGUARD_OPTIONS */
-  const char *arg;   /* placeholder in the usage line */
+  const char *arg;   /* placeholder in the usage line; NULL: a switch */
   const char *help;  /* lines of at most HELP_WIDTH columns */
 };
 
@@ -97,6 +99,13 @@ static const struct flag flags[] = {
   { "group-limit", "group_limit", "SIZE",
     "the cap per device the group's processes share\n"
     "(the first member's stands; see 'status')" },
+  { "no-pools", "no_pools", NULL,
+    "turn PyTorch's, TensorFlow's and JAX's memory pools\n"
+    "off, so leaks are reported per tensor (slower; sets\n"
+    "PYTORCH_NO_CUDA_MEMORY_CACHING=1,\n"
+    "TF_GPU_ALLOCATOR=cuda_malloc,\n"
+    "XLA_PYTHON_CLIENT_ALLOCATOR=platform and\n"
+    "XLA_PYTHON_CLIENT_PREALLOCATE=false unless set)" },
 };
 
 /* Frameworks that grab most of the card at start-up grow on demand instead
@@ -146,7 +155,10 @@ print_usage(FILE *f)
 
   fputs(USAGE_START, f);
   for (i = 0; i < N_FLAGS; i++) {
-    snprintf(word, sizeof(word), "[--%s %s]", flags[i].name, flags[i].arg);
+    if (flags[i].arg == NULL)
+      snprintf(word, sizeof(word), "[--%s]", flags[i].name);
+    else
+      snprintf(word, sizeof(word), "[--%s %s]", flags[i].name, flags[i].arg);
     usage_word(f, word, &col);
   }
   usage_word(f, "[--help]", &col);
@@ -187,7 +199,8 @@ print_help(void)
          "CUDA device memory\nit can allocate and reports what it leaves "
          "allocated.\n\n");
   for (i = 0; i < N_FLAGS; i++)
-    print_flag(flags[i].name, flags[i].arg, flags[i].help);
+    print_flag(flags[i].name, flags[i].arg ? flags[i].arg : "",
+               flags[i].help);
   print_flag("on-demand-growth", "",
              "make TensorFlow and JAX allocate as they go:\n"
              "sets TF_FORCE_GPU_ALLOW_GROWTH=true and\n"
@@ -205,7 +218,7 @@ print_help(void)
          "leak_exitcode,\n"
          "                      on_exceed, wait_timeout, soft_limit(.N), "
          "max_alloc,\n"
-         "                      host_limit, group, group_limit(.N),\n"
+         "                      host_limit, group, group_limit(.N), no_pools,\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
          "  " LIBRARY_VAR "  the library to preload; by default\n"
@@ -490,7 +503,13 @@ parse_args(int argc, char **argv, const char *values[])
       return -1;
     }
 
-    if (eq != NULL) {
+    if (flags[f].arg == NULL) {
+      if (eq != NULL) {
+        cmg__log("option '--%s' takes no value", flags[f].name);
+        return -1;
+      }
+      values[f] = "1";
+    } else if (eq != NULL) {
       values[f] = eq + 1;
     } else if (i + 1 < argc) {
       values[f] = argv[++i];
@@ -556,6 +575,13 @@ main(int argc, char **argv)
     goto out;
   }
   if (prepend_preload(lib) != 0 || setenv(OPTIONS_VAR, opts, 1) != 0) {
+    cmg__log("cannot set the environment: %s", strerror(errno));
+    goto out;
+  }
+  /* Here as well as in the library's constructor, so that every process
+   * of the program sees them in its initial environment, /proc/PID/environ
+   * included, even one the library is not loaded into. */
+  if (cfg.no_pools && cmg__pools_apply() != 0) {
     cmg__log("cannot set the environment: %s", strerror(errno));
     goto out;
   }

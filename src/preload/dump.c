@@ -39,6 +39,7 @@
 #include "core/size.h"
 #include "preload/dump.h"
 #include "preload/fn.h"
+#include "preload/init.h"
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static int wake[2] = { -1, -1 };
@@ -124,6 +125,7 @@ dump(const char *path, enum cmg__reason reason)
     .hostname = host,
     .options = secure_getenv("CUMEMGUARD_OPTIONS"),
     .cfg = cfg,
+    .pools = &cmg__pools_seen,
     .api_name = api_name,
     .reason = reason,
   };

@@ -27,13 +27,16 @@
 #include "core/group.h"
 #include "core/history.h"
 #include "core/ledger.h"
+#include "core/log.h"
 #include "core/policy.h"
+#include "core/pools.h"
 #include "core/stacks.h"
 #include "core/symbols.h"
 #include "preload/dump.h"
 #include "preload/init.h"
 
 struct cmg__config cmg__cfg;
+struct cmg__pools cmg__pools_seen;
 CMG__TLS struct cmg__thread cmg__self;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -81,6 +84,11 @@ init_once(void)
     cmg__policy_fail_closed(why);
     cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
   }
+  /* Before main, so before any framework reads them: see pools.c.  A
+   * failed setenv only costs the tensor-level view, never the cap. */
+  if (cmg__cfg.no_pools && cmg__pools_apply() < 0)
+    cmg__log("no_pools: cannot set the frameworks' variables");
+  cmg__pools_read(&cmg__pools_seen);
   if (cmg__group_join(&cmg__cfg, err, sizeof(err)) < 0) {
     snprintf(why, sizeof(why), "group=%s: %s", cmg__cfg.group, err);
     cmg__policy_fail_closed(why);

@@ -11,6 +11,7 @@
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/pools.h"
 
 struct cmg__thread {
   int depth;          /* > 0 inside a driver wrapper: nested calls forward */
@@ -32,6 +33,8 @@ cmg__init(void)
 }
 
 extern struct cmg__config cmg__cfg;
+/* The frameworks' pool switches as they were when the library started. */
+extern struct cmg__pools cmg__pools_seen;
 
 uint32_t cmg__tid(void);
 

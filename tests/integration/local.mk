@@ -14,6 +14,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-report-process.sh \
 	tests/integration/t-report-large.sh \
 	tests/integration/t-growth.sh \
+	tests/integration/t-no-pools.sh \
 	tests/integration/t-coverage.sh \
 	tests/integration/t-group.sh \
 	tests/integration/t-group-safety.sh

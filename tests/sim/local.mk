@@ -133,3 +133,11 @@ tests_sim_app_next_SOURCES = tests/sim/app_next.c
 tests_sim_app_next_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_next_LDFLAGS = -no-install
 tests_sim_app_next_LDADD = -ldl
+
+# Allocations through functions named like a framework's pool, for the
+# tests of --no-pools and the reader's pool hint.
+check_PROGRAMS += tests/sim/app_pool
+tests_sim_app_pool_SOURCES = tests/sim/app_pool.c
+tests_sim_app_pool_CFLAGS = $(SIM_CFLAGS)
+tests_sim_app_pool_LDFLAGS = $(SIM_APP_LINK)
+tests_sim_app_pool_LDADD = tests/sim/libcudart.la

@@ -343,7 +343,7 @@ static const struct error_case error_cases[] = {
      "unknown option 'limt=4GiB': expected one of limit, limit.N, report, "
      "stack_depth, dump_signal, leak_exitcode, on_exceed, wait_timeout, "
      "soft_limit, soft_limit.N, max_alloc, host_limit, group, "
-     "group_limit, group_limit.N"),
+     "group_limit, group_limit.N, no_pools"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
@@ -460,6 +460,12 @@ static const struct error_case error_cases[] = {
   STARTS("leak_exitcode=-1", "bad value 'leak_exitcode=-1': expected an"),
   STARTS("leak_exitcode=yes", "bad value 'leak_exitcode=yes': expected an"),
   STARTS("leak_exitcode=00", "bad value 'leak_exitcode=00': expected an"),
+  /* no_pools is a switch: 0 or 1, nothing else */
+  IS("no_pools=2", "bad value 'no_pools=2': expected 0 or 1"),
+  IS("no_pools=yes", "bad value 'no_pools=yes': expected 0 or 1"),
+  IS("no_pools=", "bad value 'no_pools=': expected 0 or 1"),
+  IS("no_pools=1,no_pools=0",
+     "duplicate option 'no_pools=0': expected each key at most once"),
 };
 
 static bool
@@ -748,6 +754,17 @@ test_config_leak_exitcode(void)
     ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
     is_int(cfg.leak_exitcode, cases[i].want, "'%s': exit code", cases[i].in);
   }
+}
+
+/* no_pools: off unless asked for. */
+static void
+test_config_no_pools(void)
+{
+  struct cmg__config cfg;
+
+  ok(parses("", &cfg) && !cfg.no_pools, "no_pools is off by default");
+  ok(parses("no_pools=1", &cfg) && cfg.no_pools, "no_pools=1 turns it on");
+  ok(parses("no_pools=0", &cfg) && !cfg.no_pools, "no_pools=0 leaves it off");
 }
 
 /* Every key at once, in either order, and each field where it belongs. */
@@ -1163,6 +1180,7 @@ main(void)
   test_config_stack_depth();
   test_config_dump_signal();
   test_config_leak_exitcode();
+  test_config_no_pools();
   test_config_all();
   test_config_growth();
   test_config_group();
