@@ -206,6 +206,8 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
     cJSON_AddBoolToObject(e, "truncated",
                           l->stack != CMG__TOOL_NONE &&
                               v->ix->stacks[l->stack].truncated);
+    cJSON_AddItemToObject(e, "pool", l->pool ? cJSON_CreateString(l->pool)
+                                             : cJSON_CreateNull());
     cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, l->stack));
     cJSON_AddItemToArray(leaks, e);
   }
@@ -270,6 +272,16 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   cJSON_AddNumberToObject(s, "other_allocations", (double)other_count);
   cJSON_AddNumberToObject(s, "suppressed_bytes", (double)sup_bytes);
   cJSON_AddNumberToObject(s, "suppressed_allocations", (double)sup_count);
+  /* The pool hint of the text summary, as data. */
+  uint64_t pooled, live;
+  const char *pool;
+  cmg__tool_pool_share(v, &pooled, &live, &pool);
+  cJSON *pools = cJSON_AddObjectToObject(s, "pools");
+  cJSON_AddBoolToObject(pools, "no_pools", v->no_pools);
+  cJSON_AddNumberToObject(pools, "bytes", (double)pooled);
+  cJSON_AddItemToObject(pools, "largest",
+                        pool ? cJSON_CreateString(pool) : cJSON_CreateNull());
+  cJSON_AddBoolToObject(pools, "mostly", cmg__tool_is_mostly_pool(v));
   cJSON_AddItemToObject(s, "leaks", leaks);
   cJSON_AddItemToObject(s, "omitted", omitted);
   cJSON_AddItemToObject(s, "suppressions", supp);

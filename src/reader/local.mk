@@ -10,6 +10,7 @@ TOOL_C = \
 	src/reader/file.c \
 	src/reader/index.c \
 	src/reader/view.c \
+	src/reader/pools.c \
 	src/reader/supp.c \
 	src/reader/show.c \
 	src/reader/run.c \
@@ -27,6 +28,7 @@ TOOL_H = \
 	src/reader/flame.h \
 	src/reader/index.h \
 	src/reader/json.h \
+	src/reader/pools.h \
 	src/reader/read.h \
 	src/reader/run.h \
 	src/reader/show.h \
@@ -46,6 +48,7 @@ TOOL_TESTS = \
 	tests/reader/t-flame.sh \
 	tests/reader/t-check.sh \
 	tests/reader/t-suppress.sh \
+	tests/reader/t-pools.sh \
 	tests/reader/t-broken.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
@@ -67,7 +70,7 @@ check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	@$(MKDIR_P) tests/reader
 	$(AM_V_CC)$(CC) $(TOOL_ASAN_FLAGS) $(DEFS) -I$(top_builddir) \
 	  $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) -o $(TOOL_ASAN) \
-	  `for f in $(TOOL_C) src/core/log.c src/core/size.c; do echo $(srcdir)/$$f; done` \
+	  `for f in $(TOOL_C) src/core/log.c src/core/pools.c src/core/size.c; do echo $(srcdir)/$$f; done` \
 	  $(CJSON_LIBS) -lm
 	CMG_TOOL=$(abs_builddir)/$(TOOL_ASAN) \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -474,6 +474,54 @@ read_process(struct cmg__tool_reader *rd, const cJSON *root,
   return 0;
 }
 
+/*
+ * options.no_pools and options.pool_switches, which reports written before
+ * them lack: the reader then takes pools as on and every switch as unset.
+ * Switches this reader does not know are skipped.
+ */
+static int
+read_pools(struct cmg__tool_reader *rd, const cJSON *root,
+           struct cmg__tool_report *r)
+{
+  const cJSON *o, *np, *sw, *it;
+  size_t n;
+
+  if (!has_member(root, "options"))
+    return 0;
+  CHECK(cmg__tool_object(rd, root, "", "options", &o));
+  np = cJSON_GetObjectItemCaseSensitive(o, "no_pools");
+  if (np != NULL && !cJSON_IsBool(np))
+    return cmg__tool_wrong(rd, "options", "no_pools", "true or false", np);
+  r->no_pools = cJSON_IsTrue(np);
+  if (!has_member(o, "pool_switches"))
+    return 0;
+  CHECK(cmg__tool_array(rd, o, "options", "pool_switches", &sw, &n));
+  cJSON_ArrayForEach(it, sw) {
+    const char *at = "options.pool_switches[]";
+    char *name = NULL, *value = NULL;
+    size_t i;
+
+    if (!cJSON_IsObject(it))
+      return cmg__tool_wrong(rd, "options", "pool_switches", "objects", it);
+    CHECK(cmg__tool_string(rd, it, at, "name", false, &name));
+    int rc = cmg__tool_string(rd, it, at, "value", true, &value);
+    if (rc != 0) {
+      free(name);
+      return rc;
+    }
+    for (i = 0; i < CMG__POOLS_N; i++)
+      if (strcmp(name, cmg__pools_switches[i].name) == 0 &&
+          r->pool_values[i] == NULL)
+        break;
+    if (i < CMG__POOLS_N)
+      r->pool_values[i] = value;
+    else
+      free(value);
+    free(name);
+  }
+  return 0;
+}
+
 /* format and version: checked before anything else. */
 static int
 read_identity(struct cmg__tool_reader *rd, const cJSON *root)
@@ -515,6 +563,7 @@ parse(struct cmg__tool_reader *rd, const cJSON *root,
                           cmg__tool_kind(root));
   CHECK(read_identity(rd, root));
   CHECK(read_process(rd, root, r));
+  CHECK(read_pools(rd, root, r));
   rc = read_modules(rd, root, r);
   if (rc == 0)
     rc = read_frames(rd, root, r);
@@ -571,6 +620,8 @@ cmg__tool_report_free(struct cmg__tool_report *r)
   free(r->command);
   free(r->hostname);
   free(r->reason);
+  for (i = 0; i < CMG__POOLS_N; i++)
+    free(r->pool_values[i]);
   for (i = 0; r->devices != NULL && i < r->n_devices; i++) {
     free(r->devices[i].name);
     free(r->devices[i].uuid);

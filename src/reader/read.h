@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/pools.h"
+
 struct cmg__tool_rmodule {
   char *path;
   char *build_id;
@@ -96,6 +98,10 @@ struct cmg__tool_report {
   double start_time, end_time;
   uint64_t live_allocations, live_bytes, untracked_frees, denials;
   uint64_t events[3]; /* warn, wait, soft_limit; 0 in older reports */
+  bool no_pools;      /* options.no_pools; false in older reports */
+  /* options.pool_switches: each switch's value, in the order of
+   * cmg__pools_switches; NULL when unset or not recorded. */
+  char *pool_values[CMG__POOLS_N];
   bool has_host;
   struct cmg__tool_host host;
   size_t n_devices, n_leaks, n_peaks, n_denials, n_released;

@@ -186,6 +186,39 @@ print_events(FILE *f, const struct cmg__tool_view *v)
     fprintf(f, "\n");
 }
 
+/*
+ * One line when pool blocks hold most of the leaked device memory: the
+ * groups then say where a pool grew, not which tensor leaked, and the
+ * rerun that shows the tensors is --no-pools.  Under no_pools=1 the same
+ * finding means a switch was kept (the user's value wins) or the program
+ * set its own allocator.
+ */
+static void
+print_pool_hint(FILE *f, const struct cmg__tool_view *v)
+{
+  char a[SIZE_BUF], b[SIZE_BUF];
+  uint64_t pooled, live;
+  const char *pool;
+
+  if (!cmg__tool_is_mostly_pool(v))
+    return;
+  cmg__tool_pool_share(v, &pooled, &live, &pool);
+  if (!v->no_pools)
+    fprintf(f,
+            "Most of the leaked device memory (%s of %s) is in pool blocks "
+            "of the %s, which say where the pool grew, not which tensor "
+            "leaked: rerun with --no-pools to see the tensors.\n\n",
+            size_str(pooled, a), size_str(live, b), pool);
+  else
+    fprintf(f,
+            "Most of the leaked device memory (%s of %s) is still in pool "
+            "blocks of the %s although pools were asked off (no_pools=1): "
+            "a switch kept from the environment (the report's "
+            "options.pool_switches) or an allocator the program sets "
+            "itself keeps the pool.\n\n",
+            size_str(pooled, a), size_str(live, b), pool);
+}
+
 static void
 print_leaks(FILE *f, const struct cmg__tool_view *v,
             const struct cmg__tool_opts *o)
@@ -210,11 +243,13 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
       continue;
     }
     listed++;
-    fprintf(f, "Leaked %s in %" PRIu64 " %s (%s, %s) from:\n",
+    fprintf(f, "Leaked %s in %" PRIu64 " %s (%s, %s)%s%s%s from:\n",
             size_str(l->bytes, a), l->count,
             cmg__tool_plural(l->count, "allocation", "allocations"), l->api,
             cmg__tool_where(l->kind, cmg__tool_ordinal(v, l->device), where,
-                            sizeof(where)));
+                            sizeof(where)),
+            l->pool ? ", a pool block of the " : "", l->pool ? l->pool : "",
+            l->pool ? "," : "");
     cmg__tool_print_frames(f, ix, l->stack, o->all_frames);
     fprintf(f, "\n");
     cmg__tool_stack_range(ix, l->stack, o->all_frames, &lo, &hi);
@@ -233,6 +268,7 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
   if (hidden)
     fprintf(f, "Frames inside the CUDA runtime and driver and the C "
                "start-up code are not\nshown; --all-frames shows them.\n\n");
+  print_pool_hint(f, v);
 }
 
 static void

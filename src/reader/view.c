@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "reader/index.h"
+#include "reader/pools.h"
 #include "reader/read.h"
 #include "reader/tool.h"
 #include "reader/view.h"
@@ -238,7 +239,7 @@ leak_eq(const void *ctx, uint32_t i, const void *key)
 
 static int
 add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
-         uint64_t bytes)
+         uint64_t bytes, const char *pool)
 {
   uint64_t h =
       cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k->stack, sizeof(k->stack));
@@ -274,6 +275,10 @@ add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
   }
   l->count = cmg__tool_add(l->count, count);
   l->bytes = cmg__tool_add(l->bytes, bytes);
+  /* A group merged from reports that judge it differently (one with its
+   * framework's pool off) stays a pool block: the pool was there once. */
+  if (l->pool == NULL)
+    l->pool = pool;
   return 0;
 }
 
@@ -415,8 +420,11 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
     k.stack = l->stack != CMG__TOOL_NONE ? ids[l->stack] : CMG__TOOL_NONE;
     k.api = l->api;
     k.kind = l->kind;
+    const char *pool = cmg__tool_is_device_kind(l->kind)
+                           ? cmg__tool_pool_of(v->ix, k.stack, l->api, r)
+                           : NULL;
     if (device_of(v, r, l->device, &k.device) != 0 ||
-        add_leak(v, &k, l->count, l->bytes) != 0)
+        add_leak(v, &k, l->count, l->bytes, pool) != 0)
       goto out;
   }
   for (i = 0; i < r->n_released; i++) {
@@ -425,12 +433,62 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
   }
   for (i = 0; i < 3; i++)
     v->events[i] = cmg__tool_add(v->events[i], r->events[i]);
+  v->no_pools = v->no_pools || r->no_pools;
   if (r->has_host)
     add_host(v, &r->host);
   rc = add_moments(v, r, ids);
 out:
   free(ids);
   return rc;
+}
+
+void
+cmg__tool_pool_share(const struct cmg__tool_view *v, uint64_t *pooled,
+                     uint64_t *live, const char **pool)
+{
+  /* Few labels exist, so the largest is found by summing per label. */
+  const char *labels[8];
+  uint64_t sums[8];
+  size_t n = 0, best = 0;
+
+  *pooled = *live = 0;
+  *pool = NULL;
+  for (size_t i = 0; i < v->n_leaks; i++) {
+    const struct cmg__tool_leak *l = &v->leaks[i];
+    size_t j = 0;
+
+    if (l->rule != CMG__TOOL_NONE || !l->is_device_memory)
+      continue;
+    *live = cmg__tool_add(*live, l->bytes);
+    if (l->pool == NULL)
+      continue;
+    *pooled = cmg__tool_add(*pooled, l->bytes);
+    while (j < n && strcmp(labels[j], l->pool) != 0)
+      j++;
+    if (j == n && n == sizeof(labels) / sizeof(*labels))
+      continue;
+    if (j == n) {
+      labels[n] = l->pool;
+      sums[n++] = 0;
+    }
+    sums[j] = cmg__tool_add(sums[j], l->bytes);
+    if (sums[j] > sums[best] || best >= n)
+      best = j;
+  }
+  if (n > 0)
+    *pool = labels[best];
+}
+
+/* More than half: a pool holding a quarter of the memory beside a real
+ * leak is worth no line, one holding most of it hides the tensors. */
+bool
+cmg__tool_is_mostly_pool(const struct cmg__tool_view *v)
+{
+  uint64_t pooled, live;
+  const char *pool;
+
+  cmg__tool_pool_share(v, &pooled, &live, &pool);
+  return pooled > 0 && pooled > live - pooled;
 }
 
 static int

@@ -37,6 +37,8 @@ struct cmg__tool_leak {
   bool is_device_memory; /* counts as leaked device memory */
   uint32_t device;       /* index into the view's devices, or NONE */
   uint64_t count, bytes;
+  const char *pool; /* the framework pool it is a block of (pools.c), or
+                     * NULL */
   uint32_t rule;  /* suppression rule that hid it, or NONE */
   uint32_t order; /* first-seen order, to sort stably */
 };
@@ -71,6 +73,7 @@ struct cmg__tool_view {
   struct cmg__tool_host host; /* summed over the reports */
   uint64_t events[3];         /* warn, wait, soft_limit */
   uint64_t released_bytes, released_count;
+  bool no_pools; /* some report was written with no_pools=1 */
 };
 
 /* True for the kinds that count as device memory (device, array, vmm), as
@@ -95,6 +98,16 @@ void cmg__tool_view_free(struct cmg__tool_view *v);
  * device, and keeps its peaks and first denials.  Returns 0 or -ENOMEM. */
 int cmg__tool_view_add(struct cmg__tool_view *v,
                        const struct cmg__tool_report *r);
+
+/* The leak groups not suppressed that count as device memory: their bytes
+ * (*live), those of the ones that are pool blocks (*pooled), and the label
+ * of the pool holding the most (*pool, NULL when none). */
+void cmg__tool_pool_share(const struct cmg__tool_view *v, uint64_t *pooled,
+                          uint64_t *live, const char **pool);
+
+/* True when pool blocks hold more than half of those bytes: the summary
+ * then says so and names --no-pools. */
+bool cmg__tool_is_mostly_pool(const struct cmg__tool_view *v);
 
 /* Sorts the leak groups by bytes, largest first, stable otherwise; after
  * the last cmg__tool_view_add(). */
