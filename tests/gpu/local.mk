@@ -15,6 +15,7 @@ GPU_SUITE_FILES = \
 	tests/gpu/report_query.py \
 	tests/gpu/torch_hold.py \
 	tests/gpu/torch_oom.py \
+	tests/gpu/torch_pools.py \
 	tests/gpu/torch_train.py
 EXTRA_DIST += $(GPU_SUITE_FILES) scripts/gpu-suite scripts/gpu-bundle \
 	docs/GPU-VALIDATION.md tests/gpu/t-suite-nogpu.sh
