@@ -30,15 +30,18 @@
 
 #include "core/pools.h"
 
+/* The order is the report's (options.pool_switches) and the reader's. */
 const struct cmg__pools_switch cmg__pools_switches[CMG__POOLS_N] = {
-    {"PYTORCH_NO_CUDA_MEMORY_CACHING", "1", "PyTorch"},
-    {"TF_GPU_ALLOCATOR", "cuda_malloc", "TensorFlow"},
-    {"XLA_PYTHON_CLIENT_ALLOCATOR", "platform", "JAX"},
-    {"XLA_PYTHON_CLIENT_PREALLOCATE", "false", "JAX"},
+  { "PYTORCH_NO_CUDA_MEMORY_CACHING", "1" },
+  { "TF_GPU_ALLOCATOR", "cuda_malloc" },
+  { "XLA_PYTHON_CLIENT_ALLOCATOR", "platform" },
+  { "XLA_PYTHON_CLIENT_PREALLOCATE", "false" },
 };
 
 /* True if the comma-separated list names name. */
-static bool is_listed(const char *list, const char *name) {
+static bool
+is_listed(const char *list, const char *name)
+{
   size_t len = strlen(name);
 
   for (const char *p = list; p != NULL && *p != '\0';) {
@@ -52,8 +55,11 @@ static bool is_listed(const char *list, const char *name) {
 }
 
 /* Sets the switches; see pools.h for the contract. */
-int cmg__pools_apply(void) {
-  /* Room for every name with its comma, after what was there. */
+int
+cmg__pools_apply(void)
+{
+  /* Room for every name with its comma after what was there; a longer old
+   * list (not ours) is dropped rather than cut. */
   char set[256] = "";
   const char *old = getenv(CMG__POOLS_SET_VAR);
   size_t used = 0;
@@ -82,7 +88,9 @@ int cmg__pools_apply(void) {
 }
 
 /* Records the switches; see pools.h. */
-void cmg__pools_read(struct cmg__pools *out) {
+void
+cmg__pools_read(struct cmg__pools *out)
+{
   const char *ours = getenv(CMG__POOLS_SET_VAR);
 
   memset(out, 0, sizeof(*out));

@@ -16,12 +16,10 @@
 #define CMG__POOLS_N 4
 #define CMG__POOLS_VALUE_MAX 64
 
-/* One switch: the variable, the value that turns the pool off, and the
- * framework it speaks to. */
+/* One switch: the variable and the value that turns the pool off. */
 struct cmg__pools_switch {
   const char *name;
   const char *value;
-  const char *framework;
 };
 
 extern const struct cmg__pools_switch cmg__pools_switches[CMG__POOLS_N];
