@@ -9,12 +9,18 @@
 # them Debian's nvidia-cuda-dev (component non-free) is tried, which
 # configure finds in /usr/include by itself.  Slurm's packages build the
 # SPANK plugin and let tests/slurm/t-slurm.sh start a one-node Slurm of its
-# own; no daemon is configured here.
+# own; no daemon is configured here.  Go and the Container Device
+# Interface's reference library check `cumemguard cdi`'s specs, and
+# prometheus's promtool the metrics of `cumemguard status --prometheus`
+# (Debian ships promtool only in that package, whose server systemd starts
+# where systemd runs: `systemctl disable --now prometheus` stops it).
 set -eu
 
 pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
 python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind
-mandoc slurmctld slurmd slurm-client munge libslurm-dev"
+mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
+golang-github-container-orchestrated-devices-container-device-interface-dev
+prometheus"
 
 # CMG_APT names the package tool, for tests that must not install anything.
 apt=${CMG_APT:-apt-get}

@@ -4,6 +4,9 @@
 bin_PROGRAMS += cumemguard
 cumemguard_SOURCES = \
 	src/launcher/main.c \
+	src/launcher/cdi.c src/launcher/cdi.h \
+	src/launcher/library.c src/launcher/library.h \
 	src/launcher/status.c src/launcher/status.h
-cumemguard_LDADD = libcmg_core.la
+cumemguard_LDADD = libcmg_core.la $(CJSON_LIBS)
+cumemguard_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 cumemguard_CPPFLAGS = $(AM_CPPFLAGS) -DCMG_LIBDIR='"$(libdir)"'

@@ -27,26 +27,20 @@
 #endif
 
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cumemguard.h"
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/pools.h"
+#include "launcher/cdi.h"
+#include "launcher/library.h"
 #include "launcher/status.h"
 
-#ifndef CMG_LIBDIR
-#error "CMG_LIBDIR must name the install libdir (Makefile.am defines it)"
-#endif
-
-#define LIBRARY_NAME "libcumemguard.so"
 #define OPTIONS_VAR "CUMEMGUARD_OPTIONS"
-#define LIBRARY_VAR "CUMEMGUARD_LIBRARY"
 
 /* The file exists but could not be run; env(1) and POSIX shells use 126. */
 #define EXIT_CANNOT_RUN 126
@@ -129,6 +123,8 @@ static bool on_demand_growth;
 #define HELP_WIDTH 58
 #define USAGE_START "usage: cumemguard"
 #define STATUS_USAGE "       cumemguard status [GROUP] [--json]"
+#define CDI_USAGE \
+  "       cumemguard cdi --limit SIZE [...] [--report-dir DIR] [--output FILE]"
 
 /*
  * Appends one word of the usage text, starting a new line indented under
@@ -166,7 +162,7 @@ print_usage(FILE *f)
   usage_word(f, "[--]", &col);
   usage_word(f, "PROGRAM", &col);
   usage_word(f, "[ARGS...]", &col);
-  fprintf(f, "\n" STATUS_USAGE "\n");
+  fprintf(f, "\n" STATUS_USAGE "\n" CDI_USAGE "\n");
 }
 
 /* Prints "  --name ARG" and its help, each help line in the help column. */
@@ -195,7 +191,7 @@ print_help(void)
   size_t i;
 
   print_usage(stdout);
-  printf("\nRuns PROGRAM with " LIBRARY_NAME " preloaded, which caps the "
+  printf("\nRuns PROGRAM with " CMG__LIBRARY_NAME " preloaded, which caps the "
          "CUDA device memory\nit can allocate and reports what it leaves "
          "allocated.\n\n");
   for (i = 0; i < N_FLAGS; i++)
@@ -210,7 +206,9 @@ print_help(void)
   printf("\n'cumemguard status' runs no program: it prints each of your "
          "groups (or\nGROUP) with its cap and usage per device and per "
          "process; --json for\nmachines.  'cumemguard -- status' runs a "
-         "program named status.\n");
+         "program named status.\n"
+         "'cumemguard cdi' writes a CDI spec that caps containers; see "
+         "'cumemguard cdi\n--help'.\n");
   printf("\nEnvironment:\n"
          "  " OPTIONS_VAR "  options as key=value,...: limit, limit.N "
          "(device N),\n"
@@ -221,8 +219,8 @@ print_help(void)
          "                      host_limit, group, group_limit(.N), no_pools,\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
-         "  " LIBRARY_VAR "  the library to preload; by default\n"
-         "                      " CMG_LIBDIR "/" LIBRARY_NAME "\n"
+         "  " CMG__LIBRARY_VAR "  the library to preload; by default\n"
+         "                      " CMG_LIBDIR "/" CMG__LIBRARY_NAME "\n"
          "\nExit status: the program's own, which the library sets to N "
          "for\n--leak-exitcode N; 2 for a bad flag or option, 126 or 127 "
          "when PROGRAM\ncannot be run.\n");
@@ -296,104 +294,6 @@ build_options(const char *env, const char *const values[])
   }
   out[len] = '\0';
   return out;
-}
-
-/* ---- finding the library ------------------------------------------------ */
-
-/* 0 if path is a regular file, else a negative errno. */
-static int
-check_file(const char *path)
-{
-  struct stat st;
-
-  if (stat(path, &st) != 0)
-    return -errno;
-  return S_ISREG(st.st_mode) ? 0 : -EINVAL;
-}
-
-/*
- * path made absolute against the working directory, so that the program
- * still finds the library after a chdir.  Returns a malloc'd string or NULL.
- */
-static char *
-absolute(const char *path)
-{
-  char cwd[PATH_MAX];
-  char *out;
-
-  if (path[0] == '/')
-    return strdup(path);
-  if (getcwd(cwd, sizeof(cwd)) == NULL)
-    return NULL;
-  out = malloc(strlen(cwd) + strlen(path) + 2);
-  if (out != NULL)
-    sprintf(out, "%s/%s", cwd, path);
-  return out;
-}
-
-/*
- * <dir of this executable>/../lib/libcumemguard.so, for an installation that
- * was moved after it was configured.  Returns a malloc'd string or NULL.
- */
-static char *
-library_beside_exe(void)
-{
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  char *slash, *out;
-
-  if (n <= 0)
-    return NULL;
-  exe[n] = '\0';
-  /* readlink gives a resolved path, so cutting two names is "/..". */
-  slash = strrchr(exe, '/');
-  if (slash == NULL)
-    return NULL;
-  *slash = '\0';
-  slash = strrchr(exe, '/');
-  if (slash == NULL)
-    return NULL;
-  *slash = '\0';
-  out = malloc(strlen(exe) + sizeof("/lib/" LIBRARY_NAME));
-  if (out != NULL)
-    sprintf(out, "%s/lib/" LIBRARY_NAME, exe);
-  return out;
-}
-
-/*
- * The absolute path of the library to preload, or NULL after printing why
- * there is none.
- */
-static char *
-find_library(void)
-{
-  const char *env = getenv(LIBRARY_VAR);
-  char *path;
-  int rc;
-
-  if (env != NULL && env[0] != '\0') {
-    rc = check_file(env);
-    if (rc != 0) {
-      cmg__log(LIBRARY_VAR "='%s': %s", env,
-               rc == -EINVAL ? "not a regular file" : strerror(-rc));
-      return NULL;
-    }
-    path = absolute(env);
-    if (path == NULL)
-      cmg__log("cannot resolve '%s': %s", env, strerror(errno));
-    return path;
-  }
-
-  if (check_file(CMG_LIBDIR "/" LIBRARY_NAME) == 0)
-    return strdup(CMG_LIBDIR "/" LIBRARY_NAME);
-  path = library_beside_exe();
-  if (path != NULL && check_file(path) == 0)
-    return path;
-  free(path);
-
-  cmg__log("cannot find " LIBRARY_NAME " in " CMG_LIBDIR " nor in ../lib "
-           "beside this program; set " LIBRARY_VAR " to its path");
-  return NULL;
 }
 
 /* ---- LD_PRELOAD --------------------------------------------------------- */
@@ -539,6 +439,8 @@ main(int argc, char **argv)
 
   if (argc >= 2 && strcmp(argv[1], "status") == 0)
     return cmg__status_main(argc - 2, argv + 2);
+  if (argc >= 2 && strcmp(argv[1], "cdi") == 0)
+    return cmg__cdi_main(argc - 2, argv + 2);
   prog = parse_args(argc, argv, values);
   if (prog == 0) {
     /* --help or --version: a full disk or closed stdout is still an error. */
@@ -566,7 +468,7 @@ main(int argc, char **argv)
     goto out;
   }
 
-  lib = find_library();
+  lib = cmg__find_library();
   if (lib == NULL)
     goto out;
   if (lib[strcspn(lib, PRELOAD_SEPARATORS "\t\n")] != '\0') {

@@ -17,6 +17,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-no-pools.sh \
 	tests/integration/t-coverage.sh \
 	tests/integration/t-group.sh \
-	tests/integration/t-group-safety.sh
+	tests/integration/t-group-safety.sh \
+	tests/integration/t-cdi.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)

@@ -1,0 +1,399 @@
+/*
+ * cumemguard cdi: writes a Container Device Interface spec (kind
+ * cumemguard.io/limit) with one device per --limit, so that
+ * `podman run --device cumemguard.io/limit=24GiB` caps the container.  A
+ * device's edits set LD_PRELOAD to the library, mounted read-only from the
+ * host, and CUMEMGUARD_OPTIONS to a group of a fixed name per limit,
+ * cdi-24GiB with group_limit=24GiB.  The group's segment lives in
+ * /dev/shm, which podman, docker and CRI-O give each container (each
+ * Kubernetes pod) privately, so a fixed name is one cap per container
+ * (per pod and user), with nothing to allocate or clean up on the host.
+ *
+ * The spec is JSON (a valid CDI spec; YAML is not needed), built as a
+ * cJSON tree.  Its cdiVersion is the lowest that has what it uses: device
+ * names that start with a digit need 0.5.0 (requiresV050 in the reference
+ * library's version.go); a name starting with a letter would do with 0.3.0,
+ * the first version runtimes still accept with mounts and env as used here.
+ *
+ * Every size is read with cmg__size_parse and the resulting option string
+ * with cmg__config_parse, the parsers the library runs, so a spec that
+ * would make the library fail closed in every container is refused here:
+ * one line, exit 2, nothing written.  --output writes through a temporary
+ * file in the same directory and a rename, because runtimes watch
+ * /etc/cdi and /var/run/cdi and must never read half a spec.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cumemguard.h"
+#include "core/conf.h"
+#include "core/log.h"
+#include "core/size.h"
+#include "launcher/cdi.h"
+#include "launcher/library.h"
+
+#define CDI_KIND "cumemguard.io/limit"
+/* Beside nothing an image ships, so the mount never hides a file of it. */
+#define CONTAINER_LIBRARY "/usr/lib/cumemguard/" CMG__LIBRARY_NAME
+#define MAX_LIMITS 64
+#define NAME_MAX_LEN 48
+
+struct device {
+  char name[NAME_MAX_LEN];     /* "24GiB", "1536MiB", "50pct" */
+  char options[512];           /* CUMEMGUARD_OPTIONS */
+};
+
+static void
+usage(FILE *f)
+{
+  fprintf(f, "usage: cumemguard cdi --limit SIZE [--limit SIZE ...] "
+             "[--report-dir DIR]\n"
+             "                      [--preload PATHS] [--output FILE]\n");
+}
+
+static void
+help(void)
+{
+  usage(stdout);
+  printf("\nWrites a CDI spec (kind " CDI_KIND ") with one device per "
+         "--limit: a\ncontainer started with --device " CDI_KIND "=24GiB "
+         "gets the library\npreloaded, and all its processes share one "
+         "24GiB cap per GPU.\n\n"
+         "  --limit SIZE        a device capping at SIZE (4GiB, 1.5GB, "
+         "50%%); repeat\n"
+         "  --report-dir DIR    write reports to DIR/cumemguard.%%h.%%p.json,"
+         "\n                      DIR mounted read-write at the same path\n"
+         "  --preload PATHS     keep these LD_PRELOAD entries (':' between "
+         "them) after\n                      the library: the runtime "
+         "replaces an image's own\n                      LD_PRELOAD with "
+         "the spec's\n"
+         "  --output FILE       write FILE (*.json) atomically instead of "
+         "standard\n                      output: /etc/cdi or /var/run/cdi\n");
+}
+
+/* The device's name for a limit: the largest binary unit that divides the
+ * bytes exactly ("24GiB", "1536MiB", "4097B"), or "50pct" for 50%.  CDI
+ * device names take letters, digits, '_', '-', '.' and ':' only. */
+static void
+device_name(const struct cmg__limit *l, char *out, size_t len)
+{
+  static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+  uint64_t b = l->bytes;
+
+  if (l->kind == CMG__LIMIT_PERCENT) {
+    /* ppm / 10^4 is the percentage: at most 4 decimals, none trailing. */
+    char num[32];
+    snprintf(num, sizeof(num), "%u.%04u", l->ppm / 10000, l->ppm % 10000);
+    size_t n = strlen(num);
+    while (num[n - 1] == '0')
+      num[--n] = '\0';
+    if (num[n - 1] == '.')
+      num[--n] = '\0';
+    snprintf(out, len, "%spct", num);
+    return;
+  }
+  for (int i = 0; i < 4; i++) {
+    int shift = 40 - 10 * i;
+    if (b != 0 && b % (1ull << shift) == 0) {
+      snprintf(out, len, "%llu%s", (unsigned long long)(b >> shift),
+               units[i]);
+      return;
+    }
+  }
+  snprintf(out, len, "%lluB", (unsigned long long)b);
+}
+
+/* Fills dev for one --limit value: 0, or CMG_EXIT_USAGE after one line. */
+static int
+make_device(const char *value, const char *report_dir, struct device *dev)
+{
+  struct cmg__limit l;
+  struct cmg__config cfg;
+  char err[256];
+  int rc = cmg__size_parse(value, strlen(value), true, &l);
+
+  if (rc != 0 || l.kind == CMG__LIMIT_NONE || (l.kind == CMG__LIMIT_BYTES &&
+                                               l.bytes == 0)) {
+    cmg__log("bad value '%s' for --limit: expected a size above 0 (4GiB, "
+             "1.5GB, 512M) or a share of the device (50%%)", value);
+    return CMG_EXIT_USAGE;
+  }
+  device_name(&l, dev->name, sizeof(dev->name));
+  /* The group is named after the device, so each limit is its own cap. */
+  snprintf(dev->options, sizeof(dev->options),
+           "group=cdi-%s,group_limit=%s", dev->name, value);
+  if (report_dir != NULL) {
+    size_t n = strlen(dev->options);
+    snprintf(dev->options + n, sizeof(dev->options) - n,
+             ",report=%s/cumemguard.%%h.%%p.json", report_dir);
+  }
+  if (cmg__config_parse(dev->options, &cfg, err, sizeof(err)) != 0) {
+    cmg__log("--limit %s makes the options '%s', which the library "
+             "refuses: %s", value, dev->options, err);
+    return CMG_EXIT_USAGE;
+  }
+  return 0;
+}
+
+/* A mount edit: hostPath, containerPath and options. */
+static cJSON *
+mount(const char *host, const char *container, bool writable)
+{
+  const char *opts[] = { writable ? "rw" : "ro", "nosuid", "nodev", "bind" };
+  cJSON *m = cJSON_CreateObject();
+
+  cJSON_AddStringToObject(m, "hostPath", host);
+  cJSON_AddStringToObject(m, "containerPath", container);
+  cJSON_AddItemToObject(m, "options", cJSON_CreateStringArray(opts, 4));
+  return m;
+}
+
+/* The spec as text, or NULL when out of memory. */
+static char *
+build_spec(const struct device *devs, int n, const char *library,
+           const char *report_dir, const char *preload_also)
+{
+  cJSON *spec = cJSON_CreateObject(), *list, *edits, *mounts;
+  bool digit_first = false;
+  char *text;
+
+  for (int i = 0; i < n; i++)
+    digit_first = digit_first || (devs[i].name[0] >= '0' &&
+                                  devs[i].name[0] <= '9');
+  cJSON_AddStringToObject(spec, "cdiVersion", digit_first ? "0.5.0"
+                                                          : "0.3.0");
+  cJSON_AddStringToObject(spec, "kind", CDI_KIND);
+  list = cJSON_AddArrayToObject(spec, "devices");
+  for (int i = 0; i < n; i++) {
+    char preload[sizeof(CONTAINER_LIBRARY) + 4112], opts[600];
+    cJSON *d = cJSON_CreateObject(), *e = cJSON_CreateObject(), *env;
+
+    snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", CONTAINER_LIBRARY,
+             preload_also != NULL ? ":" : "",
+             preload_also != NULL ? preload_also : "");
+    snprintf(opts, sizeof(opts), "CUMEMGUARD_OPTIONS=%s", devs[i].options);
+    cJSON_AddStringToObject(d, "name", devs[i].name);
+    env = cJSON_AddArrayToObject(e, "env");
+    cJSON_AddItemToArray(env, cJSON_CreateString(preload));
+    cJSON_AddItemToArray(env, cJSON_CreateString(opts));
+    cJSON_AddItemToObject(d, "containerEdits", e);
+    cJSON_AddItemToArray(list, d);
+  }
+  /* Spec-wide edits apply once to a container given any of its devices. */
+  edits = cJSON_AddObjectToObject(spec, "containerEdits");
+  mounts = cJSON_AddArrayToObject(edits, "mounts");
+  cJSON_AddItemToArray(mounts, mount(library, CONTAINER_LIBRARY, false));
+  if (report_dir != NULL)
+    cJSON_AddItemToArray(mounts, mount(report_dir, report_dir, true));
+  text = cJSON_Print(spec);
+  cJSON_Delete(spec);
+  return text;
+}
+
+/* Writes all of text to fd: 0 or a negative errno. */
+static int
+write_all(int fd, const char *text, size_t len)
+{
+  while (len > 0) {
+    ssize_t w = write(fd, text, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -errno;
+    text += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Writes path through a temporary file beside it and a rename: 0, or 1
+ * after one line (the temporary file removed). */
+static int
+write_atomic(const char *path, const char *text)
+{
+  const char *slash = strrchr(path, '/');
+  size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+  char *tmp = malloc(strlen(path) + 16);
+  int fd, rc;
+
+  if (tmp == NULL) {
+    cmg__log("out of memory");
+    return EXIT_FAILURE;
+  }
+  /* A leading dot and no .json suffix: runtimes skip it while it grows. */
+  sprintf(tmp, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
+  fd = mkstemp(tmp);
+  if (fd < 0) {
+    cmg__log("cannot create a temporary file beside '%s': %s", path,
+             strerror(errno));
+    free(tmp);
+    return EXIT_FAILURE;
+  }
+  rc = fchmod(fd, 0644) != 0 ? -errno : 0;
+  if (rc == 0)
+    rc = write_all(fd, text, strlen(text));
+  if (rc == 0)
+    rc = write_all(fd, "\n", 1);
+  if (rc == 0)
+    rc = fsync(fd) != 0 ? -errno : 0;
+  if (close(fd) != 0 && rc == 0)
+    rc = -errno;
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = -errno;
+  if (rc != 0) {
+    cmg__log("cannot write '%s': %s", path, strerror(-rc));
+    unlink(tmp);
+  }
+  free(tmp);
+  return rc == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* The value of option argv[*i] (--name VALUE or --name=VALUE), advancing
+ * *i; NULL after one line when it has none. */
+static const char *
+value_of(int argc, char **argv, int *i, const char *name)
+{
+  size_t n = strlen(name);
+
+  if (argv[*i][n] == '=')
+    return argv[*i] + n + 1;
+  if (*i + 1 < argc)
+    return argv[++*i];
+  cmg__log("option '%s' needs a value", name);
+  return NULL;
+}
+
+static bool
+is_option(const char *arg, const char *name)
+{
+  size_t n = strlen(name);
+
+  return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+/* Checks --report-dir: an absolute directory that the option string can
+ * hold (no ',', which separates options).  0, or 2 after one line. */
+static int
+check_report_dir(const char *dir)
+{
+  struct stat st;
+
+  errno = 0;
+  if (dir[0] != '/' || strchr(dir, ',') != NULL) {
+    cmg__log("bad value '%s' for --report-dir: expected an absolute path "
+             "without ','", dir);
+    return CMG_EXIT_USAGE;
+  }
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    const char *why = errno == 0 ? "not a directory" : strerror(errno);
+    cmg__log("bad value '%s' for --report-dir: expected an existing "
+             "directory (%s)", dir, why);
+    return CMG_EXIT_USAGE;
+  }
+  return 0;
+}
+
+int
+cmg__cdi_main(int argc, char **argv)
+{
+  const char *limits[MAX_LIMITS], *report_dir = NULL, *output = NULL;
+  const char *preload_also = NULL;
+  struct device devs[MAX_LIMITS];
+  char *library = NULL, *text = NULL;
+  int n = 0, rc = CMG_EXIT_USAGE;
+
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i], **slot = NULL;
+
+    if (strcmp(a, "--help") == 0) {
+      help();
+      return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    }
+    if (is_option(a, "--limit")) {
+      if (n == MAX_LIMITS) {
+        cmg__log("too many --limit: at most %d devices", MAX_LIMITS);
+        return CMG_EXIT_USAGE;
+      }
+      slot = &limits[n++];
+      a = "--limit";
+    } else if (is_option(a, "--report-dir")) {
+      slot = &report_dir;
+      a = "--report-dir";
+    } else if (is_option(a, "--preload")) {
+      slot = &preload_also;
+      a = "--preload";
+    } else if (is_option(a, "--output")) {
+      slot = &output;
+      a = "--output";
+    } else {
+      cmg__log("unknown argument '%s' for cdi; try 'cumemguard cdi --help'",
+               a);
+      return CMG_EXIT_USAGE;
+    }
+    if ((*slot = value_of(argc, argv, &i, a)) == NULL)
+      return CMG_EXIT_USAGE;
+  }
+  if (n == 0) {
+    cmg__log("cdi needs at least one --limit SIZE");
+    return CMG_EXIT_USAGE;
+  }
+  if (output != NULL) {
+    size_t len = strlen(output);
+    if (len < 6 || strcmp(output + len - 5, ".json") != 0 ||
+        output[len - 6] == '/') {
+      cmg__log("bad value '%s' for --output: expected a file name ending in "
+               ".json, the files CDI runtimes read", output);
+      return CMG_EXIT_USAGE;
+    }
+  }
+  /* ld.so splits LD_PRELOAD at spaces and colons: one entry per path. */
+  if (preload_also != NULL &&
+      (preload_also[0] == '\0' || strlen(preload_also) > 4096 ||
+       preload_also[strcspn(preload_also, " \t\n")] != '\0')) {
+    cmg__log("bad value '%s' for --preload: expected paths separated by ':',"
+             " without spaces", preload_also);
+    return CMG_EXIT_USAGE;
+  }
+  if (report_dir != NULL && (rc = check_report_dir(report_dir)) != 0)
+    return rc;
+  rc = CMG_EXIT_USAGE;
+  for (int i = 0; i < n; i++) {
+    if (make_device(limits[i], report_dir, &devs[i]) != 0)
+      return CMG_EXIT_USAGE;
+    for (int j = 0; j < i; j++)
+      if (strcmp(devs[i].name, devs[j].name) == 0) {
+        cmg__log("--limit %s and --limit %s are the same device, %s",
+                 limits[j], limits[i], devs[i].name);
+        return CMG_EXIT_USAGE;
+      }
+  }
+  library = cmg__find_library();
+  if (library == NULL)
+    return CMG_EXIT_USAGE;
+  text = build_spec(devs, n, library, report_dir, preload_also);
+  if (text == NULL) {
+    cmg__log("out of memory");
+    rc = EXIT_FAILURE;
+  } else if (output != NULL) {
+    rc = write_atomic(output, text);
+  } else {
+    puts(text);
+    rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_FAILURE;
+    if (rc != 0)
+      cmg__log("cannot write to standard output: %s", strerror(errno));
+  }
+  free(text);
+  free(library);
+  return rc;
+}

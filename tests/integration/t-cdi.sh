@@ -1,0 +1,160 @@
+#!/bin/sh
+# cumemguard cdi: the CDI spec is valid by the CDI project's JSON schema and
+# by the rules the schema leaves to the reference library (kind is
+# vendor/class, device names, the lowest version that has what it uses),
+# and, where Go and the reference library are installed, by that library's
+# own loading and validation, which also shows what a runtime does with an
+# image's own LD_PRELOAD.  Bad input is one line, exit 2, nothing written;
+# --output is written whole.  Two processes started with one device's
+# environment share its cap.
+. "$srcdir/tests/integration/defs.sh"
+CDI_SRC=/usr/share/gocode/src/github.com/container-orchestrated-devices/container-device-interface
+SCHEMA=$CDI_SRC/schema/schema.json
+SHM=/dev/shm/cumemguard.$(id -u)
+trap 'rm -rf "$tmp"; rm -f "$SHM.cdi-"*"MiB-$$"' EXIT
+LIB_IN=/usr/lib/cumemguard/libcumemguard.so
+
+"$LAUNCHER" cdi --limit 24GiB --limit 1.5G --limit 50% --limit 3000000 \
+  --report-dir "$tmp" >"$tmp/spec.json" 2>"$tmp/err"
+is "$?/$(wc -c <"$tmp/err")" 0/0 "cdi writes a spec to standard output"
+
+# ---- the schema, and the rules the schema leaves to the library ------------
+
+/usr/bin/python3 - "$SCHEMA" "$tmp/spec.json" >"$tmp/out" 2>&1 <<'PY'
+import json, pathlib, sys, jsonschema
+schema_path = pathlib.Path(sys.argv[1])
+schema = json.load(open(schema_path))
+resolver = jsonschema.RefResolver(schema_path.parent.as_uri() + "/", schema)
+jsonschema.validate(json.load(open(sys.argv[2])), schema, resolver=resolver)
+PY
+tap $? "the spec passes the CDI JSON schema ($SCHEMA)"
+
+/usr/bin/python3 - "$tmp/spec.json" "$CUMEMGUARD_LIBRARY" "$tmp" \
+  >"$tmp/out" 2>&1 <<'PY'
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+vendor, _, cls = s["kind"].partition("/")
+# pkg/cdi/qualified-device.go: ValidateVendorName, ValidateClassName,
+# ValidateDeviceName.
+assert re.fullmatch(r"[A-Za-z]([A-Za-z0-9_.-]*[A-Za-z0-9])?", vendor), vendor
+assert re.fullmatch(r"[A-Za-z]([A-Za-z0-9_-]*[A-Za-z0-9])?", cls), cls
+names = [d["name"] for d in s["devices"]]
+for n in names:
+    assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?", n), n
+assert names == ["24GiB", "1536MiB", "50pct", "3000000B"], names
+assert len(set(names)) == len(names)
+# Names starting with a digit need 0.5.0 (requiresV050); nothing needs more.
+assert s["cdiVersion"] == "0.5.0", s["cdiVersion"]
+# The schema leaves env entries unchecked (defs.json says "ref", not
+# "$ref"); ValidateEnv wants NAME=VALUE with a name.
+for d in s["devices"]:
+    for e in d["containerEdits"]["env"]:
+        assert isinstance(e, str) and e.find("=") > 0, e
+env = s["devices"][0]["containerEdits"]["env"]
+assert env == ["LD_PRELOAD=/usr/lib/cumemguard/libcumemguard.so",
+               "CUMEMGUARD_OPTIONS=group=cdi-24GiB,group_limit=24GiB,"
+               "report=%s/cumemguard.%%h.%%p.json" % sys.argv[3]], env
+m = s["containerEdits"]["mounts"]
+assert m[0] == {"hostPath": sys.argv[2],
+                "containerPath": "/usr/lib/cumemguard/libcumemguard.so",
+                "options": ["ro", "nosuid", "nodev", "bind"]}, m[0]
+assert m[1] == {"hostPath": sys.argv[3], "containerPath": sys.argv[3],
+                "options": ["rw", "nosuid", "nodev", "bind"]}, m[1]
+print("ok")
+PY
+tap $? "kind, device names, version, env and mounts follow the CDI rules"
+
+# ---- the reference library -------------------------------------------------
+
+# Debian's Go packages build it offline in GOPATH mode; the build cache is
+# kept in the build tree so that later runs take a second, not ten.
+if command -v go >/dev/null 2>&1 && [ -d "$CDI_SRC/pkg/cdi" ]; then
+  mkdir -p "$top_builddir/tests/cdi"
+  GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= GOPROXY=off \
+    GOCACHE=$(cd "$top_builddir" && pwd)/tests/cdi/go-cache \
+    go build -o "$tmp/cdicheck" "$srcdir/tests/cdi/cdicheck.go" \
+    >"$tmp/out" 2>&1
+  tap $? "the reference library's checker builds offline"
+  cp "$tmp/spec.json" "$tmp/cumemguard.json"
+  "$tmp/cdicheck" "$tmp/cumemguard.json" >"$tmp/out" 2>&1
+  tap $? "the reference library loads and validates the spec"
+  is "$(grep -c '^cumemguard.io/limit=' "$tmp/out")" 4 \
+    "it sees the four devices"
+  line=$(grep '^cumemguard.io/limit=24GiB: ' "$tmp/out")
+  case $line in
+    *"LD_PRELOAD=/image.so|LD_PRELOAD=$LIB_IN|CUMEMGUARD_OPTIONS=group=cdi-24GiB,group_limit=24GiB,"*) st=0 ;;
+    *) st=1 ;;
+  esac
+  tap $st "an image's LD_PRELOAD stays, and the spec's is appended after it"
+  case $line in
+    *"$CUMEMGUARD_LIBRARY>$LIB_IN(ro,nosuid,nodev,bind)"*) st=0 ;;
+    *) st=1 ;;
+  esac
+  tap $st "the library is bind-mounted read-only"
+else
+  echo "ok $((tap_n += 1)) # SKIP the reference library's checker: no Go toolchain or" \
+    "no golang-github-container-orchestrated-devices-container-device-interface-dev"
+fi
+
+# ---- --preload, bad input, --output ------------------------------------------
+
+"$LAUNCHER" cdi --limit 1G --preload /usr/lib/libjemalloc.so.2 >"$tmp/out"
+grep -q "\"LD_PRELOAD=$LIB_IN:/usr/lib/libjemalloc.so.2\"" "$tmp/out"
+tap $? "--preload keeps an image's entries after the library"
+
+for bad in "--limit 24X" "--limit 0" "--limit 150%" "--limit" \
+  "--limit 1G --limit 1GiB" "--limit 1G --report-dir relative" \
+  "--limit 1G --report-dir $tmp/none" "--limit 1G --output $tmp/s.yaml" \
+  "--limit 1G --bogus" ""; do
+  # shellcheck disable=SC2086
+  "$LAUNCHER" cdi --output "$tmp/bad.json" $bad >"$tmp/out" 2>"$tmp/err"
+  st=$?
+  is "$st/$(wc -l <"$tmp/err")/$(ls -A "$tmp" | grep -c bad)" 2/1/0 \
+    "cdi ${bad:-(no --limit)}: one line, exit 2, nothing written"
+done
+is "$(cat "$tmp/err")" "cumemguard: cdi needs at least one --limit SIZE" \
+  "no --limit says so"
+"$LAUNCHER" cdi --limit 24X 2>"$tmp/err"
+is "$(cat "$tmp/err")" \
+  "cumemguard: bad value '24X' for --limit: expected a size above 0 (4GiB, 1.5GB, 512M) or a share of the device (50%)" \
+  "a bad size names the value and what was expected"
+
+mkdir "$tmp/cdi"
+"$LAUNCHER" cdi --limit 1G --output "$tmp/cdi/cumemguard.json" >"$tmp/out"
+is "$?/$(wc -c <"$tmp/out")/$(ls -A "$tmp/cdi")" 0/0/cumemguard.json \
+  "--output writes the file and nothing else, no temporary left"
+"$LAUNCHER" cdi --limit 1G >"$tmp/stdout.json"
+cmp -s "$tmp/stdout.json" "$tmp/cdi/cumemguard.json"
+tap $? "--output writes what standard output would show"
+is "$(stat -c %a "$tmp/cdi/cumemguard.json")" 644 "the spec is world-readable"
+chmod 555 "$tmp/cdi"
+if [ "$(id -u)" -ne 0 ]; then
+  "$LAUNCHER" cdi --limit 2G --output "$tmp/cdi/cumemguard.json" 2>"$tmp/err"
+  is "$?/$(grep -c '"1GiB"' "$tmp/cdi/cumemguard.json")" 1/1 \
+    "a spec that cannot be written leaves the old one whole"
+else
+  echo "ok $((tap_n += 1)) # SKIP an unwritable directory: root writes anyway"
+fi
+chmod 755 "$tmp/cdi"
+
+# ---- the edits at work -----------------------------------------------------
+
+# Two processes with one device's environment (as a container's would be,
+# the library at its host path) share its cap: the second gets what the
+# first left.
+"$LAUNCHER" cdi --limit 10M >"$tmp/one.json"
+opts=$(/usr/bin/python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"]
+print(e[1].split("=", 1)[1].replace("cdi-10MiB", "cdi-10MiB-" + sys.argv[2]))' \
+  "$tmp/one.json" $$)
+CUMEMGUARD_OPTIONS="$opts,report=$tmp/a.%p.json" LD_PRELOAD=$CUMEMGUARD_LIBRARY \
+  "$SIM/app_driver" alloc 6M sleep 1500 >"$tmp/a.out" 2>&1 &
+until_line "$tmp/a.out" 'alloc i=0 .* rc=0'
+CUMEMGUARD_OPTIONS="$opts,report=$tmp/b.%p.json" LD_PRELOAD=$CUMEMGUARD_LIBRARY \
+  "$SIM/app_driver" alloc 6M alloc 4M >"$tmp/out" 2>"$tmp/err"
+is "$(val 1 rc)/$(val 2 rc)" 2/0 "the processes of one device share its cap"
+wait
+
+echo "1..$tap_n"
+[ "$tap_failed" -eq 0 ]
