@@ -42,6 +42,14 @@
  * Truncating a live segment, which only its own user can do, would fault
  * the members' mappings as a kill would; that is outside what is guarded.
  *
+ * A process that names no group takes a slot in the user's registry
+ * segment (REGISTRY_NAME) instead, so that `cumemguard status` sees every
+ * guarded process without a daemon.  The registry has no cap: reserving
+ * there is one relaxed add to the process's own slot (no group counter, no
+ * compare-and-swap, no scan), and nothing about it fails closed: a
+ * registry that cannot be joined, is full or is overwritten only makes the
+ * process invisible to status.
+ *
  * From a hook only the reserve, release and wait functions run: no
  * allocation, no stdio, no CUDA.  The first reservation of a forked child
  * opens the segment again to take a slot of its own.
@@ -81,6 +89,7 @@
 enum { OFF, JOINING, JOINED, FORKED, BROKEN, LEFT };
 
 static _Atomic int state = OFF;
+static bool registry;           /* in the registry, not in a group */
 static struct seg *seg;
 static int seg_fd = -1;
 static struct seg_slot *mine;
@@ -147,12 +156,14 @@ empty_slot(struct seg *s, struct seg_slot *sl)
 
   for (int d = 0; d < SEG_DEVICES; d++) {
     uint64_t b = atomic_exchange(&sl->used[d], 0);
-    if (b != 0) {
+    /* The registry keeps no group counters: its slots are the count. */
+    if (b != 0 && !registry) {
       sub_clamped(&s->dev[d].used, b, true);
       gave = true;
     }
     atomic_store_explicit(&sl->peak[d], 0, memory_order_relaxed);
   }
+  atomic_store_explicit(&sl->denials, 0, memory_order_relaxed);
   waiting = atomic_exchange(&sl->waiting, 0);
   if (waiting != 0)
     cmg__seg_sub32(&s->h.waiters, waiting);
@@ -358,7 +369,7 @@ join_locked(struct seg *s, char *err, size_t errlen)
   atomic_store(&s->h.scan_ns, clock_ns(CLOCK_MONOTONIC_COARSE));
   if (cmg__seg_members(s) == 0)
     adopt(s);
-  else
+  else if (!registry)
     compare(s);
   memcpy(caps, s->h.limit_dev, sizeof(s->h.limit_dev));
   caps[SEG_DEVICES] = s->h.limit;
@@ -454,12 +465,11 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
 
   if (err != NULL && errlen > 0)
     err[0] = '\0';
-  if (cfg->group[0] == '\0')
-    return 0;
   if (!atomic_compare_exchange_strong(&state, &expected, JOINING))
     return -EALREADY;
-  snprintf(group, sizeof(group), "%s", cfg->group);
-  if (!cmg__seg_is_valid_name(cfg->group)) {
+  registry = cfg->group[0] == '\0';
+  snprintf(group, sizeof(group), "%s", registry ? REGISTRY_NAME : cfg->group);
+  if (!registry && !cmg__seg_is_valid_name(cfg->group)) {
     atomic_store(&state, BROKEN);
     return cmg__seg_fail(err, errlen, NULL, -EINVAL,
                          "bad group name: expected 1 "
@@ -477,6 +487,12 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
   snprintf(shm_path, sizeof(shm_path), SHM_DIR "%s", shm_name);
   identify_self();
   rc = attach(err, errlen);
+  if (registry) {
+    /* Being seen is not worth failing for: no registry, no slot. */
+    atomic_store_explicit(&state, rc == 0 ? JOINED : OFF,
+                          memory_order_release);
+    return 0;
+  }
   atomic_store_explicit(&state, rc == 0 ? JOINED : BROKEN,
                         memory_order_release);
   return rc;
@@ -494,7 +510,7 @@ rejoin(void)
 
   identify_self();
   rc = attach(err, sizeof(err));
-  if (rc != 0) {
+  if (rc != 0 && !registry) {
     cmg__log("group=%s: %s; no device allocation will succeed", group, err);
     return rc;
   }
@@ -510,8 +526,8 @@ break_group(const char *why)
 {
   int expected = JOINED;
 
-  atomic_compare_exchange_strong(&state, &expected, BROKEN);
-  if (!atomic_exchange(&said_broken, true))
+  atomic_compare_exchange_strong(&state, &expected, registry ? OFF : BROKEN);
+  if (!registry && !atomic_exchange(&said_broken, true))
     cmg__log("group=%s: %s %s; no device allocation will succeed", group,
              shm_path, why);
 }
@@ -537,7 +553,9 @@ ready(struct seg **out)
       return 0;
     case FORKED:
       if (atomic_compare_exchange_strong(&state, &expected, JOINING))
-        atomic_store_explicit(&state, rejoin() == 0 ? JOINED : BROKEN,
+        atomic_store_explicit(&state, rejoin() == 0 ? JOINED
+                                      : registry  ? OFF
+                                                  : BROKEN,
                               memory_order_release);
       continue;
     case JOINING:
@@ -583,6 +601,27 @@ add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
   return 0;
 }
 
+/* Counts bytes in our registry slot: one add, no cap, no group counter. */
+static inline void
+solo_add(int d, uint64_t bytes)
+{
+  uint64_t held = atomic_fetch_add_explicit(&mine->used[d], bytes,
+                                            memory_order_relaxed) + bytes;
+
+  if (held > atomic_load_explicit(&mine->peak[d], memory_order_relaxed))
+    atomic_store_explicit(&mine->peak[d], held, memory_order_relaxed);
+}
+
+bool
+cmg__group_solo_add(int device, uint64_t bytes)
+{
+  if (!registry || device < 0 || device >= SEG_DEVICES ||
+      atomic_load_explicit(&state, memory_order_acquire) != JOINED)
+    return false;
+  solo_add(device, bytes);
+  return true;
+}
+
 /* reserve, with -EPERM for a broken group. */
 static int
 reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
@@ -602,6 +641,10 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
   if (rc < 0) {
     *limit_out = 0;
     return rc;
+  }
+  if (registry) {
+    solo_add(d, bytes);
+    return 0;
   }
   if (physical != 0 &&
       atomic_load_explicit(&physical_seen[d], memory_order_relaxed) == 0) {
@@ -642,6 +685,17 @@ cmg__group_release(int device, uint64_t bytes)
       atomic_load_explicit(&state, memory_order_acquire) != JOINED)
     return;
   s = seg;
+  if (registry) {
+    /* One subtract, not sub_clamped's loop: only a reclaimer that took
+     * the slot for dead can have emptied it under us, and the count is
+     * for show, so an underflow is put right after the fact. */
+    uint64_t had = atomic_fetch_sub_explicit(&mine->used[device], bytes,
+                                             memory_order_relaxed);
+    if (cmg__unlikely(had < bytes))
+      atomic_fetch_add_explicit(&mine->used[device], bytes - had,
+                                memory_order_relaxed);
+    return;
+  }
   /* The slot first: a kill in between leaves the group counting more. */
   sub_clamped(&mine->used[device], bytes, false);
   sub_clamped(&s->dev[device].used, bytes, true);
@@ -736,13 +790,29 @@ cmg__group_leave(void)
 bool
 cmg__group_active(void)
 {
-  return atomic_load(&state) != OFF;
+  return !registry && atomic_load(&state) != OFF;
+}
+
+bool
+cmg__group_counting(void)
+{
+  return atomic_load_explicit(&state, memory_order_relaxed) != OFF;
+}
+
+void
+cmg__group_count_denial(void)
+{
+  struct seg_slot *sl = mine;
+
+  if (atomic_load_explicit(&state, memory_order_acquire) == JOINED &&
+      sl != NULL)
+    atomic_fetch_add_explicit(&sl->denials, 1, memory_order_relaxed);
 }
 
 const char *
 cmg__group_name(void)
 {
-  return atomic_load(&state) != OFF ? group : NULL;
+  return cmg__group_active() ? group : NULL;
 }
 
 int
@@ -754,7 +824,7 @@ cmg__group_usage(int device, struct cmg__group_usage *out)
   uint64_t physical;
   struct seg_slot *sl = mine;
 
-  if (device < 0 || device >= SEG_DEVICES || s == NULL ||
+  if (device < 0 || device >= SEG_DEVICES || s == NULL || registry ||
       (st != JOINED && st != LEFT))
     return -ENOENT;
   physical = atomic_load(&physical_seen[device]);
@@ -778,7 +848,8 @@ cmg__group_members(void)
 {
   int st = atomic_load(&state);
 
-  return seg != NULL && (st == JOINED || st == LEFT) ? cmg__seg_members(seg)
-                                                     : 0;
+  return seg != NULL && !registry && (st == JOINED || st == LEFT)
+             ? cmg__seg_members(seg)
+             : 0;
 }
 

@@ -11,18 +11,32 @@
 
 #include "core/conf.h"
 
-/* Joins the group cfg->group names (a no-op without one): opens or creates
- * the user's shared segment for it and takes a slot.  Returns 0, or a
- * negative errno with one line in err (no prefix): the caller fails closed. */
+/* Joins the group cfg->group names, or without one the user's registry
+ * (no cap; never an error): opens or creates the user's shared segment for
+ * it and takes a slot.  Returns 0, or a negative errno with one line in err
+ * (no prefix): the caller fails closed. */
 int cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen);
 
+/* Whether the process is in a group (not the registry). */
 bool cmg__group_active(void);
+
+/* Whether reservations count somewhere: a group, or the registry. */
+bool cmg__group_counting(void);
+
+/* Counts a refused allocation in the process's slot, for status. */
+void cmg__group_count_denial(void);
 
 /* Reserves bytes against the group's cap on `device` (physical resolves a
  * percentage).  Returns 0, or -ENOMEM with *used_out and *limit_out set;
  * never blocks, never takes a lock a dead process could leave held. */
 int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
                        uint64_t *used_out, uint64_t *limit_out);
+
+/* For a process in the registry: counts bytes in its slot and returns
+ * true (the whole reservation: no cap); false otherwise, for
+ * cmg__group_reserve.  The allocation path's one extra cost for a process
+ * in no group. */
+bool cmg__group_solo_add(int device, uint64_t bytes);
 
 /* Gives back bytes reserved by cmg__group_reserve (failed allocation or
  * free), waking processes that wait for room. */

@@ -214,6 +214,14 @@ int
 cmg__seg_check_file(int fd, const char *path, const char *name, char *err,
            size_t errlen)
 {
+  return cmg__seg_check_owner(fd, path, name, (unsigned)geteuid(), err,
+                              errlen);
+}
+
+int
+cmg__seg_check_owner(int fd, const char *path, const char *name,
+                     unsigned uid, char *err, size_t errlen)
+{
   struct stat st;
 
   if (fstat(fd, &st) != 0)
@@ -222,12 +230,12 @@ cmg__seg_check_file(int fd, const char *path, const char *name, char *err,
   if (!S_ISREG(st.st_mode))
     return cmg__seg_fail(err, errlen, name, -EPERM, "%s is not a regular file; "
                 "refusing it", path);
-  if (st.st_uid != geteuid())
+  if (st.st_uid != uid)
     return cmg__seg_fail(
       err, errlen, name, -EPERM,
       "%s belongs to uid %u, not to "
       "this user (uid %u); refusing to share a cap through it",
-      path, (unsigned)st.st_uid, (unsigned)geteuid());
+      path, (unsigned)st.st_uid, uid);
   if ((st.st_mode & 077) != 0)
     return cmg__seg_fail(err, errlen, name, -EPERM,
                          "%s has mode %04o, which lets "

@@ -20,7 +20,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
                "counters shared between processes must be lock-free");
 
 #define SEG_MAGIC 0x70756f7267676d63ull /* "cmggroup" */
-#define SEG_VERSION 1u
+/* 2: slots count denials; the registry segment (REGISTRY_NAME). */
+#define SEG_VERSION 2u
 #define SEG_SLOTS 256u
 #define SEG_DEVICES CMG__MAX_DEVICES
 #define SHM_DIR "/dev/shm"
@@ -32,6 +33,10 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
 #define LEAVE_LOCK_NS (NS / 10)
 #define ATTACH_TRIES 8
 #define PPM 1000000u
+/* The per-user segment of processes that name no group: no cap, a slot
+ * each, so that `cumemguard status` sees them.  '@' is not allowed in a
+ * group name, so no group can take this one. */
+#define REGISTRY_NAME "@solo"
 
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_RECLAIMING };
 
@@ -53,7 +58,7 @@ struct seg_slot {
   _Atomic uint64_t start;    /* /proc/PID/stat field 22; 0 unknown */
   _Atomic uint64_t pidns;    /* inode of /proc/PID/ns/pid; 0 unknown */
   _Atomic uint32_t waiting;  /* its threads in cmg__group_wait */
-  uint32_t spare;
+  _Atomic uint32_t denials;  /* allocations refused, its own limit's too */
   char comm[16];
   _Atomic uint64_t used[SEG_DEVICES];
   _Atomic uint64_t peak[SEG_DEVICES];
@@ -132,6 +137,11 @@ const char *cmg__seg_describe(const struct seg_limit *limits, char *buf,
  * reach: whatever its contents, another user could change them. */
 int cmg__seg_check_file(int fd, const char *path, const char *name,
                         char *err, size_t errlen);
+
+/* cmg__seg_check_file for a segment that must belong to uid (root reading
+ * another user's segment: the uid its name says). */
+int cmg__seg_check_owner(int fd, const char *path, const char *name,
+                         unsigned uid, char *err, size_t errlen);
 
 /* The line for a segment of the wrong size: another layout, or not ours. */
 int cmg__seg_describe_size(int fd, off_t size, const char *path,

@@ -148,6 +148,7 @@ deny(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
   if (err == -EPERM)
     e.limit_bytes = 0;
   cmg__ledger_count_denial(c->device);
+  cmg__group_count_denial();
   cmg__history_event(&e);
   log_denial(c, bytes, used, err);
 }
@@ -204,6 +205,7 @@ group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
   struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
   e.limit_bytes = limit;
   cmg__ledger_count_denial(c->device);
+  cmg__group_count_denial();
   cmg__history_event(&e);
   cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
            "has %s in use, group limit %s%s",
@@ -241,7 +243,7 @@ static CMG__HOT bool
 in_group(int device, unsigned kind)
 {
   return cmg__kind_counts(kind) && device >= 0 &&
-         device < CMG__MAX_DEVICES && cmg__group_active();
+         device < CMG__MAX_DEVICES && cmg__group_counting();
 }
 
 /* Reserves against the process's limit, then the group's: 0, or an error
@@ -250,7 +252,8 @@ static CMG__HOT int
 reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
 {
   int err = reserve_own(c, bytes, used);
-  if (err < 0 || !in_group(c->device, c->kind))
+  if (err < 0 || !in_group(c->device, c->kind) ||
+      cmg__group_solo_add(c->device, bytes))
     return err;
   if (reserve_group(c, bytes) == 0)
     return 0;
