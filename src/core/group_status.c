@@ -1,141 +1,29 @@
 /*
- * cumemguard status: the operator's view of a user's groups, read from
- * private copies of their segments, never from the live mapping: a member
- * may change it, or another process truncate it, while it is printed.
+ * cumemguard status: the operator's view of the groups and guarded
+ * processes, as text or JSON, printed from private copies of their
+ * segments that seg_find.c finds and reads.  The registry (processes in
+ * no group) is shown as such, without a cap.  A segment that cannot be
+ * read is one line (one object with "error") in the output, never a
+ * failure of the whole view.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <setjmp.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base.h"
 #include "core/group_status.h"
 #include "core/log.h"
+#include "core/metrics.h"
+#include "core/seg_find.h"
 #include "core/segment.h"
 #include "core/size.h"
-
-static sigjmp_buf bus_jump;
-
-static void
-on_bus(int sig)
-{
-  siglongjmp(bus_jump, 1);
-}
-
-/* Copies a live segment word by word, each counter with one atomic load,
- * so that no value in the copy is torn. */
-static void
-copy_seg(struct seg *dst, const struct seg *src)
-{
-  memcpy(&dst->h, &src->h, sizeof(dst->h));
-  for (int d = 0; d < SEG_DEVICES; d++) {
-    dst->dev[d].used = atomic_load(&src->dev[d].used);
-    dst->dev[d].peak = atomic_load(&src->dev[d].peak);
-    dst->dev[d].physical = atomic_load(&src->dev[d].physical);
-  }
-  for (unsigned i = 0; i < SEG_SLOTS; i++) {
-    const struct seg_slot *from = &src->slot[i];
-    struct seg_slot *to = &dst->slot[i];
-    to->owner = atomic_load(&from->owner);
-    to->start = atomic_load(&from->start);
-    to->pidns = atomic_load(&from->pidns);
-    to->waiting = atomic_load(&from->waiting);
-    memcpy(to->comm, from->comm, sizeof(to->comm));
-    for (int d = 0; d < SEG_DEVICES; d++) {
-      to->used[d] = atomic_load(&from->used[d]);
-      to->peak[d] = atomic_load(&from->peak[d]);
-    }
-  }
-}
-
-/* copy_seg, with a SIGBUS (the file shrank under the mapping) turned into
- * -EBADMSG. */
-static int
-guarded_copy(struct seg *c, const struct seg *m)
-{
-  struct sigaction bus = { .sa_handler = on_bus }, old;
-  volatile int rc = 0;
-
-  sigaction(SIGBUS, &bus, &old);
-  if (sigsetjmp(bus_jump, 1) == 0)
-    copy_seg(c, m);
-  else
-    rc = -EBADMSG;
-  sigaction(SIGBUS, &old, NULL);
-  return rc;
-}
-
-/*
- * Reads the segment of group `name` into a private copy, checked: nothing
- * the segment says is used before it is validated.  A segment truncated
- * while it is read (its user can) is an error, not a SIGBUS.
- */
-static int
-load_copy(const char *name, struct seg **out, char *err, size_t errlen)
-{
-  char shm[96], path[112];
-  struct stat st;
-  struct seg *c = NULL;
-  void *m = MAP_FAILED;
-  int fd, rc;
-
-  snprintf(shm, sizeof(shm), "/cumemguard.%u.%s", (unsigned)geteuid(), name);
-  snprintf(path, sizeof(path), SHM_DIR "%s", shm);
-  fd = shm_open(shm, O_RDONLY, 0);
-  if (fd < 0) {
-    rc = errno;
-    if (rc == ENOENT)
-      return cmg__seg_fail(err, errlen, name, -ENOENT,
-                           "no such group for uid %u "
-                           "(no %s)",
-                           (unsigned)geteuid(), path);
-    return cmg__seg_fail(err, errlen, name, -rc, "cannot open %s: %s", path,
-                strerror(rc));
-  }
-  rc = cmg__seg_check_file(fd, path, name, err, errlen);
-  if (rc == 0 && fstat(fd, &st) != 0)
-    rc = cmg__seg_fail(err, errlen, name, -errno, "cannot stat %s", path);
-  if (rc == 0 && st.st_size != (off_t)sizeof(struct seg))
-    rc = cmg__seg_describe_size(fd, st.st_size, path, name, err, errlen);
-  if (rc == 0) {
-    m = mmap(NULL, sizeof(struct seg), PROT_READ, MAP_SHARED, fd, 0);
-    c = malloc(sizeof(*c));
-    if (m == MAP_FAILED || c == NULL)
-      rc = cmg__seg_fail(err, errlen, name, -ENOMEM, "cannot map %s", path);
-  }
-  close(fd);
-  if (rc == 0 && guarded_copy(c, m) != 0)
-    rc =
-      cmg__seg_fail(err, errlen, name, -EBADMSG, "%s shrank while read", path);
-  if (m != MAP_FAILED)
-    munmap(m, sizeof(struct seg));
-  if (rc == 0)
-    rc = cmg__seg_validate(c, path, name, err, errlen);
-  if (rc == -EAGAIN)
-    rc = cmg__seg_fail(err, errlen, name, -ENOENT,
-                       "no such group for uid %u (its "
-                       "last member just left)",
-                       (unsigned)geteuid());
-  if (rc != 0) {
-    free(c);
-    return rc;
-  }
-  *out = c;
-  return 0;
-}
 
 /* A JSON string: quotes, backslashes and every byte outside printable
  * ASCII escaped, so that a command name cannot break the document. */
@@ -199,8 +87,11 @@ text_limit(const struct seg_limit *l, uint64_t physical, char *buf,
 
 /* Prints one group from its checked copy, as text or as a JSON object. */
 static void
-print_group(FILE *f, const char *name, const struct seg *c, bool json)
+print_group(FILE *f, const struct cmg__seg_entry *e, const struct seg *c,
+            bool json)
 {
+  const char *name = e->name;
+  bool reg = strcmp(name, REGISTRY_NAME) == 0;
   struct seg_limit limits[SEG_DEVICES + 1];
   bool shown[SEG_DEVICES] = { false };
   bool alive[SEG_SLOTS];
@@ -232,19 +123,29 @@ print_group(FILE *f, const char *name, const struct seg *c, bool json)
 
   if (!json) {
     /* The Slurm plugin names a job's group slurm.JOBID: shown as the job. */
-    size_t slurm = strlen("slurm.");
-    if (strncmp(name, "slurm.", slurm) == 0 && name[slurm] != '\0' &&
-        strspn(name + slurm, "0123456789") == strlen(name + slurm))
-      fprintf(f, "Slurm job %s", name + slurm);
+    const char *job = cmg__seg_slurm_job(name);
+    if (e->container[0] != '\0')
+      fprintf(f, "container %s, ", e->container);
+    if (reg)
+      fprintf(f, "not in a group");
+    else if (job != NULL)
+      fprintf(f, "Slurm job %s", job);
     else
       fprintf(f, "group %s", name);
-    fprintf(f, ": cap %s per device, %u member%s",
-            cmg__seg_describe(limits, a, sizeof(a)), members,
-            members == 1 ? "" : "s");
+    if (e->uid != (unsigned)geteuid() || e->container[0] != '\0')
+      fprintf(f, " (uid %u)", e->uid);
+    if (reg)
+      fprintf(f, ": %u process%s", members, members == 1 ? "" : "es");
+    else
+      fprintf(f, ": cap %s per device, %u member%s",
+              cmg__seg_describe(limits, a, sizeof(a)), members,
+              members == 1 ? "" : "s");
     if (dead > 0)
       fprintf(f, " (%u dead, not yet reclaimed)", dead);
-    fprintf(f, "\n  %6s %20s %12s %12s\n", "device", "cap", "used", "peak");
-    for (int d = 0; d < SEG_DEVICES; d++) {
+    fprintf(f, "\n");
+    if (!reg)
+      fprintf(f, "  %6s %20s %12s %12s\n", "device", "cap", "used", "peak");
+    for (int d = 0; d < SEG_DEVICES && !reg; d++) {
       if (!shown[d])
         continue;
       fprintf(f, "  %6d %20s", d,
@@ -273,6 +174,8 @@ print_group(FILE *f, const char *name, const struct seg *c, bool json)
           fprintf(f, "%6d %12s %12s", d,
                   cmg__format_size(sl->used[d], b, sizeof(b)),
                   cmg__format_size(sl->peak[d], cc, sizeof(cc)));
+        if (sl->denials != 0 && !any)
+          fprintf(f, "  %u denied", (unsigned)sl->denials);
         fprintf(f, "%s\n", alive[i] ? "" : "  dead");
         any = true;
       }
@@ -281,12 +184,21 @@ print_group(FILE *f, const char *name, const struct seg *c, bool json)
   }
 
   fprintf(f, "{\"name\":");
-  json_str(f, name, 64);
+  if (reg)
+    fprintf(f, "null");
+  else
+    json_str(f, name, 64);
+  fprintf(f, ",\"uid\":%u,\"container\":", e->uid);
+  if (e->container[0] != '\0')
+    json_str(f, e->container, sizeof(e->container));
+  else
+    fprintf(f, "null");
   fprintf(f, ",\"creator\":%d,\"created\":%" PRId64 ",",
           (int)c->h.creator, c->h.created);
   json_limit(f, &c->h.limit, 0);
   fprintf(f, ",\"members\":%u,\"dead\":%u,\"devices\":[", members, dead);
-  for (int d = 0; d < SEG_DEVICES; d++) {
+  /* The registry keeps no group counters: its processes are the view. */
+  for (int d = 0; d < SEG_DEVICES && !reg; d++) {
     if (!shown[d])
       continue;
     fprintf(f, "%s{\"device\":%d,", sep, d);
@@ -312,8 +224,9 @@ print_group(FILE *f, const char *name, const struct seg *c, bool json)
       live += sl->used[d];
     fprintf(f, "%s{\"pid\":%d,\"command\":", sep, (int)(sl->owner >> 32));
     json_str(f, sl->comm, sizeof(sl->comm));
-    fprintf(f, ",\"alive\":%s,\"live\":%" PRIu64 ",\"devices\":[",
-            alive[i] ? "true" : "false", live);
+    fprintf(f, ",\"alive\":%s,\"live\":%" PRIu64 ",\"denials\":%u,"
+            "\"devices\":[", alive[i] ? "true" : "false", live,
+            (unsigned)sl->denials);
     for (int d = 0; d < SEG_DEVICES; d++) {
       if (sl->used[d] == 0 && sl->peak[d] == 0)
         continue;
@@ -327,57 +240,17 @@ print_group(FILE *f, const char *name, const struct seg *c, bool json)
   fprintf(f, "]}");
 }
 
-static int
-compare_names(const void *a, const void *b)
-{
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names of this user's groups in /dev/shm, sorted; NULL-terminated,
- * malloc'd (names and array), or NULL when out of memory. */
-static char **
-list_groups(size_t *n)
-{
-  char prefix[32];
-  size_t cap = 16, len;
-  char **names = malloc(cap * sizeof(*names));
-  struct dirent *e;
-  DIR *dir;
-
-  *n = 0;
-  if (names == NULL)
-    return NULL;
-  snprintf(prefix, sizeof(prefix), "cumemguard.%u.", (unsigned)geteuid());
-  len = strlen(prefix);
-  dir = opendir(SHM_DIR);
-  while (dir != NULL && (e = readdir(dir)) != NULL) {
-    if (strncmp(e->d_name, prefix, len) != 0)
-      continue;
-    if (*n + 1 >= cap) {
-      char **more = realloc(names, (cap *= 2) * sizeof(*names));
-      if (more == NULL)
-        break;
-      names = more;
-    }
-    names[*n] = strdup(e->d_name + len);
-    if (names[*n] != NULL)
-      (*n)++;
-  }
-  if (dir != NULL)
-    closedir(dir);
-  qsort(names, *n, sizeof(*names), compare_names);
-  names[*n] = NULL;
-  return names;
-}
-
 int
-cmg__group_status(const char *name, bool json, int fd, char *err,
-                  size_t errlen)
+cmg__group_status(const char *name, enum cmg__status_format format,
+                  char **text_out, size_t *len_out, char *err, size_t errlen)
 {
-  char *text = NULL, **names = NULL, one[256];
-  size_t size = 0, n = 0, done = 0;
-  struct seg *c;
-  FILE *f;
+  char *text = NULL, (*errors)[256] = NULL;
+  struct cmg__seg_entry *e = NULL, one;
+  struct seg **copies = NULL;
+  size_t size = 0, n = 0;
+  bool json = format == CMG__STATUS_JSON;
+  bool root = geteuid() == 0;
+  FILE *f = NULL;
   int rc = 0;
 
   if (err != NULL && errlen > 0)
@@ -387,69 +260,76 @@ cmg__group_status(const char *name, bool json, int fd, char *err,
                          "bad group name: expected 1 to "
                          "63 letters, digits, '-', '_' or '.'");
   if (name != NULL) {
-    rc = load_copy(name, &c, err, errlen);
-    if (rc != 0)
-      return rc;
+    cmg__seg_entry_own(name, &one);
+    e = &one;
+    n = 1;
   } else {
-    names = list_groups(&n);
-    if (names == NULL)
+    /* Root sees every user's segments and the containers'. */
+    e = cmg__seg_find(root, root, &n);
+    if (e == NULL && n != 0)
       return cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
+  }
+  copies = calloc(n + 1, sizeof(*copies));
+  errors = calloc(n + 1, sizeof(*errors));
+  if (copies == NULL || errors == NULL) {
+    rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    rc = cmg__seg_load(&e[i], &copies[i], errors[i], sizeof(errors[i]));
+    /* One group asked for by name: its error is the command's. */
+    if (rc != 0 && name != NULL) {
+      snprintf(err, errlen, "%s", errors[0]);
+      goto out;
+    }
+    rc = 0;
   }
   f = open_memstream(&text, &size);
   if (f == NULL) {
-    rc =
-      cmg__seg_fail(err, errlen, name ? name : "*", -ENOMEM, "out of memory");
+    rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
     goto out;
   }
-  if (json)
-    fprintf(f, "{\"uid\":%u,\"groups\":[", (unsigned)geteuid());
-  if (name != NULL) {
-    print_group(f, name, c, json);
-    free(c);
-  }
-  for (size_t i = 0; i < n; i++) {
-    if (json && i > 0)
-      fputc(',', f);
-    if (load_copy(names[i], &c, one, sizeof(one)) == 0) {
-      print_group(f, names[i], c, json);
-      free(c);
-    } else if (json) {
-      fprintf(f, "{\"name\":");
-      json_str(f, names[i], 64);
-      fprintf(f, ",\"error\":");
-      json_str(f, one, sizeof(one));
-      fputc('}', f);
-    } else {
-      fprintf(f, "%s\n", one);
+  if (format == CMG__STATUS_PROMETHEUS) {
+    cmg__metrics_print(f, e, (const struct seg *const *)copies,
+                       (const char(*)[256])errors, n);
+  } else {
+    if (json)
+      fprintf(f, "{\"uid\":%u,\"groups\":[", (unsigned)geteuid());
+    for (size_t i = 0; i < n; i++) {
+      if (json && i > 0)
+        fputc(',', f);
+      if (copies[i] != NULL) {
+        print_group(f, &e[i], copies[i], json);
+      } else if (json) {
+        fprintf(f, "{\"name\":");
+        json_str(f, e[i].name, sizeof(e[i].name));
+        fprintf(f, ",\"uid\":%u,\"error\":", e[i].uid);
+        json_str(f, errors[i], sizeof(errors[i]));
+        fputc('}', f);
+      } else {
+        fprintf(f, "%s\n", errors[i]);
+      }
     }
+    if (json)
+      fprintf(f, "]}\n");
+    else if (n == 0)
+      fprintf(f, "no groups and no guarded processes for %s\n",
+              root ? "any user" : "this user");
   }
-  if (json)
-    fprintf(f, "]}\n");
-  else if (name == NULL && n == 0)
-    fprintf(f, "no groups for uid %u\n", (unsigned)geteuid());
   if (fclose(f) != 0) {
-    rc =
-      cmg__seg_fail(err, errlen, name ? name : "*", -ENOMEM, "out of memory");
+    rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
     goto out;
   }
-  while (done < size) {
-    ssize_t w = write(fd, text + done, size - done);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0) {
-      rc = cmg__seg_fail(err, errlen, name ? name : "*", -EIO,
-                         "cannot write the "
-                         "status: %s",
-                         strerror(errno));
-      break;
-    }
-    done += (size_t)w;
-  }
+  *text_out = text;
+  *len_out = size;
+  text = NULL;
 out:
   free(text);
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
+  for (size_t i = 0; copies != NULL && i < n; i++)
+    free(copies[i]);
+  free(copies);
+  free(errors);
+  if (e != &one)
+    free(e);
   return rc;
 }
-

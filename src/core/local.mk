@@ -12,10 +12,12 @@ libcmg_core_la_SOURCES = \
 	src/core/jsonw.c src/core/jsonw.h \
 	src/core/ledger.c src/core/ledger.h \
 	src/core/log.c src/core/log.h \
+	src/core/metrics.c src/core/metrics.h \
 	src/core/policy.c src/core/policy.h \
 	src/core/pools.c src/core/pools.h \
 	src/core/report.c src/core/report.h \
 	src/core/report_refs.c src/core/report_refs.h \
+	src/core/seg_find.c src/core/seg_find.h \
 	src/core/segment.c src/core/segment.h \
 	src/core/size.c src/core/size.h \
 	src/core/stacks.c src/core/stacks.h \

@@ -1,42 +1,133 @@
 /*
- * cumemguard status [GROUP] [--json]: the operator's view of the groups of
- * this user, read from their shared segments; runs no program.
+ * cumemguard status [GROUP] [--json | --prometheus] [--textfile FILE]
+ * [--every SECONDS]: the operator's view of the guarded processes, read
+ * from their shared segments (group_status.c); runs no program and needs
+ * no daemon.
+ *
+ * --textfile writes the metrics for node_exporter's textfile collector,
+ * which reads every *.prom file of its directory at each scrape: through a
+ * temporary file in the same directory and a rename, so a scrape never
+ * sees half a file.  --every repeats that until the process is killed; a
+ * write that fails once (a full disk) is said and tried again next time,
+ * not the end of the loop.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cumemguard.h"
 #include "core/group_status.h"
 #include "core/log.h"
+#include "core/size.h"
 #include "launcher/status.h"
 
-/*
- * cumemguard status [GROUP] [--json]: the operator's view of the groups of
- * this user, read from their shared segments; runs no program.  Exits 0,
- * or 2 with one line for a bad, unknown or unreadable GROUP.
- */
+#define USAGE "usage: cumemguard status [GROUP] [--json | --prometheus] " \
+              "[--textfile FILE]\n" \
+              "                         [--every SECONDS]\n"
+
+static void
+help(void)
+{
+  printf(USAGE "\n"
+         "Prints each group of this user (or GROUP), and this user's "
+         "processes in no\ngroup: its cap and usage per device, and each "
+         "process: pid, command, live\nbytes and peak per device.  Root "
+         "sees every user's, and those in containers.\nDead members not "
+         "yet reclaimed are marked.\n\n"
+         "  --json              one JSON document\n"
+         "  --prometheus        Prometheus metrics (text exposition "
+         "format)\n"
+         "  --textfile FILE     write the metrics to FILE (*.prom) "
+         "atomically, for\n"
+         "                      node_exporter's textfile collector\n"
+         "  --every SECONDS     with --textfile: write again every SECONDS "
+         "(500ms, 15s)\n");
+}
+
+/* Writes all of text to fd: 0 or a negative errno. */
+static int
+write_all(int fd, const char *text, size_t len)
+{
+  while (len > 0) {
+    ssize_t w = write(fd, text, len);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -errno;
+    text += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+/* Replaces path with text through a temporary file beside it: 0, or a
+ * negative errno after one line (the temporary file removed). */
+static int
+write_atomic(const char *path, const char *text, size_t len)
+{
+  const char *slash = strrchr(path, '/');
+  size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+  char *tmp = malloc(strlen(path) + 16);
+  int fd, rc;
+
+  if (tmp == NULL)
+    return -ENOMEM;
+  /* A leading dot and no .prom suffix: the collector skips it. */
+  sprintf(tmp, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
+  fd = mkstemp(tmp);
+  if (fd < 0) {
+    rc = -errno;
+    cmg__log("cannot create a temporary file beside '%s': %s", path,
+             strerror(-rc));
+    free(tmp);
+    return rc;
+  }
+  rc = fchmod(fd, 0644) != 0 ? -errno : 0;
+  if (rc == 0)
+    rc = write_all(fd, text, len);
+  if (close(fd) != 0 && rc == 0)
+    rc = -errno;
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = -errno;
+  if (rc != 0) {
+    cmg__log("cannot write '%s': %s", path, strerror(-rc));
+    unlink(tmp);
+  }
+  free(tmp);
+  return rc;
+}
+
 int
 cmg__status_main(int argc, char **argv)
 {
-  const char *name = NULL;
-  bool json = false;
+  const char *name = NULL, *textfile = NULL, *every = NULL;
+  enum cmg__status_format format = CMG__STATUS_TEXT;
+  bool prometheus = false, json = false;
+  uint64_t period_ns = 0;
   char err[512];
   int i;
 
   for (i = 0; i < argc; i++) {
+    const char **slot = NULL;
+
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
+    } else if (strcmp(argv[i], "--prometheus") == 0) {
+      prometheus = true;
+    } else if (strcmp(argv[i], "--textfile") == 0) {
+      slot = &textfile;
+    } else if (strcmp(argv[i], "--every") == 0) {
+      slot = &every;
     } else if (strcmp(argv[i], "--help") == 0) {
-      printf("usage: cumemguard status [GROUP] [--json]\n\n"
-             "Prints each group of this user (or GROUP): its cap and usage "
-             "per device,\nand each member process: pid, command, live "
-             "bytes and peak per device.\nDead members not yet reclaimed "
-             "are marked.\n");
+      help();
       return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
     } else if (argv[i][0] == '-') {
       cmg__log("unknown option '%s' for status; try 'cumemguard status "
@@ -48,10 +139,67 @@ cmg__status_main(int argc, char **argv)
       cmg__log("status takes one GROUP, not also '%s'", argv[i]);
       return CMG_EXIT_USAGE;
     }
+    if (slot != NULL) {
+      if (i + 1 >= argc) {
+        cmg__log("option '%s' needs a value", argv[i]);
+        return CMG_EXIT_USAGE;
+      }
+      *slot = argv[++i];
+    }
   }
-  if (cmg__group_status(name, json, STDOUT_FILENO, err, sizeof(err)) != 0) {
-    cmg__log("%s", err);
+  if (json && (prometheus || textfile != NULL)) {
+    cmg__log("--json and --prometheus (or --textfile) are two formats: "
+             "choose one");
     return CMG_EXIT_USAGE;
   }
-  return EXIT_SUCCESS;
+  if (textfile != NULL) {
+    size_t len = strlen(textfile);
+    if (len < 6 || strcmp(textfile + len - 5, ".prom") != 0 ||
+        textfile[len - 6] == '/') {
+      cmg__log("bad value '%s' for --textfile: expected a file name ending "
+               "in .prom, the files node_exporter's textfile collector "
+               "reads", textfile);
+      return CMG_EXIT_USAGE;
+    }
+    prometheus = true;
+  }
+  if (every != NULL) {
+    if (textfile == NULL) {
+      cmg__log("--every needs --textfile FILE: it rewrites that file");
+      return CMG_EXIT_USAGE;
+    }
+    if (cmg__duration_parse(every, strlen(every), &period_ns) != 0) {
+      cmg__log("bad value '%s' for --every: expected a duration from 1ms "
+               "to 24h (15, 500ms, 2m)", every);
+      return CMG_EXIT_USAGE;
+    }
+  }
+  if (prometheus)
+    format = CMG__STATUS_PROMETHEUS;
+  else if (json)
+    format = CMG__STATUS_JSON;
+
+  for (;;) {
+    char *text = NULL;
+    size_t len = 0;
+    int rc = cmg__group_status(name, format, &text, &len, err, sizeof(err));
+
+    if (rc != 0) {
+      cmg__log("%s", err);
+      if (period_ns == 0)
+        return CMG_EXIT_USAGE;
+    } else if (textfile != NULL) {
+      rc = write_atomic(textfile, text, len);
+    } else {
+      rc = write_all(STDOUT_FILENO, text, len);
+      if (rc != 0)
+        cmg__log("cannot write the status: %s", strerror(-rc));
+    }
+    free(text);
+    if (period_ns == 0)
+      return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    nanosleep(&(struct timespec){ (time_t)(period_ns / 1000000000u),
+                                  (long)(period_ns % 1000000000u) },
+              NULL);
+  }
 }

@@ -4,7 +4,8 @@
 #ifndef CMG_LAUNCHER_STATUS_H
 #define CMG_LAUNCHER_STATUS_H
 
-/* cumemguard status [GROUP] [--json], given the arguments after "status":
+/* cumemguard status [GROUP] [--json | --prometheus] [--textfile FILE]
+ * [--every SECONDS], given the arguments after "status":
  * exits 0, or 2 (CMG_EXIT_USAGE) with one line for a bad, unknown or
  * unreadable GROUP. */
 int cmg__status_main(int argc, char **argv);

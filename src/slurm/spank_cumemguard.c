@@ -53,7 +53,7 @@
 #include <slurm/spank.h>
 
 #include "core/conf.h"
-#include "core/group_status.h"
+#include "core/seg_find.h"
 #include "core/size.h"
 
 #ifndef CMG_LIBDIR
@@ -474,18 +474,21 @@ static int
 check_segment(uint32_t job)
 {
   char name[32], why[512];
-  int fd = open("/dev/null", O_WRONLY | O_CLOEXEC), rc = 0;
+  struct cmg__seg_entry e;
+  struct seg *copy = NULL;
   struct timespec pause = { 0, 20 * 1000 * 1000 };
+  int rc = 0;
 
   snprintf(name, sizeof(name), GROUP_PREFIX "%" PRIu32, job);
+  cmg__seg_entry_own(name, &e);
   for (int i = 0; i < SEGMENT_TRIES; i++) {
-    rc = cmg__group_status(name, false, fd, why, sizeof(why));
+    rc = cmg__seg_load(&e, &copy, why, sizeof(why));
+    free(copy);
+    copy = NULL;
     if (rc == 0 || rc == -ENOENT)
       break;
     nanosleep(&pause, NULL);
   }
-  if (fd >= 0)
-    close(fd);
   if (rc != 0 && rc != -ENOENT)
     return refuse("the job's GPU memory cap cannot be shared: %s", why);
   return 0;

@@ -18,6 +18,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-coverage.sh \
 	tests/integration/t-group.sh \
 	tests/integration/t-group-safety.sh \
-	tests/integration/t-cdi.sh
+	tests/integration/t-cdi.sh \
+	tests/integration/t-metrics.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)

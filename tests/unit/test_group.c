@@ -31,12 +31,11 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/group.h"
+#include "core/group_status.h"
 #include "../tap.h"
 
 /* group.c, for the exit path and the launcher. */
 void cmg__group_leave(void);
-int cmg__group_status(const char *name, bool json, int fd, char *err,
-                      size_t errlen);
 
 #define KiB (1ull << 10)
 #define MiB (1ull << 20)
@@ -46,6 +45,22 @@ int cmg__group_status(const char *name, bool json, int fd, char *err,
 #define OPS 10000
 
 static pid_t top;
+
+/* The status view of name (NULL: all) written to fd, as the launcher
+ * writes it: 0, or cmg__group_status's error. */
+static int
+status_fd(const char *name, bool json, int fd, char *err, size_t errlen)
+{
+  char *text = NULL;
+  size_t len = 0;
+  int rc = cmg__group_status(name, json ? CMG__STATUS_JSON : CMG__STATUS_TEXT,
+                             &text, &len, err, errlen);
+
+  if (rc == 0 && write(fd, text, len) != (ssize_t)len)
+    rc = -EIO;
+  free(text);
+  return rc;
+}
 static char name_buf[64];
 
 /* A group name unique to this run ("t<pid>-tag"), removed at the end. */
@@ -469,7 +484,7 @@ kill_reclaim(void)
   /* Unreaped, it is a zombie: dead for the group all the same. */
   if (pipe(pipefd) != 0)
     abort();
-  cmg__group_status(name, true, pipefd[1], err, sizeof(err));
+  status_fd(name, true, pipefd[1], err, sizeof(err));
   close(pipefd[1]);
   memset(text, 0, sizeof(text));
   if (read(pipefd[0], text, sizeof(text) - 1) < 0)
@@ -892,7 +907,7 @@ status_view(void)
   cmg__group_reserve(0, 6 * MiB, PHYS, &used, &limit);
   snprintf(path, sizeof(path), "/tmp/test_group.%d.out", (int)getpid());
   fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-  is_int(cmg__group_status(name, false, fd, err, sizeof(err)), 0,
+  is_int(status_fd(name, false, fd, err, sizeof(err)), 0,
          "status of a group");
   memset(text, 0, sizeof(text));
   lseek(fd, 0, SEEK_SET);
@@ -916,7 +931,7 @@ status_view(void)
   if (ftruncate(fd, 0) != 0)
     printf("# cannot truncate %s\n", path);
   lseek(fd, 0, SEEK_SET);
-  is_int(cmg__group_status(name, true, fd, err, sizeof(err)), 0, "--json");
+  is_int(status_fd(name, true, fd, err, sizeof(err)), 0, "--json");
   lseek(fd, 0, SEEK_SET);
   memset(text, 0, sizeof(text));
   if (read(fd, text, sizeof(text) - 1) < 0)
@@ -926,14 +941,14 @@ status_view(void)
      "json: cap, usage and the member");
   close(fd);
   unlink(path);
-  rc = cmg__group_status("no-such-group", false, 1, err, sizeof(err));
+  rc = status_fd("no-such-group", false, 1, err, sizeof(err));
   ok(rc == -ENOENT && strstr(err, "no such group") != NULL,
      "an unknown group is an error");
-  rc = cmg__group_status("../etc", false, 1, err, sizeof(err));
+  rc = status_fd("../etc", false, 1, err, sizeof(err));
   ok(rc == -EINVAL && strstr(err, "bad group name") != NULL,
      "a bad name is an error");
   cmg__group_leave();
-  rc = cmg__group_status(name, false, 1, err, sizeof(err));
+  rc = status_fd(name, false, 1, err, sizeof(err));
   is_int(rc, -ENOENT, "the group is gone with its last member");
 }
 
