@@ -22,3 +22,10 @@ INTEGRATION_TESTS = \
 	tests/integration/t-metrics.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)
+# t-cdi.sh builds the CDI reference library's checker; Go's build cache
+# is kept in the build tree between runs.
+EXTRA_DIST += tests/cdi/cdicheck.go
+clean-local: clean-cdi-go
+clean-cdi-go:
+	-chmod -R u+w tests/cdi/go-cache 2>/dev/null; rm -rf tests/cdi/go-cache
+.PHONY: clean-cdi-go
