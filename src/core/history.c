@@ -34,6 +34,7 @@
 #include "core/history.h"
 #include "core/ledger.h"
 #include "core/stacks.h"
+#include "core/timeline.h"
 
 #define MiB (1ull << 20)
 
@@ -59,7 +60,6 @@ static struct cmg__released *released;
 static size_t n_released, cap_released;
 static _Atomic bool touched;
 static uint64_t start_mono_ns;
-static uint64_t start_coarse_ns;
 static double start_unix;
 
 static uint64_t
@@ -83,7 +83,6 @@ cmg__history_start(void)
   clock_gettime(CLOCK_REALTIME, &ts);
   start_unix = (double)ts.tv_sec + ts.tv_nsec / 1e9;
   start_mono_ns = mono_ns();
-  start_coarse_ns = clock_ns(CLOCK_MONOTONIC_COARSE);
 }
 
 uint64_t
@@ -94,12 +93,15 @@ cmg__now_ns(void)
 
 /* The kernel's tick-resolution clock reads in a third of the time, which
  * matters on every allocation; its few milliseconds of resolution do not
- * matter to a leak's timestamp. */
+ * matter to a leak's timestamp.  It is the monotonic clock as of the last
+ * tick, so measured from the same start it is never later than
+ * cmg__now_ns(): a coarse stamp never comes after a precise one taken
+ * later (a denial, a report). */
 uint64_t CMG__HOT
 cmg__now_coarse_ns(void)
 {
   uint64_t now = clock_ns(CLOCK_MONOTONIC_COARSE);
-  return now > start_coarse_ns ? now - start_coarse_ns : 0;
+  return now > start_mono_ns ? now - start_mono_ns : 0;
 }
 
 double
@@ -205,6 +207,7 @@ cmg__history_event(const struct cmg__event *e)
   struct device *d = device_of(e->device);
   if (d == NULL || e->kind != CMG__EVENT_DENIAL)
     return;
+  cmg__timeline_mark(e->device, e->live_bytes, e->time_ns);
   pthread_mutex_lock(&d->lock);
   if (!d->denied) {
     d->denied = true;

@@ -17,11 +17,13 @@ libcmg_core_la_SOURCES = \
 	src/core/pools.c src/core/pools.h \
 	src/core/report.c src/core/report.h \
 	src/core/report_refs.c src/core/report_refs.h \
+	src/core/report_timeline.c src/core/report_timeline.h \
 	src/core/seg_find.c src/core/seg_find.h \
 	src/core/segment.c src/core/segment.h \
 	src/core/size.c src/core/size.h \
 	src/core/stacks.c src/core/stacks.h \
 	src/core/symbols.c src/core/symbols.h \
-	src/core/tally.c src/core/tally.h
+	src/core/tally.c src/core/tally.h \
+	src/core/timeline.c src/core/timeline.h
 libcmg_core_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(LTO_CFLAGS)
 libcmg_core_la_LIBADD = $(UNWIND_LIBS) $(CJSON_LIBS) -ldl -lpthread

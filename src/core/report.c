@@ -47,8 +47,10 @@
 #include "core/pools.h"
 #include "core/report.h"
 #include "core/report_refs.h"
+#include "core/report_timeline.h"
 #include "core/size.h"
 #include "core/stacks.h"
+#include "core/timeline.h"
 
 struct live {
   struct cmg__alloc *a;
@@ -62,6 +64,9 @@ struct group {
   size_t first, n;      /* range in the sorted live array */
   uint64_t bytes;
 };
+
+static const char *const reasons[4] = { "exit", "signal", "request",
+                                        "soft_limit" };
 
 /* The process being reported on, while its report is written: reports are
  * written one at a time (their caller serializes them). */
@@ -231,8 +236,6 @@ process_json(const struct cmg__process *p)
   cJSON_AddStringToObject(o, "hostname", p->hostname ? p->hostname : "");
   cJSON_AddNumberToObject(o, "start_time", cmg__start_unix());
   cJSON_AddNumberToObject(o, "end_time", now.tv_sec + now.tv_nsec / 1e9);
-  static const char *const reasons[] = { "exit", "signal", "request",
-                                         "soft_limit" };
   cJSON_AddStringToObject(o, "reason", reasons[p->reason]);
   return o;
 }
@@ -706,6 +709,8 @@ build(const struct cmg__process *proc, struct report *rep)
   cJSON_AddItemToObject(rep->tail, "peaks", peaks_json(r, first_denial));
   add_events(rep->tail, cJSON_GetObjectItemCaseSensitive(rep->head, "summary"),
              r, first_denial);
+  cJSON_AddItemToObject(rep->tail, "timeline",
+                        cmg__report_timeline(cmg__now_ns(), reasons));
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     free(first_denial[d].items);
   return cmg__refs_add_tables(rep->tail, r);
@@ -780,6 +785,7 @@ cmg__report_write(const char *path, const struct cmg__process *proc,
 
   struct report rep = { 0 };
   current = proc;
+  cmg__timeline_dump(proc->reason, cmg__now_ns());
   int err = build(proc, &rep);
   if (err == 0)
     err = emit(fd, &rep);

@@ -30,6 +30,7 @@
 #include "core/log.h"
 #include "core/policy.h"
 #include "core/stacks.h"
+#include "core/timeline.h"
 #include "preload/account.h"
 #include "preload/context.h"
 #include "preload/dump.h"
@@ -382,7 +383,9 @@ cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
   if (!cmg__kind_counts(a.kind))
     return rc;
   cmg__stacks_account(a.stack, a.device, (int64_t)a.size, 1);
-  cmg__history_peak(a.device, cmg__policy_commit(a.device));
+  uint64_t used = cmg__policy_commit(a.device);
+  cmg__history_peak(a.device, used);
+  cmg__timeline_note(a.device, used, a.time_ns);
   if (cmg__policy_soft_crossed(a.device))
     soft_limit_crossed(c);
   return rc;
@@ -408,6 +411,8 @@ cmg__uncount(const struct cmg__alloc *a, bool released)
     return;
   cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
   give_back(a->device, a->kind, a->size);
+  cmg__timeline_note(a->device, cmg__policy_used(a->device),
+                     cmg__now_coarse_ns());
 }
 
 CUresult CMG__HOT

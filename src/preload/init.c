@@ -32,6 +32,7 @@
 #include "core/pools.h"
 #include "core/stacks.h"
 #include "core/symbols.h"
+#include "core/timeline.h"
 #include "preload/dump.h"
 #include "preload/init.h"
 
@@ -67,6 +68,7 @@ postfork_child(void)
   cmg__stacks_reset_accounts();
   cmg__symbols_after_fork();
   cmg__history_reset();
+  cmg__timeline_reset();
   cmg__group_after_fork();
   cmg__self.tid = 0;
   atomic_store(&child_pending, true);

@@ -6,7 +6,8 @@ UNIT_TESTS = \
 	tests/unit/test_ledger \
 	tests/unit/test_policy \
 	tests/unit/test_stacks \
-	tests/unit/test_tally
+	tests/unit/test_tally \
+	tests/unit/test_timeline
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
@@ -16,4 +17,5 @@ tests_unit_test_ledger_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
 tests_unit_test_tally_LDADD = $(UNIT_LDADD)
+tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic

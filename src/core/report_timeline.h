@@ -1,0 +1,17 @@
+/*
+ * The report's "timeline": each device's bytes in use over time, and when
+ * reports were written (report_timeline.c).
+ */
+#ifndef CMG_CORE_REPORT_TIMELINE_H
+#define CMG_CORE_REPORT_TIMELINE_H
+
+#include <stdint.h>
+
+struct cJSON;
+
+/* The "timeline" member, closed by a point at now_ns for each device, or
+ * NULL when out of memory.  reasons[] names enum cmg__reason. */
+struct cJSON *cmg__report_timeline(uint64_t now_ns,
+                                   const char *const reasons[4]);
+
+#endif /* CMG_CORE_REPORT_TIMELINE_H */
