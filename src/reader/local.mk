@@ -18,7 +18,10 @@ TOOL_C = \
 	src/reader/json.c \
 	src/reader/diff.c \
 	src/reader/flame.c \
-	src/reader/check.c
+	src/reader/check.c \
+	src/reader/series.c \
+	src/reader/raw.c \
+	src/reader/timeline.c
 TOOL_H = \
 	src/reader/tool.h \
 	src/reader/check.h \
@@ -34,7 +37,10 @@ TOOL_H = \
 	src/reader/show.h \
 	src/reader/summary.h \
 	src/reader/supp.h \
-	src/reader/view.h
+	src/reader/view.h \
+	src/reader/series.h \
+	src/reader/raw.h \
+	src/reader/timeline.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 # The core gives cmg__size_parse (--min-bytes, --max-leak) and
@@ -49,7 +55,8 @@ TOOL_TESTS = \
 	tests/reader/t-check.sh \
 	tests/reader/t-suppress.sh \
 	tests/reader/t-pools.sh \
-	tests/reader/t-broken.sh
+	tests/reader/t-broken.sh \
+	tests/reader/t-timeline.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \

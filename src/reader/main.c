@@ -2,7 +2,8 @@
  * cumemguard-report: reads the JSON reports that libcumemguard.so writes
  * and answers the questions people bring to them.  This file reads the
  * command line and hands it to one command: summary.c has summary and
- * merge, diff.c diff, flame.c folded and flame, check.c check.  What they
+ * merge, diff.c diff, flame.c folded and flame, check.c check, timeline.c
+ * timeline.  What they
  * share is run.c's; the files below them read reports, fold them into
  * views, and print.
  *
@@ -13,6 +14,7 @@
  *   cumemguard-report folded FILE...      folded stacks for flame graphs
  *   cumemguard-report flame FILE... -o X  a self-contained SVG flame graph
  *   cumemguard-report check FILE...       exit 1 when too much leaked (CI)
+ *   cumemguard-report timeline FILE... -o X  memory over time, a trace
  *
  * Exit status: 0, 1 when check finds more leaked than --max-leak allows,
  * and 2 for everything that went wrong: a bad option, a file that is not
@@ -44,12 +46,13 @@
 #include "reader/show.h"
 #include "reader/summary.h"
 #include "reader/supp.h"
+#include "reader/timeline.h"
 #include "reader/tool.h"
 
-enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK };
+enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK, TIMELINE };
 
 static const char *const command_names[] = {
-  "summary", "merge", "diff", "folded", "flame", "check",
+  "summary", "merge", "diff", "folded", "flame", "check", "timeline",
 };
 
 /* Options, and the commands each applies to (a bit per command). */
@@ -71,6 +74,8 @@ enum {
 #define ON(c) (1u << (c))
 #define REPORTS (ON(SUMMARY) | ON(MERGE) | ON(DIFF))
 #define ALL (REPORTS | ON(FOLDED) | ON(FLAME) | ON(CHECK))
+/* The commands that draw time: no view, so no view's options. */
+#define TIME ON(TIMELINE)
 
 static const struct option long_options[] = {
   { "top", required_argument, NULL, OPT_TOP },
@@ -95,12 +100,12 @@ static const unsigned option_commands[] = {
   [OPT_JSON - OPT_TOP] = REPORTS,
   [OPT_SUPP - OPT_TOP] = ALL,
   [OPT_WEIGHT - OPT_TOP] = ON(FOLDED) | ON(FLAME),
-  [OPT_OUTPUT - OPT_TOP] = ON(FLAME),
+  [OPT_OUTPUT - OPT_TOP] = ON(FLAME) | TIME,
   [OPT_TITLE - OPT_TOP] = ON(FLAME),
   [OPT_WIDTH - OPT_TOP] = ON(FLAME),
   [OPT_MAX_LEAK - OPT_TOP] = ON(CHECK),
-  [OPT_HELP - OPT_TOP] = ALL,
-  [OPT_VERSION - OPT_TOP] = ALL,
+  [OPT_HELP - OPT_TOP] = ALL | TIME,
+  [OPT_VERSION - OPT_TOP] = ALL | TIME,
 };
 
 #define DEFAULT_TOP 10
@@ -128,6 +133,7 @@ print_help(void)
          "       " CMG__TOOL_NAME " folded [--weight W] [OPTIONS] FILE...\n"
          "       " CMG__TOOL_NAME " flame [--weight W] -o OUT.svg FILE...\n"
          "       " CMG__TOOL_NAME " check [--max-leak SIZE] [OPTIONS] FILE...\n"
+         "       " CMG__TOOL_NAME " timeline -o OUT.json FILE...\n"
          "\n"
          "Reads cumemguard reports (JSON, version %d) and prints what leaked,\n"
          "from where, and what was live at each peak and first denial.\n"
@@ -138,6 +144,7 @@ print_help(void)
          "  folded         folded stacks (\"a;b;c BYTES\") for flamegraph.pl\n"
          "  flame          an SVG flame graph, made by this tool\n"
          "  check          exit 1 when more than --max-leak leaked\n"
+         "  timeline       memory over time as a trace for Perfetto\n"
          "\n"
          "  --top N               list the N largest leak groups and stacks "
          "(default %d;\n"
@@ -151,7 +158,7 @@ print_help(void)
          "                        format); may be given more than once\n"
          "  --json                summary, merge and diff as JSON\n"
          "  --weight W            live (default), peak or denial\n"
-         "  -o, --output FILE     where flame writes the SVG (default: "
+         "  -o, --output FILE     where flame and timeline write (default: "
          "stdout)\n"
          "  --title TEXT          the flame graph's title\n"
          "  --width PX            the flame graph's width (default %d)\n"
@@ -375,6 +382,9 @@ main(int argc, char **argv)
   case CHECK:
     rc = cmg__tool_check_main(a.files, a.n_files, &a.supp, &a.opts,
                               a.max_leak);
+    break;
+  case TIMELINE:
+    rc = cmg__tool_timeline_main(a.files, a.n_files, a.output);
     break;
   }
   cmg__tool_supp_free(&a.supp);

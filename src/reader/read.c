@@ -37,6 +37,7 @@
 #include "reader/fields.h"
 #include "reader/file.h"
 #include "reader/read.h"
+#include "reader/series.h"
 #include "reader/tool.h"
 
 /* Device ordinals, as the schema allows them everywhere. */
@@ -550,7 +551,7 @@ read_identity(struct cmg__tool_reader *rd, const cJSON *root)
 }
 
 static int
-parse(struct cmg__tool_reader *rd, const cJSON *root,
+parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
       struct cmg__tool_report *r)
 {
   struct id_entry *ids = NULL;
@@ -582,6 +583,10 @@ parse(struct cmg__tool_reader *rd, const cJSON *root,
     rc = read_peaks(rd, root, r, ids);
   if (rc == 0)
     rc = read_denials(rd, root, r, ids);
+  if (rc == 0)
+    rc = cmg__tool_read_series(rd, root, &r->timeline);
+  if (rc == 0 && (what & CMG__TOOL_READ_LARGEST))
+    rc = cmg__tool_read_largest(rd, root, r);
   free(ids);
   return rc;
 }
@@ -589,6 +594,13 @@ parse(struct cmg__tool_reader *rd, const cJSON *root,
 int
 cmg__tool_read(const char *file, struct cmg__tool_report *out, char *err,
                size_t errlen)
+{
+  return cmg__tool_read_with(file, 0, out, err, errlen);
+}
+
+int
+cmg__tool_read_with(const char *file, unsigned what,
+                    struct cmg__tool_report *out, char *err, size_t errlen)
 {
   struct cmg__tool_reader rd = { err, errlen };
   cJSON *root;
@@ -603,7 +615,7 @@ cmg__tool_read(const char *file, struct cmg__tool_report *out, char *err,
   rc = cmg__tool_load_json(file, &root, &rd);
   if (rc != 0)
     return rc;
-  rc = parse(&rd, root, out);
+  rc = parse(&rd, root, what, out);
   cmg__tool_drop_json(root);
   if (rc == -ENOMEM)
     cmg__tool_fail(&rd, "out of memory");
@@ -656,5 +668,7 @@ cmg__tool_report_free(struct cmg__tool_report *r)
   free(r->stacks);
   free(r->frames);
   free(r->modules);
+  cmg__tool_series_free(&r->timeline);
+  free(r->largest);
   memset(r, 0, sizeof(*r));
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/pools.h"
+#include "reader/series.h"
 
 struct cmg__tool_rmodule {
   char *path;
@@ -114,13 +115,24 @@ struct cmg__tool_report {
   struct cmg__tool_rstack *stacks;
   struct cmg__tool_rframe *frames;
   struct cmg__tool_rmodule *modules;
+  struct cmg__tool_timeline timeline; /* .present false when absent */
+  size_t n_largest;                   /* read with CMG__TOOL_READ_LARGEST */
+  struct cmg__tool_ralloc *largest;
 };
+
+/* What cmg__tool_read_with() reads beyond what every command uses. */
+#define CMG__TOOL_READ_LARGEST 1u /* the largest live allocations */
 
 /* Reads and checks the report at `file` ("-" is standard input).  Returns 0,
  * or -EINVAL / -ENOMEM with one line (no file name, no newline) in err
  * saying what is wrong. */
 int cmg__tool_read(const char *file, struct cmg__tool_report *out, char *err,
                    size_t errlen);
+
+/* cmg__tool_read() that also reads what `what` asks for. */
+int cmg__tool_read_with(const char *file, unsigned what,
+                        struct cmg__tool_report *out, char *err,
+                        size_t errlen);
 
 /* Frees what cmg__tool_read() filled, also after it failed. */
 void cmg__tool_report_free(struct cmg__tool_report *r);

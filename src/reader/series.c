@@ -1,0 +1,251 @@
+/*
+ * The parts of a report that speak of time, read as read.c reads the rest:
+ * every member checked, the first problem one line naming it.  "timeline"
+ * is optional (reports written before it have none; the commands that need
+ * it say so).  Its points must be in time order and each hold min <= live
+ * <= max, or the drawing would lie.
+ *
+ * The per-allocation lists of leaks[] are read only for the commands that
+ * draw allocations over time, and only the largest are kept: a report of a
+ * million live allocations is read in one pass with a small heap.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "reader/fields.h"
+#include "reader/read.h"
+#include "reader/series.h"
+
+#define CHECK(expr)                                                            \
+  do {                                                                         \
+    int rc_ = (expr);                                                          \
+    if (rc_ != 0)                                                              \
+      return rc_;                                                              \
+  } while (0)
+
+#define POINTS_MAX 1000000
+
+static void *
+table(size_t n, size_t size)
+{
+  return calloc(n > 0 ? n : 1, size);
+}
+
+/* One [time, live, min, max] element. */
+static int
+read_point(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
+           size_t i, struct cmg__tool_rpoint *p)
+{
+  const cJSON *v[4];
+  uint64_t b[3];
+  int k;
+
+  if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 4)
+    return cmg__tool_fail(rd,
+                          "%s[%zu]: expected [time, live, min, max], got %s",
+                          at, i, cmg__tool_kind(it));
+  for (k = 0; k < 4; k++) {
+    v[k] = cJSON_GetArrayItem(it, k);
+    if (!cJSON_IsNumber(v[k]) || v[k]->valuedouble < 0 ||
+        v[k]->valuedouble > CMG__TOOL_EXACT_MAX ||
+        (k > 0 && v[k]->valuedouble != (double)(uint64_t)v[k]->valuedouble))
+      return cmg__tool_fail(rd,
+                            "%s[%zu][%d]: expected %s, got %s", at, i, k,
+                            k == 0 ? "seconds (a number from 0)"
+                                   : "bytes (an integer from 0 to 2^53)",
+                            cmg__tool_kind(v[k]));
+    if (k > 0)
+      b[k - 1] = (uint64_t)v[k]->valuedouble;
+  }
+  p->time = v[0]->valuedouble;
+  p->live = b[0];
+  p->min = b[1];
+  p->max = b[2];
+  if (!(p->min <= p->live && p->live <= p->max))
+    return cmg__tool_fail(rd, "%s[%zu]: expected min <= live <= max", at, i);
+  return 0;
+}
+
+static int
+read_one_series(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
+                struct cmg__tool_rseries *s)
+{
+  const cJSON *arr, *p;
+  char where[96];
+  double d;
+  size_t i = 0;
+
+  CHECK(cmg__tool_int(rd, it, at, "device", 0, 63, NULL, &d));
+  s->device = (int)d;
+  CHECK(cmg__tool_number(rd, it, at, "resolution", &s->resolution));
+  CHECK(cmg__tool_count(rd, it, at, "peak_bytes", NULL, &s->peak_bytes));
+  CHECK(cmg__tool_number(rd, it, at, "peak_time", &s->peak_time));
+  CHECK(cmg__tool_array(rd, it, at, "points", &arr, &s->n));
+  if (s->n == 0 || s->n > POINTS_MAX)
+    return cmg__tool_fail(rd, "%s.points: expected 1 to %d points, got %zu",
+                          at, POINTS_MAX, s->n);
+  s->points = table(s->n, sizeof(*s->points));
+  if (s->points == NULL)
+    return -ENOMEM;
+  snprintf(where, sizeof(where), "%s.points", at);
+  cJSON_ArrayForEach(p, arr) {
+    CHECK(read_point(rd, p, where, i, &s->points[i]));
+    if (i > 0 && s->points[i].time < s->points[i - 1].time)
+      return cmg__tool_fail(rd, "%s[%zu]: expected points in time order",
+                            where, i);
+    i++;
+  }
+  return 0;
+}
+
+static int
+read_dumps(struct cmg__tool_reader *rd, const cJSON *o,
+           struct cmg__tool_timeline *t)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, o, "timeline", "dumps", &arr, &t->n_dumps));
+  t->dumps = table(t->n_dumps, sizeof(*t->dumps));
+  if (t->dumps == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rdump *d = &t->dumps[i];
+
+    CHECK(cmg__tool_element(rd, it, "timeline.dumps", i++, at, sizeof(at)));
+    CHECK(cmg__tool_number(rd, it, at, "time", &d->time));
+    CHECK(cmg__tool_string(rd, it, at, "reason", false, &d->reason));
+  }
+  return cmg__tool_count(rd, o, "timeline", "dumps_total", NULL,
+                         &t->dumps_total);
+}
+
+int
+cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
+                      struct cmg__tool_timeline *t)
+{
+  const cJSON *o, *arr, *it;
+  char at[64];
+  size_t i = 0, k;
+
+  memset(t, 0, sizeof(*t));
+  if (cJSON_GetObjectItemCaseSensitive(root, "timeline") == NULL)
+    return 0;
+  t->present = true;
+  CHECK(cmg__tool_object(rd, root, "", "timeline", &o));
+  CHECK(cmg__tool_array(rd, o, "timeline", "devices", &arr, &t->n_series));
+  t->series = table(t->n_series, sizeof(*t->series));
+  if (t->series == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    CHECK(cmg__tool_element(rd, it, "timeline.devices", i, at, sizeof(at)));
+    CHECK(read_one_series(rd, it, at, &t->series[i]));
+    for (k = 0; k < i; k++)
+      if (t->series[k].device == t->series[i].device)
+        return cmg__tool_fail(rd, "%s.device: device %d is listed twice", at,
+                              t->series[i].device);
+    i++;
+  }
+  return read_dumps(rd, o, t);
+}
+
+/* Keeps the largest n allocations in a min-heap by bytes (heap[0] the
+ * smallest kept), so each of a million costs a compare. */
+static void
+keep(struct cmg__tool_ralloc *heap, size_t *n, struct cmg__tool_ralloc a)
+{
+  size_t i, c;
+
+  if (*n == CMG__TOOL_LARGEST) {
+    if (a.bytes <= heap[0].bytes)
+      return;
+    i = 0;
+    for (;;) {
+      c = 2 * i + 1;
+      if (c >= *n)
+        break;
+      if (c + 1 < *n && heap[c + 1].bytes < heap[c].bytes)
+        c++;
+      if (heap[c].bytes >= a.bytes)
+        break;
+      heap[i] = heap[c];
+      i = c;
+    }
+    heap[i] = a;
+    return;
+  }
+  i = (*n)++;
+  while (i > 0 && heap[(i - 1) / 2].bytes > a.bytes) {
+    heap[i] = heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  heap[i] = a;
+}
+
+static int
+by_bytes(const void *x, const void *y)
+{
+  const struct cmg__tool_ralloc *a = x, *b = y;
+
+  if (a->bytes != b->bytes)
+    return a->bytes < b->bytes ? 1 : -1;
+  return a->time < b->time ? -1 : a->time > b->time;
+}
+
+int
+cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
+                       struct cmg__tool_report *r)
+{
+  const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(root, "leaks");
+  const cJSON *g, *list, *it;
+  char at[64], list_at[80], sub[96];
+  size_t i = 0, j;
+
+  r->largest = table(CMG__TOOL_LARGEST, sizeof(*r->largest));
+  if (r->largest == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(g, leaks) {
+    if (i >= r->n_leaks)
+      break;
+    snprintf(at, sizeof(at), "leaks[%zu]", i);
+    snprintf(list_at, sizeof(list_at), "leaks[%zu].allocations", i);
+    list = cJSON_GetObjectItemCaseSensitive(g, "allocations");
+    if (list != NULL && !cJSON_IsArray(list))
+      return cmg__tool_wrong(rd, at, "allocations", "an array", list);
+    j = 0;
+    cJSON_ArrayForEach(it, list) {
+      struct cmg__tool_ralloc a = { .leak = i };
+
+      CHECK(cmg__tool_element(rd, it, list_at, j++, sub, sizeof(sub)));
+      CHECK(cmg__tool_count(rd, it, sub, "bytes", NULL, &a.bytes));
+      CHECK(cmg__tool_number(rd, it, sub, "time", &a.time));
+      keep(r->largest, &r->n_largest, a);
+    }
+    i++;
+  }
+  qsort(r->largest, r->n_largest, sizeof(*r->largest), by_bytes);
+  return 0;
+}
+
+void
+cmg__tool_series_free(struct cmg__tool_timeline *t)
+{
+  size_t i;
+
+  for (i = 0; t->series != NULL && i < t->n_series; i++)
+    free(t->series[i].points);
+  for (i = 0; t->dumps != NULL && i < t->n_dumps; i++)
+    free(t->dumps[i].reason);
+  free(t->series);
+  free(t->dumps);
+  memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,284 @@
+/*
+ * The timeline command: reports as a trace in the Chrome trace-event JSON
+ * format (the "JSON Array/Object Format" that Perfetto's UI and
+ * chrome://tracing open).  Each report is a process; several are put side
+ * by side on one clock, from their start times, so the ranks of a job or
+ * two runs line up.  For each device with a timeline:
+ *
+ *   - a counter "device N in use": the most bytes in use in each point's
+ *     span, so the counter reaches the device's peak exactly, however much
+ *     the series was merged; and a counter "device N limit";
+ *   - an instant per denial and per report write, on the process;
+ *   - the largest allocations still live when the report was written, as
+ *     async slices from their allocation to the report, named by size and
+ *     API, with their top frames.  The report keeps no record of freed
+ *     allocations, so those cannot be drawn.
+ *
+ * Timestamps are microseconds, as the format wants.  The trace is built
+ * as a cJSON tree: a report's timeline is at most 1025 points a device.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/log.h"
+
+#include "reader/raw.h"
+#include "reader/read.h"
+#include "reader/run.h"
+#include "reader/series.h"
+#include "reader/timeline.h"
+#include "reader/tool.h"
+
+/* The slices drawn per report, and the frames named on each. */
+#define SLICES 16
+#define SLICE_FRAMES 4
+
+struct proc {
+  const struct cmg__tool_report *r;
+  long pid;
+  double origin_us;  /* where this report's time 0 lies on the trace */
+};
+
+static void
+add(cJSON *events, cJSON *e)
+{
+  cJSON_AddItemToArray(events, e);
+}
+
+static cJSON *
+event(const char *name, const char *ph, const struct proc *p, double t)
+{
+  cJSON *e = cJSON_CreateObject();
+
+  cJSON_AddStringToObject(e, "name", name);
+  cJSON_AddStringToObject(e, "ph", ph);
+  cJSON_AddNumberToObject(e, "pid", (double)p->pid);
+  cJSON_AddNumberToObject(e, "tid", (double)p->pid);
+  cJSON_AddNumberToObject(e, "ts", p->origin_us + t * 1e6);
+  return e;
+}
+
+static void
+metadata(cJSON *events, const struct proc *p, size_t index)
+{
+  char name[512];
+  cJSON *e = event("process_name", "M", p, 0), *args;
+
+  snprintf(name, sizeof(name), "%s: pid %ld, %s", p->r->file, p->r->pid,
+           p->r->command ? p->r->command : "");
+  args = cJSON_AddObjectToObject(e, "args");
+  cJSON_AddStringToObject(args, "name", name);
+  add(events, e);
+  e = event("process_sort_index", "M", p, 0);
+  args = cJSON_AddObjectToObject(e, "args");
+  cJSON_AddNumberToObject(args, "sort_index", (double)index);
+  add(events, e);
+}
+
+static void
+counter(cJSON *events, const struct proc *p, const char *name, double t,
+        uint64_t bytes)
+{
+  cJSON *e = event(name, "C", p, t);
+  cJSON *args = cJSON_AddObjectToObject(e, "args");
+
+  cJSON_AddNumberToObject(args, "bytes", (double)bytes);
+  add(events, e);
+}
+
+static void
+series(cJSON *events, const struct proc *p, const struct cmg__tool_rseries *s)
+{
+  char name[64], limit_name[64];
+  uint64_t limit = cmg__tool_raw_limit(p->r, s->device);
+
+  snprintf(name, sizeof(name), "device %d in use", s->device);
+  snprintf(limit_name, sizeof(limit_name), "device %d limit", s->device);
+  for (size_t i = 0; i < s->n; i++)
+    counter(events, p, name, s->points[i].time, s->points[i].max);
+  if (limit != 0) {
+    counter(events, p, limit_name, s->points[0].time, limit);
+    counter(events, p, limit_name, s->points[s->n - 1].time, limit);
+  }
+}
+
+static void
+instant(cJSON *events, const struct proc *p, const char *name, double t,
+        cJSON *args)
+{
+  cJSON *e = event(name, "i", p, t);
+
+  cJSON_AddStringToObject(e, "s", "p");
+  cJSON_AddItemToObject(e, "args", args);
+  add(events, e);
+}
+
+static void
+denials(cJSON *events, const struct proc *p)
+{
+  char name[128], size[32], stack[1024];
+
+  for (size_t i = 0; i < p->r->n_denials; i++) {
+    const struct cmg__tool_rdenial *d = &p->r->denials_list[i];
+    cJSON *args = cJSON_CreateObject();
+
+    snprintf(name, sizeof(name), "denied %s of %s", d->api,
+             cmg__format_size(d->requested_bytes, size, sizeof(size)));
+    if (d->device >= 0)
+      cJSON_AddNumberToObject(args, "device", d->device);
+    else
+      cJSON_AddStringToObject(args, "device", "host");
+    cJSON_AddNumberToObject(args, "requested_bytes",
+                            (double)d->requested_bytes);
+    cJSON_AddNumberToObject(args, "live_bytes", (double)d->live_bytes);
+    if (d->has_limit)
+      cJSON_AddNumberToObject(args, "limit_bytes", (double)d->limit_bytes);
+    cJSON_AddStringToObject(args, "stack",
+                            cmg__tool_raw_stack(p->r, d->stack, SLICE_FRAMES,
+                                                stack, sizeof(stack)));
+    instant(events, p, name, d->comp.time, args);
+  }
+}
+
+static void
+dumps(cJSON *events, const struct proc *p)
+{
+  char name[64];
+
+  for (size_t i = 0; i < p->r->timeline.n_dumps; i++) {
+    const struct cmg__tool_rdump *d = &p->r->timeline.dumps[i];
+
+    snprintf(name, sizeof(name), "report (%s)", d->reason);
+    instant(events, p, name, d->time, cJSON_CreateObject());
+  }
+}
+
+/* When the report was written, on its own clock: its timeline's last
+ * point, else its end time. */
+static double
+report_time(const struct cmg__tool_report *r)
+{
+  double t = r->end_time > r->start_time ? r->end_time - r->start_time : 0;
+
+  for (size_t i = 0; i < r->timeline.n_series; i++) {
+    const struct cmg__tool_rseries *s = &r->timeline.series[i];
+    if (s->points[s->n - 1].time > t)
+      t = s->points[s->n - 1].time;
+  }
+  return t;
+}
+
+static void
+slices(cJSON *events, const struct proc *p, size_t index)
+{
+  char name[128], size[32], stack[1024], id[48];
+  double end = report_time(p->r);
+
+  for (size_t i = 0; i < p->r->n_largest && i < SLICES; i++) {
+    const struct cmg__tool_ralloc *a = &p->r->largest[i];
+    const struct cmg__tool_rleak *l = &p->r->leaks[a->leak];
+    cJSON *b, *e, *args;
+
+    snprintf(name, sizeof(name), "%s %s",
+             cmg__format_size(a->bytes, size, sizeof(size)), l->api);
+    snprintf(id, sizeof(id), "%zu.%zu", index, i);
+    b = event(name, "b", p, a->time);
+    e = event(name, "e", p, end > a->time ? end : a->time);
+    cJSON_AddStringToObject(b, "cat", "live allocation");
+    cJSON_AddStringToObject(e, "cat", "live allocation");
+    cJSON_AddStringToObject(b, "id", id);
+    cJSON_AddStringToObject(e, "id", id);
+    args = cJSON_AddObjectToObject(b, "args");
+    cJSON_AddNumberToObject(args, "bytes", (double)a->bytes);
+    if (l->device >= 0)
+      cJSON_AddNumberToObject(args, "device", l->device);
+    cJSON_AddStringToObject(args, "kind", l->kind);
+    cJSON_AddStringToObject(args, "stack",
+                            cmg__tool_raw_stack(p->r, l->stack, SLICE_FRAMES,
+                                                stack, sizeof(stack)));
+    add(events, b);
+    add(events, e);
+  }
+}
+
+/* A pid no earlier report has, so that two runs of one pid stay apart. */
+static long
+unique_pid(const struct proc *procs, size_t n, long pid)
+{
+  for (size_t i = 0; i < n; i++)
+    if (procs[i].pid == pid)
+      return unique_pid(procs, n, pid + 10000000);
+  return pid;
+}
+
+static cJSON *
+trace(const struct cmg__tool_report *r, int n, struct proc *procs)
+{
+  cJSON *doc = cJSON_CreateObject();
+  cJSON *events = cJSON_AddArrayToObject(doc, "traceEvents");
+  double origin = r[0].start_time;
+
+  for (int i = 1; i < n; i++)
+    if (r[i].start_time < origin)
+      origin = r[i].start_time;
+  for (int i = 0; i < n; i++) {
+    struct proc *p = &procs[i];
+
+    p->r = &r[i];
+    p->pid = unique_pid(procs, (size_t)i, r[i].pid);
+    p->origin_us = (r[i].start_time - origin) * 1e6;
+    metadata(events, p, (size_t)i);
+    for (size_t k = 0; k < r[i].timeline.n_series; k++)
+      series(events, p, &r[i].timeline.series[k]);
+    denials(events, p);
+    dumps(events, p);
+    slices(events, p, (size_t)i);
+  }
+  cJSON_AddStringToObject(doc, "displayTimeUnit", "ms");
+  return doc;
+}
+
+int
+cmg__tool_timeline_main(char *const *files, int n_files, const char *output)
+{
+  struct cmg__tool_report *r;
+  struct proc *procs;
+  cJSON *doc = NULL;
+  char *text = NULL;
+  FILE *f;
+  int rc = 0;
+
+  if (cmg__tool_raw_read(files, n_files, CMG__TOOL_READ_LARGEST, &r) != 0)
+    return CMG__TOOL_EXIT_ERROR;
+  if (cmg__tool_raw_need_timeline(r, n_files) != 0) {
+    cmg__tool_raw_free(r, n_files);
+    return CMG__TOOL_EXIT_ERROR;
+  }
+  procs = calloc((size_t)n_files, sizeof(*procs));
+  if (procs != NULL)
+    doc = trace(r, n_files, procs);
+  if (doc != NULL)
+    text = cJSON_PrintUnformatted(doc);
+  if (text == NULL) {
+    cmg__tool_say("out of memory");
+    rc = CMG__TOOL_EXIT_ERROR;
+  } else if ((f = cmg__tool_raw_create(output)) == NULL) {
+    rc = CMG__TOOL_EXIT_ERROR;
+  } else {
+    fputs(text, f);
+    fputc('\n', f);
+    rc = cmg__tool_raw_close(f, output, 0);
+  }
+  cJSON_free(text);
+  cJSON_Delete(doc);
+  free(procs);
+  cmg__tool_raw_free(r, n_files);
+  return rc;
+}

@@ -1,0 +1,92 @@
+#!/bin/sh
+# timeline: memory over time as a Chrome trace-event JSON document.  A run
+# with a denial and a dump gives a trace that parses, whose "in use"
+# counter reaches the report's peak, with one instant per denial and per
+# report write, and the live allocations as slices; two reports are two
+# processes.  A long run keeps the report's timeline bounded.  Bad input
+# is one line and status 2.
+. "$srcdir/tests/reader/defs.sh"
+
+CUMEMGUARD_OPTIONS=limit=3M,stack_depth=16
+export CUMEMGUARD_OPTIONS
+guard "" app_driver alloc 1M sleep 10 alloc 1M sleep 10 alloc 2M alloc 2M \
+  free 0 sleep 5 alloc 1M sleep 20 site 1 1M
+r=$(report)
+mv "$r" "$tmp/a.json"
+validate "$tmp/a.json"
+tool timeline -o "$tmp/t.json" "$tmp/a.json"
+is "$rc" 0 "timeline exits 0"
+is "$(js "$tmp/t.json" 'len(d["traceEvents"]) > 0')" True "the trace parses as JSON"
+peak=$(q "$tmp/a.json" 'r["devices"][0]["peak_bytes"]')
+is "$(js "$tmp/t.json" 'max(e["args"]["bytes"] for e in d["traceEvents"] if e["ph"] == "C" and e["name"] == "device 0 in use")')" \
+  "$peak" "the in-use counter reaches the report's peak ($peak)"
+is "$(js "$tmp/t.json" 'sum(1 for e in d["traceEvents"] if e["ph"] == "i" and e["name"].startswith("denied"))')" \
+  "$(q "$tmp/a.json" 'len(r["denials"])')" "one instant per denial"
+is "$(js "$tmp/t.json" '[round(e["ts"]) for e in d["traceEvents"] if e["ph"] == "i" and e["name"].startswith("denied")]')" \
+  "$(q "$tmp/a.json" '[round(x["time"] * 1e6) for x in r["denials"]]')" \
+  "each at its denial's time"
+is "$(js "$tmp/t.json" '[e["name"] for e in d["traceEvents"] if e["ph"] == "i" and e["name"].startswith("report")]')" \
+  "['report (exit)']" "one instant per report written"
+is "$(js "$tmp/t.json" 'max(e["args"]["bytes"] for e in d["traceEvents"] if e["name"] == "device 0 limit")')" \
+  3145728 "a counter of the limit"
+is "$(js "$tmp/t.json" 'sorted(e["args"]["bytes"] for e in d["traceEvents"] if e["ph"] == "b")')" \
+  "$(q "$tmp/a.json" 'sorted(a["bytes"] for l in r["leaks"] for a in l["allocations"])')" \
+  "the live allocations are slices"
+is "$(js "$tmp/t.json" 'sum(1 for e in d["traceEvents"] if e["ph"] == "b" and "cmgtest_site_1" in e["args"]["stack"])')" \
+  1 "a slice names its top frames"
+
+# Two runs side by side: two processes, one clock.
+guard "" app_driver alloc 1M sleep 5 alloc 1M
+mv "$(report)" "$tmp/b.json"
+tool timeline "$tmp/a.json" "$tmp/b.json"
+mv "$tmp/out" "$tmp/two.json"
+is "$rc" 0 "two reports: exit 0, the trace on stdout"
+is "$(js "$tmp/two.json" 'len({e["pid"] for e in d["traceEvents"] if e["name"] == "process_name"})')" \
+  2 "two reports are two processes"
+tool timeline "$tmp/a.json" "$tmp/a.json"
+mv "$tmp/out" "$tmp/same.json"
+is "$(js "$tmp/same.json" 'len({e["pid"] for e in d["traceEvents"]})')" \
+  2 "the same report twice is still two processes"
+
+# A long run: changes in 1100 ticks of the coarse clock (at most 4 ms
+# each), each in a bucket of its own at first, kept in at most 1024 points
+# (and the last).
+set --
+i=0
+while [ $i -lt 1100 ]; do
+  set -- "$@" alloc 64K free $i sleep 4
+  i=$((i + 1))
+done
+guard "" app_driver "$@"
+mv "$(report)" "$tmp/long.json"
+validate "$tmp/long.json"
+is "$(q "$tmp/long.json" 'len(r["timeline"]["devices"][0]["points"]) <= 1025')" \
+  True "a long run keeps its timeline bounded"
+is "$(q "$tmp/long.json" 'r["timeline"]["devices"][0]["resolution"] > 0.002')" \
+  True "by coarser points"
+is "$(q "$tmp/long.json" 'max(p[3] for p in r["timeline"]["devices"][0]["points"]) == r["devices"][0]["peak_bytes"]')" \
+  True "and keeps the peak"
+
+# Bad input.
+/usr/bin/python3 - "$tmp/a.json" "$tmp/old.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+del r["timeline"]
+json.dump(r, open(sys.argv[2], "w"))
+r = json.load(open(sys.argv[1]))
+r["timeline"]["devices"][0]["points"].reverse()
+json.dump(r, open(sys.argv[2] + ".bad", "w"))
+PY
+tool timeline -o "$tmp/x.json" "$tmp/old.json"
+one_line_error 'no "timeline" in this report' "a report without a timeline is one line"
+[ ! -e "$tmp/x.json" ]
+tap $? "and no trace is created"
+tool timeline "$tmp/old.json.bad"
+one_line_error "expected points in time order" "points out of order are one line"
+tool timeline "$tmp/nothing.json"
+one_line_error "nothing.json" "a missing file is one line"
+tool timeline --top 3 "$tmp/a.json"
+one_line_error "does not apply to timeline" "an option of another command is one line"
+tool timeline
+one_line_error "no report FILE" "no file is one line"
+done_testing
