@@ -20,7 +20,7 @@ pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
 python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind
 mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
 golang-github-container-orchestrated-devices-container-device-interface-dev
-prometheus"
+prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev"
 
 # CMG_APT names the package tool, for tests that must not install anything.
 apt=${CMG_APT:-apt-get}

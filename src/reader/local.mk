@@ -21,7 +21,8 @@ TOOL_C = \
 	src/reader/check.c \
 	src/reader/series.c \
 	src/reader/raw.c \
-	src/reader/timeline.c
+	src/reader/timeline.c \
+	src/reader/pprof.c
 TOOL_H = \
 	src/reader/tool.h \
 	src/reader/check.h \
@@ -40,12 +41,30 @@ TOOL_H = \
 	src/reader/view.h \
 	src/reader/series.h \
 	src/reader/raw.h \
-	src/reader/timeline.h
+	src/reader/timeline.h \
+	src/reader/pprof.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
-cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+# pprof's protocol buffer code, generated from profile.proto in the build
+# tree (so a read-only source tree, as in distcheck, builds too).
+PROFILE_PB = src/reader/profile.pb-c.c src/reader/profile.pb-c.h
+nodist_cumemguard_report_SOURCES = $(PROFILE_PB)
+BUILT_SOURCES = $(PROFILE_PB)
+CLEANFILES += $(PROFILE_PB)
+EXTRA_DIST += src/reader/profile.proto
+src/reader/profile.pb-c.c: $(srcdir)/src/reader/profile.proto
+	@$(MKDIR_P) src/reader
+	$(AM_V_GEN)$(PROTOC_C) --proto_path=$(srcdir)/src/reader \
+	  --c_out=src/reader $(srcdir)/src/reader/profile.proto
+src/reader/profile.pb-c.h: src/reader/profile.pb-c.c
+	@test -f $@ || { rm -f src/reader/profile.pb-c.c; \
+	  $(MAKE) $(AM_MAKEFLAGS) src/reader/profile.pb-c.c; }
+cumemguard_report_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/src
+cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) \
+	$(ZLIB_CFLAGS)
 # The core gives cmg__size_parse (--min-bytes, --max-leak) and
 # cmg__format_size, so sizes read and print as the launcher's do.
-cumemguard_report_LDADD = libcmg_core.la $(CJSON_LIBS) -lm
+cumemguard_report_LDADD = libcmg_core.la $(CJSON_LIBS) $(PROTOBUF_C_LIBS) \
+	$(ZLIB_LIBS) -lm
 
 TOOL_TESTS = \
 	tests/reader/t-summary.sh \
@@ -56,7 +75,8 @@ TOOL_TESTS = \
 	tests/reader/t-suppress.sh \
 	tests/reader/t-pools.sh \
 	tests/reader/t-broken.sh \
-	tests/reader/t-timeline.sh
+	tests/reader/t-timeline.sh \
+	tests/reader/t-pprof.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \
@@ -76,9 +96,10 @@ TOOL_ASAN_FLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	@$(MKDIR_P) tests/reader
 	$(AM_V_CC)$(CC) $(TOOL_ASAN_FLAGS) $(DEFS) -I$(top_builddir) \
-	  $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) -o $(TOOL_ASAN) \
+	  -I$(top_builddir)/src $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) \
+	  $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) -o $(TOOL_ASAN) \
 	  `for f in $(TOOL_C) src/core/log.c src/core/pools.c src/core/size.c; do echo $(srcdir)/$$f; done` \
-	  $(CJSON_LIBS) -lm
+	  src/reader/profile.pb-c.c $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -lm
 	CMG_TOOL=$(abs_builddir)/$(TOOL_ASAN) \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(MAKE) $(AM_MAKEFLAGS) check TESTS='$(TOOL_TESTS)'

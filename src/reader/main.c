@@ -3,7 +3,7 @@
  * and answers the questions people bring to them.  This file reads the
  * command line and hands it to one command: summary.c has summary and
  * merge, diff.c diff, flame.c folded and flame, check.c check, timeline.c
- * timeline.  What they
+ * timeline, pprof.c pprof.  What they
  * share is run.c's; the files below them read reports, fold them into
  * views, and print.
  *
@@ -15,6 +15,7 @@
  *   cumemguard-report flame FILE... -o X  a self-contained SVG flame graph
  *   cumemguard-report check FILE...       exit 1 when too much leaked (CI)
  *   cumemguard-report timeline FILE... -o X  memory over time, a trace
+ *   cumemguard-report pprof FILE -o X     live memory as a pprof profile
  *
  * Exit status: 0, 1 when check finds more leaked than --max-leak allows,
  * and 2 for everything that went wrong: a bad option, a file that is not
@@ -42,6 +43,7 @@
 #include "reader/check.h"
 #include "reader/diff.h"
 #include "reader/flame.h"
+#include "reader/pprof.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/summary.h"
@@ -49,10 +51,10 @@
 #include "reader/timeline.h"
 #include "reader/tool.h"
 
-enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK, TIMELINE };
+enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK, TIMELINE, PPROF };
 
 static const char *const command_names[] = {
-  "summary", "merge", "diff", "folded", "flame", "check", "timeline",
+  "summary", "merge", "diff", "folded", "flame", "check", "timeline", "pprof",
 };
 
 /* Options, and the commands each applies to (a bit per command). */
@@ -67,6 +69,7 @@ enum {
   OPT_TITLE,
   OPT_WIDTH,
   OPT_MAX_LEAK,
+  OPT_AT,
   OPT_HELP,
   OPT_VERSION,
 };
@@ -75,7 +78,7 @@ enum {
 #define REPORTS (ON(SUMMARY) | ON(MERGE) | ON(DIFF))
 #define ALL (REPORTS | ON(FOLDED) | ON(FLAME) | ON(CHECK))
 /* The commands that draw time: no view, so no view's options. */
-#define TIME ON(TIMELINE)
+#define TIME (ON(TIMELINE) | ON(PPROF))
 
 static const struct option long_options[] = {
   { "top", required_argument, NULL, OPT_TOP },
@@ -88,6 +91,7 @@ static const struct option long_options[] = {
   { "title", required_argument, NULL, OPT_TITLE },
   { "width", required_argument, NULL, OPT_WIDTH },
   { "max-leak", required_argument, NULL, OPT_MAX_LEAK },
+  { "at", required_argument, NULL, OPT_AT },
   { "help", no_argument, NULL, OPT_HELP },
   { "version", no_argument, NULL, OPT_VERSION },
   { NULL, 0, NULL, 0 },
@@ -104,6 +108,7 @@ static const unsigned option_commands[] = {
   [OPT_TITLE - OPT_TOP] = ON(FLAME),
   [OPT_WIDTH - OPT_TOP] = ON(FLAME),
   [OPT_MAX_LEAK - OPT_TOP] = ON(CHECK),
+  [OPT_AT - OPT_TOP] = ON(PPROF),
   [OPT_HELP - OPT_TOP] = ALL | TIME,
   [OPT_VERSION - OPT_TOP] = ALL | TIME,
 };
@@ -120,6 +125,7 @@ struct args {
   struct cmg__tool_supp supp;
   const char *output;
   uint64_t max_leak;
+  enum cmg__tool_at at;
   char **files;
   int n_files;
 };
@@ -134,6 +140,7 @@ print_help(void)
          "       " CMG__TOOL_NAME " flame [--weight W] -o OUT.svg FILE...\n"
          "       " CMG__TOOL_NAME " check [--max-leak SIZE] [OPTIONS] FILE...\n"
          "       " CMG__TOOL_NAME " timeline -o OUT.json FILE...\n"
+         "       " CMG__TOOL_NAME " pprof [--at WHEN] -o OUT.pb.gz FILE\n"
          "\n"
          "Reads cumemguard reports (JSON, version %d) and prints what leaked,\n"
          "from where, and what was live at each peak and first denial.\n"
@@ -145,6 +152,7 @@ print_help(void)
          "  flame          an SVG flame graph, made by this tool\n"
          "  check          exit 1 when more than --max-leak leaked\n"
          "  timeline       memory over time as a trace for Perfetto\n"
+         "  pprof          live memory as a gzipped pprof profile\n"
          "\n"
          "  --top N               list the N largest leak groups and stacks "
          "(default %d;\n"
@@ -158,11 +166,13 @@ print_help(void)
          "                        format); may be given more than once\n"
          "  --json                summary, merge and diff as JSON\n"
          "  --weight W            live (default), peak or denial\n"
-         "  -o, --output FILE     where flame and timeline write (default: "
+         "  -o, --output FILE     where flame, timeline and pprof write (default: "
          "stdout)\n"
          "  --title TEXT          the flame graph's title\n"
          "  --width PX            the flame graph's width (default %d)\n"
          "  --max-leak SIZE       what check allows (default 0)\n"
+         "  --at WHEN             what pprof profiles: exit (default), peak "
+         "or denial\n"
          "  --help, --version\n"
          "\n"
          "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
@@ -222,6 +232,18 @@ set_option(struct args *a, int opt, const char *arg)
     return parse_size("--min-bytes", arg, &a->opts.min_bytes);
   case OPT_MAX_LEAK:
     return parse_size("--max-leak", arg, &a->max_leak);
+  case OPT_AT:
+    if (strcmp(arg, "exit") == 0)
+      a->at = CMG__TOOL_AT_EXIT;
+    else if (strcmp(arg, "peak") == 0)
+      a->at = CMG__TOOL_AT_PEAK;
+    else if (strcmp(arg, "denial") == 0)
+      a->at = CMG__TOOL_AT_DENIAL;
+    else {
+      cmg__tool_say("bad --at '%s': expected exit, peak or denial", arg);
+      return false;
+    }
+    return true;
   case OPT_ALL_FRAMES:
     a->opts.all_frames = a->flame.all_frames = true;
     return true;
@@ -385,6 +407,9 @@ main(int argc, char **argv)
     break;
   case TIMELINE:
     rc = cmg__tool_timeline_main(a.files, a.n_files, a.output);
+    break;
+  case PPROF:
+    rc = cmg__tool_pprof_main(a.files, a.n_files, a.at, a.output);
     break;
   }
   cmg__tool_supp_free(&a.supp);
