@@ -22,7 +22,8 @@ TOOL_C = \
 	src/reader/series.c \
 	src/reader/raw.c \
 	src/reader/timeline.c \
-	src/reader/pprof.c
+	src/reader/pprof.c \
+	src/reader/plot.c
 TOOL_H = \
 	src/reader/tool.h \
 	src/reader/check.h \
@@ -42,7 +43,8 @@ TOOL_H = \
 	src/reader/series.h \
 	src/reader/raw.h \
 	src/reader/timeline.h \
-	src/reader/pprof.h
+	src/reader/pprof.h \
+	src/reader/plot.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 # pprof's protocol buffer code, generated from profile.proto in the build
 # tree (so a read-only source tree, as in distcheck, builds too).
@@ -76,7 +78,8 @@ TOOL_TESTS = \
 	tests/reader/t-pools.sh \
 	tests/reader/t-broken.sh \
 	tests/reader/t-timeline.sh \
-	tests/reader/t-pprof.sh
+	tests/reader/t-pprof.sh \
+	tests/reader/t-plot.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \
@@ -110,5 +113,6 @@ CLEANFILES += $(TOOL_ASAN)
 demo-report: demo cumemguard-report
 	./cumemguard-report demo.json
 	./cumemguard-report flame demo.json -o demo.svg
-	@echo 'demo.svg: the flame graph of demo.json'
+	./cumemguard-report plot demo.json -o demo-memory.svg
+	@echo 'demo.svg: the flame graph of demo.json; demo-memory.svg: its memory over time'
 .PHONY: demo-report

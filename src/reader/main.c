@@ -3,7 +3,7 @@
  * and answers the questions people bring to them.  This file reads the
  * command line and hands it to one command: summary.c has summary and
  * merge, diff.c diff, flame.c folded and flame, check.c check, timeline.c
- * timeline, pprof.c pprof.  What they
+ * timeline, pprof.c pprof, plot.c plot.  What they
  * share is run.c's; the files below them read reports, fold them into
  * views, and print.
  *
@@ -16,6 +16,7 @@
  *   cumemguard-report check FILE...       exit 1 when too much leaked (CI)
  *   cumemguard-report timeline FILE... -o X  memory over time, a trace
  *   cumemguard-report pprof FILE -o X     live memory as a pprof profile
+ *   cumemguard-report plot FILE -o X      memory over time, an SVG chart
  *
  * Exit status: 0, 1 when check finds more leaked than --max-leak allows,
  * and 2 for everything that went wrong: a bad option, a file that is not
@@ -43,6 +44,7 @@
 #include "reader/check.h"
 #include "reader/diff.h"
 #include "reader/flame.h"
+#include "reader/plot.h"
 #include "reader/pprof.h"
 #include "reader/run.h"
 #include "reader/show.h"
@@ -51,10 +53,13 @@
 #include "reader/timeline.h"
 #include "reader/tool.h"
 
-enum command { SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK, TIMELINE, PPROF };
+enum command {
+  SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK, TIMELINE, PPROF, PLOT
+};
 
 static const char *const command_names[] = {
-  "summary", "merge", "diff", "folded", "flame", "check", "timeline", "pprof",
+  "summary", "merge",    "diff",  "folded", "flame",
+  "check",   "timeline", "pprof", "plot",
 };
 
 /* Options, and the commands each applies to (a bit per command). */
@@ -78,7 +83,7 @@ enum {
 #define REPORTS (ON(SUMMARY) | ON(MERGE) | ON(DIFF))
 #define ALL (REPORTS | ON(FOLDED) | ON(FLAME) | ON(CHECK))
 /* The commands that draw time: no view, so no view's options. */
-#define TIME (ON(TIMELINE) | ON(PPROF))
+#define TIME (ON(TIMELINE) | ON(PPROF) | ON(PLOT))
 
 static const struct option long_options[] = {
   { "top", required_argument, NULL, OPT_TOP },
@@ -141,6 +146,7 @@ print_help(void)
          "       " CMG__TOOL_NAME " check [--max-leak SIZE] [OPTIONS] FILE...\n"
          "       " CMG__TOOL_NAME " timeline -o OUT.json FILE...\n"
          "       " CMG__TOOL_NAME " pprof [--at WHEN] -o OUT.pb.gz FILE\n"
+         "       " CMG__TOOL_NAME " plot -o OUT.svg FILE\n"
          "\n"
          "Reads cumemguard reports (JSON, version %d) and prints what leaked,\n"
          "from where, and what was live at each peak and first denial.\n"
@@ -153,6 +159,7 @@ print_help(void)
          "  check          exit 1 when more than --max-leak leaked\n"
          "  timeline       memory over time as a trace for Perfetto\n"
          "  pprof          live memory as a gzipped pprof profile\n"
+         "  plot           an SVG chart of memory over time\n"
          "\n"
          "  --top N               list the N largest leak groups and stacks "
          "(default %d;\n"
@@ -166,7 +173,7 @@ print_help(void)
          "                        format); may be given more than once\n"
          "  --json                summary, merge and diff as JSON\n"
          "  --weight W            live (default), peak or denial\n"
-         "  -o, --output FILE     where flame, timeline and pprof write (default: "
+         "  -o, --output FILE     where flame, timeline, pprof, plot write (default: "
          "stdout)\n"
          "  --title TEXT          the flame graph's title\n"
          "  --width PX            the flame graph's width (default %d)\n"
@@ -410,6 +417,9 @@ main(int argc, char **argv)
     break;
   case PPROF:
     rc = cmg__tool_pprof_main(a.files, a.n_files, a.at, a.output);
+    break;
+  case PLOT:
+    rc = cmg__tool_plot_main(a.files, a.n_files, a.output);
     break;
   }
   cmg__tool_supp_free(&a.supp);
