@@ -59,13 +59,8 @@
 #endif
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,61 +298,6 @@ compare(const struct seg *s)
   }
 }
 
-/* flock with a deadline: a member stopped while holding it must not hang
- * the others.  0, -ETIMEDOUT, or another negative errno. */
-static int
-lock_segment(int fd, uint64_t timeout_ns)
-{
-  uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + timeout_ns;
-  long pause = 100000;
-
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR)
-      return -errno;
-    if (clock_ns(CLOCK_MONOTONIC) >= deadline)
-      return -ETIMEDOUT;
-    nanosleep(&(struct timespec){ 0, pause }, NULL);
-    if (pause < 20000000)
-      pause *= 2;
-  }
-  return 0;
-}
-
-/* Maps the locked segment, setting it up if nobody has: 0 with *out set,
- * or cmg__seg_validate()'s errors (*out may be set: the caller unmaps it). */
-static int
-map_segment(int fd, struct seg **out, char *err, size_t errlen)
-{
-  struct stat st;
-  bool fresh;
-  void *p;
-  uint64_t magic;
-
-  if (fstat(fd, &st) != 0)
-    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot stat %s: %s",
-                         shm_path, strerror(errno));
-  fresh = st.st_size == 0;
-  if (fresh && ftruncate(fd, (off_t)sizeof(struct seg)) != 0)
-    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot size %s: %s",
-                         shm_path, strerror(errno));
-  if (!fresh && st.st_size != (off_t)sizeof(struct seg))
-    return cmg__seg_describe_size(fd, st.st_size, shm_path, NULL, err, errlen);
-  p = mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-           0);
-  if (p == MAP_FAILED)
-    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot map %s: %s",
-                         shm_path, strerror(errno));
-  *out = p;
-  /* With the lock held, no magic means nobody is setting it up: its
-   * creator died half way, or it is ours. */
-  magic = atomic_load_explicit(&(*out)->h.magic, memory_order_acquire);
-  if (fresh || magic == 0) {
-    init_segment(*out);
-    return 0;
-  }
-  return cmg__seg_validate(*out, shm_path, NULL, err, errlen);
-}
-
 /* With the lock held: reclaims the dead, adopts our limits if nobody is
  * left, and takes a slot. */
 static int
@@ -390,7 +330,7 @@ attach(char *err, size_t errlen)
 {
   for (int tries = 0; tries < ATTACH_TRIES; tries++) {
     struct seg *s = NULL;
-    bool created = true;
+    bool created = true, fresh = false;
     int fd, rc;
 
     fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -409,13 +349,15 @@ attach(char *err, size_t errlen)
     rc = created && fchmod(fd, 0600) != 0 ? -errno : 0;
     if (rc == 0)
       rc = cmg__seg_check_file(fd, shm_path, NULL, err, errlen);
-    if (rc == 0 && (rc = lock_segment(fd, LOCK_TIMEOUT_NS)) != 0)
+    if (rc == 0 && (rc = cmg__seg_lock(fd, LOCK_TIMEOUT_NS)) != 0)
       cmg__seg_fail(err, errlen, NULL, rc, "cannot lock %s: %s", shm_path,
-           rc == -ETIMEDOUT ? "another process held it for 2 s (is a "
-                              "member stopped while joining?)"
-                            : strerror(-rc));
+                    rc == -ETIMEDOUT ? "another process held it for 2 s "
+                                       "(is a member stopped while joining?)"
+                                     : strerror(-rc));
     if (rc == 0)
-      rc = map_segment(fd, &s, err, errlen);
+      rc = cmg__seg_map(fd, shm_path, &s, &fresh, err, errlen);
+    if (rc == 0 && fresh)
+      init_segment(s);
     if (rc == 0)
       rc = join_locked(s, err, errlen);
     if (rc == 0) {
@@ -775,7 +717,7 @@ cmg__group_leave(void)
     cmg__seg_wake_all(s);
   /* The lock is held for a scan at most, by a member joining or leaving;
    * if it stays taken, that member is not gone and removes the segment. */
-  if (lock_segment(seg_fd, LEAVE_LOCK_NS) != 0)
+  if (cmg__seg_lock(seg_fd, LEAVE_LOCK_NS) != 0)
     return;
   scan(s);
   if (cmg__seg_members(s) == 0 && fstat(seg_fd, &ours) == 0 &&

@@ -21,8 +21,11 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/base.h"
@@ -391,4 +394,68 @@ cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start, uint64_t pidns,
     return sl;
   }
   return NULL;
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static uint64_t
+monotonic_ns(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* flock with a deadline: a member stopped while holding it must not hang
+ * the others.  0, -ETIMEDOUT, or another negative errno. */
+int
+cmg__seg_lock(int fd, uint64_t timeout_ns)
+{
+  uint64_t deadline = monotonic_ns() + timeout_ns;
+  long pause = 100000;
+
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      return -errno;
+    if (monotonic_ns() >= deadline)
+      return -ETIMEDOUT;
+    nanosleep(&(struct timespec){ 0, pause }, NULL);
+    if (pause < 20000000)
+      pause *= 2;
+  }
+  return 0;
+}
+
+int
+cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
+             char *err, size_t errlen)
+{
+  struct stat st;
+  bool fresh;
+  void *p;
+  uint64_t magic;
+
+  if (fstat(fd, &st) != 0)
+    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot stat %s: %s",
+                         path, strerror(errno));
+  fresh = st.st_size == 0;
+  if (fresh && ftruncate(fd, (off_t)sizeof(struct seg)) != 0)
+    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot size %s: %s",
+                         path, strerror(errno));
+  if (!fresh && st.st_size != (off_t)sizeof(struct seg))
+    return cmg__seg_describe_size(fd, st.st_size, path, NULL, err, errlen);
+  p = mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+           0);
+  if (p == MAP_FAILED)
+    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot map %s: %s",
+                         path, strerror(errno));
+  *out = p;
+  /* With the lock held, no magic means nobody is setting it up: its
+   * creator died half way, or it is ours. */
+  magic = atomic_load_explicit(&(*out)->h.magic, memory_order_acquire);
+  *fresh_out = fresh || magic == 0;
+  if (*fresh_out)
+    return 0;
+  return cmg__seg_validate(*out, path, NULL, err, errlen);
 }

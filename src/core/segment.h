@@ -170,4 +170,15 @@ unsigned cmg__seg_members(const struct seg *s);
 struct seg_slot *cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start,
                                 uint64_t pidns, const char comm[16]);
 
+/* flock with a deadline: a member stopped while holding it must not hang
+ * the others.  0, -ETIMEDOUT, or another negative errno. */
+int cmg__seg_lock(int fd, uint64_t timeout_ns);
+
+/* Maps the locked segment fd (named path in messages), sizing it if it is
+ * new: 0 with *out set and *fresh_out telling whether nobody has set it up
+ * (the caller does, under the lock), or cmg__seg_validate()'s errors
+ * (*out may be set: the caller unmaps it). */
+int cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
+                 char *err, size_t errlen);
+
 #endif /* CMG_CORE_SEGMENT_H */
