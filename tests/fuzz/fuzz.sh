@@ -37,7 +37,11 @@ fi
 
 src() {
   for f in "$@"; do
-    case $f in */reader/main.c) ;; *.c) printf '%s/%s ' "$top_srcdir" "$f" ;; esac
+    case $f in
+    */reader/main.c) ;;
+    /*.c) printf '%s ' "$f" ;;  # generated, in the build tree
+    *.c) printf '%s/%s ' "$top_srcdir" "$f" ;;
+    esac
   done
 }
 CPPF="$FUZZ_CPPFLAGS $FUZZ_DEPS_CFLAGS"
@@ -53,7 +57,7 @@ build config $(src src/core/conf.c src/core/size.c src/core/log.c)
 # shellcheck disable=SC2046
 build size $(src src/core/size.c src/core/log.c)
 # shellcheck disable=SC2046
-build report $(src $TOOL_SRC src/core/size.c src/core/log.c)
+build report $(src $TOOL_SRC src/core/size.c src/core/log.c src/core/pools.c)
 
 failed=0
 for t in $TARGETS; do

@@ -65,14 +65,15 @@ EXTRA_DIST += $(HARDENING_TESTS) tests/hardening/defs.sh \
 # paths, since they build in directories of their own.
 HARD_ENV = top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	CC='$(CC)' MAKE='$(MAKE)' AWK='$(AWK)' SHELL='$(SHELL)' \
-	TOOL_SRC='$(TOOL_C)'
-HARD_CPPFLAGS = $(DEFS) -I$(abs_top_builddir) -I$(abs_top_srcdir)/include \
+	TOOL_SRC='$(TOOL_C) $(abs_top_builddir)/src/reader/profile.pb-c.c'
+HARD_CPPFLAGS = $(DEFS) -I$(abs_top_builddir) -I$(abs_top_builddir)/src \
+	-I$(abs_top_srcdir)/include \
 	-I$(abs_top_srcdir)/src $(CUDA_CPPFLAGS) $(CPPFLAGS)
 
 check-sanitize: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	@$(HARD_ENV) SAN_CPPFLAGS='$(HARD_CPPFLAGS)' \
-	  SAN_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS)' \
-	  SAN_DEPS_LIBS='$(UNWIND_LIBS) $(CJSON_LIBS) -ldl -lpthread -lm' \
+	  SAN_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)' \
+	  SAN_DEPS_LIBS='$(UNWIND_LIBS) $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -ldl -lpthread -lm' \
 	  CORE_SRC='$(libcmg_core_la_SOURCES)' \
 	  LIB_SRC='$(libcumemguard_la_SOURCES)' UNIT_TESTS='$(UNIT_TESTS)' \
 	  LAUNCHER_SRC='$(cumemguard_SOURCES)' \
@@ -89,8 +90,8 @@ check-valgrind: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 
 fuzz-smoke:
 	@$(HARD_ENV) FUZZ_CPPFLAGS='$(HARD_CPPFLAGS)' \
-	  FUZZ_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS)' \
-	  FUZZ_DEPS_LIBS='$(CJSON_LIBS) -lm' \
+	  FUZZ_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)' \
+	  FUZZ_DEPS_LIBS='$(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -lm' \
 	  $(SHELL) $(srcdir)/tests/fuzz/fuzz.sh
 
 clean-local: clean-hardening

@@ -34,7 +34,7 @@ cfiles() {
 # An object's name: the source's path under src/, so that two folders'
 # files of one name (preload/context.c, preload/hooks/context.c) differ.
 oname() {
-  echo "$1" | sed 's|^src/||; s|/|_|g; s|\.c$||'
+  echo "$1" | sed 's|^.*/src/||; s|^src/||; s|/|_|g; s|\.c$||'
 }
 objs() {
   dir=$1
@@ -87,7 +87,9 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   done
   for f in $(cfiles $TOOL_SRC); do
     n=$(oname "$f")
-    printf 'asan/tool/%s.o: %s\n\t@mkdir -p asan/tool\n' "$n" "$top_srcdir/$f"
+    # A generated source (the pprof protobuf code) is in the build tree.
+    case $f in /*) src=$f ;; *) src=$top_srcdir/$f ;; esac
+    printf 'asan/tool/%s.o: %s\n\t@mkdir -p asan/tool\n' "$n" "$src"
     printf '\t$(CC) $(ASAN) $(CPPF) -c -o $@ $<\n'
   done
   printf 'asan/libcore.a: $(CORE_A)\n\trm -f $@ && ar rcs $@ $(CORE_A)\n'
