@@ -41,6 +41,7 @@
 #include "core/log.h"
 #include "core/size.h"
 #include "launcher/cdi.h"
+#include "launcher/files.h"
 #include "launcher/library.h"
 
 #define CDI_KIND "cumemguard.io/limit"
@@ -201,64 +202,6 @@ build_spec(const struct device *devs, int n, const char *library,
   return text;
 }
 
-/* Writes all of text to fd: 0 or a negative errno. */
-static int
-write_all(int fd, const char *text, size_t len)
-{
-  while (len > 0) {
-    ssize_t w = write(fd, text, len);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      return -errno;
-    text += w;
-    len -= (size_t)w;
-  }
-  return 0;
-}
-
-/* Writes path through a temporary file beside it and a rename: 0, or 1
- * after one line (the temporary file removed). */
-static int
-write_atomic(const char *path, const char *text)
-{
-  const char *slash = strrchr(path, '/');
-  size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
-  char *tmp = malloc(strlen(path) + 16);
-  int fd, rc;
-
-  if (tmp == NULL) {
-    cmg__log("out of memory");
-    return EXIT_FAILURE;
-  }
-  /* A leading dot and no .json suffix: runtimes skip it while it grows. */
-  sprintf(tmp, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
-  fd = mkstemp(tmp);
-  if (fd < 0) {
-    cmg__log("cannot create a temporary file beside '%s': %s", path,
-             strerror(errno));
-    free(tmp);
-    return EXIT_FAILURE;
-  }
-  rc = fchmod(fd, 0644) != 0 ? -errno : 0;
-  if (rc == 0)
-    rc = write_all(fd, text, strlen(text));
-  if (rc == 0)
-    rc = write_all(fd, "\n", 1);
-  if (rc == 0)
-    rc = fsync(fd) != 0 ? -errno : 0;
-  if (close(fd) != 0 && rc == 0)
-    rc = -errno;
-  if (rc == 0 && rename(tmp, path) != 0)
-    rc = -errno;
-  if (rc != 0) {
-    cmg__log("cannot write '%s': %s", path, strerror(-rc));
-    unlink(tmp);
-  }
-  free(tmp);
-  return rc == 0 ? 0 : EXIT_FAILURE;
-}
-
 /* The value of option argv[*i] (--name VALUE or --name=VALUE), advancing
  * *i; NULL after one line when it has none. */
 static const char *
@@ -386,7 +329,13 @@ cmg__cdi_main(int argc, char **argv)
     cmg__log("out of memory");
     rc = EXIT_FAILURE;
   } else if (output != NULL) {
-    rc = write_atomic(output, text);
+    char *line = NULL;
+    rc = asprintf(&line, "%s\n", text) < 0 ? -ENOMEM
+         : cmg__write_atomic(output, line, strlen(line));
+    if (rc == -ENOMEM && line == NULL)
+      cmg__log("out of memory");
+    rc = rc == 0 ? 0 : EXIT_FAILURE;
+    free(line);
   } else {
     puts(text);
     rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_FAILURE;

@@ -5,6 +5,7 @@ bin_PROGRAMS += cumemguard
 cumemguard_SOURCES = \
 	src/launcher/main.c \
 	src/launcher/cdi.c src/launcher/cdi.h \
+	src/launcher/files.c src/launcher/files.h \
 	src/launcher/library.c src/launcher/library.h \
 	src/launcher/status.c src/launcher/status.h
 cumemguard_LDADD = libcmg_core.la $(CJSON_LIBS)

@@ -27,6 +27,7 @@
 #include "core/group_status.h"
 #include "core/log.h"
 #include "core/size.h"
+#include "launcher/files.h"
 #include "launcher/status.h"
 
 #define USAGE "usage: cumemguard status [GROUP] [--json | --prometheus] " \
@@ -50,59 +51,6 @@ help(void)
          "                      node_exporter's textfile collector\n"
          "  --every SECONDS     with --textfile: write again every SECONDS "
          "(500ms, 15s)\n");
-}
-
-/* Writes all of text to fd: 0 or a negative errno. */
-static int
-write_all(int fd, const char *text, size_t len)
-{
-  while (len > 0) {
-    ssize_t w = write(fd, text, len);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w < 0)
-      return -errno;
-    text += w;
-    len -= (size_t)w;
-  }
-  return 0;
-}
-
-/* Replaces path with text through a temporary file beside it: 0, or a
- * negative errno after one line (the temporary file removed). */
-static int
-write_atomic(const char *path, const char *text, size_t len)
-{
-  const char *slash = strrchr(path, '/');
-  size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
-  char *tmp = malloc(strlen(path) + 16);
-  int fd, rc;
-
-  if (tmp == NULL)
-    return -ENOMEM;
-  /* A leading dot and no .prom suffix: the collector skips it. */
-  sprintf(tmp, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
-  fd = mkstemp(tmp);
-  if (fd < 0) {
-    rc = -errno;
-    cmg__log("cannot create a temporary file beside '%s': %s", path,
-             strerror(-rc));
-    free(tmp);
-    return rc;
-  }
-  rc = fchmod(fd, 0644) != 0 ? -errno : 0;
-  if (rc == 0)
-    rc = write_all(fd, text, len);
-  if (close(fd) != 0 && rc == 0)
-    rc = -errno;
-  if (rc == 0 && rename(tmp, path) != 0)
-    rc = -errno;
-  if (rc != 0) {
-    cmg__log("cannot write '%s': %s", path, strerror(-rc));
-    unlink(tmp);
-  }
-  free(tmp);
-  return rc;
 }
 
 int
@@ -189,9 +137,9 @@ cmg__status_main(int argc, char **argv)
       if (period_ns == 0)
         return CMG_EXIT_USAGE;
     } else if (textfile != NULL) {
-      rc = write_atomic(textfile, text, len);
+      rc = cmg__write_atomic(textfile, text, len);
     } else {
-      rc = write_all(STDOUT_FILENO, text, len);
+      rc = cmg__write_all(STDOUT_FILENO, text, len);
       if (rc != 0)
         cmg__log("cannot write the status: %s", strerror(-rc));
     }
