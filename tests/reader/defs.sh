@@ -81,3 +81,16 @@ one_line_error() {
   tap $st "$2"
   [ $st -eq 0 ] || echo "#   rc=$rc"
 }
+
+# xml FILE DESCRIPTION: a TAP line for xmllint --noout.
+xml() {
+  if ! command -v xmllint >/dev/null 2>&1; then
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n - # SKIP xmllint is not installed (libxml2-utils)"
+    return
+  fi
+  xmllint --noout "$1" >"$tmp/xml" 2>&1
+  st=$?
+  tap $st "$2"
+  [ $st -eq 0 ] || sed 's/^/#   /' "$tmp/xml" | head -n 5
+}

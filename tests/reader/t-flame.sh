@@ -8,19 +8,6 @@
 . "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 
-# xml FILE DESCRIPTION: a TAP line for xmllint --noout.
-xml() {
-  if ! command -v xmllint >/dev/null 2>&1; then
-    tap_n=$((tap_n + 1))
-    echo "ok $tap_n - # SKIP xmllint is not installed (libxml2-utils)"
-    return
-  fi
-  xmllint --noout "$1" >"$tmp/xml" 2>&1
-  st=$?
-  tap $st "$2"
-  [ $st -eq 0 ] || sed 's/^/#   /' "$tmp/xml" | head -n 5
-}
-
 # sum FILE: the sum of the last column of folded lines.
 sum() {
   awk '{ s += $NF } END { printf "%.0f\n", s }' "$1"

@@ -5,19 +5,6 @@
 # and axes in readable units.  Bad input is one line and status 2.
 . "$srcdir/tests/reader/defs.sh"
 
-# xml FILE DESCRIPTION: a TAP line for xmllint --noout.
-xml() {
-  if ! command -v xmllint >/dev/null 2>&1; then
-    tap_n=$((tap_n + 1))
-    echo "ok $tap_n - # SKIP xmllint is not installed (libxml2-utils)"
-    return
-  fi
-  xmllint --noout "$1" >"$tmp/xml" 2>&1
-  st=$?
-  tap $st "$2"
-  [ $st -eq 0 ] || sed 's/^/#   /' "$tmp/xml" | head -n 5
-}
-
 CUMEMGUARD_OPTIONS=limit=3M
 export CUMEMGUARD_OPTIONS
 guard "" app_rt_shared site 1 1M sleep 10 site 2 1M sleep 10 alloc 512K \
