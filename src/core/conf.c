@@ -311,6 +311,19 @@ handle_no_pools(struct cmg__config *cfg, int index, const char *value,
   return rc == -ERANGE ? -EINVAL : rc;
 }
 
+/* timeline=0 keeps no memory-over-time series: the report has no
+ * "timeline" member, and allocations and frees skip its few loads. */
+static int
+handle_timeline(struct cmg__config *cfg, int index, const char *value,
+                size_t len)
+{
+  unsigned on;
+  int rc = parse_uint(value, len, 1, &on);
+
+  cfg->timeline = rc != 0 || on == 1;
+  return rc == -ERANGE ? -EINVAL : rc;
+}
+
 static const char size_expected[] =
     "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
 static const char size_range[] =
@@ -335,7 +348,7 @@ static const char wait_timeout_range[] = "a duration from 1ms to 24h";
 static const char group_expected[] =
     "a group name of letters, digits, '-', '_' and '.'";
 static const char group_range[] = "a group name of 1 to 63 characters";
-static const char no_pools_expected[] = "0 or 1";
+static const char zero_or_one[] = "0 or 1";
 _Static_assert(sizeof(((struct cmg__config *)0)->group) == 64,
                "group_range names the limit");
 
@@ -360,8 +373,10 @@ static const struct option options[] = {
   { "group", false, handle_group, group_expected, group_range },
   { "group_limit", false, handle_group_limit, size_expected, size_range },
   { "group_limit", true, handle_group_limit, size_expected, size_range },
-  { "no_pools", false, handle_no_pools, no_pools_expected,
-    no_pools_expected },
+  { "no_pools", false, handle_no_pools, zero_or_one,
+    zero_or_one },
+  { "timeline", false, handle_timeline, zero_or_one,
+    zero_or_one },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -543,6 +558,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
   memset(cfg, 0, sizeof(*cfg));
   memcpy(cfg->report, CMG__REPORT_DEFAULT, sizeof(CMG__REPORT_DEFAULT));
   cfg->stack_depth = CMG__STACK_DEPTH_DEFAULT;
+  cfg->timeline = true;
   cfg->max_alloc = CMG__NO_LIMIT;
   cfg->host_limit = CMG__NO_LIMIT;
   cfg->wait_timeout_ns = CMG__WAIT_TIMEOUT_DEFAULT_NS;

@@ -43,6 +43,7 @@ struct cmg__config {
   int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
   int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
   bool no_pools;                  /* no_pools=1: frameworks' pools off */
+  bool timeline;                  /* timeline=0|1; default 1 */
 };
 
 /* Parses a whole option string into *cfg (zeroed, then the defaults).  On error

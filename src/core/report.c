@@ -627,8 +627,10 @@ build(const struct cmg__process *proc, struct report *rep)
   cJSON_AddItemToObject(rep->tail, "peaks", peaks_json(r, first_denial));
   add_events(rep->tail, cJSON_GetObjectItemCaseSensitive(rep->head, "summary"),
              r, first_denial);
-  cJSON_AddItemToObject(rep->tail, "timeline",
-                        cmg__report_timeline(cmg__now_ns(), reasons));
+  if (cmg__timeline_on)
+    cJSON_AddItemToObject(rep->tail, "timeline",
+                          cmg__report_timeline(cmg__now_ns(), reasons, r,
+                                               api_name));
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     free(first_denial[d].items);
   return cmg__refs_add_tables(rep->tail, r);

@@ -99,6 +99,7 @@ cmg__report_options_json(const struct cmg__process *p)
   cJSON_AddItemToObject(o, "host_limit", bytes_or_null(c->host_limit));
   cJSON_AddBoolToObject(o, "failed_closed", cmg__policy_is_failed_closed());
   cJSON_AddBoolToObject(o, "no_pools", c->no_pools);
+  cJSON_AddBoolToObject(o, "timeline", c->timeline);
   cJSON_AddItemToObject(o, "pool_switches", pool_switches_json(p->pools));
   return o;
 }

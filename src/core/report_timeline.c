@@ -2,18 +2,22 @@
  * The report's "timeline" member (docs/report-format.md): for each device
  * that has a series, its points as [time, live, min, max] arrays, which
  * keep a long series to a fraction of the size of objects, closed by a
- * point at the moment of the report so a reader can draw up to it; then
- * the report writes, oldest first.  Runs where report.c runs: it may
+ * point at the moment of the report so a reader can draw up to it; the
+ * report writes, oldest first; and the largest allocations freed.  Runs where report.c runs: it may
  * malloc and take the timeline's locks one at a time.
  */
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/base.h"
+#include "core/freed.h"
 #include "core/policy.h"
+#include "core/report_refs.h"
 #include "core/report_timeline.h"
 #include "core/timeline.h"
 
@@ -55,8 +59,32 @@ device_json(int device, const struct cmg__timeline *t, uint64_t now_ns)
   return o;
 }
 
+static cJSON *
+freed_json(struct cmg__refs *refs, const char *(*api)(unsigned fn))
+{
+  struct cmg__freed f[CMG__FREED_KEEP];
+  size_t n = cmg__freed_get(f, CMG__FREED_KEEP);
+  cJSON *list = cJSON_CreateArray();
+  for (size_t i = 0; i < n; i++) {
+    char address[24];
+    cJSON *e = cJSON_CreateObject();
+    snprintf(address, sizeof(address), "0x%" PRIx64, f[i].a.addr);
+    cJSON_AddStringToObject(e, "address", address);
+    cJSON_AddNumberToObject(e, "bytes", (double)f[i].a.size);
+    cJSON_AddNumberToObject(e, "device", f[i].a.device);
+    cJSON_AddStringToObject(e, "api", api(f[i].a.fn));
+    cJSON_AddItemToObject(e, "stack", cmg__refs_stack(refs, f[i].a.stack));
+    cJSON_AddNumberToObject(e, "thread", f[i].a.thread);
+    cJSON_AddNumberToObject(e, "time", seconds(f[i].a.time_ns));
+    cJSON_AddNumberToObject(e, "free_time", seconds(f[i].free_ns));
+    cJSON_AddItemToArray(list, e);
+  }
+  return list;
+}
+
 cJSON *
-cmg__report_timeline(uint64_t now_ns, const char *const reasons[4])
+cmg__report_timeline(uint64_t now_ns, const char *const reasons[4],
+                     struct cmg__refs *refs, const char *(*api)(unsigned fn))
 {
   struct cmg__timeline *t = malloc(sizeof(*t));
   if (t == NULL)
@@ -81,5 +109,6 @@ cmg__report_timeline(uint64_t now_ns, const char *const reasons[4])
     cJSON_AddItemToArray(list, e);
   }
   cJSON_AddNumberToObject(o, "dumps_total", (double)total);
+  cJSON_AddItemToObject(o, "freed", freed_json(refs, api));
   return o;
 }

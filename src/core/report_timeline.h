@@ -8,10 +8,15 @@
 #include <stdint.h>
 
 struct cJSON;
+struct cmg__refs;
 
 /* The "timeline" member, closed by a point at now_ns for each device, or
- * NULL when out of memory.  reasons[] names enum cmg__reason. */
+ * NULL when out of memory.  reasons[] names enum cmg__reason, api() the
+ * API labels of allocations; the freed allocations' stacks are marked in
+ * refs. */
 struct cJSON *cmg__report_timeline(uint64_t now_ns,
-                                   const char *const reasons[4]);
+                                   const char *const reasons[4],
+                                   struct cmg__refs *refs,
+                                   const char *(*api)(unsigned fn));
 
 #endif /* CMG_CORE_REPORT_TIMELINE_H */

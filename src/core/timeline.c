@@ -72,6 +72,8 @@ static struct device devices[CMG__MAX_DEVICES] = {
                                    .shift = FIRST_SHIFT }
 };
 
+bool cmg__timeline_on = true;
+
 static pthread_mutex_t dumps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cmg__timeline_dump dumps[CMG__TIMELINE_DUMPS];
 static uint64_t n_dumps;

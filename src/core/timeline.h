@@ -36,6 +36,10 @@ struct cmg__timeline_dump {
   unsigned reason;          /* enum cmg__reason */
 };
 
+/* Whether the timeline is kept (timeline=0 turns it off); set once at
+ * start-up. */
+extern bool cmg__timeline_on;
+
 /* After a change of `device`'s bytes in use to `live` at now_ns (since the
  * process started; the coarse clock is precise enough): widens the open
  * point, or opens a new one when now_ns is past its span.  Lock-free unless

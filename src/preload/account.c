@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "core/freed.h"
 #include "core/group.h"
 #include "core/history.h"
 #include "core/ledger.h"
@@ -385,7 +386,8 @@ cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
   cmg__stacks_account(a.stack, a.device, (int64_t)a.size, 1);
   uint64_t used = cmg__policy_commit(a.device);
   cmg__history_peak(a.device, used);
-  cmg__timeline_note(a.device, used, a.time_ns);
+  if (cmg__timeline_on)
+    cmg__timeline_note(a.device, used, a.time_ns);
   if (cmg__policy_soft_crossed(a.device))
     soft_limit_crossed(c);
   return rc;
@@ -411,8 +413,11 @@ cmg__uncount(const struct cmg__alloc *a, bool released)
     return;
   cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
   give_back(a->device, a->kind, a->size);
-  cmg__timeline_note(a->device, cmg__policy_used(a->device),
-                     cmg__now_coarse_ns());
+  if (!cmg__timeline_on)
+    return;
+  uint64_t now = cmg__now_coarse_ns();
+  cmg__timeline_note(a->device, cmg__policy_used(a->device), now);
+  cmg__freed_note(a, now);
 }
 
 CUresult CMG__HOT

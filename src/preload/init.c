@@ -24,6 +24,7 @@
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/freed.h"
 #include "core/group.h"
 #include "core/history.h"
 #include "core/ledger.h"
@@ -69,6 +70,7 @@ postfork_child(void)
   cmg__symbols_after_fork();
   cmg__history_reset();
   cmg__timeline_reset();
+  cmg__freed_reset();
   cmg__group_after_fork();
   cmg__self.tid = 0;
   atomic_store(&child_pending, true);
@@ -96,6 +98,7 @@ init_once(void)
     cmg__policy_fail_closed(why);
   }
   cmg__stacks_configure(cmg__cfg.stack_depth);
+  cmg__timeline_on = cmg__cfg.timeline;
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);
   cmg__policy_set_max_alloc(cmg__cfg.max_alloc);
   cmg__dump_setup(&cmg__cfg);

@@ -57,8 +57,9 @@ cmg__tool_raw_need_timeline(const struct cmg__tool_report *r, int n)
 {
   for (int i = 0; i < n; i++) {
     if (!r[i].timeline.present) {
-      cmg__tool_say("%s: no \"timeline\" in this report (written by an older "
-                    "cumemguard): expected a report with memory over time",
+      cmg__tool_say("%s: no \"timeline\" in this report (written with "
+                    "timeline=0, or by an older cumemguard): expected a "
+                    "report with memory over time",
                     r[i].file);
       return -1;
     }

@@ -61,25 +61,20 @@ table(size_t n, size_t size)
 
 /* ---- stack ids ---------------------------------------------------------- */
 
-struct id_entry {
-  uint64_t id;
-  uint32_t index;
-};
-
 static int
 compare_ids(const void *a, const void *b)
 {
-  const struct id_entry *x = a, *y = b;
+  const struct cmg__tool_id *x = a, *y = b;
 
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The stack index of a "stack" member (an id or null) into *out. */
-static int
-get_stack(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-          const struct id_entry *ids, size_t n, uint32_t *out)
+int
+cmg__tool_stack_ref(struct cmg__tool_reader *rd, const cJSON *o,
+                    const char *at, const struct cmg__tool_id *ids, size_t n,
+                    uint32_t *out)
 {
-  struct id_entry key, *hit;
+  struct cmg__tool_id key, *hit;
   bool has;
   double d;
 
@@ -157,10 +152,10 @@ read_frames(struct cmg__tool_reader *rd, const cJSON *root,
 /* Reads stacks[] and fills ids (sorted) for get_stack. */
 static int
 read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
-            struct cmg__tool_report *r, struct id_entry **ids_out)
+            struct cmg__tool_report *r, struct cmg__tool_id **ids_out)
 {
   const cJSON *arr, *it;
-  struct id_entry *ids;
+  struct cmg__tool_id *ids;
   char at[64];
   size_t i = 0;
 
@@ -278,7 +273,7 @@ has_member(const cJSON *o, const char *key)
 /* leaks[] or released[]: groups of (stack, api, kind, device). */
 static int
 read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
-            struct cmg__tool_report *r, const struct id_entry *ids,
+            struct cmg__tool_report *r, const struct cmg__tool_id *ids,
             struct cmg__tool_rleak **out, size_t *n)
 {
   const cJSON *arr, *it;
@@ -293,7 +288,7 @@ read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
     struct cmg__tool_rleak *l = &(*out)[i];
 
     CHECK(cmg__tool_element(rd, it, key, i++, at, sizeof(at)));
-    CHECK(get_stack(rd, it, at, ids, r->n_stacks, &l->stack));
+    CHECK(cmg__tool_stack_ref(rd, it, at, ids, r->n_stacks, &l->stack));
     CHECK(cmg__tool_string(rd, it, at, "api", false, &l->api));
     /* Reports written before kinds existed hold device memory only. */
     if (has_member(it, "kind"))
@@ -332,7 +327,7 @@ read_host(struct cmg__tool_reader *rd, const cJSON *root,
 /* A by_stack array into c->items. */
 static int
 read_comp(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-          const struct cmg__tool_report *r, const struct id_entry *ids,
+          const struct cmg__tool_report *r, const struct cmg__tool_id *ids,
           struct cmg__tool_comp *c)
 {
   const cJSON *arr, *it;
@@ -348,7 +343,7 @@ read_comp(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
     struct cmg__tool_share *s = &c->items[i];
 
     CHECK(cmg__tool_element(rd, it, where, i++, sub, sizeof(sub)));
-    CHECK(get_stack(rd, it, sub, ids, r->n_stacks, &s->stack));
+    CHECK(cmg__tool_stack_ref(rd, it, sub, ids, r->n_stacks, &s->stack));
     CHECK(cmg__tool_count(rd, it, sub, "bytes", NULL, &s->bytes));
     CHECK(cmg__tool_count(rd, it, sub, "count", NULL, &s->count));
   }
@@ -357,7 +352,7 @@ read_comp(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
 
 static int
 read_peaks(struct cmg__tool_reader *rd, const cJSON *root,
-           struct cmg__tool_report *r, const struct id_entry *ids)
+           struct cmg__tool_report *r, const struct cmg__tool_id *ids)
 {
   const cJSON *arr, *it;
   char at[64];
@@ -381,7 +376,7 @@ read_peaks(struct cmg__tool_reader *rd, const cJSON *root,
 
 static int
 read_denials(struct cmg__tool_reader *rd, const cJSON *root,
-             struct cmg__tool_report *r, const struct id_entry *ids)
+             struct cmg__tool_report *r, const struct cmg__tool_id *ids)
 {
   const cJSON *arr, *it;
   char at[64];
@@ -403,7 +398,7 @@ read_denials(struct cmg__tool_reader *rd, const cJSON *root,
     CHECK(cmg__tool_count(rd, it, at, "live_bytes", NULL, &d->live_bytes));
     CHECK(cmg__tool_count(rd, it, at, "limit_bytes", &d->has_limit,
                           &d->limit_bytes));
-    CHECK(get_stack(rd, it, at, ids, r->n_stacks, &d->stack));
+    CHECK(cmg__tool_stack_ref(rd, it, at, ids, r->n_stacks, &d->stack));
     d->comp.bytes = d->live_bytes;
     d->has_comp = cJSON_GetObjectItemCaseSensitive(it, "by_stack") != NULL;
     if (d->has_comp)
@@ -554,7 +549,7 @@ static int
 parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
       struct cmg__tool_report *r)
 {
-  struct id_entry *ids = NULL;
+  struct cmg__tool_id *ids = NULL;
   int rc;
 
   if (!cJSON_IsObject(root))
@@ -584,7 +579,7 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
   if (rc == 0)
     rc = read_denials(rd, root, r, ids);
   if (rc == 0)
-    rc = cmg__tool_read_series(rd, root, &r->timeline);
+    rc = cmg__tool_read_series(rd, root, ids, r->n_stacks, &r->timeline);
   if (rc == 0 && (what & CMG__TOOL_READ_LARGEST))
     rc = cmg__tool_read_largest(rd, root, r);
   free(ids);

@@ -120,6 +120,19 @@ struct cmg__tool_report {
   struct cmg__tool_ralloc *largest;
 };
 
+/* A stack's id in the report, and its index in stacks[]. */
+struct cmg__tool_id {
+  uint64_t id;
+  uint32_t index;
+};
+
+/* The stack index of o's "stack" member (an id among ids[n], sorted by id,
+ * or null) into *out: CMG__TOOL_NONE for null.  Returns 0, or -EINVAL
+ * after writing the problem into rd. */
+int cmg__tool_stack_ref(struct cmg__tool_reader *rd, const struct cJSON *o,
+                        const char *at, const struct cmg__tool_id *ids,
+                        size_t n, uint32_t *out);
+
 /* What cmg__tool_read_with() reads beyond what every command uses. */
 #define CMG__TOOL_READ_LARGEST 1u /* the largest live allocations */
 

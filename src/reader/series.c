@@ -129,8 +129,41 @@ read_dumps(struct cmg__tool_reader *rd, const cJSON *o,
                          &t->dumps_total);
 }
 
+static int
+read_freed(struct cmg__tool_reader *rd, const cJSON *o,
+           const struct cmg__tool_id *ids, size_t n_ids,
+           struct cmg__tool_timeline *t)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  double d;
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, o, "timeline", "freed", &arr, &t->n_freed));
+  t->freed = table(t->n_freed, sizeof(*t->freed));
+  if (t->freed == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rfreed *f = &t->freed[i];
+
+    CHECK(cmg__tool_element(rd, it, "timeline.freed", i++, at, sizeof(at)));
+    CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &f->bytes));
+    CHECK(cmg__tool_int(rd, it, at, "device", -1, 63, NULL, &d));
+    f->device = (int)d;
+    CHECK(cmg__tool_string(rd, it, at, "api", false, &f->api));
+    CHECK(cmg__tool_stack_ref(rd, it, at, ids, n_ids, &f->stack));
+    CHECK(cmg__tool_number(rd, it, at, "time", &f->time));
+    CHECK(cmg__tool_number(rd, it, at, "free_time", &f->free_time));
+    if (f->free_time < f->time)
+      return cmg__tool_fail(rd, "%s.free_time: expected no earlier than its "
+                                "time", at);
+  }
+  return 0;
+}
+
 int
 cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
+                      const struct cmg__tool_id *ids, size_t n_ids,
                       struct cmg__tool_timeline *t)
 {
   const cJSON *o, *arr, *it;
@@ -155,7 +188,8 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
                               t->series[i].device);
     i++;
   }
-  return read_dumps(rd, o, t);
+  CHECK(read_dumps(rd, o, t));
+  return read_freed(rd, o, ids, n_ids, t);
 }
 
 /* Keeps the largest n allocations in a min-heap by bytes (heap[0] the
@@ -245,7 +279,10 @@ cmg__tool_series_free(struct cmg__tool_timeline *t)
     free(t->series[i].points);
   for (i = 0; t->dumps != NULL && i < t->n_dumps; i++)
     free(t->dumps[i].reason);
+  for (i = 0; t->freed != NULL && i < t->n_freed; i++)
+    free(t->freed[i].api);
   free(t->series);
   free(t->dumps);
+  free(t->freed);
   memset(t, 0, sizeof(*t));
 }

@@ -1,6 +1,7 @@
 /*
  * series.c: what a report says of time: the optional "timeline" member
- * (each device's memory over time, the report writes) and, for the
+ * (each device's memory over time, the report writes, the largest
+ * allocations freed) and, for the
  * commands that draw time, the largest live allocations with their times.
  */
 #ifndef CMG_READER_SERIES_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 struct cJSON;
+struct cmg__tool_id;
 struct cmg__tool_reader;
 struct cmg__tool_report;
 
@@ -37,12 +39,22 @@ struct cmg__tool_rdump {
   char *reason;
 };
 
+/* One of the largest allocations freed, from timeline.freed. */
+struct cmg__tool_rfreed {
+  uint64_t bytes;
+  int device;
+  char *api;
+  uint32_t stack;  /* stack index, or CMG__TOOL_NONE */
+  double time, free_time;
+};
+
 struct cmg__tool_timeline {
   bool present;  /* false for reports written before it existed */
-  size_t n_series, n_dumps;
+  size_t n_series, n_dumps, n_freed;
   uint64_t dumps_total;
   struct cmg__tool_rseries *series;
   struct cmg__tool_rdump *dumps;
+  struct cmg__tool_rfreed *freed;
 };
 
 /* A live allocation, from leaks[].allocations. */
@@ -55,6 +67,7 @@ struct cmg__tool_ralloc {
 /* Reads root's "timeline" into *t, checked as read.c checks the rest.
  * Returns 0, -EINVAL after writing the problem into rd, or -ENOMEM. */
 int cmg__tool_read_series(struct cmg__tool_reader *rd, const struct cJSON *root,
+                          const struct cmg__tool_id *ids, size_t n_ids,
                           struct cmg__tool_timeline *t);
 
 /* The CMG__TOOL_LARGEST largest allocations of leaks[] (already read into

@@ -9,10 +9,10 @@
  *     span, so the counter reaches the device's peak exactly, however much
  *     the series was merged; and a counter "device N limit";
  *   - an instant per denial and per report write, on the process;
- *   - the largest allocations still live when the report was written, as
- *     async slices from their allocation to the report, named by size and
- *     API, with their top frames.  The report keeps no record of freed
- *     allocations, so those cannot be drawn.
+ *   - the largest allocations, as async slices named by size and API with
+ *     their top frames: those freed from their allocation to their free
+ *     (the library keeps the largest it saw freed), those still live when
+ *     the report was written from their allocation to the report.
  *
  * Timestamps are microseconds, as the format wants.  The trace is built
  * as a cJSON tree: a report's timeline is at most 1025 points a device.
@@ -175,33 +175,77 @@ report_time(const struct cmg__tool_report *r)
   return t;
 }
 
+/* An allocation drawn as a slice, live or freed. */
+struct slice {
+  uint64_t bytes;
+  double start, end;
+  const char *api, *kind, *category;
+  int device;
+  uint32_t stack;
+};
+
+static int
+by_bytes(const void *x, const void *y)
+{
+  const struct slice *a = x, *b = y;
+
+  if (a->bytes != b->bytes)
+    return a->bytes < b->bytes ? 1 : -1;
+  return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The SLICES largest of the live and the freed allocations into s. */
+static size_t
+gather(const struct cmg__tool_report *r, struct slice *s)
+{
+  double end = report_time(r);
+  size_t n = 0;
+
+  for (size_t i = 0; i < r->n_largest && i < SLICES; i++) {
+    const struct cmg__tool_ralloc *a = &r->largest[i];
+    const struct cmg__tool_rleak *l = &r->leaks[a->leak];
+
+    s[n++] = (struct slice){ a->bytes, a->time, end > a->time ? end : a->time,
+                             l->api, l->kind, "live allocation", l->device,
+                             l->stack };
+  }
+  for (size_t i = 0; i < r->timeline.n_freed && i < SLICES; i++) {
+    const struct cmg__tool_rfreed *f = &r->timeline.freed[i];
+
+    s[n++] = (struct slice){ f->bytes, f->time, f->free_time, f->api,
+                             "device", "freed allocation", f->device,
+                             f->stack };
+  }
+  qsort(s, n, sizeof(*s), by_bytes);
+  return n < SLICES ? n : SLICES;
+}
+
 static void
 slices(cJSON *events, const struct proc *p, size_t index)
 {
   char name[128], size[32], stack[1024], id[48];
-  double end = report_time(p->r);
+  struct slice s[2 * SLICES];
+  size_t n = gather(p->r, s);
 
-  for (size_t i = 0; i < p->r->n_largest && i < SLICES; i++) {
-    const struct cmg__tool_ralloc *a = &p->r->largest[i];
-    const struct cmg__tool_rleak *l = &p->r->leaks[a->leak];
+  for (size_t i = 0; i < n; i++) {
     cJSON *b, *e, *args;
 
     snprintf(name, sizeof(name), "%s %s",
-             cmg__format_size(a->bytes, size, sizeof(size)), l->api);
+             cmg__format_size(s[i].bytes, size, sizeof(size)), s[i].api);
     snprintf(id, sizeof(id), "%zu.%zu", index, i);
-    b = event(name, "b", p, a->time);
-    e = event(name, "e", p, end > a->time ? end : a->time);
-    cJSON_AddStringToObject(b, "cat", "live allocation");
-    cJSON_AddStringToObject(e, "cat", "live allocation");
+    b = event(name, "b", p, s[i].start);
+    e = event(name, "e", p, s[i].end);
+    cJSON_AddStringToObject(b, "cat", s[i].category);
+    cJSON_AddStringToObject(e, "cat", s[i].category);
     cJSON_AddStringToObject(b, "id", id);
     cJSON_AddStringToObject(e, "id", id);
     args = cJSON_AddObjectToObject(b, "args");
-    cJSON_AddNumberToObject(args, "bytes", (double)a->bytes);
-    if (l->device >= 0)
-      cJSON_AddNumberToObject(args, "device", l->device);
-    cJSON_AddStringToObject(args, "kind", l->kind);
+    cJSON_AddNumberToObject(args, "bytes", (double)s[i].bytes);
+    if (s[i].device >= 0)
+      cJSON_AddNumberToObject(args, "device", s[i].device);
+    cJSON_AddStringToObject(args, "kind", s[i].kind);
     cJSON_AddStringToObject(args, "stack",
-                            cmg__tool_raw_stack(p->r, l->stack, SLICE_FRAMES,
+                            cmg__tool_raw_stack(p->r, s[i].stack, SLICE_FRAMES,
                                                 stack, sizeof(stack)));
     add(events, b);
     add(events, e);

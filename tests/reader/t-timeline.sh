@@ -29,9 +29,14 @@ is "$(js "$tmp/t.json" '[e["name"] for e in d["traceEvents"] if e["ph"] == "i" a
   "['report (exit)']" "one instant per report written"
 is "$(js "$tmp/t.json" 'max(e["args"]["bytes"] for e in d["traceEvents"] if e["name"] == "device 0 limit")')" \
   3145728 "a counter of the limit"
-is "$(js "$tmp/t.json" 'sorted(e["args"]["bytes"] for e in d["traceEvents"] if e["ph"] == "b")')" \
+is "$(js "$tmp/t.json" 'sorted(e["args"]["bytes"] for e in d["traceEvents"] if e["ph"] == "b" and e.get("cat") == "live allocation")')" \
   "$(q "$tmp/a.json" 'sorted(a["bytes"] for l in r["leaks"] for a in l["allocations"])')" \
   "the live allocations are slices"
+is "$(q "$tmp/a.json" '[(f["bytes"], f["api"], f["free_time"] > f["time"]) for f in r["timeline"]["freed"]]')" \
+  "[(1048576, 'cuMemAlloc_v2', True)]" "the report keeps the freed allocation"
+is "$(js "$tmp/t.json" '[(round(e["ts"]), e["ph"]) for e in d["traceEvents"] if e.get("cat") == "freed allocation"]' 2>&1)" \
+  "$(q "$tmp/a.json" '[(round(f[k] * 1e6), p) for f in r["timeline"]["freed"] for k, p in (("time", "b"), ("free_time", "e"))]')" \
+  "a freed allocation is a slice from its allocation to its free"
 is "$(js "$tmp/t.json" 'sum(1 for e in d["traceEvents"] if e["ph"] == "b" and "cmgtest_site_1" in e["args"]["stack"])')" \
   1 "a slice names its top frames"
 
@@ -66,6 +71,34 @@ is "$(q "$tmp/long.json" 'r["timeline"]["devices"][0]["resolution"] > 0.002')" \
   True "by coarser points"
 is "$(q "$tmp/long.json" 'max(p[3] for p in r["timeline"]["devices"][0]["points"]) == r["devices"][0]["peak_bytes"]')" \
   True "and keeps the peak"
+
+# The largest frees are kept, largest first, however many there are:
+# 20 allocations of 1..20 x 64K, each freed, keep the 16 of 5..20 x 64K.
+set --
+i=0
+while [ $i -lt 20 ]; do
+  set -- "$@" alloc $((64 * (i + 1)))K free $i
+  i=$((i + 1))
+done
+CUMEMGUARD_OPTIONS=stack_depth=8 guard "" app_driver "$@"
+mv "$(report)" "$tmp/freed.json"
+is "$(q "$tmp/freed.json" '[f["bytes"] // 65536 for f in r["timeline"]["freed"]]')" \
+  "$(python3 -c 'print(list(range(20, 4, -1)))')" \
+  "the 16 largest frees are kept, largest first"
+is "$(q "$tmp/freed.json" 'all(f["stack"] in {s["id"] for s in r["stacks"]} for f in r["timeline"]["freed"])')" \
+  True "each with its stack in stacks[]"
+
+# timeline=0: no series, and the commands that draw it say why.
+CUMEMGUARD_OPTIONS=timeline=0 guard "" app_driver alloc 1M free 0 alloc 1M
+mv "$(report)" "$tmp/off.json"
+validate "$tmp/off.json"
+is "$(q "$tmp/off.json" '("timeline" in r, r["options"]["timeline"])')" \
+  "(False, False)" "timeline=0: the report has no timeline"
+tool timeline -o "$tmp/x.json" "$tmp/off.json"
+one_line_error 'timeline=0' "timeline=0: the timeline command says why in one line"
+CUMEMGUARD_OPTIONS=timeline=2 guard "" app_driver alloc 1M
+grep -c "timeline=2" "$tmp/err" > "$tmp/n"; is "$rc" 2 "timeline=2: the launcher refuses it"
+is "$(cat "$tmp/n")" 1 "timeline=2 is one line naming the value"
 
 # Bad input.
 /usr/bin/python3 - "$tmp/a.json" "$tmp/old.json" <<'PY'

@@ -343,7 +343,7 @@ static const struct error_case error_cases[] = {
      "unknown option 'limt=4GiB': expected one of limit, limit.N, report, "
      "stack_depth, dump_signal, leak_exitcode, on_exceed, wait_timeout, "
      "soft_limit, soft_limit.N, max_alloc, host_limit, group, "
-     "group_limit, group_limit.N, no_pools"),
+     "group_limit, group_limit.N, no_pools, timeline"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
@@ -466,6 +466,8 @@ static const struct error_case error_cases[] = {
   IS("no_pools=", "bad value 'no_pools=': expected 0 or 1"),
   IS("no_pools=1,no_pools=0",
      "duplicate option 'no_pools=0': expected each key at most once"),
+  IS("timeline=2", "bad value 'timeline=2': expected 0 or 1"),
+  IS("timeline=off", "bad value 'timeline=off': expected 0 or 1"),
 };
 
 static bool
@@ -756,7 +758,7 @@ test_config_leak_exitcode(void)
   }
 }
 
-/* no_pools: off unless asked for. */
+/* no_pools: off unless asked for; the timeline: on unless turned off. */
 static void
 test_config_no_pools(void)
 {
@@ -765,6 +767,9 @@ test_config_no_pools(void)
   ok(parses("", &cfg) && !cfg.no_pools, "no_pools is off by default");
   ok(parses("no_pools=1", &cfg) && cfg.no_pools, "no_pools=1 turns it on");
   ok(parses("no_pools=0", &cfg) && !cfg.no_pools, "no_pools=0 leaves it off");
+  ok(parses("", &cfg) && cfg.timeline, "the timeline is on by default");
+  ok(parses("timeline=0", &cfg) && !cfg.timeline, "timeline=0 turns it off");
+  ok(parses("timeline=1", &cfg) && cfg.timeline, "timeline=1 keeps it on");
 }
 
 /* Every key at once, in either order, and each field where it belongs. */

@@ -1,7 +1,7 @@
 /*
  * The timeline: points per bucket of time, exact at denials, the peak
  * kept through any number of merges, bounded however long the run, and
- * right under threads.  The clock is the caller's, so a run of hours is
+ * right under threads; and the largest frees kept beside it.  The clock is the caller's, so a run of hours is
  * simulated in a moment.
  */
 #include "config.h"
@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "core/freed.h"
 #include "core/timeline.h"
 #include "../tap.h"
 
@@ -180,6 +181,54 @@ test_dumps(void)
   is_u64(total, 0, "a reset forgets them");
 }
 
+/* Each thread frees FREES allocations of distinct sizes: size = thread +
+ * THREADS * i, so the largest CMG__FREED_KEEP of all are known. */
+#define FREES 5000
+
+static void *
+free_many(void *arg)
+{
+  unsigned thread = (unsigned)(uintptr_t)arg;
+  for (unsigned i = 0; i < FREES; i++) {
+    /* Sizes rise and fall, so the floor is raised while others race. */
+    unsigned k = i % 2 ? i : FREES - i;
+    struct cmg__alloc a = { .size = thread + THREADS * (uint64_t)k,
+                            .seq = i };
+    cmg__freed_note(&a, i);
+  }
+  return NULL;
+}
+
+static void
+test_freed(void)
+{
+  cmg__freed_reset();
+  pthread_t th[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    pthread_create(&th[i], NULL, free_many, (void *)(uintptr_t)i);
+  for (int i = 0; i < THREADS; i++)
+    pthread_join(th[i], NULL);
+  struct cmg__freed f[CMG__FREED_KEEP + 1];
+  size_t n = cmg__freed_get(f, CMG__FREED_KEEP + 1);
+  is_u64(n, CMG__FREED_KEEP, "freed: %d are kept", CMG__FREED_KEEP);
+  uint64_t top = THREADS - 1 + THREADS * (uint64_t)FREES;
+  bool right = true;
+  for (size_t i = 0; i < n; i++)
+    right &= f[i].a.size == top - i;
+  ok(right, "freed: the largest of all threads, largest first");
+
+  cmg__freed_reset();
+  for (unsigned i = 0; i < 3 * CMG__FREED_KEEP; i++) {
+    struct cmg__alloc a = { .size = 4096, .seq = i };
+    cmg__freed_note(&a, i);
+  }
+  n = cmg__freed_get(f, 4);
+  is_u64(n, 4, "freed: no more than asked for");
+  is_u64(f[0].a.seq + f[3].a.seq, 3, "freed: among equals the earliest");
+  cmg__freed_reset();
+  is_u64(cmg__freed_get(f, 4), 0, "freed: a reset forgets them");
+}
+
 int
 main(void)
 {
@@ -188,5 +237,6 @@ main(void)
   test_long_run();
   test_threads();
   test_dumps();
+  test_freed();
   return done_testing();
 }
