@@ -17,11 +17,8 @@
  * the cap, then an add to the process's own slot; releasing is the reverse.
  * No lock is on that path, so nothing a killed process leaves behind can
  * stop the others (HAMi-core's semaphore can: Project-HAMi/HAMi#2500).  A
- * member that dies, however it dies, keeps its slot until another member
- * finds it gone (kill(pid, 0) fails, it is a zombie, or its start time
- * differs) and reclaims it: a compare-and-swap of the owner word lets
- * exactly one process do it, and every counter of the slot is taken with an
- * exchange before it is subtracted from the group's.  Members look for the
+ * member that dies keeps its slot until another member finds it gone and
+ * reclaims it (group_reclaim.c).  Members look for the
  * dead when they join, at most once a second on the allocation path (one
  * relaxed load of a shared time stamp otherwise), and before refusing an
  * allocation (at most every 100 ms, group-wide).  The order of the updates
@@ -75,6 +72,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/group.h"
+#include "core/group_reclaim.h"
 #include "core/segment.h"
 #include "core/log.h"
 #include "core/size.h"
@@ -94,131 +92,17 @@ static char shm_path[112];      /* the same under /dev/shm, for messages */
 static struct seg_limit own[SEG_DEVICES + 1];  /* ours; [SEG_DEVICES] all */
 static struct seg_limit caps[SEG_DEVICES + 1]; /* the group's */
 static _Atomic uint64_t physical_seen[SEG_DEVICES];
-static _Atomic bool said_broken, said_drift;
+static _Atomic bool said_broken;
 static bool said_mismatch;
 static pid_t self_pid;
 static uint64_t self_start, self_pidns;
 static char self_comm[16];
 
-/* ---- small helpers ------------------------------------------------------ */
-static uint64_t
-clock_ns(clockid_t clock)
+/* The member this process is, for the functions that reclaim slots. */
+static struct cmg__member
+member(void)
 {
-  struct timespec ts;
-
-  clock_gettime(clock, &ts);
-  return (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec;
-}
-
-/* Whether the member of a claimed slot is gone.  A slot of another pid
- * namespace cannot be judged from here, so it is left alone; a slot with
- * our own pid that is not ours is from before an exec. */
-static bool
-is_gone(struct seg_slot *sl, pid_t pid, uint64_t ns)
-{
-  uint64_t slot_ns = atomic_load_explicit(&sl->pidns, memory_order_relaxed);
-
-  if (slot_ns != 0 && ns != 0 && slot_ns != ns)
-    return false;
-  if (pid == self_pid)
-    return true;
-  return cmg__seg_is_dead(
-    pid, atomic_load_explicit(&sl->start, memory_order_relaxed));
-}
-
-/* Subtracts bytes from a counter, stopping at 0. */
-static void
-sub_clamped(_Atomic uint64_t *c, uint64_t bytes, bool is_group)
-{
-  uint64_t cur = atomic_load_explicit(c, memory_order_relaxed), next;
-
-  do {
-    next = cur >= bytes ? cur - bytes : 0;
-  } while (!atomic_compare_exchange_weak_explicit(
-      c, &cur, next, memory_order_seq_cst, memory_order_relaxed));
-  if (cur < bytes && is_group && !atomic_exchange(&said_drift, true))
-    cmg__log("group=%s: a device's group usage was below what a member "
-             "gave back; counting it from 0", group);
-}
-
-/* Gives back everything a slot holds and frees it.  The slot is ours (our
- * own, or one we won the right to reclaim).  True if it held bytes. */
-static bool
-empty_slot(struct seg *s, struct seg_slot *sl)
-{
-  bool gave = false;
-  uint32_t waiting;
-
-  for (int d = 0; d < SEG_DEVICES; d++) {
-    uint64_t b = atomic_exchange(&sl->used[d], 0);
-    /* The registry keeps no group counters: its slots are the count. */
-    if (b != 0 && !registry) {
-      sub_clamped(&s->dev[d].used, b, true);
-      gave = true;
-    }
-    atomic_store_explicit(&sl->peak[d], 0, memory_order_relaxed);
-  }
-  atomic_store_explicit(&sl->denials, 0, memory_order_relaxed);
-  waiting = atomic_exchange(&sl->waiting, 0);
-  if (waiting != 0)
-    cmg__seg_sub32(&s->h.waiters, waiting);
-  atomic_store_explicit(&sl->start, 0, memory_order_relaxed);
-  atomic_store_explicit(&sl->pidns, 0, memory_order_relaxed);
-  memset(sl->comm, 0, sizeof(sl->comm));
-  atomic_store_explicit(&sl->owner, SLOT_FREE, memory_order_release);
-  return gave;
-}
-
-/* Reclaims the slots of dead members; wakes the waiters if that gave
- * bytes back. */
-static void
-scan(struct seg *s)
-{
-  uint64_t me = (uint64_t)(uint32_t)self_pid << 32 | SLOT_RECLAIMING;
-  bool gave = false;
-
-  for (unsigned i = 0; i < SEG_SLOTS; i++) {
-    struct seg_slot *sl = &s->slot[i];
-    uint64_t w = atomic_load_explicit(&sl->owner, memory_order_acquire);
-    pid_t pid = (pid_t)(w >> 32);
-
-    if (sl == mine)
-      continue;
-    if ((uint32_t)w == SLOT_CLAIMED) {
-      if (!is_gone(sl, pid, self_pidns))
-        continue;
-    } else if ((uint32_t)w == SLOT_RECLAIMING) {
-      /* Its reclaimer died half way.  Finishing is safe: each counter
-       * was taken with an exchange, so none is given back twice. */
-      if (pid == self_pid || !cmg__seg_is_dead(pid, 0))
-        continue;
-    } else {
-      continue;
-    }
-    if (atomic_compare_exchange_strong(&sl->owner, &w, me))
-      gave |= empty_slot(s, sl);
-  }
-  if (gave)
-    cmg__seg_wake_all(s);
-}
-
-/* Scans if no process of the group did in the last `period`: true if
- * this call did. */
-static bool
-maybe_scan(struct seg *s, uint64_t period)
-{
-  uint64_t now = clock_ns(CLOCK_MONOTONIC_COARSE);
-  uint64_t last = atomic_load_explicit(&s->h.scan_ns, memory_order_relaxed);
-
-  /* A stamp from the future (another time namespace) counts as old. */
-  if (last <= now && now - last < period)
-    return false;
-  if (!atomic_compare_exchange_strong_explicit(&s->h.scan_ns, &last, now,
-                                               memory_order_relaxed,
-                                               memory_order_relaxed))
-    return false;
-  scan(s);
-  return true;
+  return (struct cmg__member){ mine, self_pid, self_pidns, registry, group };
 }
 
 /* Makes our limits the group's, with everything counted from nothing.
@@ -304,9 +188,10 @@ static int
 join_locked(struct seg *s, char *err, size_t errlen)
 {
   struct seg_slot *sl;
+  struct cmg__member m = member();
 
-  scan(s);
-  atomic_store(&s->h.scan_ns, clock_ns(CLOCK_MONOTONIC_COARSE));
+  cmg__group_scan(s, &m);
+  atomic_store(&s->h.scan_ns, cmg__group_clock_ns(CLOCK_MONOTONIC_COARSE));
   if (cmg__seg_members(s) == 0)
     adopt(s);
   else if (!registry)
@@ -596,9 +481,10 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
   }
   limit = cap_of(d, physical);
   *limit_out = limit;
-  maybe_scan(s, SCAN_PERIOD_NS);
+  struct cmg__member m = member();
+  cmg__group_maybe_scan(s, &m, SCAN_PERIOD_NS);
   rc = add(s, d, bytes, limit, used_out);
-  if (rc != 0 && maybe_scan(s, SCAN_DENIAL_NS))
+  if (rc != 0 && cmg__group_maybe_scan(s, &m, SCAN_DENIAL_NS))
     rc = add(s, d, bytes, limit, used_out);
   if (rc != 0)
     return rc;
@@ -628,7 +514,7 @@ cmg__group_release(int device, uint64_t bytes)
     return;
   s = seg;
   if (registry) {
-    /* One subtract, not sub_clamped's loop: only a reclaimer that took
+    /* One subtract, not cmg__group_sub's loop: only a reclaimer that took
      * the slot for dead can have emptied it under us, and the count is
      * for show, so an underflow is put right after the fact. */
     uint64_t had = atomic_fetch_sub_explicit(&mine->used[device], bytes,
@@ -639,8 +525,8 @@ cmg__group_release(int device, uint64_t bytes)
     return;
   }
   /* The slot first: a kill in between leaves the group counting more. */
-  sub_clamped(&mine->used[device], bytes, false);
-  sub_clamped(&s->dev[device].used, bytes, true);
+  cmg__group_sub(&mine->used[device], bytes, NULL);
+  cmg__group_sub(&s->dev[device].used, bytes, group);
   /* Pairs with the fence in cmg__group_wait: either the waiter sees the
    * room, or we see the waiter. */
   atomic_thread_fence(memory_order_seq_cst);
@@ -652,13 +538,13 @@ int
 cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
                 uint64_t timeout_ns, uint64_t *used_out, uint64_t *limit_out)
 {
-  uint64_t deadline = clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+  uint64_t deadline = cmg__group_clock_ns(CLOCK_MONOTONIC) + timeout_ns;
 
   for (;;) {
     int rc = reserve(device, bytes, physical, used_out, limit_out);
     struct seg *s = seg;
     struct seg_slot *sl = mine;
-    uint64_t now = clock_ns(CLOCK_MONOTONIC), left;
+    uint64_t now = cmg__group_clock_ns(CLOCK_MONOTONIC), left;
     uint32_t seq;
 
     if (rc != -ENOMEM)
@@ -713,13 +599,14 @@ cmg__group_leave(void)
   /* mine keeps pointing at the slot: a thread that passed the state check
    * before us may still count into it, and those bytes are also in the
    * group's counters, to be given back by the slot's next owner. */
-  if (empty_slot(s, mine))
+  struct cmg__member m = member();
+  if (cmg__group_empty_slot(s, mine, &m))
     cmg__seg_wake_all(s);
   /* The lock is held for a scan at most, by a member joining or leaving;
    * if it stays taken, that member is not gone and removes the segment. */
   if (cmg__seg_lock(seg_fd, LEAVE_LOCK_NS) != 0)
     return;
-  scan(s);
+  cmg__group_scan(s, &m);
   if (cmg__seg_members(s) == 0 && fstat(seg_fd, &ours) == 0 &&
       stat(shm_path, &named) == 0 && ours.st_ino == named.st_ino &&
       ours.st_dev == named.st_dev) {
