@@ -18,6 +18,7 @@ libcmg_core_la_SOURCES = \
 	src/core/policy.c src/core/policy.h \
 	src/core/pools.c src/core/pools.h \
 	src/core/report.c src/core/report.h \
+	src/core/report_devices.c src/core/report_devices.h \
 	src/core/report_options.c src/core/report_options.h \
 	src/core/report_refs.c src/core/report_refs.h \
 	src/core/report_timeline.c src/core/report_timeline.h \

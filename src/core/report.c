@@ -38,12 +38,12 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/group.h"
 #include "core/history.h"
 #include "core/jsonw.h"
 #include "core/ledger.h"
 #include "core/policy.h"
 #include "core/report.h"
+#include "core/report_devices.h"
 #include "core/report_options.h"
 #include "core/report_refs.h"
 #include "core/report_timeline.h"
@@ -103,12 +103,6 @@ static double
 seconds(uint64_t ns)
 {
   return (double)(ns / 1000) / 1e6;
-}
-
-static cJSON *
-bytes_or_null(uint64_t v)
-{
-  return v == CMG__NO_LIMIT ? cJSON_CreateNull() : cJSON_CreateNumber(v);
 }
 
 /* ---- collecting -------------------------------------------------------- */
@@ -238,85 +232,6 @@ process_json(const struct cmg__process *p)
   return o;
 }
 
-static bool
-is_device_used(int d, const struct cmg_device_stats *s)
-{
-  return cmg__policy_is_device_set(d) || s->allocations || s->denials;
-}
-
-static cJSON *
-devices_json(void)
-{
-  cJSON *a = cJSON_CreateArray();
-  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
-    struct cmg_device_stats s;
-    struct cmg__device_history h;
-    cmg__ledger_stats(d, &s);
-    if (!is_device_used(d, &s) || cmg__history_device(d, &h) < 0)
-      continue;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "ordinal", d);
-    cJSON_AddStringToObject(o, "name", h.name);
-    cJSON_AddStringToObject(o, "uuid", h.uuid);
-    cJSON_AddNumberToObject(o, "physical_bytes", cmg__policy_physical(d));
-    cJSON_AddItemToObject(o, "limit_bytes",
-                          bytes_or_null(cmg__policy_is_device_set(d)
-                                            ? cmg__policy_limit(d)
-                                            : CMG__NO_LIMIT));
-    cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
-    cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
-    cJSON_AddNumberToObject(o, "allocations", s.allocations);
-    cJSON_AddNumberToObject(o, "frees", s.frees);
-    cJSON_AddNumberToObject(o, "released", s.released);
-    cJSON_AddNumberToObject(o, "denied", s.denials);
-    cJSON_AddItemToArray(a, o);
-    cmg__history_device_free(&h);
-  }
-  return a;
-}
-
-static cJSON *
-host_json(void)
-{
-  struct cmg_device_stats s;
-  cmg__ledger_stats(CMG__HOST, &s);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddItemToObject(o, "limit_bytes",
-                        bytes_or_null(cmg__policy_limit(CMG__HOST)));
-  cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
-  cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
-  cJSON_AddNumberToObject(o, "allocations", s.allocations);
-  cJSON_AddNumberToObject(o, "frees", s.frees);
-  cJSON_AddNumberToObject(o, "denied", s.denials);
-  return o;
-}
-
-/* The group this process shares a cap with, and the group's usage as this
- * report is written; null outside a group. */
-static cJSON *
-group_json(void)
-{
-  if (!cmg__group_active())
-    return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "name", cmg__group_name());
-  cJSON_AddNumberToObject(o, "members", cmg__group_members());
-  cJSON *a = cJSON_AddArrayToObject(o, "devices");
-  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
-    struct cmg__group_usage u;
-    if (cmg__group_usage(d, &u) < 0 || (u.used == 0 && u.mine == 0 &&
-                                        !cmg__policy_is_device_set(d)))
-      continue;
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddNumberToObject(x, "device", d);
-    cJSON_AddItemToObject(x, "limit_bytes", bytes_or_null(u.limit));
-    cJSON_AddNumberToObject(x, "used_bytes", u.used);
-    cJSON_AddNumberToObject(x, "process_bytes", u.mine);
-    cJSON_AddItemToArray(a, x);
-  }
-  return o;
-}
-
 static cJSON *
 released_json(struct cmg__refs *r)
 {
@@ -397,7 +312,7 @@ event_json(const struct cmg__event *e, struct cmg__refs *r)
   cJSON_AddItemToObject(o, "device", device_or_null(e->device));
   cJSON_AddNumberToObject(o, "requested_bytes", e->requested_bytes);
   cJSON_AddNumberToObject(o, "live_bytes", e->live_bytes);
-  cJSON_AddItemToObject(o, "limit_bytes", bytes_or_null(e->limit_bytes));
+  cJSON_AddItemToObject(o, "limit_bytes", cmg__report_bytes(e->limit_bytes));
   cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, e->stack));
   return o;
 }
@@ -601,9 +516,9 @@ head_json(const struct cmg__process *proc, const struct live *l)
   cJSON_AddStringToObject(tool, "version", CMG_VERSION_STRING);
   cJSON_AddItemToObject(root, "process", process_json(proc));
   cJSON_AddItemToObject(root, "options", cmg__report_options_json(proc));
-  cJSON_AddItemToObject(root, "devices", devices_json());
-  cJSON_AddItemToObject(root, "host", host_json());
-  cJSON_AddItemToObject(root, "group", group_json());
+  cJSON_AddItemToObject(root, "devices", cmg__report_devices_json());
+  cJSON_AddItemToObject(root, "host", cmg__report_host_json());
+  cJSON_AddItemToObject(root, "group", cmg__report_group_json());
   cJSON *summary = cJSON_AddObjectToObject(root, "summary");
   cJSON_AddNumberToObject(summary, "live_allocations", l->device_allocations);
   cJSON_AddNumberToObject(summary, "live_bytes", l->device_bytes);

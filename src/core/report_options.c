@@ -17,8 +17,8 @@
 #include "core/report_options.h"
 #include "core/size.h"
 
-static cJSON *
-bytes_or_null(uint64_t v)
+cJSON *
+cmg__report_bytes(uint64_t v)
 {
   return v == CMG__NO_LIMIT ? cJSON_CreateNull() : cJSON_CreateNumber(v);
 }
@@ -95,8 +95,8 @@ cmg__report_options_json(const struct cmg__process *p)
     snprintf(key, sizeof(key), "%d", i);
     cJSON_AddItemToObject(per, key, limit_json(&c->soft_limit_dev[i]));
   }
-  cJSON_AddItemToObject(o, "max_alloc", bytes_or_null(c->max_alloc));
-  cJSON_AddItemToObject(o, "host_limit", bytes_or_null(c->host_limit));
+  cJSON_AddItemToObject(o, "max_alloc", cmg__report_bytes(c->max_alloc));
+  cJSON_AddItemToObject(o, "host_limit", cmg__report_bytes(c->host_limit));
   cJSON_AddBoolToObject(o, "failed_closed", cmg__policy_is_failed_closed());
   cJSON_AddBoolToObject(o, "no_pools", c->no_pools);
   cJSON_AddBoolToObject(o, "timeline", c->timeline);
