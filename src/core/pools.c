@@ -54,36 +54,47 @@ is_listed(const char *list, const char *name)
   return false;
 }
 
-/* Sets the switches; see pools.h for the contract. */
-int
-cmg__pools_apply(void)
+/* Adds name to CUMEMGUARD_POOLS_SET.  A longer list than half the room
+ * (not ours) is dropped rather than cut. */
+static int
+list_as_ours(const char *name)
 {
-  /* Room for every name with its comma after what was there; a longer old
-   * list (not ours) is dropped rather than cut. */
   char set[256] = "";
   const char *old = getenv(CMG__POOLS_SET_VAR);
-  size_t used = 0;
+  size_t used = 0, n = strlen(name);
 
   if (old != NULL && strlen(old) < sizeof(set) / 2) {
     memcpy(set, old, strlen(old) + 1);
     used = strlen(old);
   }
+  if (is_listed(set, name) || used + n + 2 > sizeof(set))
+    return 0;
+  if (used > 0)
+    set[used++] = ',';
+  memcpy(set + used, name, n + 1);
+  return setenv(CMG__POOLS_SET_VAR, set, 1) != 0 ? -errno : 0;
+}
+
+int
+cmg__pools_setenv(const char *name, const char *value)
+{
+  if (getenv(name) != NULL)
+    return 0;
+  if (setenv(name, value, 0) != 0)
+    return -errno;
+  return list_as_ours(name);
+}
+
+/* Sets the switches; see pools.h for the contract. */
+int
+cmg__pools_apply(void)
+{
   for (size_t i = 0; i < CMG__POOLS_N; i++) {
     const struct cmg__pools_switch *s = &cmg__pools_switches[i];
-    if (getenv(s->name) != NULL)
-      continue;
-    if (setenv(s->name, s->value, 0) != 0)
-      return -errno;
-    if (!is_listed(set, s->name)) {
-      size_t n = strlen(s->name);
-      if (used > 0)
-        set[used++] = ',';
-      memcpy(set + used, s->name, n + 1);
-      used += n;
-    }
+    int err = cmg__pools_setenv(s->name, s->value);
+    if (err < 0)
+      return err;
   }
-  if (used > 0 && setenv(CMG__POOLS_SET_VAR, set, 1) != 0)
-    return -errno;
   return 0;
 }
 

@@ -36,6 +36,12 @@ struct cmg__pools {
   struct cmg__pools_seen seen[CMG__POOLS_N];
 };
 
+/* Sets variable name to value unless the environment sets it already (a
+ * user's value stays), and then lists it in CUMEMGUARD_POOLS_SET, so that
+ * reports say cumemguard set it.  Returns 0, or a negative errno when
+ * setenv fails. */
+int cmg__pools_setenv(const char *name, const char *value);
+
 /* Sets every switch that is not set already (a user's value stays) and
  * adds the ones it set to CUMEMGUARD_POOLS_SET.  Returns 0, or a negative
  * errno when setenv fails. */

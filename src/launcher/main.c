@@ -200,7 +200,7 @@ print_help(void)
   print_flag("on-demand-growth", "",
              "make TensorFlow and JAX allocate as they go:\n"
              "sets TF_FORCE_GPU_ALLOW_GROWTH=true and\n"
-             "XLA_PYTHON_CLIENT_PREALLOCATE=false");
+             "XLA_PYTHON_CLIENT_PREALLOCATE=false unless set");
   print_flag("help", "", "print this help and exit");
   print_flag("version", "", "print the version and exit");
   printf("\n'cumemguard status' runs no program: it prints each of your "
@@ -488,7 +488,7 @@ main(int argc, char **argv)
     goto out;
   }
   for (size_t g = 0; on_demand_growth && g < N_GROWTH_ENV; g++)
-    if (setenv(growth_env[g].name, growth_env[g].value, 1) != 0) {
+    if (cmg__pools_setenv(growth_env[g].name, growth_env[g].value) != 0) {
       cmg__log("cannot set the environment: %s", strerror(errno));
       goto out;
     }

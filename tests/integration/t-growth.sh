@@ -68,5 +68,16 @@ CUMEMGUARD_LIBRARY=$CUMEMGUARD_LIBRARY "$LAUNCHER" --on-demand-growth -- \
   sh -c 'echo "$TF_FORCE_GPU_ALLOW_GROWTH $XLA_PYTHON_CLIENT_PREALLOCATE"' \
   >"$tmp/out" 2>"$tmp/err"
 is "$(cat "$tmp/out")" "true false" "--on-demand-growth: TF grows, XLA does not preallocate"
+# A value the user set stays, and the report says whose each one is.
+TF_FORCE_GPU_ALLOW_GROWTH=false guard "--on-demand-growth --report $R" \
+  app_driver alloc 1M
+is "$(q "$R" '[(s["name"], s["value"], s["set_by"]) for s in r["options"]["pool_switches"] if s["name"] == "XLA_PYTHON_CLIENT_PREALLOCATE"]')" \
+  "[('XLA_PYTHON_CLIENT_PREALLOCATE', 'false', 'cumemguard')]" \
+  "--on-demand-growth: the report says cumemguard set XLA's switch"
+CUMEMGUARD_LIBRARY=$CUMEMGUARD_LIBRARY TF_FORCE_GPU_ALLOW_GROWTH=false \
+  XLA_PYTHON_CLIENT_PREALLOCATE=true "$LAUNCHER" --on-demand-growth -- \
+  sh -c 'echo "$TF_FORCE_GPU_ALLOW_GROWTH $XLA_PYTHON_CLIENT_PREALLOCATE"' \
+  >"$tmp/out" 2>"$tmp/err"
+is "$(cat "$tmp/out")" "false true" "--on-demand-growth: the user's own values stay"
 
 done_testing
