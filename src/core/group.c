@@ -432,11 +432,11 @@ add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
 static inline void
 solo_add(int d, uint64_t bytes)
 {
-  uint64_t held = atomic_fetch_add_explicit(&mine->used[d], bytes,
+  uint64_t held = atomic_fetch_add_explicit(&mine->dev[d].used, bytes,
                                             memory_order_relaxed) + bytes;
 
-  if (held > atomic_load_explicit(&mine->peak[d], memory_order_relaxed))
-    atomic_store_explicit(&mine->peak[d], held, memory_order_relaxed);
+  if (held > atomic_load_explicit(&mine->dev[d].peak, memory_order_relaxed))
+    atomic_store_explicit(&mine->dev[d].peak, held, memory_order_relaxed);
 }
 
 bool
@@ -488,10 +488,10 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
     rc = add(s, d, bytes, limit, used_out);
   if (rc != 0)
     return rc;
-  held = atomic_fetch_add_explicit(&mine->used[d], bytes,
+  held = atomic_fetch_add_explicit(&mine->dev[d].used, bytes,
                                    memory_order_relaxed) + bytes;
-  if (held > atomic_load_explicit(&mine->peak[d], memory_order_relaxed))
-    atomic_store_explicit(&mine->peak[d], held, memory_order_relaxed);
+  if (held > atomic_load_explicit(&mine->dev[d].peak, memory_order_relaxed))
+    atomic_store_explicit(&mine->dev[d].peak, held, memory_order_relaxed);
   return 0;
 }
 
@@ -517,15 +517,15 @@ cmg__group_release(int device, uint64_t bytes)
     /* One subtract, not cmg__group_sub's loop: only a reclaimer that took
      * the slot for dead can have emptied it under us, and the count is
      * for show, so an underflow is put right after the fact. */
-    uint64_t had = atomic_fetch_sub_explicit(&mine->used[device], bytes,
+    uint64_t had = atomic_fetch_sub_explicit(&mine->dev[device].used, bytes,
                                              memory_order_relaxed);
     if (cmg__unlikely(had < bytes))
-      atomic_fetch_add_explicit(&mine->used[device], bytes - had,
+      atomic_fetch_add_explicit(&mine->dev[device].used, bytes - had,
                                 memory_order_relaxed);
     return;
   }
   /* The slot first: a kill in between leaves the group counting more. */
-  cmg__group_sub(&mine->used[device], bytes, NULL);
+  cmg__group_sub(&mine->dev[device].used, bytes, NULL);
   cmg__group_sub(&s->dev[device].used, bytes, group);
   /* Pairs with the fence in cmg__group_wait: either the waiter sees the
    * room, or we see the waiter. */
@@ -666,7 +666,7 @@ cmg__group_usage(int device, struct cmg__group_usage *out)
   out->used = atomic_load_explicit(&s->dev[device].used,
                                    memory_order_relaxed);
   out->mine = st == JOINED && sl != NULL
-                  ? atomic_load_explicit(&sl->used[device],
+                  ? atomic_load_explicit(&sl->dev[device].used,
                                          memory_order_relaxed)
                   : 0;
   return 0;

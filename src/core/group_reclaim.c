@@ -66,13 +66,13 @@ cmg__group_empty_slot(struct seg *s, struct seg_slot *sl,
   uint32_t waiting;
 
   for (int d = 0; d < SEG_DEVICES; d++) {
-    uint64_t b = atomic_exchange(&sl->used[d], 0);
+    uint64_t b = atomic_exchange(&sl->dev[d].used, 0);
     /* The registry keeps no group counters: its slots are the count. */
     if (b != 0 && !m->registry) {
       cmg__group_sub(&s->dev[d].used, b, m->group);
       gave = true;
     }
-    atomic_store_explicit(&sl->peak[d], 0, memory_order_relaxed);
+    atomic_store_explicit(&sl->dev[d].peak, 0, memory_order_relaxed);
   }
   atomic_store_explicit(&sl->denials, 0, memory_order_relaxed);
   waiting = atomic_exchange(&sl->waiting, 0);

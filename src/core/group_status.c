@@ -118,7 +118,7 @@ print_group(FILE *f, const struct cmg__seg_entry *e, const struct seg *c,
       dead++;
     }
     for (int d = 0; d < SEG_DEVICES; d++)
-      shown[d] = shown[d] || sl->used[d] != 0 || sl->peak[d] != 0;
+      shown[d] = shown[d] || sl->dev[d].used != 0 || sl->dev[d].peak != 0;
   }
 
   if (!json) {
@@ -163,7 +163,7 @@ print_group(FILE *f, const struct cmg__seg_entry *e, const struct seg *c,
         continue;
       printable(sl->comm, comm, sizeof(comm));
       for (int d = 0; d <= SEG_DEVICES; d++) {
-        if (d < SEG_DEVICES && sl->used[d] == 0 && sl->peak[d] == 0)
+        if (d < SEG_DEVICES && sl->dev[d].used == 0 && sl->dev[d].peak == 0)
           continue;
         if (d == SEG_DEVICES && any)
           break;
@@ -172,8 +172,8 @@ print_group(FILE *f, const struct cmg__seg_entry *e, const struct seg *c,
           fprintf(f, "%6s %12s %12s", "-", "0 B", "0 B");
         else
           fprintf(f, "%6d %12s %12s", d,
-                  cmg__format_size(sl->used[d], b, sizeof(b)),
-                  cmg__format_size(sl->peak[d], cc, sizeof(cc)));
+                  cmg__format_size(sl->dev[d].used, b, sizeof(b)),
+                  cmg__format_size(sl->dev[d].peak, cc, sizeof(cc)));
         if (sl->denials != 0 && !any)
           fprintf(f, "  %u denied", (unsigned)sl->denials);
         fprintf(f, "%s\n", alive[i] ? "" : "  dead");
@@ -221,17 +221,17 @@ print_group(FILE *f, const struct cmg__seg_entry *e, const struct seg *c,
     if ((uint32_t)sl->owner != SLOT_CLAIMED)
       continue;
     for (int d = 0; d < SEG_DEVICES; d++)
-      live += sl->used[d];
+      live += sl->dev[d].used;
     fprintf(f, "%s{\"pid\":%d,\"command\":", sep, (int)(sl->owner >> 32));
     json_str(f, sl->comm, sizeof(sl->comm));
     fprintf(f, ",\"alive\":%s,\"live\":%" PRIu64 ",\"denials\":%u,"
             "\"devices\":[", alive[i] ? "true" : "false", live,
             (unsigned)sl->denials);
     for (int d = 0; d < SEG_DEVICES; d++) {
-      if (sl->used[d] == 0 && sl->peak[d] == 0)
+      if (sl->dev[d].used == 0 && sl->dev[d].peak == 0)
         continue;
       fprintf(f, "%s{\"device\":%d,\"live\":%" PRIu64 ",\"peak\":%" PRIu64
-              "}", dsep, d, (uint64_t)sl->used[d], (uint64_t)sl->peak[d]);
+              "}", dsep, d, (uint64_t)sl->dev[d].used, (uint64_t)sl->dev[d].peak);
       dsep = ",";
     }
     fprintf(f, "]}");

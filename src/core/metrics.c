@@ -150,7 +150,7 @@ series(FILE *f, enum which w, const char *name,
       if (!is_shown(sl, ns))
         continue;
       for (int d = 0; d < SEG_DEVICES; d++) {
-        if (w != P_DENIALS && sl->used[d] == 0 && sl->peak[d] == 0)
+        if (w != P_DENIALS && sl->dev[d].used == 0 && sl->dev[d].peak == 0)
           continue;
         fprintf(f, "%s{", name);
         seg_labels(f, &e[i]);
@@ -161,7 +161,7 @@ series(FILE *f, enum which w, const char *name,
           break;
         }
         fprintf(f, ",device=\"%d\"} %" PRIu64 "\n", d,
-                (uint64_t)(w == P_USED ? sl->used[d] : sl->peak[d]));
+                (uint64_t)(w == P_USED ? sl->dev[d].used : sl->dev[d].peak));
       }
     }
   }

@@ -76,8 +76,8 @@ copy_seg(struct seg *dst, const struct seg *src)
     to->denials = atomic_load(&from->denials);
     memcpy(to->comm, from->comm, sizeof(to->comm));
     for (int d = 0; d < SEG_DEVICES; d++) {
-      to->used[d] = atomic_load(&from->used[d]);
-      to->peak[d] = atomic_load(&from->peak[d]);
+      to->dev[d].used = atomic_load(&from->dev[d].used);
+      to->dev[d].peak = atomic_load(&from->dev[d].peak);
     }
   }
 }

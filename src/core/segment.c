@@ -387,8 +387,8 @@ cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start, uint64_t pidns,
     atomic_store_explicit(&sl->pidns, pidns, memory_order_relaxed);
     memcpy(sl->comm, comm, sizeof(sl->comm));
     for (int d = 0; d < SEG_DEVICES; d++)
-      atomic_store_explicit(&sl->peak[d],
-                            atomic_load_explicit(&sl->used[d],
+      atomic_store_explicit(&sl->dev[d].peak,
+                            atomic_load_explicit(&sl->dev[d].used,
                                                  memory_order_relaxed),
                             memory_order_relaxed);
     return sl;
