@@ -260,6 +260,19 @@ handle_on_exceed(struct cmg__config *cfg, int index, const char *value,
   return -EINVAL;
 }
 
+static int
+handle_stack_mode(struct cmg__config *cfg, int index, const char *value,
+                  size_t len)
+{
+  static const char *const names[] = { "auto", "fp", "dwarf" };
+  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
+    if (cmg__equals_nocase(value, len, names[i])) {
+      cfg->stack_mode = (enum cmg__stack_mode)i;
+      return 0;
+    }
+  return -EINVAL;
+}
+
 /* wait_timeout=TIME, from 1 ms to 24 h. */
 static int
 handle_wait_timeout(struct cmg__config *cfg, int index, const char *value,
@@ -335,6 +348,7 @@ static const char report_range[] =
 _Static_assert(CMG__REPORT_MAX == 1024, "report_range names the limit");
 static const char stack_depth_expected[] =
     "a number of frames from 0 to " STR(CMG__STACK_DEPTH_MAX);
+static const char stack_mode_expected[] = "one of auto, fp, dwarf";
 static const char dump_signal_expected[] =
     "one of USR1, USR2, HUP, WINCH, URG, PWR";
 static const char leak_exitcode_expected[] = "an exit status from 1 to 255";
@@ -358,6 +372,8 @@ static const struct option options[] = {
   { "report", false, handle_report, report_expected, report_range },
   { "stack_depth", false, handle_stack_depth, stack_depth_expected,
     stack_depth_expected },
+  { "stack_mode", false, handle_stack_mode, stack_mode_expected,
+    stack_mode_expected },
   { "dump_signal", false, handle_dump_signal, dump_signal_expected,
     dump_signal_expected },
   { "leak_exitcode", false, handle_leak_exitcode, leak_exitcode_expected,

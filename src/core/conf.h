@@ -24,6 +24,13 @@ enum cmg__on_exceed {
   CMG__ON_EXCEED_WAIT,      /* wait for frees, up to wait_timeout */
 };
 
+/* How capture unwinds (unwind.c). */
+enum cmg__stack_mode {
+  CMG__STACK_MODE_AUTO = 0, /* frame pointers where proven, else libunwind */
+  CMG__STACK_MODE_FP,       /* frame pointers everywhere, bounds-checked */
+  CMG__STACK_MODE_DWARF,    /* libunwind only */
+};
+
 #define CMG__WAIT_TIMEOUT_DEFAULT_NS (30ull * 1000000000ull)
 
 struct cmg__config {
@@ -40,6 +47,7 @@ struct cmg__config {
   struct cmg__limit group_limit_dev[CMG__MAX_DEVICES]; /* group_limit.N */
   char report[CMG__REPORT_MAX];   /* report=PATTERN; default above */
   unsigned stack_depth;           /* stack_depth=N, 0..256; default 32 */
+  enum cmg__stack_mode stack_mode; /* stack_mode=auto|fp|dwarf */
   int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
   int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
   bool no_pools;                  /* no_pools=1: frameworks' pools off */

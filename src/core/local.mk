@@ -28,6 +28,10 @@ libcmg_core_la_SOURCES = \
 	src/core/stacks.c src/core/stacks.h \
 	src/core/symbols.c src/core/symbols.h \
 	src/core/tally.c src/core/tally.h \
-	src/core/timeline.c src/core/timeline.h
-libcmg_core_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(LTO_CFLAGS)
+	src/core/timeline.c src/core/timeline.h \
+	src/core/unwind.c src/core/unwind.h
+# Frame pointers, so that capture's frame-pointer walk passes through our
+# own frames (core/unwind.c).
+libcmg_core_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(LTO_CFLAGS) \
+	-fno-omit-frame-pointer
 libcmg_core_la_LIBADD = $(UNWIND_LIBS) $(CJSON_LIBS) -ldl -lpthread

@@ -5,7 +5,8 @@
  * only when a report is written.
  *
  * Capture runs inside every allocation wrapper, so it unwinds with
- * libunwind's unw_backtrace (per-thread caches, no lock of its own) into a
+ * frame pointers where they are proven right, else with libunwind's
+ * unw_backtrace (per-thread caches, no lock of its own; unwind.c) into a
  * fixed buffer on the stack and never symbolizes, mallocs or locks for a
  * stack already seen.  Each distinct (frames, truncated) pair is stored once
  * in a record that never moves and is never freed.  Records are found two
@@ -45,12 +46,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/stacks.h"
+#include "core/unwind.h"
 
 /* Frames of our own that capture may find on the stack: capture itself,
  * the allocation machinery and the wrapper above the caller's first frame,
@@ -174,7 +173,7 @@ cmg__stacks_walk(void)
    * static TLS block"), and this keeps capture reentrant. */
   uintptr_t ips[CAPTURE_MAX];
   int cap = (int)depth + SPARE + 1;
-  int n = unw_backtrace((void **)ips, cap);
+  int n = cmg__unwind(ips, cap);
   /* libunwind can end a stack with null frames (KDE bug 379082). */
   while (n > 0 && ips[n - 1] == 0)
     n--;

@@ -68,6 +68,10 @@ static const struct flag flags[] = {
     "record N frames of each allocation's stack, 0 for\n"
     "none (default " STR(CMG__STACK_DEPTH_DEFAULT) ", at most "
     STR(CMG__STACK_DEPTH_MAX) ")" },
+  { "stack-mode", "stack_mode", "MODE",
+    "how stacks are walked: auto (default: frame\n"
+    "pointers where proven right, else DWARF), fp\n"
+    "(frame pointers only) or dwarf (libunwind only)" },
   { "dump-signal", "dump_signal", "NAME",
     "write a report whenever the program gets signal\n"
     "NAME: USR1, USR2, HUP, WINCH, URG or PWR" },
@@ -212,11 +216,12 @@ print_help(void)
   printf("\nEnvironment:\n"
          "  " OPTIONS_VAR "  options as key=value,...: limit, limit.N "
          "(device N),\n"
-         "                      report, stack_depth, dump_signal, "
-         "leak_exitcode,\n"
-         "                      on_exceed, wait_timeout, soft_limit(.N), "
-         "max_alloc,\n"
-         "                      host_limit, group, group_limit(.N), no_pools,\n"
+         "                      report, stack_depth, stack_mode, "
+         "dump_signal,\n"
+         "                      leak_exitcode, on_exceed, wait_timeout, "
+         "soft_limit(.N),\n"
+         "                      max_alloc, host_limit, group, "
+         "group_limit(.N), no_pools,\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
          "  " CMG__LIBRARY_VAR "  the library to preload; by default\n"

@@ -34,6 +34,7 @@
 #include "core/stacks.h"
 #include "core/symbols.h"
 #include "core/timeline.h"
+#include "core/unwind.h"
 #include "preload/dump.h"
 #include "preload/init.h"
 
@@ -97,6 +98,7 @@ init_once(void)
     snprintf(why, sizeof(why), "group=%s: %s", cmg__cfg.group, err);
     cmg__policy_fail_closed(why);
   }
+  cmg__unwind_configure(cmg__cfg.stack_mode);
   cmg__stacks_configure(cmg__cfg.stack_depth);
   cmg__timeline_on = cmg__cfg.timeline;
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);

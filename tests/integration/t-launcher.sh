@@ -57,7 +57,7 @@ lines() {
   wc -l <"$1" | tr -d ' '
 }
 
-echo 1..51
+echo 1..52
 
 if [ ! -x "$L" ]; then
   echo "Bail out! $L was not built"
@@ -87,8 +87,8 @@ launch "$L" --help
   [ ! -s "$tmp/err" ]
 report "--help prints the usage to stdout and exits 0"
 
-for f in '--report PATTERN' '--stack-depth N' '--dump-signal NAME' \
-  '--leak-exitcode N'; do
+for f in '--report PATTERN' '--stack-depth N' '--stack-mode MODE' \
+  '--dump-signal NAME' '--leak-exitcode N'; do
   grep -q -e "^  $f  " "$tmp/out" && grep -q -e "\[$f\]" "$tmp/out"
   report "--help describes $f"
 done

@@ -7,7 +7,8 @@ UNIT_TESTS = \
 	tests/unit/test_policy \
 	tests/unit/test_stacks \
 	tests/unit/test_tally \
-	tests/unit/test_timeline
+	tests/unit/test_timeline \
+	tests/unit/test_unwind
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
@@ -19,3 +20,29 @@ tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
 tests_unit_test_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic
+
+# The frame-pointer walk against libunwind, from four builds of one source:
+# -O2 with frame pointers (the one check-sanitize and check-valgrind run
+# too), -O2 without, -O0 with and without.
+UNWIND_VARIANTS = \
+	tests/unit/test_unwind_nofp \
+	tests/unit/test_unwind_O0 \
+	tests/unit/test_unwind_O0_nofp
+check_PROGRAMS += $(UNWIND_VARIANTS)
+TESTS += $(UNWIND_VARIANTS)
+tests_unit_test_unwind_LDADD = $(UNIT_LDADD)
+tests_unit_test_unwind_CPPFLAGS = $(AM_CPPFLAGS) -DUNWIND_EXPECT_SKIP
+tests_unit_test_unwind_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_unit_test_unwind_nofp_SOURCES = tests/unit/test_unwind.c
+tests_unit_test_unwind_nofp_CPPFLAGS = $(AM_CPPFLAGS) -DUNWIND_NOFP
+tests_unit_test_unwind_nofp_CFLAGS = $(AM_CFLAGS) -fomit-frame-pointer
+tests_unit_test_unwind_nofp_LDADD = $(UNIT_LDADD)
+tests_unit_test_unwind_O0_SOURCES = tests/unit/test_unwind.c
+tests_unit_test_unwind_O0_CPPFLAGS = $(AM_CPPFLAGS) -DUNWIND_O0
+tests_unit_test_unwind_O0_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_unit_test_unwind_O0_LDADD = $(UNIT_LDADD)
+tests_unit_test_unwind_O0_nofp_SOURCES = tests/unit/test_unwind.c
+tests_unit_test_unwind_O0_nofp_CPPFLAGS = $(AM_CPPFLAGS) -DUNWIND_O0 \
+	-DUNWIND_NOFP
+tests_unit_test_unwind_O0_nofp_CFLAGS = $(AM_CFLAGS) -fomit-frame-pointer
+tests_unit_test_unwind_O0_nofp_LDADD = $(UNIT_LDADD)

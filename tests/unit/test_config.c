@@ -341,7 +341,8 @@ static const struct error_case error_cases[] = {
   /* unknown keys; keys are case-sensitive */
   IS("limt=4GiB",
      "unknown option 'limt=4GiB': expected one of limit, limit.N, report, "
-     "stack_depth, dump_signal, leak_exitcode, on_exceed, wait_timeout, "
+     "stack_depth, stack_mode, dump_signal, leak_exitcode, on_exceed, "
+     "wait_timeout, "
      "soft_limit, soft_limit.N, max_alloc, host_limit, group, "
      "group_limit, group_limit.N, no_pools, timeline"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
@@ -702,6 +703,40 @@ test_config_stack_depth(void)
     is_int(cfg.stack_depth, cases[i].want, "'%s': depth", cases[i].in);
     is_str(cfg.report, CMG__REPORT_DEFAULT, "'%s': report keeps its default",
            cases[i].in);
+  }
+}
+
+static void
+test_config_stack_mode(void)
+{
+  static const struct {
+    const char *in;
+    enum cmg__stack_mode want;
+  } cases[] = {
+    { "stack_mode=auto", CMG__STACK_MODE_AUTO },
+    { "stack_mode=fp", CMG__STACK_MODE_FP },
+    { "stack_mode=dwarf", CMG__STACK_MODE_DWARF },
+    { "stack_mode=DWARF", CMG__STACK_MODE_DWARF },
+    { "stack_mode=Fp,stack_depth=8", CMG__STACK_MODE_FP },
+  };
+  struct cmg__config cfg;
+  char err[256];
+
+  for (size_t i = 0; i < N(cases); i++) {
+    ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
+    is_int(cfg.stack_mode, cases[i].want, "'%s': mode", cases[i].in);
+  }
+  ok(parses("limit=1G", &cfg), "no stack_mode");
+  is_int(cfg.stack_mode, CMG__STACK_MODE_AUTO, "auto is the default");
+  static const char *const bad[] = { "stack_mode=", "stack_mode=frame",
+                                     "stack_mode=auto ", "stack_mode=fpx" };
+  for (size_t i = 0; i < N(bad); i++) {
+    char want[128];
+    snprintf(want, sizeof(want),
+             "bad value '%s': expected one of auto, fp, dwarf", bad[i]);
+    is_int(cmg__config_parse(bad[i], &cfg, err, sizeof(err)), -EINVAL,
+           "'%s' is refused", bad[i]);
+    is_str(err, want, "'%s': the message", bad[i]);
   }
 }
 
@@ -1183,6 +1218,7 @@ main(void)
   test_config_limit();
   test_config_report();
   test_config_stack_depth();
+  test_config_stack_mode();
   test_config_dump_signal();
   test_config_leak_exitcode();
   test_config_no_pools();
