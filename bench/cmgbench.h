@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Frames of real, distinct functions between main and the timed calls. */
 #define CMGB_CALL_DEPTH 40
@@ -28,6 +29,10 @@ typedef void (*cmgb_fn)(void *arg);
  * a different function, none of them inlined or tail-called, so that an
  * unwinder walks as many frames as in a program with that call depth. */
 void cmgb_at_depth(unsigned depth, cmgb_fn fn, void *arg);
+
+/* The same from functions built without frame pointers (frames_nofp.c);
+ * everything else in the benchmark keeps them. */
+void cmgb_at_depth_nofp(unsigned depth, cmgb_fn fn, void *arg);
 
 /* Calls fn(arg) through CMGB_TREE_LEVELS frames that the bits of `which`
  * choose among two functions per level: each value below 2^14 gives a
@@ -133,6 +138,23 @@ void cmgb_store(const char *key, double value);
 /* A figure the children printed, by its key ("calls.32.direct.added_med");
  * NAN when there is none. */
 double cmgb_get(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- modes.c: stack modes, with and without frame pointers ------------ */
+
+#define CMGB_NMODES 3
+#define CMGB_NMODE_DEPTHS 3
+extern const char *const cmgb_modes[CMGB_NMODES];       /* auto fp dwarf */
+extern const int cmgb_mode_depths[CMGB_NMODE_DEPTHS];   /* 16 32 64 */
+extern const char *const cmgb_chains[2];                /* fp, nofp */
+
+/* Section 1b of the table, its figures' check, its JSON member. */
+void cmgb_modes_require(void);
+void cmgb_modes_print(void);
+void cmgb_modes_json(FILE *f);
+/* Added ns per pair at 32 frames: auto with frame pointers; and auto minus
+ * dwarf without them (what auto costs where it must hand over). */
+double cmgb_modes_fp32(void);
+double cmgb_modes_nofp32_extra(void);
 
 /* ---- table.c: the output ----------------------------------------------- */
 

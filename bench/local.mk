@@ -10,12 +10,18 @@ check_PROGRAMS += bench/cmgbench
 bench_cmgbench_SOURCES = \
 	bench/cmgbench.h \
 	bench/frames.c \
+	bench/frames_nofp.c \
 	bench/main.c \
+	bench/modes.c \
 	bench/paths.c \
 	bench/results.c \
 	bench/table.c \
 	bench/util.c \
 	bench/work.c
+# Frame pointers in the call chain, as a program built for profilers has
+# them; frames_nofp.c drops them for the rows that measure a program
+# without.
+bench_cmgbench_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
 bench_cmgbench_LDFLAGS = -no-install -rdynamic
 bench_cmgbench_LDADD = tests/sim/libcuda.la tests/sim/libcudart.la \
 	-ldl -lpthread -lm

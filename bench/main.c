@@ -136,6 +136,30 @@ run_calls(void)
   }
 }
 
+/* The direct path per stack mode and depth, from frames with and without
+ * frame pointers: a process each, since the interposer reads its options
+ * once. */
+static void
+run_modes(void)
+{
+  char rounds[16], opts[320], prefix[64];
+  snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
+  for (int c = 0; c < 2; c++)
+    for (int m = 0; m < CMGB_NMODES; m++)
+      for (int d = 0; d < CMGB_NMODE_DEPTHS; d++) {
+        const char *args[] = { "--child", "calls", "--rounds", rounds,
+                               "--block-ms", cmgb_plan->block_ms, "--paths",
+                               "direct", "--frames", cmgb_chains[c], NULL };
+        options(opts, sizeof(opts), cmgb_mode_depths[d]);
+        size_t len = strlen(opts);
+        snprintf(opts + len, sizeof(opts) - len, ",stack_mode=%s",
+                 cmgb_modes[m]);
+        snprintf(prefix, sizeof(prefix), "modes.%s.%s.%d", cmgb_chains[c],
+                 cmgb_modes[m], cmgb_mode_depths[d]);
+        run_child(prefix, opts, args);
+      }
+}
+
 /*
  * The stacks-off pair again, in short processes spread over the run: the
  * machine this was built on moves between a fast and a slow state that can
@@ -381,8 +405,10 @@ main(int argc, char **argv)
   read_machine();
   cmgb_machine.load_start = loadavg();
   fprintf(stderr, "cmgbench: %s run, children:\n", cmgb_plan->mode);
-  int share = (cmgb_plan->repeats + 4) / 5;
+  int share = (cmgb_plan->repeats + 5) / 6;
   run_calls();
+  run_repeats(share);
+  run_modes();
   run_repeats(share);
   run_threads();
   run_repeats(share);

@@ -43,6 +43,8 @@ struct opts {
   bool distinct;          /* mem: each allocation its own stack */
   bool each_device;       /* threads: one device per thread */
   const char *via;        /* loop: the path's name */
+  bool direct_only;       /* calls: the direct path (and the floor) only */
+  bool nofp;              /* calls: from frames without frame pointers */
 };
 
 static struct opts o = {
@@ -120,11 +122,17 @@ struct calls {
   long with_allocs;
 };
 
+static int
+npaths(void)
+{
+  return o.direct_only ? CMGB_DIRECT + 1 : CMGB_NPATHS;
+}
+
 static void
 calls_body(void *arg)
 {
   struct calls *c = arg;
-  for (int p = 0; p < CMGB_NPATHS; p++) {
+  for (int p = 0; p < npaths(); p++) {
     c->n[p] = calibrate(p);
     c->with_allocs += p == CMGB_FLOOR ? 0 : 1000;
     /* Warm-up: a block of each, unrecorded. */
@@ -133,7 +141,7 @@ calls_body(void *arg)
     c->with_allocs += p == CMGB_FLOOR ? 0 : c->n[p] / 4 + 1;
   }
   for (int r = 0; r < o.rounds && status == 0; r++)
-    for (int p = 0; p < CMGB_NPATHS; p++)
+    for (int p = 0; p < npaths(); p++)
       for (int k = 0; k < 2; k++) {
         bool with = k ^ ((r + p) & 1);
         if (p == CMGB_FLOOR && with)
@@ -150,7 +158,8 @@ mode_calls(void)
   struct cmg_device_stats before, after;
   if (cmgb_use_device(0) != 0 || cmgb_stats(0, &before) != 0)
     return 1;
-  cmgb_at_depth(CMGB_CALL_DEPTH, calls_body, &c);
+  (o.nofp ? cmgb_at_depth_nofp : cmgb_at_depth)(CMGB_CALL_DEPTH, calls_body,
+                                                &c);
   if (status != 0 || cmgb_stats(0, &after) != 0)
     return 1;
   /* The interposer must have counted every interposed allocation, and no
@@ -162,7 +171,7 @@ mode_calls(void)
     return 1;
   }
   put_stats("floor", "ns", c.s[CMGB_FLOOR][0], o.rounds);
-  for (int p = CMGB_DIRECT; p < CMGB_NPATHS; p++) {
+  for (int p = CMGB_DIRECT; p < npaths(); p++) {
     put_pair(cmgb_path_names[p], c.s[p][0], c.s[p][1], o.rounds);
     put2(cmgb_path_names[p], "pairs", (double)c.n[p]);
   }
@@ -484,7 +493,8 @@ mode_loop(void)
       l.path = p;
   if (l.path == CMGB_NPATHS || cmgb_use_device(0) != 0)
     return 1;
-  cmgb_at_depth(CMGB_CALL_DEPTH, loop_body, &l);
+  (o.nofp ? cmgb_at_depth_nofp : cmgb_at_depth)(CMGB_CALL_DEPTH, loop_body,
+                                                &l);
   return status;
 }
 
@@ -532,6 +542,10 @@ parse(int argc, char **argv)
       o.via = v;
     else if (strcmp(k, "--devices") == 0)
       o.each_device = strcmp(v, "each") == 0;
+    else if (strcmp(k, "--paths") == 0)
+      o.direct_only = strcmp(v, "direct") == 0;
+    else if (strcmp(k, "--frames") == 0)
+      o.nofp = strcmp(v, "nofp") == 0;
     else
       return -1;
   }

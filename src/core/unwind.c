@@ -1,40 +1,48 @@
 /*
- * The native unwinder of stack capture: a frame-pointer walk, and
- * libunwind where the walk cannot be trusted.
+ * The native unwinder of stack capture: a walk that steps through each
+ * frame the way libunwind's DWARF unwinding is proven to, and libunwind
+ * itself from the first frame it cannot prove.
  *
- * A frame-pointer step from a frame whose return address is R reads the
- * caller's return address at rbp + 8 and its rbp at rbp, and takes rbp + 16
- * as the caller's stack pointer.  That is exactly libunwind's step when the
- * unwind rule at R says: CFA = rbp + 16, rbp saved at CFA - 16 (the return
- * address is at CFA - 8 on x86-64).  Checking bounds cannot tell that: a
- * function built without frame pointers leaves its caller's rbp in place,
- * and the walk then silently skips a frame.  So in auto mode every R is
- * proven before the walk steps through it, and the verdict is kept.
+ * On x86-64 the frame of a return address R is stepped by the unwind rule
+ * found for R - 1, which depends only on R: the caller's return address is
+ * at CFA - 8, and the common rules are "CFA = rbp + 16, rbp saved at
+ * CFA - 16" (a frame-pointer frame) and "CFA = rsp + k, rbp unchanged or
+ * saved at CFA - c" (code built without frame pointers).  Either step needs
+ * only rsp, rbp and the stack, which the walk carries from frame to frame.
+ * Checking bounds alone cannot tell which rule applies: a function built
+ * without a frame pointer leaves its caller's rbp in place, and a plain
+ * frame-pointer walk then silently skips a frame.  So every R is proven
+ * once, and the verdict kept.
  *
- * The proof asks libunwind itself.  The rule depends only on R, not on the
- * values in the registers, so libunwind is made to step once from a
- * made-up frame at R: rsp the frame's real stack pointer (so that a rule
- * relative to rsp reads the frame's real, live memory), rbp and every other
- * register pointing into a buffer of ours whose words all hold addresses
- * inside it.  Only a rule "CFA = rbp + 16, rbp at CFA - 16" yields exactly
- * rbp + 16 as the caller's stack pointer and the buffer's words at rbp and
- * rbp + 8 as its rbp and return address; a rule relative to rsp lands
- * outside the buffer, one relative to another register or an expression
- * (GCC's realigned frames) lands elsewhere in it.  Two such trials, with
- * rbp and the other registers placed differently, rule out a coincidence.
- * R must also have DWARF unwind information (libunwind guesses with frame
- * pointers where there is none, and checks what it reads when it does) and
+ * The proof asks libunwind itself.  libunwind is made to step once from a
+ * made-up frame at R, twice: rsp the frame's real stack pointer, then 64
+ * bytes lower (either way a rule relative to rsp reads live stack), rbp and
+ * every other register pointing into a buffer of ours whose words all hold
+ * addresses inside it, placed differently in the two.  A frame-pointer rule
+ * is the only one that yields rbp + 16 as the caller's stack pointer and
+ * the buffer's words at rbp + 8 and rbp as its return address and rbp in
+ * both; a rule relative to rsp is the one whose CFA moves with rsp by the
+ * same k in both, with the return address at CFA - 8 and rbp unchanged or
+ * read at the same offset from the CFA.  A rule relative to another
+ * register or an expression (GCC's realigned frames, signal frames) gives
+ * neither and is left to libunwind.  A frame where libunwind's walk ends
+ * (the return address undefined: _start, clone) ends the walk too, proven
+ * by a third step from a stack of non-zero words.  R must have DWARF unwind
+ * information (without it libunwind guesses, and checks what it reads) and
  * not be a signal frame.
  *
  * Verdicts live in a fixed table of atomic words, each a return address
- * and one bit for "not a frame-pointer frame", filled with a compare-and-
- * swap and never cleared: reads take no lock.  Like libunwind's own caches,
- * it assumes that code at an address stays the same while the process runs
- * (a library unloaded and another mapped at its place is not noticed).
+ * and how to step from it, filled with a compare-and-swap and never
+ * cleared: reads take no lock.  Like libunwind's own caches, the table
+ * assumes that the code at an address stays the same while the process
+ * runs (a library unloaded and another mapped in its place is not
+ * noticed).  A full table proves nothing more, and those frames go to
+ * libunwind.
  *
  * At the first frame that is not proven, auto mode hands over: capture
- * calls unw_backtrace, whose frames begin with the ones proven.  A table
- * that is full proves nothing more, and capture then gets libunwind's walk.
+ * calls unw_backtrace, whose frames begin with the ones proven (a restart,
+ * which costs a whole libunwind walk; libunwind 1.6 exports no way to
+ * start its fast trace from a given frame).
  *
  * fp mode trusts frame pointers everywhere: each frame pointer must lie in
  * the thread's stack, above the last, 8-aligned, and each return address in
@@ -56,15 +64,28 @@
 #define SLOTS_LOG 14
 #define SLOTS (1u << SLOTS_LOG)
 #define PROBES 16
-#define OTHER_BIT (1ull << 63)
+/* A verdict word: the return address in the low 47 bits (every user-space
+ * address on x86-64), then how to step from its frame: OTHER (libunwind
+ * must), FP, RSP with CFA = rsp + 8 * K and rbp at CFA - 8 * C (C = 0:
+ * rbp unchanged), or END (libunwind's walk ends at this frame). */
+#define RA_MASK ((1ull << 47) - 1)
+#define TYPE_SHIFT 47
+#define K_SHIFT 49
+#define K_BITS 10
+#define C_SHIFT 59
+#define C_BITS 5
+#define OTHER 0ull
+#define FP 1ull
+#define RSP 2ull
+#define END 3ull
 /* Below this libunwind's fast trace takes a return address for the end. */
 #define LOWEST_RA 0x4000
-#define AREA 32
+#define AREA 64
 
 _Atomic int cmg__unwind_mode = CMG__STACK_MODE_AUTO;
 
 static _Atomic uint64_t verdicts[SLOTS];
-static _Atomic unsigned n_fp, n_other;
+static _Atomic unsigned n_kind[4];
 
 void
 cmg__unwind_configure(enum cmg__stack_mode mode)
@@ -73,28 +94,40 @@ cmg__unwind_configure(enum cmg__stack_mode mode)
 }
 
 void
-cmg__unwind_counts(unsigned *fp, unsigned *other)
+cmg__unwind_counts(unsigned counts[4])
 {
-  *fp = atomic_load_explicit(&n_fp, memory_order_relaxed);
-  *other = atomic_load_explicit(&n_other, memory_order_relaxed);
+  for (int i = 0; i < 4; i++)
+    counts[i] = atomic_load_explicit(&n_kind[i], memory_order_relaxed);
 }
 
 /* ---- proof ------------------------------------------------------------ */
 
-/* One made-up frame at ra: rbp at area[at], the other registers at
- * area[others]; true if libunwind's step from it is a frame-pointer
- * step. */
-static bool
-trial(uintptr_t ra, uintptr_t sp, int at, int others)
+/* What one step of libunwind's from a made-up frame gave. */
+struct step {
+  int ret;
+  uintptr_t sp, rbp_in, cfa, ip, rbp;
+  bool rbp_saved;
+  uintptr_t rbp_at;
+};
+
+/* One step of libunwind's from a frame at ra whose stack pointer is sp
+ * and whose rbp and other registers point into area (at `at` and
+ * `others`); ret < 0 when libunwind has no DWARF information for ra, or ra
+ * is a signal frame. */
+static void
+trial(uintptr_t ra, uintptr_t sp, uintptr_t *area, int at, int others,
+      struct step *out)
 {
-  uintptr_t area[AREA];
   for (int i = 0; i < AREA; i++)
     area[i] = (uintptr_t)&area[(i * 7 + 3) % AREA];
   area[at + 1] = ra + 1 + (uintptr_t)at;
+  out->ret = -1;
+  out->sp = sp;
+  out->rbp_in = (uintptr_t)&area[at];
 
   unw_context_t uc;
   if (unw_getcontext(&uc) != 0)
-    return false;
+    return;
   greg_t *g = uc.uc_mcontext.gregs;
   static const int regs[] = { REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI,
                               REG_RDI, REG_R8, REG_R9, REG_R10, REG_R11,
@@ -108,21 +141,96 @@ trial(uintptr_t ra, uintptr_t sp, int at, int others)
   /* unw_init_local looks R - 1 up, as for every caller's frame. */
   unw_cursor_t c;
   unw_proc_info_t pi;
+  unw_save_loc_t loc;
   unw_word_t ip, cfa, rbp;
   if (unw_init_local(&c, &uc) < 0 || unw_is_signal_frame(&c) != 0 ||
-      unw_get_proc_info(&c, &pi) != 0 || unw_step(&c) <= 0 ||
-      unw_get_reg(&c, UNW_REG_IP, &ip) < 0 ||
+      unw_get_proc_info(&c, &pi) != 0)
+    return;
+  if ((out->ret = unw_step(&c)) <= 0)
+    return;
+  if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 ||
       unw_get_reg(&c, UNW_REG_SP, &cfa) < 0 ||
-      unw_get_reg(&c, UNW_X86_64_RBP, &rbp) < 0)
-    return false;
-  return cfa == (uintptr_t)&area[at + 2] && ip == area[at + 1] &&
-         rbp == area[at];
+      unw_get_reg(&c, UNW_X86_64_RBP, &rbp) < 0 ||
+      unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) < 0) {
+    out->ret = -1;
+    return;
+  }
+  out->ip = ip;
+  out->cfa = cfa;
+  out->rbp = rbp;
+  /* An rbp left alone is "saved" in the context's own slot. */
+  out->rbp_saved = loc.type == UNW_SLT_MEMORY &&
+                   loc.u.addr != (unw_word_t)&g[REG_RBP];
+  out->rbp_at = out->rbp_saved ? loc.u.addr : 0;
 }
 
+/* Both steps a frame-pointer step: CFA = rbp + 16 and the caller's return
+ * address and rbp read at rbp + 8 and rbp, wherever rsp was. */
 static bool
+is_fp(const struct step *s)
+{
+  const uintptr_t *f = (const uintptr_t *)s->rbp_in;
+  return s->cfa == s->rbp_in + 16 && s->ip == f[1] && s->rbp == f[0];
+}
+
+/* Both steps the same step relative to rsp: CFA = rsp + k, the return
+ * address at CFA - 8, rbp unchanged or read at CFA + c, the same k and c
+ * whatever rsp and rbp were.  Encoded as k / 8 and -c / 8 (0: unchanged),
+ * or false when they do not fit the verdict word. */
+static bool
+is_rsp(const struct step *a, const struct step *b, uint64_t *kq,
+       uint64_t *cq)
+{
+  uintptr_t k = a->cfa - a->sp;
+  if (b->cfa - b->sp != k || k % 8 != 0 || k == 0 || k / 8 >= (1u << K_BITS))
+    return false;
+  if (a->ip != ((const uintptr_t *)a->cfa)[-1] ||
+      b->ip != ((const uintptr_t *)b->cfa)[-1])
+    return false;
+  if (!a->rbp_saved && !b->rbp_saved && a->rbp == a->rbp_in &&
+      b->rbp == b->rbp_in) {
+    *kq = k / 8;
+    *cq = 0;
+    return true;
+  }
+  uintptr_t c = a->cfa - a->rbp_at;  /* minus the offset, so positive */
+  if (!a->rbp_saved || !b->rbp_saved || b->cfa - b->rbp_at != c ||
+      c % 8 != 0 || c == 0 || c / 8 >= (1u << C_BITS) ||
+      a->rbp != *(const uintptr_t *)a->rbp_at ||
+      b->rbp != *(const uintptr_t *)b->rbp_at)
+    return false;
+  *kq = k / 8;
+  *cq = c / 8;
+  return true;
+}
+
+/* The verdict word of ra: two made-up frames, with rsp and rbp placed
+ * differently (rsp the frame's own, then 64 bytes lower, in the live frames
+ * of its callees: a rule relative to rsp reads live stack either way), and
+ * a third for the end of the stack. */
+static uint64_t
 prove(uintptr_t ra, uintptr_t sp)
 {
-  return trial(ra, sp, 10, AREA - 2) && trial(ra, sp, 20, 4);
+  uintptr_t area_a[AREA], area_b[AREA];
+  struct step a, b;
+  trial(ra, sp, area_a, 10, AREA - 2, &a);
+  trial(ra, sp - 64, area_b, 20, 4, &b);
+  if (a.ret == 0 && b.ret == 0) {
+    /* The return address column undefined (the outermost frame), or a
+     * zero read at both places: a third step from words that are all
+     * addresses tells them apart. */
+    struct step c;
+    trial(ra, (uintptr_t)&area_b[AREA / 2], area_a, 6, 2, &c);
+    return c.ret == 0 ? ra | END << TYPE_SHIFT : ra;
+  }
+  if (a.ret <= 0 || b.ret <= 0)
+    return ra;
+  uint64_t kq, cq;
+  if (is_fp(&a) && is_fp(&b))
+    return ra | FP << TYPE_SHIFT;
+  if (is_rsp(&a, &b, &kq, &cq))
+    return ra | RSP << TYPE_SHIFT | kq << K_SHIFT | cq << C_SHIFT;
+  return ra;
 }
 
 static inline size_t
@@ -133,43 +241,41 @@ home(uintptr_t ra)
 
 /* Proves ra, records the verdict, returns it.  Two threads may both prove
  * the same address; they reach the same verdict. */
-static __attribute__((cold, noinline)) bool
+static __attribute__((cold, noinline)) uint64_t
 learn(uintptr_t ra, uintptr_t sp)
 {
-  bool fp = prove(ra, sp);
-  uint64_t word = ra | (fp ? 0 : OTHER_BIT);
+  uint64_t word = prove(ra, sp);
   size_t i = home(ra);
   for (int p = 0; p < PROBES; p++, i = (i + 1) & (SLOTS - 1)) {
     uint64_t seen = 0;
     if (atomic_compare_exchange_strong_explicit(&verdicts[i], &seen, word,
                                                 memory_order_relaxed,
                                                 memory_order_relaxed)) {
-      atomic_fetch_add_explicit(fp ? &n_fp : &n_other, 1,
+      atomic_fetch_add_explicit(&n_kind[word >> TYPE_SHIFT & 3], 1,
                                 memory_order_relaxed);
       break;
     }
-    if ((seen & ~OTHER_BIT) == ra)
+    if ((seen & RA_MASK) == ra)
       break;
   }
-  return fp;
+  return word;
 }
 
-/* True if the step from the frame returning to ra may use its frame
- * pointer; sp is that frame's stack pointer.  Lock-free on a known ra. */
-static inline bool
-proven(uintptr_t ra, uintptr_t sp)
+/* The verdict word of ra, whose frame's stack pointer is sp: the return
+ * address and how to step from its frame.  Lock-free on a known ra; a full
+ * table answers OTHER, that is, libunwind. */
+static inline uint64_t
+verdict(uintptr_t ra, uintptr_t sp)
 {
   size_t i = home(ra);
   for (int p = 0; p < PROBES; p++, i = (i + 1) & (SLOTS - 1)) {
     uint64_t w = atomic_load_explicit(&verdicts[i], memory_order_relaxed);
-    if (w == ra)
-      return true;
-    if (w == (ra | OTHER_BIT))
-      return false;
+    if ((w & RA_MASK) == ra)
+      return w;
     if (w == 0)
       return learn(ra, sp);
   }
-  return false;
+  return ra;
 }
 
 /* ---- fp mode's bounds ------------------------------------------------- */
@@ -225,6 +331,19 @@ changed(struct dl_phdr_info *info, size_t size, void *arg)
              : 2;
 }
 
+/* The snapshot's ranges in address order, for a binary search. */
+static void
+sort_ranges(struct range *r, size_t n)
+{
+  for (size_t i = 1; i < n; i++) {
+    struct range x = r[i];
+    size_t j = i;
+    for (; j > 0 && r[j - 1].lo > x.lo; j--)
+      r[j] = r[j - 1];
+    r[j] = x;
+  }
+}
+
 /* A new snapshot if the object list changed since the last; the current
  * one otherwise. */
 static __attribute__((cold, noinline)) struct segments *
@@ -239,6 +358,7 @@ refresh(void)
     if (m != MAP_FAILED) {
       struct collect c = { m, cap, true };
       dl_iterate_phdr(collect, &c);
+      sort_ranges(c.s->r, c.s->n);
       s = m;
       atomic_store_explicit(&segments, s, memory_order_release);
     }
@@ -247,24 +367,40 @@ refresh(void)
   return s;
 }
 
-static bool
+static const struct range *
 in_segments(const struct segments *s, uintptr_t a)
 {
-  for (size_t i = 0; s != NULL && i < s->n; i++)
-    if (a >= s->r[i].lo && a < s->r[i].hi)
-      return true;
-  return false;
+  if (s == NULL)
+    return NULL;
+  size_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (a < s->r[mid].lo)
+      hi = mid;
+    else if (a >= s->r[mid].hi)
+      lo = mid + 1;
+    else
+      return &s->r[mid];
+  }
+  return NULL;
 }
 
+static CMG__TLS struct range stack_of_thread, last_segment;
+
+/* Most return addresses lie in the object of the one before. */
 static bool
 executable(uintptr_t a)
 {
-  if (in_segments(atomic_load_explicit(&segments, memory_order_acquire), a))
+  if (a >= last_segment.lo && a < last_segment.hi)
     return true;
-  return in_segments(refresh(), a);
+  const struct range *r =
+      in_segments(atomic_load_explicit(&segments, memory_order_acquire), a);
+  if (r == NULL)
+    r = in_segments(refresh(), a);
+  if (r != NULL)
+    last_segment = *r;
+  return r != NULL;
 }
-
-static CMG__TLS struct range stack_of_thread;
 
 /* The calling thread's stack, once per thread; empty if unknown. */
 static __attribute__((cold, noinline)) struct range
@@ -283,47 +419,76 @@ find_stack(void)
   return r;
 }
 
+/* fp mode: frame pointers wherever they lead, within bounds.  Returns the
+ * number of frames. */
+static int
+trusting(uintptr_t *ips, int max, uintptr_t ra, uintptr_t rbp, uintptr_t sp)
+{
+  struct range stack = stack_of_thread;
+  if (stack.lo == 0)
+    stack = find_stack();
+  int k = 0;
+  for (;;) {
+    ips[k++] = ra;
+    if (k >= max || rbp < sp || rbp < stack.lo || rbp > stack.hi - 16 ||
+        rbp % 8 != 0)
+      break;
+    const uintptr_t *frame = (const uintptr_t *)rbp;
+    sp = rbp + 16;
+    ra = frame[1];
+    rbp = frame[0];
+    if (ra < LOWEST_RA || !executable(ra))
+      break;
+  }
+  return k;
+}
+
 /* ---- the walk --------------------------------------------------------- */
 
-/* The frame-pointer walk, from this function's own frame: it keeps its
- * frame pointer whatever the build's flags, and its caller's frame is
- * frame 0. */
+/* The walks, from this function's own frame: it keeps its frame pointer
+ * whatever the build's flags, and its caller's frame is frame 0. */
 __attribute__((noinline, optimize("no-omit-frame-pointer"))) bool CMG__HOT
 cmg__unwind_fp(uintptr_t *ips, int max, int *n)
 {
   const uintptr_t *self = __builtin_frame_address(0);
   uintptr_t ra = (uintptr_t)__builtin_return_address(0);
   uintptr_t rbp = self[0], sp = (uintptr_t)(self + 2);
-  bool trust = atomic_load_explicit(&cmg__unwind_mode,
-                                    memory_order_relaxed) == CMG__STACK_MODE_FP;
-  struct range stack = stack_of_thread;
-  if (trust && stack.lo == 0)
-    stack = find_stack();
+  if (atomic_load_explicit(&cmg__unwind_mode, memory_order_relaxed) ==
+      CMG__STACK_MODE_FP) {
+    *n = trusting(ips, max, ra, rbp, sp);
+    return true;
+  }
   int k = 0;
   for (;;) {
     ips[k++] = ra;
     if (k >= max)
       break;
-    if (trust) {
-      if (rbp < sp || rbp < stack.lo || rbp > stack.hi - 16 || rbp % 8 != 0)
-        break;
-    } else if (!proven(ra, sp)) {
+    uint64_t w = verdict(ra, sp);
+    uint64_t type = w >> TYPE_SHIFT & 3;
+    if (type == FP) {
+      const uintptr_t *frame = (const uintptr_t *)rbp;
+      sp = rbp + 16;
+      ra = frame[1];
+      rbp = frame[0];
+    } else if (type == RSP) {
+      uintptr_t cfa = sp + 8 * (w >> K_SHIFT & ((1u << K_BITS) - 1));
+      uint64_t cq = w >> C_SHIFT;
+      ra = ((const uintptr_t *)cfa)[-1];
+      if (cq != 0)
+        rbp = *(const uintptr_t *)(cfa - 8 * cq);
+      sp = cfa;
+    } else if (type == END) {
+      break;
+    } else {
       *n = k;
       return false;
     }
-    const uintptr_t *frame = (const uintptr_t *)rbp;
-    sp = rbp + 16;
-    ra = frame[1];
-    rbp = frame[0];
+    /* Where libunwind's fast trace stops without the frame, or its
+     * stepping records a null one: let libunwind say. */
     if (ra < LOWEST_RA) {
-      if (!trust) {
-        *n = k;
-        return false;
-      }
-      break;
+      *n = k;
+      return false;
     }
-    if (trust && !executable(ra))
-      break;
   }
   *n = k;
   return true;

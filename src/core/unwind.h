@@ -42,8 +42,8 @@ cmg__unwind(uintptr_t *ips, int max)
   return unw_backtrace((void **)ips, max);
 }
 
-/* Tests: the number of return addresses proven so far, and of those
- * proven not to be frame-pointer frames. */
-void cmg__unwind_counts(unsigned *fp, unsigned *other);
+/* Tests: how many return addresses have each verdict so far: libunwind
+ * only, frame-pointer step, stack-pointer step, end of the stack. */
+void cmg__unwind_counts(unsigned counts[4]);
 
 #endif /* CMG_CORE_UNWIND_H */
