@@ -80,7 +80,6 @@
 #define END 3ull
 /* Below this libunwind's fast trace takes a return address for the end. */
 #define LOWEST_RA 0x4000
-#define AREA 64
 
 _Atomic int cmg__unwind_mode = CMG__STACK_MODE_AUTO;
 
@@ -102,28 +101,34 @@ cmg__unwind_counts(unsigned counts[4])
 
 /* ---- proof ------------------------------------------------------------ */
 
-/* What one step of libunwind's from a made-up frame gave. */
+/* What one step of libunwind's from a made-up frame gave, as locations:
+ * the caller's stack pointer (the CFA), where its return address and rbp
+ * were read (0: rbp left as it was). */
 struct step {
   int ret;
-  uintptr_t sp, rbp_in, cfa, ip, rbp;
-  bool rbp_saved;
-  uintptr_t rbp_at;
+  uintptr_t sp, rbp_in, cfa, ip_at, rbp, rbp_at;
 };
 
-/* One step of libunwind's from a frame at ra whose stack pointer is sp
- * and whose rbp and other registers point into area (at `at` and
- * `others`); ret < 0 when libunwind has no DWARF information for ra, or ra
- * is a signal frame. */
+/* The made-up frames' memory: every word the address of another, so that
+ * whatever a rule reads from it is defined and leads back into it.  Big
+ * enough for a stack-pointer rule's largest CFA offset (K_BITS).  Shared,
+ * under a lock that a proof never waits for. */
+#define SCRATCH ((1u << K_BITS) + 256)
+static uintptr_t scratch[SCRATCH];
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One step of libunwind's from a frame at ra whose stack pointer is sp,
+ * whose rbp is scratch[at] and whose other registers are scratch[others];
+ * ret < 0 when libunwind has no DWARF information for ra, or ra is a
+ * signal frame. */
 static void
-trial(uintptr_t ra, uintptr_t sp, uintptr_t *area, int at, int others,
-      struct step *out)
+trial(uintptr_t ra, uintptr_t sp, int at, int others, struct step *out)
 {
-  for (int i = 0; i < AREA; i++)
-    area[i] = (uintptr_t)&area[(i * 7 + 3) % AREA];
-  area[at + 1] = ra + 1 + (uintptr_t)at;
-  out->ret = -1;
-  out->sp = sp;
-  out->rbp_in = (uintptr_t)&area[at];
+  for (unsigned i = 0; i < SCRATCH; i++)
+    scratch[i] = (uintptr_t)&scratch[(i * 7 + 3) % SCRATCH];
+  scratch[at + 1] = ra + 1 + (uintptr_t)at;
+  *out = (struct step){ .ret = -1, .sp = sp,
+                        .rbp_in = (uintptr_t)&scratch[at] };
 
   unw_context_t uc;
   if (unw_getcontext(&uc) != 0)
@@ -133,104 +138,104 @@ trial(uintptr_t ra, uintptr_t sp, uintptr_t *area, int at, int others,
                               REG_RDI, REG_R8, REG_R9, REG_R10, REG_R11,
                               REG_R12, REG_R13, REG_R14, REG_R15 };
   for (size_t i = 0; i < sizeof(regs) / sizeof(*regs); i++)
-    g[regs[i]] = (greg_t)&area[others];
+    g[regs[i]] = (greg_t)&scratch[others];
   g[REG_RIP] = (greg_t)ra;
   g[REG_RSP] = (greg_t)sp;
-  g[REG_RBP] = (greg_t)&area[at];
+  g[REG_RBP] = (greg_t)out->rbp_in;
 
   /* unw_init_local looks R - 1 up, as for every caller's frame. */
   unw_cursor_t c;
   unw_proc_info_t pi;
-  unw_save_loc_t loc;
-  unw_word_t ip, cfa, rbp;
+  unw_save_loc_t ip_loc, rbp_loc;
+  unw_word_t cfa, rbp;
   if (unw_init_local(&c, &uc) < 0 || unw_is_signal_frame(&c) != 0 ||
       unw_get_proc_info(&c, &pi) != 0)
     return;
   if ((out->ret = unw_step(&c)) <= 0)
     return;
-  if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 ||
-      unw_get_reg(&c, UNW_REG_SP, &cfa) < 0 ||
+  if (unw_get_reg(&c, UNW_REG_SP, &cfa) < 0 ||
       unw_get_reg(&c, UNW_X86_64_RBP, &rbp) < 0 ||
-      unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) < 0) {
+      unw_get_save_loc(&c, UNW_REG_IP, &ip_loc) < 0 ||
+      unw_get_save_loc(&c, UNW_X86_64_RBP, &rbp_loc) < 0 ||
+      ip_loc.type != UNW_SLT_MEMORY) {
     out->ret = -1;
     return;
   }
-  out->ip = ip;
   out->cfa = cfa;
+  out->ip_at = ip_loc.u.addr;
   out->rbp = rbp;
   /* An rbp left alone is "saved" in the context's own slot. */
-  out->rbp_saved = loc.type == UNW_SLT_MEMORY &&
-                   loc.u.addr != (unw_word_t)&g[REG_RBP];
-  out->rbp_at = out->rbp_saved ? loc.u.addr : 0;
+  if (rbp_loc.type == UNW_SLT_MEMORY &&
+      rbp_loc.u.addr != (unw_word_t)&g[REG_RBP])
+    out->rbp_at = rbp_loc.u.addr;
 }
 
-/* Both steps a frame-pointer step: CFA = rbp + 16 and the caller's return
- * address and rbp read at rbp + 8 and rbp, wherever rsp was. */
+/* A frame-pointer step: CFA = rbp + 16, the return address and rbp read
+ * at rbp + 8 and rbp. */
 static bool
 is_fp(const struct step *s)
 {
-  const uintptr_t *f = (const uintptr_t *)s->rbp_in;
-  return s->cfa == s->rbp_in + 16 && s->ip == f[1] && s->rbp == f[0];
+  return s->cfa == s->rbp_in + 16 && s->ip_at == s->rbp_in + 8 &&
+         s->rbp_at == s->rbp_in;
 }
 
-/* Both steps the same step relative to rsp: CFA = rsp + k, the return
- * address at CFA - 8, rbp unchanged or read at CFA + c, the same k and c
- * whatever rsp and rbp were.  Encoded as k / 8 and -c / 8 (0: unchanged),
- * or false when they do not fit the verdict word. */
+/* The same step relative to rsp in both: CFA = rsp + k, the return address
+ * at CFA - 8, rbp unchanged or read at CFA - c, the same k and c whatever
+ * rsp and rbp were.  Encoded as k / 8 and c / 8 (0: unchanged), or false
+ * when they do not fit the verdict word. */
 static bool
 is_rsp(const struct step *a, const struct step *b, uint64_t *kq,
        uint64_t *cq)
 {
   uintptr_t k = a->cfa - a->sp;
-  if (b->cfa - b->sp != k || k % 8 != 0 || k == 0 || k / 8 >= (1u << K_BITS))
+  if (b->cfa - b->sp != k || k % 8 != 0 || k == 0 ||
+      k / 8 >= (1u << K_BITS) || a->ip_at != a->cfa - 8 ||
+      b->ip_at != b->cfa - 8)
     return false;
-  if (a->ip != ((const uintptr_t *)a->cfa)[-1] ||
-      b->ip != ((const uintptr_t *)b->cfa)[-1])
-    return false;
-  if (!a->rbp_saved && !b->rbp_saved && a->rbp == a->rbp_in &&
+  if (a->rbp_at == 0 && b->rbp_at == 0 && a->rbp == a->rbp_in &&
       b->rbp == b->rbp_in) {
     *kq = k / 8;
     *cq = 0;
     return true;
   }
-  uintptr_t c = a->cfa - a->rbp_at;  /* minus the offset, so positive */
-  if (!a->rbp_saved || !b->rbp_saved || b->cfa - b->rbp_at != c ||
-      c % 8 != 0 || c == 0 || c / 8 >= (1u << C_BITS) ||
-      a->rbp != *(const uintptr_t *)a->rbp_at ||
-      b->rbp != *(const uintptr_t *)b->rbp_at)
+  uintptr_t c = a->cfa - a->rbp_at;
+  if (a->rbp_at == 0 || b->rbp_at == 0 || b->cfa - b->rbp_at != c ||
+      c % 8 != 0 || c == 0 || c / 8 >= (1u << C_BITS))
     return false;
   *kq = k / 8;
   *cq = c / 8;
   return true;
 }
 
-/* The verdict word of ra: two made-up frames, with rsp and rbp placed
- * differently (rsp the frame's own, then 64 bytes lower, in the live frames
- * of its callees: a rule relative to rsp reads live stack either way), and
- * a third for the end of the stack. */
+/* The verdict word of ra: two made-up frames, the first on the frame's
+ * real stack pointer (a rule relative to rsp then reads the live frame),
+ * the second's stack and every register in scratch, placed differently;
+ * and a third, all in scratch, for the end of the stack.  When another
+ * thread is proving, or a signal handler interrupted a proof, nothing is
+ * proven: the frame goes to libunwind this time. */
 static uint64_t
-prove(uintptr_t ra, uintptr_t sp)
+prove(uintptr_t ra, uintptr_t sp, bool *done)
 {
-  uintptr_t area_a[AREA], area_b[AREA];
-  struct step a, b;
-  trial(ra, sp, area_a, 10, AREA - 2, &a);
-  trial(ra, sp - 64, area_b, 20, 4, &b);
+  struct step a, b, c;
+  uint64_t kq, cq, word = ra;
+  *done = pthread_mutex_trylock(&scratch_lock) == 0;
+  if (!*done)
+    return ra;
+  trial(ra, sp, 10, 62, &a);
+  trial(ra, (uintptr_t)&scratch[128], 20, 4, &b);
   if (a.ret == 0 && b.ret == 0) {
     /* The return address column undefined (the outermost frame), or a
-     * zero read at both places: a third step from words that are all
-     * addresses tells them apart. */
-    struct step c;
-    trial(ra, (uintptr_t)&area_b[AREA / 2], area_a, 6, 2, &c);
-    return c.ret == 0 ? ra | END << TYPE_SHIFT : ra;
+     * zero read in the live frame and in scratch: a third step. */
+    trial(ra, (uintptr_t)&scratch[136], 30, 8, &c);
+    if (c.ret == 0)
+      word = ra | END << TYPE_SHIFT;
+  } else if (a.ret > 0 && b.ret > 0 && is_fp(&a) && is_fp(&b)) {
+    word = ra | FP << TYPE_SHIFT;
+  } else if (a.ret > 0 && b.ret > 0 && is_rsp(&a, &b, &kq, &cq)) {
+    word = ra | RSP << TYPE_SHIFT | kq << K_SHIFT | cq << C_SHIFT;
   }
-  if (a.ret <= 0 || b.ret <= 0)
-    return ra;
-  uint64_t kq, cq;
-  if (is_fp(&a) && is_fp(&b))
-    return ra | FP << TYPE_SHIFT;
-  if (is_rsp(&a, &b, &kq, &cq))
-    return ra | RSP << TYPE_SHIFT | kq << K_SHIFT | cq << C_SHIFT;
-  return ra;
+  pthread_mutex_unlock(&scratch_lock);
+  return word;
 }
 
 static inline size_t
@@ -244,7 +249,10 @@ home(uintptr_t ra)
 static __attribute__((cold, noinline)) uint64_t
 learn(uintptr_t ra, uintptr_t sp)
 {
-  uint64_t word = prove(ra, sp);
+  bool done;
+  uint64_t word = prove(ra, sp, &done);
+  if (!done)
+    return word;
   size_t i = home(ra);
   for (int p = 0; p < PROBES; p++, i = (i + 1) & (SLOTS - 1)) {
     uint64_t seen = 0;

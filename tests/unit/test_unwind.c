@@ -6,9 +6,10 @@
  * threads at once.  In auto mode the walk must give exactly unw_backtrace's
  * frames, or a prefix of them and hand over (it must at a signal frame);
  * capture's whole unwind must give unw_backtrace's frames; and the walk
- * must finish alone where every frame has ordinary unwind information.  A naive walk (fp mode) must get the chain
- * with the frameless function wrong where the build really drops its frame
- * pointer, or this test could not tell a skipped frame.
+ * must finish alone where every frame has ordinary unwind information.  A
+ * naive walk (fp mode) must get the chain with the frameless function
+ * wrong where the build really drops its frame pointer, or this test could
+ * not tell a skipped frame.
  *
  * Built four times (tests/unit/local.mk): -O2 with and without frame
  * pointers, -O0 with and without (UNWIND_O0, UNWIND_NOFP below).
