@@ -11,6 +11,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-install-deps.sh \
 	tests/integration/t-rtld-next.sh \
 	tests/integration/t-report.sh \
+	tests/integration/t-stack-mode.sh \
 	tests/integration/t-report-process.sh \
 	tests/integration/t-report-large.sh \
 	tests/integration/t-growth.sh \
