@@ -417,7 +417,7 @@ find_stack(void)
   pthread_attr_t attr;
   void *base;
   size_t size;
-  struct range r = { 1, 1 };
+  struct range r = { UINTPTR_MAX, UINTPTR_MAX };  /* unknown: no frame */
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     if (pthread_attr_getstack(&attr, &base, &size) == 0)
       r = (struct range){ (uintptr_t)base, (uintptr_t)base + size };
@@ -492,12 +492,22 @@ cmg__unwind_fp(uintptr_t *ips, int max, int *n)
       return false;
     }
     /* Where libunwind's fast trace stops without the frame, or its
-     * stepping records a null one: let libunwind say. */
-    if (ra < LOWEST_RA) {
+     * stepping records a null one, or beyond what a verdict word holds:
+     * let libunwind say. */
+    if (ra < LOWEST_RA || ra > RA_MASK) {
       *n = k;
       return false;
     }
   }
   *n = k;
   return true;
+}
+
+/* A lock held by another thread of the parent at fork is held forever in
+ * the child; the verdicts stay true there (the same code is mapped). */
+void
+cmg__unwind_after_fork(void)
+{
+  pthread_mutex_init(&scratch_lock, NULL);
+  pthread_mutex_init(&segments_lock, NULL);
 }

@@ -42,6 +42,9 @@ cmg__unwind(uintptr_t *ips, int max)
   return unw_backtrace((void **)ips, max);
 }
 
+/* In a forked child, before anything else runs. */
+void cmg__unwind_after_fork(void);
+
 /* Tests: how many return addresses have each verdict so far: libunwind
  * only, frame-pointer step, stack-pointer step, end of the stack. */
 void cmg__unwind_counts(unsigned counts[4]);

@@ -68,6 +68,7 @@ postfork_child(void)
   cmg__ledger_postfork(true);
   cmg__policy_reset_usage();
   cmg__stacks_reset_accounts();
+  cmg__unwind_after_fork();
   cmg__symbols_after_fork();
   cmg__history_reset();
   cmg__timeline_reset();
