@@ -58,7 +58,8 @@ is "$rc" 0 "fp mode: the program runs"
 validate "$A"
 
 guard "--stack-mode frames" app_driver site 1 1M
-is "$rc/$(wc -l <"$tmp/err" | tr -d " ")" 2/1 "a bad stack_mode exits 2 with one line"
-is "$(count "'stack_mode=frames': expected one of auto, fp, dwarf" "$tmp/err")" 1 \
-  "naming the value and the choices"
+is "$rc/$(wc -l <"$tmp/err" | tr -d " ")" 2/1 \
+  "a bad stack_mode exits 2 with one line"
+bad="'stack_mode=frames': expected one of auto, fp, dwarf"
+is "$(count "$bad" "$tmp/err")" 1 "naming the value and the choices"
 done_testing
