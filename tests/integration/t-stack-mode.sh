@@ -56,8 +56,8 @@ same "many allocations" "--stack-depth 128" app_driver many 100 1M
 guard "--report $A --stack-mode fp --stack-depth 128" app_driver deep 50 1M
 is "$rc" 0 "fp mode: the program runs"
 validate "$A"
-is "$(q "$A" 'r["options"]["stack_mode"]')/$(q "$D" 'r["options"]["stack_mode"]')" \
-  fp/dwarf "the report names the mode"
+mode='r["options"]["stack_mode"]'
+is "$(q "$A" "$mode")/$(q "$D" "$mode")" fp/dwarf "the report names the mode"
 
 guard "--stack-mode frames" app_driver site 1 1M
 is "$rc/$(wc -l <"$tmp/err" | tr -d " ")" 2/1 \
