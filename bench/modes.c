@@ -53,8 +53,8 @@ cmgb_modes_print(void)
 {
   printf("\n1b. Stack modes: the direct path, ns per pair, median of %d "
          "rounds (min), from the\n    same %d frames built with frame "
-         "pointers (fp) and without (nofp).\n    auto: frame pointers "
-         "where proven, libunwind from the first frame that is not;\n"
+         "pointers (fp) and without (nofp).\n    auto: each step proven "
+         "against DWARF once, libunwind from a frame that cannot be;\n"
          "    fp: frame pointers only (wrong stacks through code built "
          "without); dwarf: libunwind.\n", cmgb_plan->rounds,
          CMGB_CALL_DEPTH);

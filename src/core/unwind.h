@@ -1,7 +1,8 @@
 /*
- * The native unwinder of stack capture (unwind.c): a frame-pointer walk
- * where it is proven to give the frames libunwind would, libunwind's
- * unw_backtrace elsewhere.  stack_mode=auto|fp|dwarf picks the policy.
+ * The native unwinder of stack capture (unwind.c): a walk that steps each
+ * frame as libunwind is proven to (frame-pointer frames and ordinary ones
+ * without), libunwind's unw_backtrace from the first frame it cannot
+ * prove.  stack_mode=auto|fp|dwarf picks the policy.
  */
 #ifndef CMG_CORE_UNWIND_H
 #define CMG_CORE_UNWIND_H
@@ -20,17 +21,18 @@ extern _Atomic int cmg__unwind_mode;
 /* Sets the mode (enum cmg__stack_mode) before the first capture. */
 void cmg__unwind_configure(enum cmg__stack_mode mode);
 
-/* The frame-pointer walk.  Fills ips[0..*n) with return addresses,
+/* The walk of auto and fp modes.  Fills ips[0..*n) with return addresses,
  * ips[0] the one into the caller's frame, as unw_backtrace called from the
  * caller would.  True when the walk is complete (max frames, or the end of
- * the stack in fp mode); false when auto mode met a frame it cannot prove
+ * the stack); false when auto mode met a frame it cannot prove
  * and the caller must ask libunwind: ips[0..*n) are then libunwind's first
  * *n frames all the same. */
 bool cmg__unwind_fp(uintptr_t *ips, int max, int *n);
 
 /* What capture calls: unw_backtrace's array, from whichever walk may give
- * it.  Always inline, so that unw_backtrace's first frame is the caller's
- * own, as it was before the frame-pointer walk existed. */
+ * it (libunwind alone in dwarf mode).  Always inline, so that
+ * unw_backtrace's first frame is the caller's own, as it was before the
+ * walk existed. */
 static inline __attribute__((always_inline)) int
 cmg__unwind(uintptr_t *ips, int max)
 {

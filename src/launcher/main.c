@@ -69,9 +69,9 @@ static const struct flag flags[] = {
     "none (default " STR(CMG__STACK_DEPTH_DEFAULT) ", at most "
     STR(CMG__STACK_DEPTH_MAX) ")" },
   { "stack-mode", "stack_mode", "MODE",
-    "how stacks are walked: auto (default: frame\n"
-    "pointers where proven right, else DWARF), fp\n"
-    "(frame pointers only) or dwarf (libunwind only)" },
+    "how stacks are walked: auto (default: each step\n"
+    "proven against DWARF once, libunwind where it\n"
+    "cannot be), fp (frame pointers only) or dwarf" },
   { "dump-signal", "dump_signal", "NAME",
     "write a report whenever the program gets signal\n"
     "NAME: USR1, USR2, HUP, WINCH, URG or PWR" },
