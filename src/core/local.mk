@@ -30,8 +30,8 @@ libcmg_core_la_SOURCES = \
 	src/core/tally.c src/core/tally.h \
 	src/core/timeline.c src/core/timeline.h \
 	src/core/unwind.c src/core/unwind.h
-# Frame pointers, so that capture's frame-pointer walk passes through our
-# own frames (core/unwind.c).
-libcmg_core_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(LTO_CFLAGS) \
-	-fno-omit-frame-pointer
+# Frame pointers, so that capture's walk steps through our own frames the
+# cheap way (core/unwind.c).
+libcmg_core_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(CJSON_CFLAGS) \
+	$(LTO_CFLAGS) -fno-omit-frame-pointer
 libcmg_core_la_LIBADD = $(UNWIND_LIBS) $(CJSON_LIBS) -ldl -lpthread

@@ -4,8 +4,8 @@
  * (stack, device), and turned into module, offset, function and build-id
  * only when a report is written.
  *
- * Capture runs inside every allocation wrapper, so it unwinds with
- * frame pointers where they are proven right, else with libunwind's
+ * Capture runs inside every allocation wrapper, so it unwinds with a walk
+ * whose every step is proven against libunwind's, else with libunwind's
  * unw_backtrace (per-thread caches, no lock of its own; unwind.c) into a
  * fixed buffer on the stack and never symbolizes, mallocs or locks for a
  * stack already seen.  Each distinct (frames, truncated) pair is stored once
