@@ -83,6 +83,25 @@ stacks_off_added(double *lo, double *hi)
   return med;
 }
 
+/* The timeline's cost: over the pairs of repeats with and without it, the
+ * median of each pair's difference in added ns, averaged over the paths. */
+static double
+timeline_added(void)
+{
+  double diff[64];
+  int n = 0;
+  for (int i = 0; i < cmgb_plan->repeats && n < 64; i++) {
+    double sum = 0;
+    for (int p = 0; p < NPATHS; p++)
+      sum += cmgb_get("repeat.%d.%s.added_med", i, path_names[p]) -
+             cmgb_get("untimed.%d.%s.added_med", i, path_names[p]);
+    if (isnan(sum))
+      return NAN;
+    diff[n++] = sum / NPATHS;
+  }
+  return n > 0 ? cmgb_median(diff, (size_t)n) : NAN;
+}
+
 static double
 bytes_per_alloc(long n)
 {
@@ -161,6 +180,8 @@ cmgb_check_complete(void)
     for (int p = 0; p < NPATHS; p++) {
       snprintf(key, sizeof(key), "repeat.%d.%s.added_med", i, path_names[p]);
       require(key);
+      snprintf(key, sizeof(key), "untimed.%d.%s.added_med", i, path_names[p]);
+      require(key);
     }
 }
 
@@ -190,6 +211,8 @@ make_targets(void)
     10, "ns", true };
   targets[i++] = (struct target){ "added per pair, 32 frames (worst path)",
                                   worst_added(32), 1500, "ns", true };
+  targets[i++] = (struct target){ "the timeline: added per pair (median)",
+                                  timeline_added(), 15, "ns", true };
   targets[i++] = (struct target){ "2 threads / 1 thread (one device each)",
                                   worst_thread_ratio(), 1.8, "x", false };
   targets[i++] = (struct target){ "bytes per live allocation",
@@ -234,6 +257,16 @@ print_repeats(void)
     printf("\n");
   }
   double med = stacks_off_added(&lo, &hi);
+  printf("   the same with timeline=0, each right after its pair above:\n");
+  for (int i = 0; i < cmgb_plan->repeats; i++) {
+    printf("   %-7d %6.0f | %-5s", i + 1,
+           cmgb_get("untimed.%d.direct.bare_med", i), "");
+    for (int p = 0; p < NPATHS; p++)
+      printf("%+9.0f", cmgb_get("untimed.%d.%s.added_med", i, path_names[p]));
+    printf("\n");
+  }
+  printf("   the timeline's cost, the median over pairs of the difference "
+         "(mean of the paths): %+.1f ns\n", timeline_added());
   printf("   worst path per process, these and section 1's: median %+.0f "
          "ns, from %+.0f to %+.0f\n   (the stacks-off target below is "
          "this median)\n", med, lo, hi);
