@@ -69,13 +69,5 @@ uint64_t cmg__config_limit(const struct cmg__config *cfg, int device,
 uint64_t cmg__config_soft_limit(const struct cmg__config *cfg, int device,
                                 uint64_t physical);
 
-/* Expands a report pattern: %p pid, %h host name, %t unix time in seconds,
- * %% a percent sign.  Returns 0, -EINVAL for another escape, -ENAMETOOLONG
- * when the result does not fit in len bytes. */
-int cmg__config_expand(const char *pattern, long pid, const char *host,
-                       long long time, char *out, size_t len);
-
-/* The name of a signal number as dump_signal takes it ("USR1"), or NULL. */
-const char *cmg__signal_name(int sig);
 
 #endif /* CMG_CORE_CONF_H */

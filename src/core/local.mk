@@ -5,6 +5,7 @@ noinst_LTLIBRARIES += libcmg_core.la
 libcmg_core_la_SOURCES = \
 	src/core/base.h \
 	src/core/conf.c src/core/conf.h \
+	src/core/conf_report.c src/core/conf_report.h \
 	src/core/elfsym.c src/core/elfsym.h \
 	src/core/freed.c src/core/freed.h \
 	src/core/group.c src/core/group.h \

@@ -11,6 +11,7 @@
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/conf_report.h"
 #include "core/policy.h"
 #include "core/pools.h"
 #include "core/report.h"

@@ -31,6 +31,7 @@
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/conf_report.h"
 #include "core/group.h"
 #include "core/history.h"
 #include "core/ledger.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "core/conf_report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

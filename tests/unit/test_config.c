@@ -21,6 +21,7 @@
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/conf_report.h"
 #include "core/log.h"
 #include "core/size.h"
 #include "../tap.h"
