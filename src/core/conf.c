@@ -277,6 +277,18 @@ handle_timeline(struct cmg__config *cfg, int index, const char *value,
   return rc == -ERANGE ? -EINVAL : rc;
 }
 
+/* python_frames=0 keeps Python processes' stacks native only. */
+static int
+handle_python_frames(struct cmg__config *cfg, int index, const char *value,
+                     size_t len)
+{
+  unsigned on;
+  int rc = parse_uint(value, len, 1, &on);
+
+  cfg->python_frames = rc != 0 || on == 1;
+  return rc == -ERANGE ? -EINVAL : rc;
+}
+
 static const char size_expected[] =
     "a size such as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the device";
 static const char size_range[] =
@@ -332,6 +344,8 @@ static const struct option options[] = {
   { "no_pools", false, handle_no_pools, zero_or_one,
     zero_or_one },
   { "timeline", false, handle_timeline, zero_or_one,
+    zero_or_one },
+  { "python_frames", false, handle_python_frames, zero_or_one,
     zero_or_one },
 };
 
@@ -515,6 +529,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
   memcpy(cfg->report, CMG__REPORT_DEFAULT, sizeof(CMG__REPORT_DEFAULT));
   cfg->stack_depth = CMG__STACK_DEPTH_DEFAULT;
   cfg->timeline = true;
+  cfg->python_frames = true;
   cfg->max_alloc = CMG__NO_LIMIT;
   cfg->host_limit = CMG__NO_LIMIT;
   cfg->wait_timeout_ns = CMG__WAIT_TIMEOUT_DEFAULT_NS;

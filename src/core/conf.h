@@ -52,6 +52,7 @@ struct cmg__config {
   int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
   bool no_pools;                  /* no_pools=1: frameworks' pools off */
   bool timeline;                  /* timeline=0|1; default 1 */
+  bool python_frames;             /* python_frames=0|1; default 1 */
 };
 
 /* Parses a whole option string into *cfg (zeroed, then the defaults).  On error

@@ -18,6 +18,8 @@ libcmg_core_la_SOURCES = \
 	src/core/metrics.c src/core/metrics.h \
 	src/core/policy.c src/core/policy.h \
 	src/core/pools.c src/core/pools.h \
+	src/core/pyframes.c src/core/pyframes.h \
+	src/core/pyline.c src/core/pyline.h \
 	src/core/report.c src/core/report.h \
 	src/core/report_devices.c src/core/report_devices.h \
 	src/core/report_options.c src/core/report_options.h \

@@ -56,7 +56,7 @@ static struct device devices[CMG__SLOTS] = {
                              .freed = PTHREAD_COND_INITIALIZER }
 };
 static _Atomic bool failed_closed;
-static char failed_why[320];
+static char failed_why[640];
 static _Atomic bool why_taken;
 static uint64_t max_alloc = CMG__NO_LIMIT;
 

@@ -79,6 +79,7 @@ cmg__report_options_json(const struct cmg__process *p)
   cJSON_AddNumberToObject(o, "stack_depth", c->stack_depth);
   static const char *const stack_mode[] = { "auto", "fp", "dwarf" };
   cJSON_AddStringToObject(o, "stack_mode", stack_mode[c->stack_mode]);
+  cJSON_AddBoolToObject(o, "python_frames", c->python_frames);
   const char *sig = cmg__signal_name(c->dump_signal);
   cJSON_AddItemToObject(o, "dump_signal",
                         sig ? cJSON_CreateString(sig) : cJSON_CreateNull());

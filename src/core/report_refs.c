@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "core/jsonw.h"
+#include "core/pyframes.h"
+#include "core/pyline.h"
 #include "core/report_refs.h"
 #include "core/stacks.h"
 #include "core/symbols.h"
@@ -157,6 +159,24 @@ module_index(cJSON *modules, const struct cmg__symbol *s)
   return i;
 }
 
+/* A Python frame: its site's function, file and line, marked "lang";
+ * no module, and an address that only tells it from the others. */
+static void
+python_frame(cJSON *o, uintptr_t word)
+{
+  struct cmg__py_site_view v;
+  if (!cmg__py_site_get(cmg__py_frame_site(word), &v))
+    v = (struct cmg__py_site_view){ "?", "?", 0 };
+  cJSON_AddNullToObject(o, "module");
+  cJSON_AddNullToObject(o, "offset");
+  cJSON_AddStringToObject(o, "function", v.function);
+  cJSON_AddNullToObject(o, "function_offset");
+  cJSON_AddStringToObject(o, "lang", "python");
+  cJSON_AddStringToObject(o, "file", v.file);
+  cJSON_AddItemToObject(o, "line", v.line > 0 ? integer((uint64_t)v.line)
+                                              : cJSON_CreateNull());
+}
+
 static void
 add_frames(cJSON *root, const struct cmg__refs *r)
 {
@@ -166,7 +186,9 @@ add_frames(cJSON *root, const struct cmg__refs *r)
     struct cmg__symbol s;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "address", hex(r->ips[i]));
-    if (cmg__symbolize(r->ips[i], &s) == 0) {
+    if (cmg__py_is_frame(r->ips[i])) {
+      python_frame(o, r->ips[i]);
+    } else if (cmg__symbolize(r->ips[i], &s) == 0) {
       cJSON_AddNumberToObject(o, "module", module_index(modules, &s));
       cJSON_AddItemToObject(o, "offset", hex(s.offset));
       cJSON_AddItemToObject(o, "function",
@@ -183,6 +205,22 @@ add_frames(cJSON *root, const struct cmg__refs *r)
   }
 }
 
+/* Present when the process runs a CPython: its version, whether its
+ * frames are in the stacks and, when not, the one line saying why. */
+static void
+add_python(cJSON *root)
+{
+  struct cmg__py_status st;
+  cmg__py_get_status(&st);
+  if (!st.found)
+    return;
+  cJSON *o = cJSON_AddObjectToObject(root, "python");
+  cJSON_AddStringToObject(o, "version", st.version);
+  cJSON_AddBoolToObject(o, "frames", st.frames);
+  cJSON_AddItemToObject(o, "note", st.frames ? cJSON_CreateNull()
+                                             : cJSON_CreateString(st.why));
+}
+
 int
 cmg__refs_add_tables(cJSON *root, struct cmg__refs *r)
 {
@@ -190,5 +228,6 @@ cmg__refs_add_tables(cJSON *root, struct cmg__refs *r)
     return -ENOMEM;
   cJSON_AddItemToObject(root, "stacks", stacks_json(r));
   add_frames(root, r);
+  add_python(root);
   return 0;
 }

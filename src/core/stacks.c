@@ -48,6 +48,7 @@
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/pyframes.h"
 #include "core/stacks.h"
 #include "core/unwind.h"
 
@@ -157,6 +158,20 @@ cmg__stacks_configure(unsigned depth)
   pthread_once(&setup_once, setup);
 }
 
+/* Splice step: the calling thread's Python frames in place of the
+ * interpreter's eval-loop frames (pyframes.c).  stack_depth bounds the
+ * native frames; the Python frames come on top, up to
+ * CMG__STACK_DEPTH_MAX words in all.  Out of line, so that a process
+ * without Python pays one load for it and no stack space. */
+static __attribute__((noinline)) uint32_t
+with_python_frames(const uintptr_t *ips, unsigned n, bool truncated)
+{
+  uintptr_t words[CMG__STACK_DEPTH_MAX];
+  unsigned m = cmg__py_splice(ips, n, words, CMG__STACK_DEPTH_MAX,
+                              &truncated);
+  return cmg__stacks_intern(words, m, truncated);
+}
+
 /* Not inlined, so that __builtin_return_address(0) is the frame of
  * cmg__stacks_capture's caller as unw_backtrace reports it. */
 __attribute__((noinline)) uint32_t CMG__HOT
@@ -204,8 +219,10 @@ cmg__stacks_walk(void)
   /* One frame more than asked for is captured, so a full buffer always
    * means the real stack was deeper than depth. */
   bool truncated = left > depth || n == cap;
-  return cmg__stacks_intern(ips + skip, left > depth ? depth : left,
-                            truncated);
+  unsigned keep = left > depth ? depth : left;
+  if (atomic_load_explicit(&cmg__py_on, memory_order_relaxed))
+    return with_python_frames(ips + skip, keep, truncated);
+  return cmg__stacks_intern(ips + skip, keep, truncated);
 }
 
 /* ---- interning -------------------------------------------------------- */

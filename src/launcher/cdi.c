@@ -121,7 +121,7 @@ make_device(const char *value, const char *report_dir, struct device *dev)
 {
   struct cmg__limit l;
   struct cmg__config cfg;
-  char err[256];
+  char err[512];
   int rc = cmg__size_parse(value, strlen(value), true, &l);
 
   if (rc != 0 || l.kind == CMG__LIMIT_NONE || (l.kind == CMG__LIMIT_BYTES &&

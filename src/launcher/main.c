@@ -49,7 +49,8 @@
 #define STR(x) STR_(x)
 
 /* A flag that sets an option key: --name SIZE or --name=SIZE, or a switch
- * (arg NULL) that sets its key to 1. */
+ * (arg NULL) that sets its key to 1, or to 0 when the switch is --no-KEY
+ * (the key naming what it turns off, as python_frames). */
 struct flag {
   const char *name;  /* without the leading "--" */
   const char *key;   /* option key in CUMEMGUARD_OPTIONS */
@@ -104,7 +105,18 @@ static const struct flag flags[] = {
     "TF_GPU_ALLOCATOR=cuda_malloc,\n"
     "XLA_PYTHON_CLIENT_ALLOCATOR=platform and\n"
     "XLA_PYTHON_CLIENT_PREALLOCATE=false unless set)" },
+  { "no-python-frames", "python_frames", NULL,
+    "leave Python functions and lines out of the stacks\n"
+    "of a Python program (they are in by default)" },
 };
+
+static const char *
+switch_value(const struct flag *f)
+{
+  bool negates = strncmp(f->name, "no-", 3) == 0 &&
+                 strncmp(f->key, "no_", 3) != 0;
+  return negates ? "0" : "1";
+}
 
 /* Frameworks that grab most of the card at start-up grow on demand instead
  * with these; set by --on-demand-growth. */
@@ -222,6 +234,7 @@ print_help(void)
          "soft_limit(.N),\n"
          "                      max_alloc, host_limit, group, "
          "group_limit(.N), no_pools,\n"
+         "                      python_frames,\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
          "  " CMG__LIBRARY_VAR "  the library to preload; by default\n"
@@ -413,7 +426,7 @@ parse_args(int argc, char **argv, const char *values[])
         cmg__log("option '--%s' takes no value", flags[f].name);
         return -1;
       }
-      values[f] = "1";
+      values[f] = switch_value(&flags[f]);
     } else if (eq != NULL) {
       values[f] = eq + 1;
     } else if (i + 1 < argc) {
@@ -438,7 +451,7 @@ main(int argc, char **argv)
 {
   const char *values[N_FLAGS] = { NULL };
   struct cmg__config cfg;
-  char err[256];
+  char err[512];
   char *opts, *lib = NULL;
   int prog, rc = CMG_EXIT_USAGE;
 

@@ -31,6 +31,7 @@
 #include "core/log.h"
 #include "core/policy.h"
 #include "core/pools.h"
+#include "core/pyframes.h"
 #include "core/stacks.h"
 #include "core/symbols.h"
 #include "core/timeline.h"
@@ -82,7 +83,7 @@ postfork_child(void)
 static void
 init_once(void)
 {
-  char err[256], why[400];
+  char err[512], why[640];
   cmg__history_start();
   const char *opts = secure_getenv("CUMEMGUARD_OPTIONS");
   if (cmg__config_parse(opts, &cmg__cfg, err, sizeof(err)) < 0) {
@@ -100,6 +101,7 @@ init_once(void)
     cmg__policy_fail_closed(why);
   }
   cmg__unwind_configure(cmg__cfg.stack_mode);
+  cmg__py_configure(cmg__cfg.python_frames && cmg__cfg.stack_depth > 0);
   cmg__stacks_configure(cmg__cfg.stack_depth);
   cmg__timeline_on = cmg__cfg.timeline;
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);

@@ -345,7 +345,7 @@ static const struct error_case error_cases[] = {
      "stack_depth, stack_mode, dump_signal, leak_exitcode, on_exceed, "
      "wait_timeout, "
      "soft_limit, soft_limit.N, max_alloc, host_limit, group, "
-     "group_limit, group_limit.N, no_pools, timeline"),
+     "group_limit, group_limit.N, no_pools, timeline, python_frames"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
@@ -470,6 +470,10 @@ static const struct error_case error_cases[] = {
      "duplicate option 'no_pools=0': expected each key at most once"),
   IS("timeline=2", "bad value 'timeline=2': expected 0 or 1"),
   IS("timeline=off", "bad value 'timeline=off': expected 0 or 1"),
+  /* python_frames likewise */
+  IS("python_frames=2", "bad value 'python_frames=2': expected 0 or 1"),
+  IS("python_frames=no", "bad value 'python_frames=no': expected 0 or 1"),
+  IS("python_frames=", "bad value 'python_frames=': expected 0 or 1"),
 };
 
 static bool
@@ -482,7 +486,7 @@ static void
 test_config_errors(void)
 {
   struct cmg__config cfg;
-  char err[256];
+  char err[512];
   size_t i;
 
   for (i = 0; i < N(error_cases); i++) {
@@ -806,6 +810,19 @@ test_config_no_pools(void)
   ok(parses("", &cfg) && cfg.timeline, "the timeline is on by default");
   ok(parses("timeline=0", &cfg) && !cfg.timeline, "timeline=0 turns it off");
   ok(parses("timeline=1", &cfg) && cfg.timeline, "timeline=1 keeps it on");
+}
+
+/* python_frames: on unless turned off. */
+static void
+test_config_python_frames(void)
+{
+  struct cmg__config cfg;
+
+  ok(parses("", &cfg) && cfg.python_frames, "python_frames is on by default");
+  ok(parses("python_frames=0", &cfg) && !cfg.python_frames,
+     "python_frames=0 turns it off");
+  ok(parses("python_frames=1", &cfg) && cfg.python_frames,
+     "python_frames=1 leaves it on");
 }
 
 /* Every key at once, in either order, and each field where it belongs. */
@@ -1223,6 +1240,7 @@ main(void)
   test_config_dump_signal();
   test_config_leak_exitcode();
   test_config_no_pools();
+  test_config_python_frames();
   test_config_all();
   test_config_growth();
   test_config_group();

@@ -1,0 +1,394 @@
+/*
+ * Python frames in native stacks, without the GIL and without calling the
+ * Python C API.  An allocation hook runs inside the frameworks' allocator
+ * locks, often with the GIL released (ctypes and extensions release it
+ * around CUDA calls): taking the GIL there can deadlock (PyTorch documents
+ * GIL -> allocator lock in one thread, allocator lock -> GIL in another),
+ * and in 3.11 any C-API call that allocates may run the garbage collector.
+ * So the interpreter's memory is read instead.
+ *
+ * Only the calling thread's own frame chain is read.  It cannot change
+ * while this thread is inside a C call, and each of its frames holds a
+ * reference to its code object, so everything read is alive.  The thread's
+ * state comes from the runtime's TSS key (the one PyGILState uses, set for
+ * every thread that ever ran Python and kept while the GIL is released),
+ * read from _PyRuntime at the version's offset and looked up with
+ * pthread_getspecific.  Even so every read is checked: pointers must be
+ * aligned user-space addresses, code objects must have &PyCode_Type as
+ * their type, offsets must fall inside the code, the walk is bounded and
+ * stops at a frame that points to itself.  A wrong Python stack is
+ * acceptable; a fault is not.
+ *
+ * Layouts: 3.13 publishes its offsets in _Py_DebugOffsets at the start of
+ * _PyRuntime (cookie "xdebugpy"), which are read at start-up; what it does
+ * not publish, and all of 3.11 and 3.12, comes from the tables below, taken
+ * from each version's own headers (Include/internal/pycore_frame.h,
+ * pycore_runtime.h, cpython/code.h, cpython/unicodeobject.h: 3.11.2 and
+ * 3.11.7 agree) and used only when Py_Version names that minor version, a
+ * final release, and not a free-threaded build.
+ *
+ * Splice: since 3.11 one C frame of _PyEval_EvalFrameDefault runs several
+ * Python frames.  In 3.11 the last of them has is_entry set; from 3.12 the
+ * eval loop pushes a shim frame owned by the C stack below them.  Each
+ * native return address inside _PyEval_EvalFrameDefault (its range from the
+ * dynamic symbol table) takes the next such group.  Python frames left
+ * over (an eval function not recognised, or a native stack cut at
+ * stack_depth) are appended, never dropped.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/pyframes.h"
+#include "core/pyline.h"
+
+/* Python frames read per capture, at most: deeper recursion is cut. */
+#define PY_MAX 128
+#define NONE ((size_t)-1)
+#define OWNED_BY_CSTACK 3     /* _PyFrameOwner, 3.12 and 3.13 */
+
+struct layout {
+  unsigned minor;
+  size_t tss_key;          /* _PyRuntimeState: the gilstate Py_tss_t */
+  size_t ts_cframe;        /* PyThreadState.cframe; NONE from 3.13 */
+  size_t current_frame;    /* in the _PyCFrame, or (3.13) the state */
+  size_t fr_code, fr_previous, fr_instr, fr_owner;
+  size_t fr_is_entry;      /* 3.11 only; NONE after */
+  size_t co_filename, co_qualname, co_linetable, co_firstlineno;
+  size_t co_version;       /* NONE in 3.11 */
+  size_t co_code;          /* co_code_adaptive */
+  struct cmg__py_objects objects;
+};
+
+static const struct layout layouts[] = {
+  { .minor = 11, .tss_key = 592, .ts_cframe = 56, .current_frame = 8,
+    .fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69,
+    .fr_is_entry = 68, .co_filename = 112, .co_qualname = 128,
+    .co_linetable = 136, .co_firstlineno = 72, .co_version = NONE,
+    .co_code = 184,
+    .objects = { .ascii_size = 48, .compact_size = 72, .compact_utf8 = 56,
+                 .compact_utf8_length = 48 } },
+  { .minor = 12, .tss_key = 1544, .ts_cframe = 56, .current_frame = 0,
+    .fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
+    .fr_is_entry = NONE, .co_filename = 112, .co_qualname = 128,
+    .co_linetable = 136, .co_firstlineno = 68, .co_version = 92,
+    .co_code = 192,
+    .objects = { .ascii_size = 40, .compact_size = 56, .compact_utf8 = 48,
+                 .compact_utf8_length = 40 } },
+  /* What 3.13's debug offsets give is overwritten from them. */
+  { .minor = 13, .tss_key = 2160, .ts_cframe = NONE, .current_frame = 72,
+    .fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
+    .fr_is_entry = NONE, .co_filename = 112, .co_qualname = 128,
+    .co_linetable = 136, .co_firstlineno = 68, .co_version = 92,
+    .co_code = 200,
+    .objects = { .ascii_size = 40, .compact_size = 56, .compact_utf8 = 48,
+                 .compact_utf8_length = 40 } },
+};
+
+/* Word indexes of the fields read from 3.13's _Py_DebugOffsets, whose
+ * members are all uint64_t: the cookie (0), version (1), free_threaded (2),
+ * then per-struct groups each starting with its size. */
+enum {
+  DBG_VERSION = 1, DBG_FREE_THREADED = 2,
+  DBG_TS_CURRENT_FRAME = 23,
+  DBG_FR_PREVIOUS = 29, DBG_FR_EXECUTABLE = 30, DBG_FR_INSTR_PTR = 31,
+  DBG_FR_OWNER = 33,
+  DBG_CO_FILENAME = 35, DBG_CO_QUALNAME = 37, DBG_CO_LINETABLE = 38,
+  DBG_CO_FIRSTLINENO = 39, DBG_CO_CODE_ADAPTIVE = 43,
+  DBG_UNICODE_ASCII_SIZE = 70,
+};
+
+_Atomic bool cmg__py_on;
+static struct layout L;
+static uintptr_t runtime, code_type;
+static uintptr_t eval_lo, eval_hi;
+static struct cmg__py_status status;
+
+/* ---- start-up --------------------------------------------------------- */
+
+static void
+set_why(const char *fmt, const char *arg)
+{
+  snprintf(status.why, sizeof(status.why), fmt, arg);
+}
+
+/* "3.N" from a path such as /usr/bin/python3.10 or libpython3.10.so, for
+ * versions without Py_Version. */
+static void
+version_from_path(const char *path)
+{
+  const char *p = strstr(path, "python3.");
+  unsigned minor;
+  if (p != NULL && sscanf(p + 7, ".%u", &minor) == 1)
+    snprintf(status.version, sizeof(status.version), "3.%u", minor);
+  else
+    strcpy(status.version, "unknown");
+}
+
+static void
+version_without_py_version(void *any)
+{
+  Dl_info info;
+  char exe[512];
+  if (dladdr(any, &info) != 0 && info.dli_fname != NULL &&
+      strstr(info.dli_fname, "python3.") != NULL) {
+    version_from_path(info.dli_fname);
+    return;
+  }
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[n > 0 ? n : 0] = '\0';
+  version_from_path(exe);
+}
+
+/* 3.13: the published offsets replace the table's, after their cookie and
+ * version are checked. */
+static bool
+read_debug_offsets(unsigned long hex)
+{
+  const uint64_t *d = (const uint64_t *)runtime;
+  if (memcmp(d, "xdebugpy", 8) != 0 || (d[DBG_VERSION] >> 16) != hex >> 16) {
+    set_why("Python %s: no debug offsets at the start of _PyRuntime",
+            status.version);
+    return false;
+  }
+  if (d[DBG_FREE_THREADED] != 0) {
+    set_why("Python %s is a free-threaded build, whose frames are not read",
+            status.version);
+    return false;
+  }
+  L.current_frame = d[DBG_TS_CURRENT_FRAME];
+  L.fr_previous = d[DBG_FR_PREVIOUS];
+  L.fr_code = d[DBG_FR_EXECUTABLE];
+  L.fr_instr = d[DBG_FR_INSTR_PTR];
+  L.fr_owner = d[DBG_FR_OWNER];
+  L.co_filename = d[DBG_CO_FILENAME];
+  L.co_qualname = d[DBG_CO_QUALNAME];
+  L.co_linetable = d[DBG_CO_LINETABLE];
+  L.co_firstlineno = d[DBG_CO_FIRSTLINENO];
+  L.co_code = d[DBG_CO_CODE_ADAPTIVE];
+  L.objects.ascii_size = d[DBG_UNICODE_ASCII_SIZE];
+  return true;
+}
+
+static bool
+pick_layout(unsigned long hex)
+{
+  unsigned minor = hex >> 16 & 0xff;
+  for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+    if (layouts[i].minor == minor && hex >> 24 == 3)
+      L = layouts[i];
+  if (L.minor == 0) {
+    set_why("Python %s: Python frames need CPython 3.11, 3.12 or 3.13",
+            status.version);
+    return false;
+  }
+  if ((hex & 0xf0) != 0xf0) {
+    set_why("Python %s is a pre-release, whose layout is not known",
+            status.version);
+    return false;
+  }
+  return minor != 13 || read_debug_offsets(hex);
+}
+
+static void
+find_eval_loop(void)
+{
+  void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+  Dl_info info;
+  const ElfW(Sym) *sym = NULL;
+  if (eval != NULL &&
+      dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 &&
+      sym != NULL && sym->st_size > 0) {
+    eval_lo = (uintptr_t)eval;
+    eval_hi = eval_lo + sym->st_size;
+  }
+}
+
+static bool
+find_types(void)
+{
+  code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
+  L.objects.unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+  L.objects.bytes_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
+  if (code_type && L.objects.unicode_type && L.objects.bytes_type)
+    return true;
+  set_why("Python %s: its type objects are not exported", status.version);
+  return false;
+}
+
+void
+cmg__py_configure(bool python_frames)
+{
+  void *init = dlsym(RTLD_DEFAULT, "Py_Initialize");
+  runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
+  if (init == NULL || runtime == 0)
+    return;
+  status.found = true;
+  const unsigned long *py_version = dlsym(RTLD_DEFAULT, "Py_Version");
+  if (py_version == NULL) {
+    version_without_py_version(init);
+    set_why("Python %s: Python frames need CPython 3.11, 3.12 or 3.13",
+            status.version);
+    return;
+  }
+  unsigned long hex = *py_version;
+  snprintf(status.version, sizeof(status.version), "%lu.%lu.%lu",
+           hex >> 24 & 0xff, hex >> 16 & 0xff, hex >> 8 & 0xff);
+  if (!pick_layout(hex) || !find_types())
+    return;
+  if (!python_frames) {
+    set_why("Python %s: Python frames are off (python_frames=0)",
+            status.version);
+    return;
+  }
+  find_eval_loop();
+  status.frames = true;
+  atomic_store_explicit(&cmg__py_on, true, memory_order_relaxed);
+}
+
+void
+cmg__py_get_status(struct cmg__py_status *out)
+{
+  *out = status;
+}
+
+/* ---- the walk --------------------------------------------------------- */
+
+static inline bool
+is_pointer(uintptr_t p)
+{
+  return p >= 4096 && p < ((uintptr_t)1 << 47) && (p & 7) == 0;
+}
+
+static inline uintptr_t
+word_at(uintptr_t p, size_t off)
+{
+  return *(const uintptr_t *)(p + off);
+}
+
+/* The calling thread's innermost frame, or 0. */
+static uintptr_t
+current_frame(void)
+{
+  const int *tss = (const int *)(runtime + L.tss_key);
+  if (tss[0] != 1)
+    return 0;
+  uintptr_t ts = (uintptr_t)pthread_getspecific((pthread_key_t)tss[1]);
+  if (!is_pointer(ts))
+    return 0;
+  if (L.ts_cframe != NONE) {
+    ts = word_at(ts, L.ts_cframe);
+    if (!is_pointer(ts))
+      return 0;
+  }
+  uintptr_t f = word_at(ts, L.current_frame);
+  return is_pointer(f) ? f : 0;
+}
+
+static inline uint64_t
+mix(uint64_t h, uint64_t v)
+{
+  h = (h ^ v) * 0x87c37b91114253d5ull;
+  return h ^ (h >> 31);
+}
+
+/* The site of a frame's code at its current instruction; 0 for a frame
+ * that is not a code object's, or not yet started (Python's tracebacks
+ * leave those out too). */
+static uint32_t
+site_of(uintptr_t f)
+{
+  uintptr_t code = word_at(f, L.fr_code);
+  if (!is_pointer(code) || word_at(code, 8) != code_type)
+    return 0;
+  intptr_t units = *(const intptr_t *)(code + 16);   /* ob_size */
+  intptr_t lasti = ((intptr_t)word_at(f, L.fr_instr) -
+                    (intptr_t)(code + L.co_code)) / 2;
+  if (lasti < 0 || lasti >= units)
+    return 0;
+  struct cmg__py_where w = {
+    .code = code, .lasti = (uint32_t)lasti,
+    .qualname = word_at(code, L.co_qualname),
+    .filename = word_at(code, L.co_filename),
+    .linetable = word_at(code, L.co_linetable),
+    .firstlineno = *(const int *)(code + L.co_firstlineno),
+  };
+  if (!is_pointer(w.linetable) || !is_pointer(w.filename) ||
+      !is_pointer(w.qualname))
+    return 0;
+  uint64_t h = mix(mix(w.qualname, w.filename), w.linetable);
+  h = mix(h, (uint64_t)units << 32 | (uint32_t)w.firstlineno);
+  h = mix(h, word_at(w.linetable, 16));
+  if (L.co_version != NONE)
+    h = mix(h, *(const uint32_t *)(code + L.co_version));
+  w.fingerprint = h;
+  return cmg__py_site(&L.objects, &w);
+}
+
+/* The thread's Python frames as tagged words, innermost first; ends[i] is
+ * set on the last frame each eval-loop C frame runs. */
+static unsigned
+walk(uintptr_t *words, bool *ends)
+{
+  unsigned n = 0;
+  uintptr_t f = current_frame();
+  for (unsigned steps = 0; f != 0 && steps < PY_MAX * 2 && n < PY_MAX;
+       steps++) {
+    unsigned char owner = *(const unsigned char *)(f + L.fr_owner);
+    if (L.fr_is_entry == NONE && owner == OWNED_BY_CSTACK) {
+      if (n > 0)
+        ends[n - 1] = true;
+    } else {
+      uint32_t site = site_of(f);
+      if (site != 0) {
+        ends[n] = false;
+        words[n++] = CMG__PY_TAG | site;
+      }
+      if (L.fr_is_entry != NONE && *(const bool *)(f + L.fr_is_entry) &&
+          n > 0)
+        ends[n - 1] = true;
+    }
+    uintptr_t prev = word_at(f, L.fr_previous);
+    f = prev != f && is_pointer(prev) ? prev : 0;
+  }
+  if (n > 0)
+    ends[n - 1] = true;
+  return n;
+}
+
+static inline bool
+is_eval(uintptr_t ip)
+{
+  return ip - 1 >= eval_lo && ip - 1 < eval_hi;
+}
+
+unsigned
+cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out,
+               unsigned max, bool *cut)
+{
+  uintptr_t py[PY_MAX];
+  bool ends[PY_MAX];
+  unsigned np = walk(py, ends), k = 0, o = 0, i = 0;
+  for (; i < n && o < max; i++) {
+    if (k == np || !is_eval(ips[i])) {
+      out[o++] = ips[i];
+      continue;
+    }
+    while (o < max && k < np) {
+      out[o++] = py[k];
+      if (ends[k++])
+        break;
+    }
+  }
+  while (k < np && o < max)
+    out[o++] = py[k++];
+  if (i < n || k < np)
+    *cut = true;
+  return o;
+}

@@ -1,0 +1,56 @@
+/*
+ * Python frames in native stacks: finding the running CPython, reading the
+ * calling thread's frame chain without the GIL, and splicing its frames
+ * where the interpreter's eval loop stands in the native stack
+ * (pyframes.c).
+ */
+#ifndef CMG_CORE_PYFRAMES_H
+#define CMG_CORE_PYFRAMES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A stack word with this bit is a Python frame: the rest is its site id
+ * (pyline.h).  No user-space return address has it. */
+#define CMG__PY_TAG ((uintptr_t)1 << 63)
+
+static inline bool
+cmg__py_is_frame(uintptr_t word)
+{
+  return (word & CMG__PY_TAG) != 0;
+}
+
+static inline uint32_t
+cmg__py_frame_site(uintptr_t word)
+{
+  return (uint32_t)(word & ~CMG__PY_TAG);
+}
+
+/* Looks for a CPython in the process and, when python_frames is on and its
+ * version is supported, turns Python frames on.  Once, before captures;
+ * dlsym, so never from a signal handler. */
+void cmg__py_configure(bool python_frames);
+
+/* Whether captures add Python frames. */
+extern _Atomic bool cmg__py_on;
+
+/* Writes into out (room for max words) the native frames ips[0..n) with
+ * the calling thread's Python frames in place of the eval loop's frames,
+ * innermost first; Python frames no eval frame took are appended.  Sets
+ * *cut when the stack did not fit.  Returns the words written. */
+unsigned cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out,
+                        unsigned max, bool *cut);
+
+/* What the report says of Python: whether one was found, its version
+ * ("3.11.2"), whether its frames are captured, and if not, why. */
+struct cmg__py_status {
+  bool found;
+  bool frames;
+  char version[16];
+  char why[160];
+};
+
+void cmg__py_get_status(struct cmg__py_status *out);
+
+#endif /* CMG_CORE_PYFRAMES_H */

@@ -1,0 +1,55 @@
+/*
+ * Python call sites: each distinct (code object, instruction offset) a
+ * stack passed through, named once, when first seen, with its function,
+ * file and line, and kept by a small id (pyline.c).
+ */
+#ifndef CMG_CORE_PYLINE_H
+#define CMG_CORE_PYLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the objects a code object refers to keep what a site needs, for
+ * the running interpreter (filled by pyframes.c). */
+struct cmg__py_objects {
+  uintptr_t unicode_type, bytes_type;
+  size_t ascii_size;      /* sizeof(PyASCIIObject): where ASCII data starts */
+  size_t compact_size;    /* sizeof(PyCompactUnicodeObject) */
+  size_t compact_utf8;    /* offset of its utf8 pointer */
+  size_t compact_utf8_length;
+};
+
+/* A code object at one instruction, as the frame walk read it.  The
+ * fingerprint mixes fields that differ between a freed code object and
+ * another allocated at its address, so that a cached site is never taken
+ * for a new code object's. */
+struct cmg__py_where {
+  uintptr_t code;
+  uint32_t lasti;         /* in code units */
+  uint64_t fingerprint;
+  uintptr_t qualname, filename, linetable;
+  int firstlineno;
+};
+
+/* The id (>= 1) of the site, naming it on first sight; 0 when the site
+ * table is full or cannot be mapped.  Lock-free for a site already seen. */
+uint32_t cmg__py_site(const struct cmg__py_objects *o,
+                      const struct cmg__py_where *w);
+
+struct cmg__py_site_view {
+  const char *function;   /* qualified name */
+  const char *file;
+  int line;               /* 0 when the instruction has no line */
+};
+
+/* Fills *out for site id; false for an unknown id. */
+bool cmg__py_site_get(uint32_t id, struct cmg__py_site_view *out);
+
+/* The line of instruction lasti (code units) in a 3.11+ location table
+ * (CPython's Objects/locations.md), from firstlineno; 0 when the table
+ * gives it none or ends first.  Exposed for the unit test. */
+int cmg__py_line(const unsigned char *table, size_t len, int firstlineno,
+                 uint32_t lasti);
+
+#endif /* CMG_CORE_PYLINE_H */

@@ -1,0 +1,57 @@
+"""Allocates simulated device memory through ctypes from known Python
+lines, for tests/integration/t-python-frames.sh: each allocating line is marked
+with a comment "# site NAME", which the test looks up to know the line."""
+import ctypes
+import sys
+import threading
+
+rt = ctypes.CDLL("libcudart.so.13")
+rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+rt.cudaFree.argtypes = [ctypes.c_void_p]
+MiB = 1 << 20
+
+
+def alloc(size):
+    p = ctypes.c_void_p()
+    rc = rt.cudaMalloc(ctypes.byref(p), size)  # site alloc
+    assert rc == 0, rc
+    return p.value
+
+
+def leak_one():
+    return alloc(1 * MiB)  # site leak_one
+
+
+def freed():
+    rt.cudaFree(alloc(2 * MiB))  # site freed
+
+
+class Model:
+    def build(self):
+        return alloc(3 * MiB)  # site Model.build
+
+
+def outer():
+    return inner()  # site outer
+
+
+def inner():
+    return alloc(4 * MiB)  # site inner
+
+
+def in_thread():
+    alloc(5 * MiB)  # site in_thread
+
+
+def main():
+    keep = [leak_one(), Model().build(), outer()]  # site main
+    freed()
+    t = threading.Thread(target=in_thread)
+    t.start()
+    t.join()
+    return keep
+
+
+if __name__ == "__main__":
+    main()  # site module
+    sys.exit(0)
