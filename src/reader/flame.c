@@ -58,12 +58,13 @@
 struct line {
   uint32_t n;
   const char **labels; /* root first */
+  unsigned char *python; /* per label: a Python frame (same allocation) */
   uint64_t bytes, count;
   unsigned kind;    /* of the leaf: KIND_* */
   bool device_root; /* labels[0] is "device N" */
 };
 
-enum { KIND_FRAME, KIND_API, KIND_DEVICE, KIND_ROOT };
+enum { KIND_FRAME, KIND_API, KIND_DEVICE, KIND_ROOT, KIND_PYTHON };
 
 struct lines {
   size_t n, cap;
@@ -151,9 +152,11 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
   }
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
   l = &ls->v[ls->n];
-  l->labels = malloc((hi - lo + 4) * sizeof(*l->labels));
+  l->labels = malloc((hi - lo + 4) * (sizeof(*l->labels) + 1));
   if (l->labels == NULL)
     return -ENOMEM;
+  l->python = (unsigned char *)(l->labels + (hi - lo + 4));
+  memset(l->python, 0, hi - lo + 4);
   l->kind = KIND_FRAME;
   l->device_root = with_device;
   if (with_device)
@@ -162,8 +165,12 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
   if (stack != CMG__TOOL_NONE && ix->stacks[stack].truncated &&
       hi == ix->stacks[stack].n)
     l->labels[n++] = "(truncated)";
-  for (k = hi; k > lo; k--)
-    l->labels[n++] = frame_label(ls, ix, ix->stacks[stack].frames[k - 1]);
+  for (k = hi; k > lo; k--) {
+    uint32_t fr = ix->stacks[stack].frames[k - 1];
+
+    l->python[n] = ix->frames[fr].python;
+    l->labels[n++] = frame_label(ls, ix, fr);
+  }
   if (api != NULL) {
     l->labels[n++] = api;
     l->kind = KIND_API;
@@ -380,7 +387,8 @@ name_hash(const char *s)
   return h;
 }
 
-/* flamegraph.pl's "mem" palette for program frames; the leaf API red. */
+/* flamegraph.pl's "mem" palette for program frames, blues for Python
+ * frames; the leaf API red. */
 static void
 color(const char *label, unsigned kind, char *buf, size_t len)
 {
@@ -389,6 +397,9 @@ color(const char *label, unsigned kind, char *buf, size_t len)
 
   if (kind == KIND_ROOT || kind == KIND_DEVICE)
     snprintf(buf, len, "rgb(200,200,200)");
+  else if (kind == KIND_PYTHON)
+    snprintf(buf, len, "rgb(%u,%u,235)", 60 + v1 * 80 / 255,
+             120 + v2 * 80 / 255);
   else if (kind == KIND_API)
     snprintf(buf, len, "rgb(230,%u,%u)", 80 + v1 * 60 / 255,
              50 + v2 * 40 / 255);
@@ -550,6 +561,7 @@ cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
       open[k].label = l->labels[k];
       open[k].kind = k + 1 == l->n              ? l->kind
                      : k == 0 && l->device_root ? KIND_DEVICE
+                     : l->python[k]             ? KIND_PYTHON
                                                 : KIND_FRAME;
       open[k].site = false;
       open[k].start = cum;

@@ -16,6 +16,10 @@
  * The hash tables (open addressing, at most half full) hold indexes into
  * the growing arrays, not pointers, so growing an array never invalidates
  * them.  Nothing here is thread-safe; the tool has one thread.
+ *
+ * A Python frame has no module: it is known by its function, file and line
+ * (the file's whole path, which is all a report says of it), and is never
+ * hidden, whatever its function is called.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -212,8 +216,10 @@ cmg__tool_index_free(struct cmg__tool_index *ix)
     free(ix->modules[i].path);
     free(ix->modules[i].build_id);
   }
-  for (i = 0; i < ix->n_frames; i++)
+  for (i = 0; i < ix->n_frames; i++) {
     free(ix->frames[i].function);
+    free(ix->frames[i].file);
+  }
   for (i = 0; i < ix->n_stacks; i++)
     free(ix->stacks[i].frames);
   free(ix->modules);
@@ -278,6 +284,7 @@ struct frame_key {
   uint32_t module;
   uint64_t where;
   const char *function;
+  const char *file; /* a Python frame's; NULL for a native one */
 };
 
 static struct frame_key
@@ -288,7 +295,16 @@ frame_key(const struct cmg__tool_frame *f)
   k.module = f->has_offset ? f->module : CMG__TOOL_NONE;
   k.where = k.module != CMG__TOOL_NONE ? f->offset : f->address;
   k.function = f->function;
+  k.file = f->python ? f->file : NULL;
+  if (f->python)
+    k.where = f->line;
   return k;
+}
+
+static bool
+same_string(const char *a, const char *b)
+{
+  return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
 static bool
@@ -299,9 +315,8 @@ frame_eq(const void *ctx, uint32_t i, const void *key)
   struct frame_key have = frame_key(&ix->frames[i]);
 
   return have.module == k->module && have.where == k->where &&
-         (have.function == NULL
-              ? k->function == NULL
-              : k->function != NULL && strcmp(have.function, k->function) == 0);
+         same_string(have.function, k->function) &&
+         same_string(have.file, k->file);
 }
 
 static int
@@ -320,10 +335,14 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
   f.offset = rf->offset;
   f.address = rf->address;
   f.function = rf->function;
+  f.python = rf->python;
+  f.file = rf->file;
+  f.line = rf->line;
   k = frame_key(&f);
   h = cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k.module, sizeof(k.module));
   h = cmg__tool_hash_bytes(h, &k.where, sizeof(k.where));
   h = cmg__tool_hash_string(h, k.function);
+  h = cmg__tool_hash_string(h, k.file);
 
   if (cmg__tool_map_reserve(&ix->frame_map) != 0)
     return -ENOMEM;
@@ -339,9 +358,14 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
   nf->has_function_offset = rf->has_function_offset;
   nf->function_offset = rf->function_offset;
   nf->function = rf->function != NULL ? strdup(rf->function) : NULL;
-  if (rf->function != NULL && nf->function == NULL)
+  nf->file = rf->file != NULL ? strdup(rf->file) : NULL;
+  if ((rf->function != NULL && nf->function == NULL) ||
+      (rf->file != NULL && nf->file == NULL)) {
+    free(nf->function);
+    free(nf->file);
     return -ENOMEM;
-  nf->class = classify(
+  }
+  nf->class = nf->python ? 0 : classify(
       nf->module != CMG__TOOL_NONE ? ix->modules[nf->module].name : NULL,
       nf->function);
   *out = (uint32_t)ix->n_frames++;
@@ -474,12 +498,24 @@ cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
   *hi = all_frames ? s->n : s->hi;
 }
 
+/* "function (file:LINE)", without ":LINE" when the line is unknown. */
+static void
+put_python(FILE *f, const struct cmg__tool_frame *fr, const char *file)
+{
+  fprintf(f, "%s (%s", fr->function != NULL ? fr->function : "?", file);
+  if (fr->line > 0)
+    fprintf(f, ":%" PRIu64, fr->line);
+  fputc(')', f);
+}
+
 void
 cmg__tool_put_label(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
 {
   const struct cmg__tool_frame *fr = &ix->frames[frame];
 
-  if (fr->function != NULL)
+  if (fr->python)
+    put_python(f, fr, base_name(fr->file != NULL ? fr->file : "?"));
+  else if (fr->function != NULL)
     fputs(fr->function, f);
   else if (fr->has_offset)
     fprintf(f, "%s+0x%" PRIx64, ix->modules[fr->module].name, fr->offset);
@@ -509,6 +545,10 @@ cmg__tool_put_frame(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
 {
   const struct cmg__tool_frame *fr = &ix->frames[frame];
 
+  if (fr->python) {
+    put_python(f, fr, fr->file != NULL ? fr->file : "?");
+    return;
+  }
   if (fr->function == NULL)
     fputs("?", f);
   else if (fr->has_function_offset)

@@ -31,6 +31,9 @@ struct cmg__tool_frame {
   bool has_function_offset;
   uint64_t function_offset;
   unsigned class;
+  bool python;      /* a Python frame: function, file and line */
+  char *file;       /* its file, else NULL */
+  uint64_t line;    /* its line, 0 when none */
 };
 
 struct cmg__tool_stack {
@@ -98,14 +101,16 @@ void cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
                            bool all_frames, uint32_t *lo, uint32_t *hi);
 
 /* Prints a frame's short name: its function, else "module+0xOFFSET", else
- * its address. */
+ * its address; a Python frame's is "function (file.py:LINE)", with the
+ * file's base name. */
 void cmg__tool_put_label(FILE *f, const struct cmg__tool_index *ix,
                          uint32_t frame);
 
 /* The same in a malloc'd string; NULL when out of memory. */
 char *cmg__tool_label(const struct cmg__tool_index *ix, uint32_t frame);
 
-/* Prints "function+0x12 (module+0x1a2b)", as the numbered frames show. */
+/* Prints "function+0x12 (module+0x1a2b)", as the numbered frames show, or
+ * for a Python frame "function (/path/file.py:LINE)". */
 void cmg__tool_put_frame(FILE *f, const struct cmg__tool_index *ix,
                          uint32_t frame);
 

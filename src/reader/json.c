@@ -65,6 +65,13 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
                           string_or_null(m ? m->build_id : NULL));
     cJSON_AddItemToObject(
         o, "offset", fr->has_offset ? hex(fr->offset) : cJSON_CreateNull());
+    if (fr->python) {
+      cJSON_AddStringToObject(o, "lang", "python");
+      cJSON_AddItemToObject(o, "file", string_or_null(fr->file));
+      cJSON_AddItemToObject(o, "line", fr->line > 0
+                                           ? cJSON_CreateNumber((double)fr->line)
+                                           : cJSON_CreateNull());
+    }
     cJSON_AddBoolToObject(o, "hidden", k < s->lo || k >= s->hi);
     cJSON_AddItemToArray(a, o);
   }
@@ -282,6 +289,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   cJSON_AddItemToObject(pools, "largest",
                         pool ? cJSON_CreateString(pool) : cJSON_CreateNull());
   cJSON_AddBoolToObject(pools, "mostly", cmg__tool_is_mostly_pool(v));
+  cJSON_AddItemToObject(s, "python_note", string_or_null(v->python_note));
   cJSON_AddItemToObject(s, "leaks", leaks);
   cJSON_AddItemToObject(s, "omitted", omitted);
   cJSON_AddItemToObject(s, "suppressions", supp);

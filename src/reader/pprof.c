@@ -346,6 +346,13 @@ locations(struct build *b)
         intern(b, cmg__tool_raw_frame(r, (uint32_t)f, name, sizeof(name)));
     if (fr->module != CMG__TOOL_NONE)
       fn->filename = intern(b, r->modules[fr->module].path);
+    /* A Python frame: its source file and line; its "address" is only a
+     * token of the report. */
+    if (fr->python) {
+      l->address = 0;
+      fn->filename = intern(b, fr->file);
+      line->line = (int64_t)fr->line;
+    }
     line->function_id = fn->id;
     l->line[0] = line;
     l->n_line = 1;

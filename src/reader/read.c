@@ -115,6 +115,47 @@ read_modules(struct cmg__tool_reader *rd, const cJSON *root,
   return 0;
 }
 
+static bool
+has_member(const cJSON *o, const char *key)
+{
+  return cJSON_GetObjectItemCaseSensitive(o, key) != NULL;
+}
+
+/* A frame with "lang": "python" has a file and a line instead of a
+ * module; older reports have no "lang", and another language is refused
+ * rather than shown as a native frame. */
+static int
+read_python_frame(struct cmg__tool_reader *rd, const cJSON *it,
+                  const char *at, struct cmg__tool_rframe *fr)
+{
+  const cJSON *lang = cJSON_GetObjectItemCaseSensitive(it, "lang");
+  bool has_line;
+  double d;
+
+  if (lang == NULL)
+    return 0;
+  if (!cJSON_IsString(lang) || strcmp(lang->valuestring, "python") != 0)
+    return cmg__tool_wrong(rd, at, "lang", "\"python\"", lang);
+  fr->python = true;
+  CHECK(cmg__tool_string(rd, it, at, "file", false, &fr->file));
+  CHECK(cmg__tool_int(rd, it, at, "line", 1, INT32_MAX, &has_line, &d));
+  fr->line = has_line ? (uint64_t)d : 0;
+  return 0;
+}
+
+/* The note of "python" when its frames are off; absent is fine. */
+static int
+read_python(struct cmg__tool_reader *rd, const cJSON *root,
+            struct cmg__tool_report *r)
+{
+  const cJSON *o;
+
+  if (!has_member(root, "python"))
+    return 0;
+  CHECK(cmg__tool_object(rd, root, "", "python", &o));
+  return cmg__tool_string(rd, o, "python", "note", true, &r->python_note);
+}
+
 static int
 read_frames(struct cmg__tool_reader *rd, const cJSON *root,
             struct cmg__tool_report *r)
@@ -145,6 +186,7 @@ read_frames(struct cmg__tool_reader *rd, const cJSON *root,
     CHECK(cmg__tool_string(rd, it, at, "function", true, &fr->function));
     CHECK(cmg__tool_count(rd, it, at, "function_offset",
                           &fr->has_function_offset, &fr->function_offset));
+    CHECK(read_python_frame(rd, it, at, fr));
   }
   return 0;
 }
@@ -262,12 +304,6 @@ read_device_ref(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
                       nullable ? &has : NULL, &d));
   *out = has ? (int)d : -1;
   return 0;
-}
-
-static bool
-has_member(const cJSON *o, const char *key)
-{
-  return cJSON_GetObjectItemCaseSensitive(o, key) != NULL;
 }
 
 /* leaks[] or released[]: groups of (stack, api, kind, device). */
@@ -560,6 +596,7 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
   CHECK(read_identity(rd, root));
   CHECK(read_process(rd, root, r));
   CHECK(read_pools(rd, root, r));
+  CHECK(read_python(rd, root, r));
   rc = read_modules(rd, root, r);
   if (rc == 0)
     rc = read_frames(rd, root, r);
@@ -649,8 +686,11 @@ cmg__tool_report_free(struct cmg__tool_report *r)
   }
   for (i = 0; r->stacks != NULL && i < r->n_stacks; i++)
     free(r->stacks[i].frames);
-  for (i = 0; r->frames != NULL && i < r->n_frames; i++)
+  for (i = 0; r->frames != NULL && i < r->n_frames; i++) {
     free(r->frames[i].function);
+    free(r->frames[i].file);
+  }
+  free(r->python_note);
   for (i = 0; r->modules != NULL && i < r->n_modules; i++) {
     free(r->modules[i].path);
     free(r->modules[i].build_id);

@@ -25,6 +25,9 @@ struct cmg__tool_rframe {
   char *function; /* NULL when unknown */
   bool has_function_offset;
   uint64_t function_offset;
+  bool python;    /* "lang": "python": function, file and line */
+  char *file;     /* a Python frame's file, else NULL */
+  uint64_t line;  /* a Python frame's line; 0 when it has none */
 };
 
 struct cmg__tool_rstack {
@@ -100,6 +103,9 @@ struct cmg__tool_report {
   uint64_t live_allocations, live_bytes, untracked_frees, denials;
   uint64_t events[3]; /* warn, wait, soft_limit; 0 in older reports */
   bool no_pools;      /* options.no_pools; false in older reports */
+  /* "python": why its frames are not in the stacks, or NULL (no Python,
+   * frames captured, or a report from before Python frames). */
+  char *python_note;
   /* options.pool_switches: each switch's value, in the order of
    * cmg__pools_switches; NULL when unset or not recorded. */
   char *pool_values[CMG__POOLS_N];

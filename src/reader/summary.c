@@ -63,14 +63,16 @@ reason_text(const char *reason)
 /*
  * "a < b < c": the innermost shown frames of a stack that have a function
  * name, on one line; frames without one are skipped unless no frame has a
- * name, since "app+0x3f2b" says little at a glance.
+ * name, since "app+0x3f2b" says little at a glance.  A stack with Python
+ * frames shows those only: the libffi and interpreter frames between them
+ * are the same for every allocation a Python program makes.
  */
 static void
 print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
                   bool all_frames)
 {
   const struct cmg__tool_stack *s;
-  uint32_t lo, hi, k, named = 0, shown = 0;
+  uint32_t lo, hi, k, named = 0, python = 0, shown = 0;
 
   if (stack == CMG__TOOL_NONE) {
     fprintf(f, "(no stack)");
@@ -78,10 +80,14 @@ print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
   }
   s = &ix->stacks[stack];
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
-  for (k = lo; k < hi; k++)
-    named += ix->frames[s->frames[k]].function != NULL;
   for (k = lo; k < hi; k++) {
-    if (named > 0 && ix->frames[s->frames[k]].function == NULL)
+    named += ix->frames[s->frames[k]].function != NULL;
+    python += ix->frames[s->frames[k]].python;
+  }
+  for (k = lo; k < hi; k++) {
+    const struct cmg__tool_frame *fr = &ix->frames[s->frames[k]];
+
+    if ((python > 0 && !fr->python) || (named > 0 && fr->function == NULL))
       continue;
     if (shown == SHORT_FRAMES) {
       fprintf(f, " < ...");
@@ -115,6 +121,9 @@ print_header(FILE *f, const struct cmg__tool_view *v)
               v->sources[i].file, reason_text(v->sources[i].reason),
               v->sources[i].command);
   }
+  /* The stacks of a Python program without its Python frames: say why. */
+  if (v->python_note != NULL)
+    fprintf(f, "  %s\n", v->python_note);
   fprintf(f, "\n");
 }
 

@@ -6,8 +6,10 @@
  * name; `*` matches any run of characters, a leading `^` anchors it at the
  * start of the name and a trailing `$` at the end.  The names are, for
  * every frame of a leak's stack (the hidden ones too): the function, the
- * module's path and the module's base name; and also the API the program
- * called, so that `leak:cuMemAllocManaged` works on reports without stacks.
+ * module's path and the module's base name, or for a Python frame the
+ * function (its qualified name, "Model.build"), the file's path and its
+ * base name; and also the API the program called, so that
+ * `leak:cuMemAllocManaged` works on reports without stacks.
  *
  * LeakSanitizer's TemplateMatch takes the first occurrence of each piece
  * between stars and never backtracks, so "a*b$" misses "ab_ab"; the glob
@@ -226,6 +228,11 @@ is_frame_match(const struct cmg__tool_index *ix, uint32_t frame, const char *g,
     return seen[frame] == 2;
   if (f->function != NULL && f->function[0] != '\0')
     hit = is_glob(g, f->function);
+  if (!hit && f->python && f->file != NULL) {
+    const char *slash = strrchr(f->file, '/');
+
+    hit = is_glob(g, f->file) || (slash != NULL && is_glob(g, slash + 1));
+  }
   if (!hit && f->module != CMG__TOOL_NONE) {
     const struct cmg__tool_module *m = &ix->modules[f->module];
 

@@ -62,6 +62,7 @@ cmg__tool_view_free(struct cmg__tool_view *v)
     free(v->denials[i].comp.items);
     free(v->denials[i].api);
   }
+  free(v->python_note);
   free(v->sources);
   free(v->devices);
   free(v->leaks);
@@ -434,6 +435,9 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
   for (i = 0; i < 3; i++)
     v->events[i] = cmg__tool_add(v->events[i], r->events[i]);
   v->no_pools = v->no_pools || r->no_pools;
+  if (v->python_note == NULL && r->python_note != NULL &&
+      (v->python_note = strdup(r->python_note)) == NULL)
+    goto out;
   if (r->has_host)
     add_host(v, &r->host);
   rc = add_moments(v, r, ids);

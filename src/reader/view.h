@@ -74,6 +74,7 @@ struct cmg__tool_view {
   uint64_t events[3];         /* warn, wait, soft_limit */
   uint64_t released_bytes, released_count;
   bool no_pools; /* some report was written with no_pools=1 */
+  char *python_note; /* the first report's why Python frames are missing */
 };
 
 /* True for the kinds that count as device memory (device, array, vmm), as
