@@ -167,6 +167,14 @@ void cmgb_print_table(void);
 /* The same figures as JSON; 0 or a negative errno. */
 int cmgb_write_json(const char *path);
 
+/* ---- python.c: the Python frames row ---------------------------------- */
+
+/* Runs the Python children (each CPython found); stores python.* figures. */
+void cmgb_run_python(const char *lib, const char *sim, const char *tmpdir);
+/* Its section of the table, and its member of the JSON. */
+void cmgb_print_python(void);
+void cmgb_python_json(FILE *f);
+
 /* ---- work.c: the child modes ------------------------------------------- */
 
 /* Runs `cmgbench --child MODE ...`; returns the exit status. */

@@ -14,6 +14,7 @@ bench_cmgbench_SOURCES = \
 	bench/main.c \
 	bench/modes.c \
 	bench/paths.c \
+	bench/python.c \
 	bench/results.c \
 	bench/table.c \
 	bench/util.c \

@@ -425,11 +425,13 @@ main(int argc, char **argv)
   run_repeats(share);
   run_report();
   run_tool();
+  cmgb_run_python(arg.lib, arg.sim, tmpdir);
   run_repeats(cmgb_plan->repeats);
   remove_tmpdir();
   cmgb_machine.load_end = loadavg();
   cmgb_check_complete();
   cmgb_print_table();
+  cmgb_print_python();
   if (arg.json != NULL) {
     int err = cmgb_write_json(arg.json);
     if (err != 0) {

@@ -25,7 +25,7 @@ except Exception as e:
     sys.exit(0)
 print("ok 2 - results.json is JSON")
 missing = [k for k in ("calls", "threads", "scale", "memory", "report", "repeats",
-                       "targets") if not r.get(k)]
+                       "targets", "python") if not r.get(k)]
 print(("ok" if r.get("complete") is True and not missing else "not ok") +
       " 3 - complete, with every section's figures" +
       ("" if not missing else " (missing: %s)" % missing))

@@ -615,6 +615,8 @@ cmgb_write_json(const char *path)
             targets[i].at_most ? "at_most" : "at_least", targets[i].limit,
             targets[i].unit, verdict(&targets[i]));
   }
-  fputs("\n  ]\n}\n", f);
+  fputs("\n  ]", f);
+  cmgb_python_json(f);
+  fputs("\n}\n", f);
   return fclose(f) == 0 ? 0 : -errno;
 }
