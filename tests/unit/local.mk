@@ -5,6 +5,7 @@ UNIT_TESTS = \
 	tests/unit/test_jsonw \
 	tests/unit/test_ledger \
 	tests/unit/test_policy \
+	tests/unit/test_pyline \
 	tests/unit/test_stacks \
 	tests/unit/test_tally \
 	tests/unit/test_timeline \
@@ -16,6 +17,7 @@ tests_unit_test_group_LDADD = $(UNIT_LDADD)
 tests_unit_test_jsonw_LDADD = $(UNIT_LDADD)
 tests_unit_test_ledger_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
+tests_unit_test_pyline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
 tests_unit_test_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
