@@ -320,6 +320,12 @@ cmg__py_site(const struct cmg__py_objects *o, const struct cmg__py_where *w)
   return insert(o, w, h);
 }
 
+void
+cmg__py_sites_after_fork(void)
+{
+  pthread_mutex_init(&lock, NULL);
+}
+
 bool
 cmg__py_site_get(uint32_t id, struct cmg__py_site_view *out)
 {

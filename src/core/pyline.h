@@ -43,6 +43,10 @@ struct cmg__py_site_view {
   int line;               /* 0 when the instruction has no line */
 };
 
+/* A forked child: the table's lock made anew (a thread of the parent may
+ * have held it); the sites stay. */
+void cmg__py_sites_after_fork(void);
+
 /* Fills *out for site id; false for an unknown id. */
 bool cmg__py_site_get(uint32_t id, struct cmg__py_site_view *out);
 

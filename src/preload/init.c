@@ -32,6 +32,7 @@
 #include "core/policy.h"
 #include "core/pools.h"
 #include "core/pyframes.h"
+#include "core/pyline.h"
 #include "core/stacks.h"
 #include "core/symbols.h"
 #include "core/timeline.h"
@@ -71,6 +72,7 @@ postfork_child(void)
   cmg__stacks_reset_accounts();
   cmg__unwind_after_fork();
   cmg__symbols_after_fork();
+  cmg__py_sites_after_fork();
   cmg__history_reset();
   cmg__timeline_reset();
   cmg__freed_reset();

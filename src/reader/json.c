@@ -68,9 +68,9 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
     if (fr->python) {
       cJSON_AddStringToObject(o, "lang", "python");
       cJSON_AddItemToObject(o, "file", string_or_null(fr->file));
-      cJSON_AddItemToObject(o, "line", fr->line > 0
-                                           ? cJSON_CreateNumber((double)fr->line)
-                                           : cJSON_CreateNull());
+      cJSON_AddItemToObject(o, "line",
+                            fr->line > 0 ? cJSON_CreateNumber((double)fr->line)
+                                         : cJSON_CreateNull());
     }
     cJSON_AddBoolToObject(o, "hidden", k < s->lo || k >= s->hi);
     cJSON_AddItemToArray(a, o);
