@@ -223,7 +223,7 @@ find_types(void)
 }
 
 void
-cmg__py_configure(bool python_frames)
+cmg__py_configure(bool python_frames, bool stacks)
 {
   void *init = dlsym(RTLD_DEFAULT, "Py_Initialize");
   runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
@@ -242,8 +242,9 @@ cmg__py_configure(bool python_frames)
            hex >> 24 & 0xff, hex >> 16 & 0xff, hex >> 8 & 0xff);
   if (!pick_layout(hex) || !find_types())
     return;
-  if (!python_frames) {
-    set_why("Python %s: Python frames are off (python_frames=0)",
+  if (!python_frames || !stacks) {
+    set_why(stacks ? "Python %s: Python frames are off (python_frames=0)"
+                   : "Python %s: Python frames are off (stack_depth=0)",
             status.version);
     return;
   }
@@ -332,9 +333,10 @@ site_of(uintptr_t f)
 }
 
 /* The thread's Python frames as tagged words, innermost first; ends[i] is
- * set on the last frame each eval-loop C frame runs. */
+ * set on the last frame each eval-loop C frame runs.  Sets *cut when the
+ * chain went on past PY_MAX frames. */
 static unsigned
-walk(uintptr_t *words, bool *ends)
+walk(uintptr_t *words, bool *ends, bool *cut)
 {
   unsigned n = 0;
   uintptr_t f = current_frame();
@@ -350,8 +352,9 @@ walk(uintptr_t *words, bool *ends)
         ends[n] = false;
         words[n++] = CMG__PY_TAG | site;
       }
-      if (L.fr_is_entry != NONE && *(const bool *)(f + L.fr_is_entry) &&
-          n > 0)
+      /* A byte, not a bool: a torn frame may hold any value there. */
+      if (L.fr_is_entry != NONE &&
+          *(const unsigned char *)(f + L.fr_is_entry) != 0 && n > 0)
         ends[n - 1] = true;
     }
     uintptr_t prev = word_at(f, L.fr_previous);
@@ -359,6 +362,8 @@ walk(uintptr_t *words, bool *ends)
   }
   if (n > 0)
     ends[n - 1] = true;
+  if (f != 0)
+    *cut = true;
   return n;
 }
 
@@ -374,7 +379,7 @@ cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out,
 {
   uintptr_t py[PY_MAX];
   bool ends[PY_MAX];
-  unsigned np = walk(py, ends), k = 0, o = 0, i = 0;
+  unsigned np = walk(py, ends, cut), k = 0, o = 0, i = 0;
   for (; i < n && o < max; i++) {
     if (k == np || !is_eval(ips[i])) {
       out[o++] = ips[i];

@@ -27,10 +27,10 @@ cmg__py_frame_site(uintptr_t word)
   return (uint32_t)(word & ~CMG__PY_TAG);
 }
 
-/* Looks for a CPython in the process and, when python_frames is on and its
- * version is supported, turns Python frames on.  Once, before captures;
- * dlsym, so never from a signal handler. */
-void cmg__py_configure(bool python_frames);
+/* Looks for a CPython in the process and, when python_frames is on, stacks
+ * are captured and its version is supported, turns Python frames on.
+ * Once, before captures; dlsym, so never from a signal handler. */
+void cmg__py_configure(bool python_frames, bool stacks);
 
 /* Whether captures add Python frames. */
 extern _Atomic bool cmg__py_on;

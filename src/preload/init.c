@@ -103,7 +103,7 @@ init_once(void)
     cmg__policy_fail_closed(why);
   }
   cmg__unwind_configure(cmg__cfg.stack_mode);
-  cmg__py_configure(cmg__cfg.python_frames && cmg__cfg.stack_depth > 0);
+  cmg__py_configure(cmg__cfg.python_frames, cmg__cfg.stack_depth > 0);
   cmg__stacks_configure(cmg__cfg.stack_depth);
   cmg__timeline_on = cmg__cfg.timeline;
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);

@@ -10,7 +10,8 @@
 #           the ASan build and whose preload library is the normal one), and
 #           cumemguard-report by the tool tests (CMG_TOOL).
 #   tsan/   ThreadSanitizer: the stress test (ledger, stack table, policy,
-#           history and report writing from many threads at once).  clang's
+#           history and report writing from many threads at once), and
+#           test_pyline (threads racing on the Python site table).  clang's
 #           runtime when there is one (gcc 12's crashes in libunwind's
 #           thread-exit destructor; with gcc the stress test then leaves out
 #           real stack captures).
@@ -71,7 +72,8 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   echo "LAUNCHER_O = $(objs asan/launcher $LAUNCHER_SRC)"
   printf 'all: asan/libcore.a tsan/libcore.a'
   for t in $UNIT_TESTS; do printf ' asan/%s' "$(basename "$t")"; done
-  printf ' asan/stress tsan/stress tree/cumemguard tree/cumemguard-report'
+  printf ' asan/stress tsan/stress tsan/test_pyline'
+  printf ' tree/cumemguard tree/cumemguard-report'
   printf ' asan/libcumemguard.so\n'
   for f in $(cfiles $CORE_SRC); do
     n=$(oname "$f")
@@ -102,6 +104,8 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   printf 'asan/stress: %s asan/libcore.a\n' "$top_srcdir/tests/hardening/stress.c"
   printf '\t$(CC) $(ASAN) $(CPPF) -o $@ $< asan/libcore.a $(LIBS)\n'
   printf 'tsan/stress: %s tsan/libcore.a\n' "$top_srcdir/tests/hardening/stress.c"
+  printf '\t$(TSAN_CC) $(TSAN) $(CPPF) -o $@ $< tsan/libcore.a $(LIBS)\n'
+  printf 'tsan/test_pyline: %s tsan/libcore.a\n' "$top_srcdir/tests/unit/test_pyline.c"
   printf '\t$(TSAN_CC) $(TSAN) $(CPPF) -o $@ $< tsan/libcore.a $(LIBS)\n'
   for f in $(cfiles $LAUNCHER_SRC); do
     n=$(oname "$f")
@@ -169,6 +173,8 @@ fi
 # shellcheck disable=SC2086
 tap tsan/tests/hardening/stress $tsan_run
 unset STRESS_ITERS STRESS_THREADS STRESS_CAPTURE
+# shellcheck disable=SC2086
+tap tsan/tests/unit/test_pyline ${tsan_run%/stress}/test_pyline
 
 # cumemguard-report under ASan: every tool test (as check-tool-asan).
 for t in $TOOL_TESTS; do

@@ -100,11 +100,33 @@ for v in 3.11.7 3.12.1 3.13.0; do
   run_version "$v" "$PYENV/$v/bin/python3"
 done
 
-# python_frames=0 in the options, as the launcher's flag sets it.
-R=$tmp/opt.json
-CUMEMGUARD_OPTIONS=python_frames=0 hguard "--report $R" /usr/bin/python3.11 "$PY"
-is "$(q "$R" '(r["options"]["python_frames"], r["python"]["frames"])')" \
-  "(False, False)" "python_frames=0 turns Python frames off"
+# The rest needs one supported interpreter, whichever is installed.
+ANY=
+for p in /usr/bin/python3.11 "$PYENV/3.11.7/bin/python3" \
+  "$PYENV/3.12.1/bin/python3" "$PYENV/3.13.0/bin/python3"; do
+  if [ -z "$ANY" ] && [ -x "$p" ]; then ANY=$p; fi
+done
+if [ -n "$ANY" ]; then
+  # Deeper than the 128 Python frames a capture reads: cut, and said so.
+  R=$tmp/deep.json
+  hguard "--report $R" "$ANY" "$PY" deep
+  is "$(q "$R" '[(s["truncated"], sum(1 for f in s["frames"] if r["frames"][f].get("lang"))) for s in r["stacks"]]')" \
+    "[(True, 128)]" "200 Python frames deep: 128 kept, the stack marked truncated"
+
+  R=$tmp/sd0.json
+  hguard "--report $R --stack-depth 0" "$ANY" "$PY"
+  is "$(q "$R" 'r["python"]["note"]')" \
+    "Python $(q "$R" 'r["python"]["version"]'): Python frames are off (stack_depth=0)" \
+    "stack_depth=0: no stacks, and the note says why"
+
+  # python_frames=0 in the options, as the launcher's flag sets it.
+  R=$tmp/opt.json
+  CUMEMGUARD_OPTIONS=python_frames=0 hguard "--report $R" "$ANY" "$PY"
+  is "$(q "$R" '(r["options"]["python_frames"], r["python"]["frames"])')" \
+    "(False, False)" "python_frames=0 turns Python frames off"
+else
+  echo "# skip deep stacks, stack_depth=0, python_frames=0: no CPython 3.11-3.13"
+fi
 
 if [ -x "$PYENV/3.10.13/bin/python3" ]; then
   R=$tmp/310.json

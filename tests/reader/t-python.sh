@@ -26,7 +26,7 @@ is "$(grep -cF "    #7 Model.build ($FILE:$(site Model.build))" "$tmp/out")" 1 \
 is "$(grep -cF ": alloc (pyframes.py:$(site alloc)) < inner (pyframes.py:$(site inner)) < outer (pyframes.py:$(site outer)) < ..." "$tmp/out")" 1 \
   "short stacks show the Python frames"
 tool summary "$OFF"
-is "$(grep -c "^  Python 3.11.2: Python frames are off (python_frames=0)\$" "$tmp/out")" 1 \
+is "$(grep -c "^  Python 3\.11\.[0-9]*: Python frames are off (python_frames=0)\$" "$tmp/out")" 1 \
   "the summary says why a Python program's stacks have no Python frames"
 
 tool_json "$tmp/s.json" summary --json "$A"
