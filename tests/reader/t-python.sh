@@ -5,7 +5,9 @@
 # frames in their own colour), diff, pprof, and suppressions naming a
 # Python function or file; the report's one line when frames are off.
 . "$srcdir/tests/reader/defs.sh"
-PY=$srcdir/tests/integration/pyframes.py
+# Absolute, so that the frames name the file as $FILE below, whatever
+# $srcdir is (relative under make distcheck).
+PY=$(cd "$srcdir/tests/integration" && pwd)/pyframes.py
 PYTHON=/usr/bin/python3.11
 if [ ! -x "$PYTHON" ]; then
   echo "1..0 # SKIP $PYTHON is not installed"
@@ -17,7 +19,7 @@ hguard "--report $A" "$PYTHON" "$PY"
 validate "$A"
 hguard "--report $OFF --no-python-frames" "$PYTHON" "$PY"
 site() { grep -n "# site $1\$" "$PY" | cut -d: -f1; }
-FILE=$(cd "$(dirname "$PY")" && pwd)/pyframes.py
+FILE=$PY
 
 tool summary "$A"
 is "$(grep -c "^Leaked" "$tmp/out")" 4 "one leak group per Python site"
