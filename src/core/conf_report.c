@@ -114,7 +114,8 @@ cmg__config_expand(const char *pattern, long pid, const char *host,
   const char *p;
   bool fits = true;
 
-  if (pattern == NULL || cmg__config_check_pattern(pattern, strlen(pattern)) != 0) {
+  if (pattern == NULL ||
+      cmg__config_check_pattern(pattern, strlen(pattern)) != 0) {
     if (out != NULL && len > 0)
       out[0] = '\0';
     return -EINVAL;

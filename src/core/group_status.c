@@ -231,7 +231,8 @@ print_group(FILE *f, const struct cmg__seg_entry *e, const struct seg *c,
       if (sl->dev[d].used == 0 && sl->dev[d].peak == 0)
         continue;
       fprintf(f, "%s{\"device\":%d,\"live\":%" PRIu64 ",\"peak\":%" PRIu64
-              "}", dsep, d, (uint64_t)sl->dev[d].used, (uint64_t)sl->dev[d].peak);
+              "}", dsep, d, (uint64_t)sl->dev[d].used,
+              (uint64_t)sl->dev[d].peak);
       dsep = ",";
     }
     fprintf(f, "]}");

@@ -3,8 +3,9 @@
  * that has a series, its points as [time, live, min, max] arrays, which
  * keep a long series to a fraction of the size of objects, closed by a
  * point at the moment of the report so a reader can draw up to it; the
- * report writes, oldest first; and the largest allocations freed.  Runs where report.c runs: it may
- * malloc and take the timeline's locks one at a time.
+ * report writes, oldest first; and the largest allocations freed.  Runs
+ * where report.c runs: it may malloc and take the timeline's locks one at
+ * a time.
  */
 #include "config.h"
 
