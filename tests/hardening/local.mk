@@ -31,8 +31,12 @@ tests_hardening_app_reload_LDADD = -ldl
 check_LTLIBRARIES += tests/hardening/libhardctor.la
 tests_hardening_libhardctor_la_SOURCES = tests/hardening/libhardctor.c
 tests_hardening_libhardctor_la_CFLAGS = $(HARD_CFLAGS)
-tests_hardening_libhardctor_la_LDFLAGS = -version-info 0:0:0 -rpath /nowhere
-tests_hardening_libhardctor_la_LIBADD = tests/sim/libcuda.la
+tests_hardening_libhardctor_la_LDFLAGS = -version-info 0:0:0 -rpath /nowhere \
+	-Wl,-Ltests/sim/.libs -Wl,-lcuda
+# The simulated driver by name, not as tests/sim/libcuda.la: libtool would
+# write that archive's absolute path into this one's dependency_libs, and a
+# build directory with a space in its path would then fail to link.
+EXTRA_tests_hardening_libhardctor_la_DEPENDENCIES = tests/sim/libcuda.la
 
 check_PROGRAMS += tests/hardening/app_ctor
 tests_hardening_app_ctor_SOURCES = tests/hardening/app_ctor.c
