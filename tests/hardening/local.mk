@@ -41,7 +41,7 @@ EXTRA_tests_hardening_libhardctor_la_DEPENDENCIES = tests/sim/libcuda.la
 check_PROGRAMS += tests/hardening/app_ctor
 tests_hardening_app_ctor_SOURCES = tests/hardening/app_ctor.c
 tests_hardening_app_ctor_CFLAGS = $(HARD_CFLAGS)
-tests_hardening_app_ctor_LDFLAGS = $(HARD_LINK)
+tests_hardening_app_ctor_LDFLAGS = $(HARD_LINK) -Wl,-rpath-link,tests/sim/.libs
 tests_hardening_app_ctor_LDADD = tests/hardening/libhardctor.la -ldl
 
 # The core under many threads (check-sanitize builds it again with TSan).
