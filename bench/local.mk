@@ -28,9 +28,9 @@ bench_cmgbench_LDADD = tests/sim/libcuda.la tests/sim/libcudart.la \
 	-ldl -lpthread -lm
 
 BENCH_RUN = bench/cmgbench$(EXEEXT) \
-	--lib $(abs_builddir)/.libs/libcumemguard.so \
-	--sim $(abs_builddir)/tests/sim/.libs \
-	--tool $(abs_builddir)/cumemguard-report$(EXEEXT)
+	--lib "$(abs_builddir)/.libs/libcumemguard.so" \
+	--sim "$(abs_builddir)/tests/sim/.libs" \
+	--tool "$(abs_builddir)/cumemguard-report$(EXEEXT)"
 
 bench: all bench/cmgbench$(EXEEXT)
 	$(BENCH_RUN) --json bench/results.json

@@ -104,7 +104,7 @@ check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	  $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) -o $(TOOL_ASAN) \
 	  `for f in $(TOOL_C) src/core/log.c src/core/pools.c src/core/size.c; do echo $(srcdir)/$$f; done` \
 	  src/reader/profile.pb-c.c $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -lm
-	CMG_TOOL=$(abs_builddir)/$(TOOL_ASAN) \
+	CMG_TOOL="$(abs_builddir)/$(TOOL_ASAN)" \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(MAKE) $(AM_MAKEFLAGS) check TESTS='$(TOOL_TESTS)'
 .PHONY: check-tool-asan
