@@ -38,6 +38,7 @@
 
 #include "core/base.h"
 #include "core/ledger.h"
+#include "core/pages.h"
 #include "core/policy.h"
 #include "core/tally.h"
 
@@ -222,9 +223,7 @@ table_bytes(uint32_t n)
 static uint64_t *
 table_new(uint32_t n)
 {
-  void *p = mmap(NULL, table_bytes(n), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+  return cmg__pages(table_bytes(n));
 }
 
 static void

@@ -16,6 +16,7 @@ libcmg_core_la_SOURCES = \
 	src/core/ledger.c src/core/ledger.h \
 	src/core/log.c src/core/log.h \
 	src/core/metrics.c src/core/metrics.h \
+	src/core/pages.h \
 	src/core/policy.c src/core/policy.h \
 	src/core/pools.c src/core/pools.h \
 	src/core/pyframes.c src/core/pyframes.h \

@@ -23,8 +23,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "core/pages.h"
 #include "core/pyline.h"
 
 #define SLOTS (1u << 16)
@@ -201,14 +201,6 @@ hash_where(const struct cmg__py_where *w)
   return h ^ (h >> 33);
 }
 
-static void *
-map(size_t bytes)
-{
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-
 static bool
 same(const struct site *s, uint64_t h, const struct cmg__py_where *w)
 {
@@ -236,7 +228,7 @@ carve(size_t n)
 {
   n = (n + 7) & ~(size_t)7;
   if ((size_t)(chunk_end - chunk_next) < n) {
-    char *c = map(CHUNK);
+    char *c = cmg__pages(CHUNK);
     if (c == NULL)
       return NULL;
     chunk_next = c;
@@ -263,10 +255,10 @@ ensure_table(void)
 {
   if (slots != NULL)
     return true;
-  by_id = map(MAX_SITES * sizeof(*by_id));
+  by_id = cmg__pages(MAX_SITES * sizeof(*by_id));
   if (by_id == NULL)
     return false;
-  slots = map(SLOTS * sizeof(*slots));
+  slots = cmg__pages(SLOTS * sizeof(*slots));
   return slots != NULL;
 }
 

@@ -43,11 +43,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/pages.h"
 #include "core/pyframes.h"
 #include "core/stacks.h"
 #include "core/unwind.h"
@@ -256,14 +256,6 @@ hash_frames(const uintptr_t *ips, unsigned depth, bool truncated)
   return h ^ (h >> 33);
 }
 
-static void *
-map(size_t bytes)
-{
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
-}
-
 /* Lock-free: the slots are filled once and never cleared, and the table is
  * never full, so a probe ends at the record or at an empty slot. */
 static struct record *
@@ -304,7 +296,7 @@ grow(struct table *old, uint32_t n)
   size_t slots = old ? (old->mask + 1) * 2 : MIN_SLOTS;
   while (((size_t)n + 1) * 2 > slots)
     slots *= 2;
-  struct table *t = map(sizeof(*t) + slots * sizeof(t->slots[0]));
+  struct table *t = cmg__pages(sizeof(*t) + slots * sizeof(t->slots[0]));
   if (t == NULL)
     return NULL;
   t->mask = slots - 1;
@@ -321,7 +313,7 @@ record_new(unsigned depth)
 {
   size_t bytes = sizeof(struct record) + depth * sizeof(uintptr_t);
   if ((size_t)(chunk_end - chunk_next) < bytes) {
-    char *c = map(CHUNK);
+    char *c = cmg__pages(CHUNK);
     if (c == NULL)
       return NULL;
     chunk_next = c;
@@ -349,8 +341,9 @@ insert(uint64_t h, const uintptr_t *ips, unsigned depth, bool truncated)
   if (t == NULL || ((size_t)n + 1) * 2 > t->mask + 1)
     if ((t = grow(t, n)) == NULL)
       goto out;
-  if (dir[n / PAGE_IDS] == NULL &&
-      (dir[n / PAGE_IDS] = map(PAGE_IDS * sizeof(struct record *))) == NULL)
+  struct record ***page = &dir[n / PAGE_IDS];
+  if (*page == NULL &&
+      (*page = cmg__pages(PAGE_IDS * sizeof(struct record *))) == NULL)
     goto out;
   if ((r = record_new(depth)) == NULL)
     goto out;
@@ -407,7 +400,7 @@ account_page(int device, uint32_t page)
   struct account *p =
       atomic_load_explicit(&accounts[device][page], memory_order_relaxed);
   /* Mapped memory is zero, so the accounts start at zero. */
-  if (p == NULL && (p = map(PAGE_IDS * sizeof(*p))) != NULL)
+  if (p == NULL && (p = cmg__pages(PAGE_IDS * sizeof(*p))) != NULL)
     atomic_store_explicit(&accounts[device][page], p, memory_order_release);
   pthread_mutex_unlock(&lock);
   return p;

@@ -21,9 +21,9 @@
 
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core/base.h"
+#include "core/pages.h"
 #include "core/tally.h"
 
 #define CHUNK (64u << 10)
@@ -62,9 +62,8 @@ take(void)
     if (!atomic_load_explicit(&t->taken, memory_order_acquire))
       goto found;
   if ((size_t)(chunk_end - chunk_next) < sizeof(*t)) {
-    void *c = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (c == MAP_FAILED)
+    void *c = cmg__pages(CHUNK);
+    if (c == NULL)
       return NULL;
     chunk_next = c;
     chunk_end = chunk_next + CHUNK;

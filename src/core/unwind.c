@@ -55,10 +55,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <ucontext.h>
 
 #include "core/base.h"
+#include "core/pages.h"
 #include "core/unwind.h"
 
 #define SLOTS_LOG 14
@@ -361,9 +361,8 @@ refresh(void)
   struct segments *s = atomic_load_explicit(&segments, memory_order_relaxed);
   if (dl_iterate_phdr(changed, s) == 1) {
     size_t cap = 1024, bytes = sizeof(*s) + cap * sizeof(s->r[0]);
-    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) {
+    void *m = cmg__pages(bytes);
+    if (m != NULL) {
       struct collect c = { m, cap, true };
       dl_iterate_phdr(collect, &c);
       sort_ranges(c.s->r, c.s->n);
