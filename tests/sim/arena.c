@@ -14,12 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whole cache lines of their own: the arrays of two devices, used by two
- * threads, never share one. */
+/* Whole pages of their own: the arrays of two devices, used by two
+ * threads, never share a cache line, nor a page, within which the
+ * hardware prefetchers would carry one thread's lines into the other's
+ * cache (sim_device). */
 static void *
 lines(size_t bytes)
 {
-  return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  return aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
 }
 
 static int
