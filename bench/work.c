@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +183,8 @@ mode_calls(void)
 
 struct worker {
   pthread_t thread;
-  pthread_barrier_t *go;
+  atomic_int *go;        /* threads ready; all spin until all are */
+  int nthreads;
   enum cmgb_path path;
   int device;
   bool with;
@@ -207,7 +209,9 @@ worker_body(void *arg)
     status = 1;
   if (cmgb_pairs(w->path, w->with, w->n / 10 + 1, o.bytes) != 0)
     status = 1;
-  pthread_barrier_wait(w->go);
+  atomic_fetch_add(w->go, 1);
+  while (atomic_load(w->go) < w->nthreads)
+    ;
   uint64_t c0 = thread_cpu_ns();
   w->t0 = cmgb_now_ns();
   if (cmgb_pairs(w->path, w->with, w->n, o.bytes) != 0)
@@ -230,11 +234,10 @@ worker_main(void *arg)
 static double
 throughput(int nthreads, enum cmgb_path path, bool with, long n, double *cpu)
 {
-  pthread_barrier_t go;
+  atomic_int go = 0;
   struct worker w[2];
-  pthread_barrier_init(&go, NULL, (unsigned)nthreads);
   for (int i = 0; i < nthreads; i++) {
-    w[i] = (struct worker){ .go = &go, .path = path,
+    w[i] = (struct worker){ .go = &go, .nthreads = nthreads, .path = path,
                             .device = o.each_device ? i : 0, .with = with,
                             .n = n };
     if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
@@ -248,7 +251,6 @@ throughput(int nthreads, enum cmgb_path path, bool with, long n, double *cpu)
     t1 = w[i].t1 > t1 ? w[i].t1 : t1;
     *cpu += w[i].cpu_ns / (double)n / nthreads;
   }
-  pthread_barrier_destroy(&go);
   return (double)n * nthreads / ((double)(t1 - t0) / 1e9);
 }
 
