@@ -91,7 +91,7 @@ struct shard {
   uint32_t limit;           /* count that makes the table grow */
   uint64_t *keys;           /* 0 marks an empty slot */
   struct entry *entries;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(CMG__APART)));
 
 /* Live allocations are allocations - frees - released, and live bytes
  * likewise, not counted apart. */

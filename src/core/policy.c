@@ -49,7 +49,7 @@ struct device {
   _Atomic unsigned waiters;
   pthread_mutex_t lock;   /* only for waiting */
   pthread_cond_t freed;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(CMG__APART)));
 
 static struct device devices[CMG__SLOTS] = {
   [0 ... CMG__SLOTS - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER,

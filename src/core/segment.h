@@ -21,8 +21,9 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
 
 #define SEG_MAGIC 0x70756f7267676d63ull /* "cmggroup" */
 /* 2: slots count denials; the registry segment (REGISTRY_NAME).
- * 3: a slot's bytes on each device on a cache line of their own. */
-#define SEG_VERSION 3u
+ * 3: a slot's bytes on each device on a cache line of their own.
+ * 4: and on a pair of lines (CMG__APART), the group's as well. */
+#define SEG_VERSION 4u
 #define SEG_SLOTS 256u
 #define SEG_DEVICES CMG__MAX_DEVICES
 #define SHM_DIR "/dev/shm"
@@ -51,17 +52,18 @@ struct seg_device {
   _Atomic uint64_t used;
   _Atomic uint64_t peak;
   _Atomic uint64_t physical; /* as the first member to use it saw it */
-  uint64_t spare[5];
+  uint64_t spare[13];
 };
 
-/* What a member holds on one device, alone on its cache line: threads of
- * one process allocating on two devices would otherwise write one line
- * on every allocation and free (2 threads ran at 0.74x the throughput of
- * one).  4 KiB a slot; tmpfs gives a page only to the slots in use. */
+/* What a member holds on one device, alone on its pair of cache lines:
+ * threads of one process allocating on two devices would otherwise write
+ * one line on every allocation and free (2 threads ran at 0.74x the
+ * throughput of one), or neighbouring ones (CMG__APART).  8 KiB a slot;
+ * tmpfs gives a page only to the slots and devices in use. */
 struct seg_held {
   _Atomic uint64_t used;
   _Atomic uint64_t peak;
-  uint64_t spare[6];
+  uint64_t spare[14];
 };
 
 struct seg_slot {
@@ -71,8 +73,8 @@ struct seg_slot {
   _Atomic uint32_t waiting;  /* its threads in cmg__group_wait */
   _Atomic uint32_t denials;  /* allocations refused, its own limit's too */
   char comm[16];
-  struct seg_held dev[SEG_DEVICES] __attribute__((aligned(64)));
-} __attribute__((aligned(64)));
+  struct seg_held dev[SEG_DEVICES] __attribute__((aligned(CMG__APART)));
+} __attribute__((aligned(CMG__APART)));
 
 struct seg_header {
   _Atomic uint64_t magic;
@@ -96,7 +98,7 @@ struct seg_header {
 
 struct seg {
   struct seg_header h;
-  struct seg_device dev[SEG_DEVICES] __attribute__((aligned(64)));
+  struct seg_device dev[SEG_DEVICES] __attribute__((aligned(CMG__APART)));
   struct seg_slot slot[SEG_SLOTS];
 };
 

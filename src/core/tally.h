@@ -30,7 +30,7 @@ struct cmg__tally {
   _Atomic uint64_t n[CMG__TALLIES];
   struct cmg__tally *next;
   _Atomic bool taken;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(CMG__APART)));
 
 extern CMG__TLS struct cmg__tally *cmg__tally_self;
 extern struct cmg__tally cmg__tally_shared;

@@ -58,13 +58,13 @@ struct point {
 };
 
 struct device {
-  _Alignas(64) _Atomic uint64_t open;   /* the open point's word */
+  _Alignas(CMG__APART) _Atomic uint64_t open;   /* the open point's word */
   _Atomic uint64_t peak, peak_time_ns;
   pthread_mutex_t lock;                 /* guards what follows */
   unsigned shift;
   size_t n;
   bool last_marked;                     /* the last point is a denial's */
-  _Alignas(64) struct point points[CMG__TIMELINE_POINTS];
+  _Alignas(CMG__APART) struct point points[CMG__TIMELINE_POINTS];
 };
 
 static struct device devices[CMG__MAX_DEVICES] = {
