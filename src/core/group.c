@@ -76,6 +76,7 @@
 #include "core/segment.h"
 #include "core/log.h"
 #include "core/size.h"
+#include "core/tally.h"
 
 /* The process's side.  OFF: no group; FORKED: a child that has not taken
  * a slot yet; BROKEN: every reservation fails; LEFT: after exit. */
@@ -428,25 +429,58 @@ add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
   return 0;
 }
 
-/* Counts bytes in our registry slot: one add, no cap, no group counter. */
+/* Counts bytes (+) or gives them back (-) in our registry slot, no cap,
+ * no group counter: in the calling thread's lane, which only it writes and
+ * which wraps when it frees what another thread allocated, else in the
+ * shared counter.  Only a reclaimer that took the slot for dead can have
+ * emptied that under us, and the count is for show: an underflow is put
+ * right after the fact. */
 static inline void
-solo_add(int d, uint64_t bytes)
+solo_count(int d, uint64_t bytes, bool add)
 {
-  uint64_t held = atomic_fetch_add_explicit(&mine->dev[d].used, bytes,
-                                            memory_order_relaxed) + bytes;
+  unsigned lane = cmg__tally_number() - 1;
+  _Atomic uint64_t *w = lane < SEG_LANES ? &mine->lane[lane].held[d] : NULL;
+  uint64_t had;
 
-  if (held > atomic_load_explicit(&mine->dev[d].peak, memory_order_relaxed))
-    atomic_store_explicit(&mine->dev[d].peak, held, memory_order_relaxed);
+  if (cmg__likely(w != NULL))
+    atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) +
+                                 (add ? bytes : -bytes), memory_order_relaxed);
+  else if (add)
+    atomic_fetch_add_explicit(&mine->dev[d].used, bytes, memory_order_relaxed);
+  else if ((had = atomic_fetch_sub_explicit(&mine->dev[d].used, bytes,
+                                            memory_order_relaxed)) < bytes)
+    atomic_fetch_add_explicit(&mine->dev[d].used, bytes - had,
+                              memory_order_relaxed);
+}
+
+static inline bool
+is_solo(int device)
+{
+  return registry && device >= 0 && device < SEG_DEVICES &&
+         atomic_load_explicit(&state, memory_order_acquire) == JOINED;
 }
 
 bool
 cmg__group_solo_add(int device, uint64_t bytes)
 {
-  if (!registry || device < 0 || device >= SEG_DEVICES ||
-      atomic_load_explicit(&state, memory_order_acquire) != JOINED)
+  if (!is_solo(device))
     return false;
-  solo_add(device, bytes);
+  solo_count(device, bytes, true);
   return true;
+}
+
+void
+cmg__group_solo_peak(int device, uint64_t used)
+{
+  if (!is_solo(device))
+    return;
+  _Atomic uint64_t *p = &mine->dev[device].peak;
+  uint64_t peak = atomic_load_explicit(p, memory_order_relaxed);
+  while (used > peak &&
+         !atomic_compare_exchange_weak_explicit(p, &peak, used,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed))
+    ;
 }
 
 /* reserve, with -EPERM for a broken group. */
@@ -470,7 +504,7 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
     return rc;
   }
   if (registry) {
-    solo_add(d, bytes);
+    solo_count(d, bytes, true);
     return 0;
   }
   if (physical != 0 &&
@@ -514,14 +548,7 @@ cmg__group_release(int device, uint64_t bytes)
     return;
   s = seg;
   if (registry) {
-    /* One subtract, not cmg__group_sub's loop: only a reclaimer that took
-     * the slot for dead can have emptied it under us, and the count is
-     * for show, so an underflow is put right after the fact. */
-    uint64_t had = atomic_fetch_sub_explicit(&mine->dev[device].used, bytes,
-                                             memory_order_relaxed);
-    if (cmg__unlikely(had < bytes))
-      atomic_fetch_add_explicit(&mine->dev[device].used, bytes - had,
-                                memory_order_relaxed);
+    solo_count(device, bytes, false);
     return;
   }
   /* The slot first: a kill in between leaves the group counting more. */

@@ -35,8 +35,12 @@ int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
 /* For a process in the registry: counts bytes in its slot and returns
  * true (the whole reservation: no cap); false otherwise, for
  * cmg__group_reserve.  The allocation path's one extra cost for a process
- * in no group. */
+ * in no group: no locked instruction (the thread's own lane). */
 bool cmg__group_solo_add(int device, uint64_t bytes);
+
+/* For a process in the registry: `used`, the process's bytes on the device
+ * after an allocation, becomes its slot's peak if higher. */
+void cmg__group_solo_peak(int device, uint64_t used);
 
 /* Gives back bytes reserved by cmg__group_reserve (failed allocation or
  * free), waking processes that wait for room. */

@@ -56,7 +56,9 @@ on_bus(int sig)
 }
 
 /* Copies a live segment word by word, each counter with one atomic load,
- * so that no value in the copy is torn. */
+ * so that no value in the copy is torn; a member's lanes are added into
+ * its dev[d].used.  Only members' counters are read: a read of a page of
+ * the segment never written would make tmpfs give it memory. */
 static void
 copy_seg(struct seg *dst, const struct seg *src)
 {
@@ -75,9 +77,10 @@ copy_seg(struct seg *dst, const struct seg *src)
     to->waiting = atomic_load(&from->waiting);
     to->denials = atomic_load(&from->denials);
     memcpy(to->comm, from->comm, sizeof(to->comm));
+    bool member = (uint32_t)to->owner == SLOT_CLAIMED;
     for (int d = 0; d < SEG_DEVICES; d++) {
-      to->dev[d].used = atomic_load(&from->dev[d].used);
-      to->dev[d].peak = atomic_load(&from->dev[d].peak);
+      to->dev[d].used = member ? cmg__seg_held(from, d) : 0;
+      to->dev[d].peak = member ? atomic_load(&from->dev[d].peak) : 0;
     }
   }
 }

@@ -368,6 +368,24 @@ cmg__seg_members(const struct seg *s)
   return n;
 }
 
+uint64_t
+cmg__seg_held(const struct seg_slot *sl, int d)
+{
+  uint64_t sum = atomic_load_explicit(&sl->dev[d].used, memory_order_relaxed);
+  for (int i = 0; i < SEG_LANES; i++)
+    sum += atomic_load_explicit(&sl->lane[i].held[d], memory_order_relaxed);
+  /* Below zero: a reclaimer emptied the slot under a live thread. */
+  return sum > UINT64_MAX / 2 ? 0 : sum;
+}
+
+void
+cmg__seg_empty_held(struct seg_slot *sl)
+{
+  for (int i = 0; i < SEG_LANES; i++)
+    for (int d = 0; d < SEG_DEVICES; d++)
+      atomic_store_explicit(&sl->lane[i].held[d], 0, memory_order_relaxed);
+}
+
 /* Takes a free slot for this process.  Bytes a leaving process counted
  * into it after emptying it (a thread racing its exit) are also in the
  * group's counters, so they are kept, to be given back with the slot. */
@@ -387,9 +405,7 @@ cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start, uint64_t pidns,
     atomic_store_explicit(&sl->pidns, pidns, memory_order_relaxed);
     memcpy(sl->comm, comm, sizeof(sl->comm));
     for (int d = 0; d < SEG_DEVICES; d++)
-      atomic_store_explicit(&sl->dev[d].peak,
-                            atomic_load_explicit(&sl->dev[d].used,
-                                                 memory_order_relaxed),
+      atomic_store_explicit(&sl->dev[d].peak, cmg__seg_held(sl, d),
                             memory_order_relaxed);
     return sl;
   }

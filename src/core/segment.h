@@ -22,10 +22,12 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
 #define SEG_MAGIC 0x70756f7267676d63ull /* "cmggroup" */
 /* 2: slots count denials; the registry segment (REGISTRY_NAME).
  * 3: a slot's bytes on each device on a cache line of their own.
- * 4: and on a pair of lines (CMG__APART), the group's as well. */
+ * 4: and on a pair of lines (CMG__APART), the group's as well; a registry
+ *    member's bytes in lanes, one per thread. */
 #define SEG_VERSION 4u
 #define SEG_SLOTS 256u
 #define SEG_DEVICES CMG__MAX_DEVICES
+#define SEG_LANES 8
 #define SHM_DIR "/dev/shm"
 #define PID_LIMIT 4194304 /* PID_MAX_LIMIT on 64-bit Linux */
 #define NS 1000000000ull
@@ -66,6 +68,16 @@ struct seg_held {
   uint64_t spare[14];
 };
 
+/* A registry member's bytes on each device as one of its threads counted
+ * them: a thread adds to its own lane (cmg__tally_lane) with a plain load
+ * and store, where a shared counter would cost two locked instructions per
+ * allocation and free.  A lane wraps below zero when its thread frees what
+ * another allocated; the sum over the lanes and dev[d].used (for threads
+ * without a lane) is the member's bytes. */
+struct seg_lane {
+  _Atomic uint64_t held[SEG_DEVICES];
+} __attribute__((aligned(CMG__APART)));
+
 struct seg_slot {
   _Atomic uint64_t owner;    /* pid << 32 | SLOT_* */
   _Atomic uint64_t start;    /* /proc/PID/stat field 22; 0 unknown */
@@ -74,6 +86,7 @@ struct seg_slot {
   _Atomic uint32_t denials;  /* allocations refused, its own limit's too */
   char comm[16];
   struct seg_held dev[SEG_DEVICES] __attribute__((aligned(CMG__APART)));
+  struct seg_lane lane[SEG_LANES];
 } __attribute__((aligned(CMG__APART)));
 
 struct seg_header {
@@ -179,6 +192,12 @@ unsigned cmg__seg_members(const struct seg *s);
  * process counted into it after emptying it (a thread racing its exit)
  * are also in the group's counters, so they are kept, to be given back with
  * the slot. */
+/* A member's bytes on device d: its shared counter and its lanes. */
+uint64_t cmg__seg_held(const struct seg_slot *sl, int d);
+
+/* Zeroes a member's bytes on every device, lanes and all. */
+void cmg__seg_empty_held(struct seg_slot *sl);
+
 struct seg_slot *cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start,
                                 uint64_t pidns, const char comm[16]);
 

@@ -71,6 +71,7 @@ take(void)
   t = (struct cmg__tally *)chunk_next;
   chunk_next += sizeof(*t);
   t->next = atomic_load_explicit(&blocks, memory_order_relaxed);
+  t->number = t->next != NULL ? t->next->number + 1 : 1;
   atomic_store_explicit(&blocks, t, memory_order_release);
 found:
   atomic_store_explicit(&t->taken, true, memory_order_relaxed);

@@ -30,6 +30,7 @@ struct cmg__tally {
   _Atomic uint64_t n[CMG__TALLIES];
   struct cmg__tally *next;
   _Atomic bool taken;
+  unsigned number;  /* 1, 2, ... in the order made; 0 the shared block */
 } __attribute__((aligned(CMG__APART)));
 
 extern CMG__TLS struct cmg__tally *cmg__tally_self;
@@ -51,6 +52,18 @@ cmg__tally_add(unsigned i, uint64_t n)
     atomic_store_explicit(
         &t->n[i], atomic_load_explicit(&t->n[i], memory_order_relaxed) + n,
         memory_order_release);
+}
+
+/* The number of the calling thread's block: while the thread runs, no
+ * other running thread has it, so it names a slot of per-thread data only
+ * this thread writes (the registry's lanes); 0 for the shared block. */
+static inline unsigned
+cmg__tally_number(void)
+{
+  struct cmg__tally *t = cmg__tally_self;
+  if (cmg__unlikely(t == NULL))
+    t = cmg__tally_attach();
+  return t->number;
 }
 
 /* Counter i summed over every thread. */

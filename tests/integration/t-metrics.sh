@@ -4,7 +4,10 @@
 # the segments hold: a member holding 600 MiB of a 1 GiB group shows
 # exactly those.  A Slurm job's group is labelled with the job, a segment
 # in a private /dev/shm (a container's) with its container, and a segment
-# that cannot be read is counted, not fatal.  --textfile is written whole
+# that cannot be read is counted, not fatal.  A process in no group counts
+# its bytes per thread (lanes, and a shared counter past the lanes): a free
+# on another thread than the allocation's, and more threads than lanes,
+# still show its exact bytes.  --textfile is written whole
 # and --every rewrites it.  Bad flags: one line, exit 2.
 . "$srcdir/tests/integration/defs.sh"
 G=met$$
@@ -30,10 +33,13 @@ metric() {
 bg a --group "$G" --group-limit 1GiB -- "$SIM/app_driver" alloc 600M sleep 30000
 bg b --limit 100M -- "$SIM/app_driver" alloc 60M alloc 60M sleep 30000
 bg j --group "slurm.$$" --group-limit 2G -- "$SIM/app_driver" alloc 1M sleep 30000
+bg t -- "$SIM/app_driver" alloc 8M alloc 2M free_thread 1 threads 12 300 1K \
+  sleep 30000
 until_line "$tmp/a.out" 'alloc i=0 .* rc=0'
 until_line "$tmp/b.out" 'alloc i=1 .* rc=2'
 until_line "$tmp/j.out" 'alloc i=0 .* rc=0'
-a=$(cat "$tmp/a.pid") b=$(cat "$tmp/b.pid")
+until_line "$tmp/t.out" 'threads ok=3600 failed=0'
+a=$(cat "$tmp/a.pid") b=$(cat "$tmp/b.pid") t=$(cat "$tmp/t.pid")
 # A corrupt segment of this user: counted as unreadable, the rest shown.
 head -c 100 /dev/zero >"$SHM.$G-bad"
 chmod 600 "$SHM.$G-bad"
@@ -55,6 +61,8 @@ is "$(metric cumemguard_process_used_bytes "{uid=\"$(id -u)\",pid=\"$b\",")" \
   62914560 "a process in no group is there too, without a group label"
 is "$(metric cumemguard_process_denials_total "pid=\"$b\",")" 1 \
   "its denial is counted"
+is "$(metric cumemguard_process_used_bytes "pid=\"$t\",")/$(metric cumemguard_process_peak_bytes "pid=\"$t\",")" \
+  8388608/10485760 "a process freeing on another thread, with 13 threads, shows its exact bytes and peak"
 is "$(metric cumemguard_process_denials_total "pid=\"$a\",")" 0 \
   "the member has none"
 grep -q "^cumemguard_process_used_bytes{group=\"slurm.$$\",job=\"$$\"," "$tmp/m.prom"
@@ -134,7 +142,7 @@ for bad in "--textfile $tmp/x.txt" "--every 1s" \
 done
 is "$(ls -A "$tmp/tf")" cumemguard.prom "and nothing written"
 
-kill "$(cat "$tmp/b.pid")" "$(cat "$tmp/j.pid")"
+kill "$(cat "$tmp/b.pid")" "$(cat "$tmp/j.pid")" "$t"
 wait
 echo "1..$tap_n"
 [ "$tap_failed" -eq 0 ]

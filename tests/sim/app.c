@@ -70,6 +70,7 @@ static const struct spec specs[] = {
   { "free_async", OP_FREE_ASYNC, "I", false, 0 },
   { "free_async_ptsz", OP_FREE_ASYNC_PTSZ, "I", false, 0 },
   { "free_raw", OP_FREE_RAW, "X", false, 0 },
+  { "free_thread", OP_FREE_THREAD, "I", false, 0 },
   { "info", OP_INFO, "", false, 0 },
   { "info_null", OP_INFO_NULL, "", false, 0 },
   { "total", OP_TOTAL, "N", false, 0 },
@@ -518,6 +519,39 @@ do_free(const struct op *op)
   app_line("%s i=%d rc=%d", op->spec->name, i, rc);
 }
 
+struct freer {
+  int dev;
+  uint64_t ptr;
+  int rc;
+};
+
+static void *
+freer_main(void *arg)
+{
+  struct freer *f = arg;
+  f->rc = app_be->set_device(f->dev);
+  if (f->rc == 0)
+    f->rc = app_be->free(f->ptr);
+  return NULL;
+}
+
+/* free_thread: the free from a thread of its own, not the allocating one. */
+static void
+do_free_thread(const struct op *op)
+{
+  int i = (int)op->arg[0];
+  struct freer f = { .dev = app_cur_dev, .ptr = app_ptrs[i] };
+  pthread_t t;
+  f.rc = app_ensure_started();
+  if (f.rc == 0 && pthread_create(&t, NULL, freer_main, &f) != 0) {
+    perror(prog);
+    exit(1);
+  }
+  if (f.rc == 0)
+    pthread_join(t, NULL);
+  app_line("free_thread i=%d rc=%d", i, f.rc);
+}
+
 struct worker {
   pthread_t tid;
   int dev;
@@ -801,6 +835,9 @@ run(int from, int to)
       break;
     case OP_FREE: case OP_FREE_ASYNC: case OP_FREE_ASYNC_PTSZ:
       do_free(op);
+      break;
+    case OP_FREE_THREAD:
+      do_free_thread(op);
       break;
     case OP_FREE_RAW:
       rc = app_ensure_started();
