@@ -24,7 +24,7 @@ except Exception as e:
     print("not ok 2 - results.json is JSON (%s)" % e)
     sys.exit(0)
 print("ok 2 - results.json is JSON")
-missing = [k for k in ("calls", "threads", "scale", "memory", "report", "repeats",
+missing = [k for k in ("calls", "least_added", "threads", "scale", "memory", "report", "repeats",
                        "targets", "python") if not r.get(k)]
 print(("ok" if r.get("complete") is True and not missing else "not ok") +
       " 3 - complete, with every section's figures" +

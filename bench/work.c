@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cumemguard.h"
@@ -120,8 +121,36 @@ calibrate(enum cmgb_path p)
 struct calls {
   long n[CMGB_NPATHS];
   double s[CMGB_NPATHS][2][MAX_ROUNDS];
+  double least[MAX_ROUNDS];
   long with_allocs;
 };
+
+/* The least an interposed pair can add on this machine, whatever the
+ * code: the four locked read-modify-writes its guarantees take (the
+ * limit's reservation and release, which no two threads may pass
+ * together; the ledger's insert and remove, which a free from any thread
+ * must find) and its two coarse clock reads (the allocation's time, the
+ * free's in the timeline), on lines of their own, nothing else. */
+static _Atomic uint64_t least_words[2][16] __attribute__((aligned(128)));
+
+static double
+least_block(long n)
+{
+  struct timespec ts;
+  uint64_t t0 = cmgb_now_ns(), sum = 0;
+  for (long i = 0; i < n; i++) {
+    atomic_fetch_add_explicit(&least_words[0][0], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&least_words[1][0], 1, memory_order_acquire);
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    sum += (uint64_t)ts.tv_nsec;
+    atomic_fetch_sub_explicit(&least_words[1][0], 1, memory_order_acquire);
+    atomic_fetch_sub_explicit(&least_words[0][0], 1, memory_order_relaxed);
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    sum += (uint64_t)ts.tv_nsec;
+  }
+  __asm__ volatile("" : : "r"(sum) : "memory");
+  return (double)(cmgb_now_ns() - t0) / (double)n;
+}
 
 static int
 npaths(void)
@@ -149,6 +178,8 @@ calls_body(void *arg)
           continue;
         c->s[p][with][r] = block(p, with, c->n[p]);
         c->with_allocs += with ? c->n[p] : 0;
+        if (p == CMGB_FLOOR)
+          c->least[r] = least_block(c->n[CMGB_DIRECT]);
       }
 }
 
@@ -172,6 +203,7 @@ mode_calls(void)
     return 1;
   }
   put_stats("floor", "ns", c.s[CMGB_FLOOR][0], o.rounds);
+  put_stats("least", "ns", c.least, o.rounds);
   for (int p = CMGB_DIRECT; p < npaths(); p++) {
     put_pair(cmgb_path_names[p], c.s[p][0], c.s[p][1], o.rounds);
     put2(cmgb_path_names[p], "pairs", (double)c.n[p]);
