@@ -42,10 +42,11 @@
  * A process that names no group takes a slot in the user's registry
  * segment (REGISTRY_NAME) instead, so that `cumemguard status` sees every
  * guarded process without a daemon.  The registry has no cap: reserving
- * there is one relaxed add to the process's own slot (no group counter, no
- * compare-and-swap, no scan), and nothing about it fails closed: a
+ * there is a plain add to the calling thread's lane of the process's slot
+ * (no locked instruction, no scan), and nothing about it fails closed: a
  * registry that cannot be joined, is full or is overwritten only makes the
- * process invisible to status.
+ * process invisible to status.  One of another layout whose processes are
+ * all gone is replaced.
  *
  * From a hook only the reserve, release and wait functions run: no
  * allocation, no stdio, no CUDA.  The first reservation of a forked child
@@ -246,6 +247,10 @@ attach(char *err, size_t errlen)
       init_segment(s);
     if (rc == 0)
       rc = join_locked(s, err, errlen);
+    /* A registry of another layout, left by a killed process: replaced. */
+    if (rc == -EPROTO && registry &&
+        cmg__seg_remove_abandoned(fd, shm_name, shm_path, self_pidns))
+      rc = -EAGAIN;
     if (rc == 0) {
       seg = s;
       seg_fd = fd;

@@ -368,6 +368,46 @@ cmg__seg_members(const struct seg *s)
   return n;
 }
 
+bool
+cmg__seg_is_abandoned(int fd, uint64_t pidns)
+{
+  struct seg_header h;
+  struct stat st;
+  size_t prefix = offsetof(struct seg_header, created);
+
+  if (fstat(fd, &st) != 0 || pread(fd, &h, prefix, 0) != (ssize_t)prefix ||
+      h.magic != SEG_MAGIC || h.total_size != (uint64_t)st.st_size ||
+      h.slot_size < 3 * sizeof(uint64_t) || h.slot_count == 0 ||
+      h.slot_count > PID_LIMIT ||
+      (uint64_t)h.slot_size * h.slot_count > h.total_size - h.header_size)
+    return false;
+  off_t first = (off_t)(h.total_size - (uint64_t)h.slot_size * h.slot_count);
+  for (uint32_t i = 0; i < h.slot_count; i++) {
+    uint64_t w[3]; /* owner, start, pid namespace */
+    if (pread(fd, w, sizeof(w), first + (off_t)i * h.slot_size) !=
+        (ssize_t)sizeof(w))
+      return false;
+    if ((uint32_t)w[0] == SLOT_FREE)
+      continue;
+    /* Another namespace's pid cannot be looked up from here. */
+    if ((w[2] != 0 && pidns != 0 && w[2] != pidns) ||
+        !cmg__seg_is_dead((pid_t)(w[0] >> 32), w[1]))
+      return false;
+  }
+  return true;
+}
+
+bool
+cmg__seg_remove_abandoned(int fd, const char *name, const char *path,
+                          uint64_t pidns)
+{
+  struct stat ours, named;
+
+  return cmg__seg_is_abandoned(fd, pidns) && fstat(fd, &ours) == 0 &&
+         stat(path, &named) == 0 && ours.st_ino == named.st_ino &&
+         ours.st_dev == named.st_dev && shm_unlink(name) == 0;
+}
+
 uint64_t
 cmg__seg_held(const struct seg_slot *sl, int d)
 {

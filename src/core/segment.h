@@ -192,6 +192,20 @@ unsigned cmg__seg_members(const struct seg *s);
  * process counted into it after emptying it (a thread racing its exit)
  * are also in the group's counters, so they are kept, to be given back with
  * the slot. */
+/* Whether the segment open as fd, of another layout than this one's, is
+ * ours (its magic) and no process it names still runs.  Read through what
+ * every layout shares: the header's first fields and, last in the file,
+ * slots that begin with owner, start and pid namespace.  For a registry,
+ * which caps nothing: one a killed process of an older cumemguard left
+ * would otherwise hide every new process from status. */
+bool cmg__seg_is_abandoned(int fd, uint64_t pidns);
+
+/* Removes the segment open as fd, locked, under name (shm_open's) and
+ * path (/dev/shm's) if it is abandoned and still the one of that name:
+ * true when the next shm_open may create it anew. */
+bool cmg__seg_remove_abandoned(int fd, const char *name, const char *path,
+                               uint64_t pidns);
+
 /* A member's bytes on device d: its shared counter and its lanes. */
 uint64_t cmg__seg_held(const struct seg_slot *sl, int d);
 

@@ -85,6 +85,54 @@ is "$?/$(wc -l <"$tmp/err")" 2/1 "status of a corrupt group: exit 2, one line"
 is "$?/$(grep -c "^group '$G-garbage': .* is not a cumemguard group segment" "$tmp/out")" \
   0/1 "the list of every group shows a corrupt one with its error"
 
+# ---- a registry of another layout -------------------------------------------
+
+# The registry caps nothing, so one of another layout (an older cumemguard's,
+# left by a killed process) is replaced once none of its processes runs, and
+# kept while one does.  In a /dev/shm of its own: the real one holds the
+# registry of the tests running beside this one.
+if [ "$UID_" -eq 0 ] && unshare -m true 2>/dev/null; then
+  LAUNCHER=$LAUNCHER SIM=$SIM T=$tmp REG=$SHM.@solo unshare -m sh -c '
+    mount -t tmpfs tmpfs /dev/shm || exit 1
+    wait_rc0() {
+      i=0
+      until grep -q "rc=0" "$1" 2>/dev/null || [ $i -ge 600 ]; do
+        sleep 0.1
+        i=$((i + 1))
+      done
+    }
+    layout() { od -An -tu4 -j8 -N4 "$REG" | tr -d " "; }
+    "$LAUNCHER" --report "$T/r.%p.json" -- "$SIM/app_driver" alloc 1M \
+      sleep 30000 >"$T/old.out" 2>&1 &
+    old=$!
+    wait_rc0 "$T/old.out"
+    /usr/bin/python3 -c "import sys; f = open(sys.argv[1], \"r+b\"); f.seek(8); f.write(bytes([99, 0, 0, 0]))" "$REG"
+    "$LAUNCHER" --report "$T/r.%p.json" -- "$SIM/app_driver" alloc 1M \
+      >"$T/live.out" 2>"$T/live.err"
+    echo "$?/$(grep -c "rc=0" "$T/live.out")/$(grep -c "@solo\|layout" "$T/live.err")/$(layout)" >"$T/live.res"
+    kill -9 $old
+    wait $old
+    "$LAUNCHER" --report "$T/r.%p.json" -- "$SIM/app_driver" alloc 2M \
+      sleep 30000 >"$T/new.out" 2>&1 &
+    new=$!
+    wait_rc0 "$T/new.out"
+    echo "$(layout) $new" >"$T/dead.res"
+    "$LAUNCHER" status >"$T/status.out" 2>&1
+    kill $new
+    wait $new
+  '
+  is "$(cat "$tmp/live.res")" 0/1/0/99 \
+    "a registry of another layout with a process running: kept, and a new process runs, silently"
+  read -r layout new <"$tmp/dead.res"
+  [ "$layout" != 99 ] &&
+    awk '/^not in a group/ { on = 1; next } /^[^ ]/ { on = 0 } on' "$tmp/status.out" |
+    grep -q "^ *$new  *app_driver  *0  *2.0 MiB  *2.0 MiB$"
+  tap $? "once its processes are gone it is replaced, and status shows the new process"
+else
+  echo "ok $((tap_n += 1)) # SKIP a /dev/shm of its own needs root and unshare -m"
+  echo "ok $((tap_n += 1)) # SKIP a /dev/shm of its own needs root and unshare -m"
+fi
+
 # ---- foreign segments --------------------------------------------------------
 
 : >"$SHM.$G-mode"
