@@ -148,7 +148,7 @@ check_under(const char *what, const char *text, const struct cmg__limit *a)
   return 0;
 }
 
-/* ---- plugstack.conf arguments -------------------------------------------- */
+/* ---- plugstack.conf arguments ------------------------------------------- */
 
 static int
 copy_text(const char *what, const char *value, char *out, size_t len)
@@ -206,7 +206,7 @@ read_args(int ac, char **av)
   return 0;
 }
 
-/* ---- the user's options --------------------------------------------------- */
+/* ---- the user's options ------------------------------------------------- */
 
 /*
  * Expands the plugin's own escapes of a report pattern, %j (job id) and %s
@@ -351,7 +351,7 @@ check_request(const char *env, uint32_t job, const char *step,
   return opts;
 }
 
-/* ---- options -------------------------------------------------------------- */
+/* ---- options ------------------------------------------------------------ */
 
 /*
  * Keeps an option's value.  In srun, sbatch and salloc the value is also
@@ -408,7 +408,7 @@ static struct spank_option options[] = {
   SPANK_OPTIONS_TABLE_END
 };
 
-/* ---- the task's environment ------------------------------------------------ */
+/* ---- the task's environment --------------------------------------------- */
 
 /* The job's value of var (malloc'd), or NULL when it has none. */
 static char *
@@ -494,7 +494,7 @@ check_segment(uint32_t job)
   return 0;
 }
 
-/* ---- entry points ------------------------------------------------------------ */
+/* ---- entry points ------------------------------------------------------- */
 
 int
 slurm_spank_init(spank_t sp, int ac, char **av)
