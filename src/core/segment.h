@@ -60,8 +60,8 @@ struct seg_device {
 /* What a member holds on one device, alone on its pair of cache lines:
  * threads of one process allocating on two devices would otherwise write
  * one line on every allocation and free (2 threads ran at 0.74x the
- * throughput of one), or neighbouring ones (CMG__APART).  8 KiB a slot;
- * tmpfs gives a page only to the slots and devices in use. */
+ * throughput of one), or neighbouring ones (CMG__APART).  12 KiB a slot
+ * with its lanes; tmpfs gives pages only to the slots and devices in use. */
 struct seg_held {
   _Atomic uint64_t used;
   _Atomic uint64_t peak;
@@ -69,7 +69,7 @@ struct seg_held {
 };
 
 /* A registry member's bytes on each device as one of its threads counted
- * them: a thread adds to its own lane (cmg__tally_lane) with a plain load
+ * them: a thread adds to its own lane (cmg__tally_number) with a plain load
  * and store, where a shared counter would cost two locked instructions per
  * allocation and free.  A lane wraps below zero when its thread frees what
  * another allocated; the sum over the lanes and dev[d].used (for threads
@@ -187,11 +187,6 @@ void cmg__seg_wake_all(struct seg *s);
 /* Slots in use: members, live or not yet reclaimed. */
 unsigned cmg__seg_members(const struct seg *s);
 
-/* Takes a free slot for the process (pid, its start time, pid namespace
- * and command), or returns NULL when every slot is taken.  Bytes a leaving
- * process counted into it after emptying it (a thread racing its exit)
- * are also in the group's counters, so they are kept, to be given back with
- * the slot. */
 /* Whether the segment open as fd, of another layout than this one's, is
  * ours (its magic) and no process it names still runs.  Read through what
  * every layout shares: the header's first fields and, last in the file,
@@ -212,6 +207,11 @@ uint64_t cmg__seg_held(const struct seg_slot *sl, int d);
 /* Zeroes a member's bytes on every device, lanes and all. */
 void cmg__seg_empty_held(struct seg_slot *sl);
 
+/* Takes a free slot for the process (pid, its start time, pid namespace
+ * and command), or returns NULL when every slot is taken.  Bytes a leaving
+ * process counted into it after emptying it (a thread racing its exit)
+ * are also in the group's counters, so they are kept, to be given back with
+ * the slot. */
 struct seg_slot *cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start,
                                 uint64_t pidns, const char comm[16]);
 
