@@ -18,4 +18,32 @@ cmg__pages(size_t bytes)
   return p == MAP_FAILED ? NULL : p;
 }
 
+/* Records kept for the life of the process, bump-allocated from chunks of
+ * `size` bytes of pages; the owner serialises takes with its own lock. */
+struct cmg__chunks {
+  char *next, *end;
+  size_t size;
+};
+
+/* n bytes from the current chunk, or from a new one when it is short (the
+ * rest of the old one is left); NULL when mmap fails or n is larger than a
+ * chunk.  A chunk starts on a page, so records whose sizes keep an
+ * alignment keep it. */
+static inline void *
+cmg__chunks_take(struct cmg__chunks *c, size_t n)
+{
+  if (n > c->size)
+    return NULL;
+  if ((size_t)(c->end - c->next) < n) {
+    char *p = cmg__pages(c->size);
+    if (p == NULL)
+      return NULL;
+    c->next = p;
+    c->end = p + c->size;
+  }
+  void *r = c->next;
+  c->next += n;
+  return r;
+}
+
 #endif /* CMG_CORE_PAGES_H */

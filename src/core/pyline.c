@@ -47,7 +47,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct site *) *slots;    /* SLOTS of them, once mapped */
 static struct site **by_id;              /* MAX_SITES, index id - 1 */
 static _Atomic uint32_t nsites;
-static char *chunk_next, *chunk_end;
+static struct cmg__chunks chunks = { .size = CHUNK };
 
 /* ---- reading the interpreter's objects ------------------------------- */
 
@@ -226,17 +226,7 @@ find(uint64_t h, const struct cmg__py_where *w, size_t *empty)
 static void *
 carve(size_t n)
 {
-  n = (n + 7) & ~(size_t)7;
-  if ((size_t)(chunk_end - chunk_next) < n) {
-    char *c = cmg__pages(CHUNK);
-    if (c == NULL)
-      return NULL;
-    chunk_next = c;
-    chunk_end = c + CHUNK;
-  }
-  void *p = chunk_next;
-  chunk_next += n;
-  return p;
+  return cmg__chunks_take(&chunks, (n + 7) & ~(size_t)7);
 }
 
 static const char *

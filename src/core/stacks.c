@@ -106,7 +106,7 @@ static _Atomic uint32_t nstacks;
 /* Written under the lock before nstacks is published with a release store;
  * readers load nstacks with acquire before they look here. */
 static struct record **dir[DIR_PAGES];
-static char *chunk_next, *chunk_end;
+static struct cmg__chunks chunks = { .size = CHUNK };
 /* By device, then by id as dir is; a page is published with a release
  * store, once, under the lock. */
 static _Atomic(struct account *) accounts[CMG__STACK_DEVICES][DIR_PAGES];
@@ -311,17 +311,8 @@ grow(struct table *old, uint32_t n)
 static struct record *
 record_new(unsigned depth)
 {
-  size_t bytes = sizeof(struct record) + depth * sizeof(uintptr_t);
-  if ((size_t)(chunk_end - chunk_next) < bytes) {
-    char *c = cmg__pages(CHUNK);
-    if (c == NULL)
-      return NULL;
-    chunk_next = c;
-    chunk_end = c + CHUNK;
-  }
-  struct record *r = (struct record *)chunk_next;
-  chunk_next += bytes;
-  return r;
+  return cmg__chunks_take(&chunks, sizeof(struct record) +
+                                       depth * sizeof(uintptr_t));
 }
 
 static uint32_t

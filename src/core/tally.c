@@ -33,7 +33,7 @@ struct cmg__tally cmg__tally_shared;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct cmg__tally *) blocks;
-static char *chunk_next, *chunk_end;
+static struct cmg__chunks chunks = { .size = CHUNK };
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t key;
 static bool have_key;
@@ -61,15 +61,8 @@ take(void)
   for (; t != NULL; t = t->next)
     if (!atomic_load_explicit(&t->taken, memory_order_acquire))
       goto found;
-  if ((size_t)(chunk_end - chunk_next) < sizeof(*t)) {
-    void *c = cmg__pages(CHUNK);
-    if (c == NULL)
-      return NULL;
-    chunk_next = c;
-    chunk_end = chunk_next + CHUNK;
-  }
-  t = (struct cmg__tally *)chunk_next;
-  chunk_next += sizeof(*t);
+  if ((t = cmg__chunks_take(&chunks, sizeof(*t))) == NULL)
+    return NULL;
   t->next = atomic_load_explicit(&blocks, memory_order_relaxed);
   t->number = t->next != NULL ? t->next->number + 1 : 1;
   atomic_store_explicit(&blocks, t, memory_order_release);
