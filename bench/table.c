@@ -236,6 +236,20 @@ verdict(const struct target *t)
                                                                   : "MISS";
 }
 
+/* One row per repeat process whose figures are under prefix. */
+static void
+print_repeat_rows(const char *prefix)
+{
+  for (int i = 0; i < cmgb_plan->repeats; i++) {
+    printf("   %-7d %6.0f | %-5s", i + 1,
+           cmgb_get("%s.%d.direct.bare_med", prefix, i), "");
+    for (int p = 0; p < NPATHS; p++)
+      printf("%+9.0f",
+             cmgb_get("%s.%d.%s.added_med", prefix, i, path_names[p]));
+    printf("\n");
+  }
+}
+
 static void
 print_repeats(void)
 {
@@ -249,22 +263,10 @@ print_repeats(void)
   for (int p = 0; p < NPATHS; p++)
     printf("%9s", path_names[p]);
   printf("\n");
-  for (int i = 0; i < cmgb_plan->repeats; i++) {
-    printf("   %-7d %6.0f | %-5s", i + 1,
-           cmgb_get("repeat.%d.direct.bare_med", i), "");
-    for (int p = 0; p < NPATHS; p++)
-      printf("%+9.0f", cmgb_get("repeat.%d.%s.added_med", i, path_names[p]));
-    printf("\n");
-  }
+  print_repeat_rows("repeat");
   double med = stacks_off_added(&lo, &hi);
   printf("   the same with timeline=0, each right after its pair above:\n");
-  for (int i = 0; i < cmgb_plan->repeats; i++) {
-    printf("   %-7d %6.0f | %-5s", i + 1,
-           cmgb_get("untimed.%d.direct.bare_med", i), "");
-    for (int p = 0; p < NPATHS; p++)
-      printf("%+9.0f", cmgb_get("untimed.%d.%s.added_med", i, path_names[p]));
-    printf("\n");
-  }
+  print_repeat_rows("untimed");
   printf("   the timeline's cost, the median over pairs of the difference "
          "(mean of the paths): %+.1f ns\n", timeline_added());
   printf("   worst path per process, these and section 1's: median %+.0f "
