@@ -92,13 +92,6 @@ is_device_memory(unsigned kind)
          kind == CMG__KIND_VMM;
 }
 
-static cJSON *
-device_or_null(int device)
-{
-  return device >= 0 && device < CMG__MAX_DEVICES ? cJSON_CreateNumber(device)
-                                                  : cJSON_CreateNull();
-}
-
 static double
 seconds(uint64_t ns)
 {
@@ -243,7 +236,7 @@ released_json(struct cmg__refs *r)
     cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, g[i].stack));
     cJSON_AddStringToObject(o, "api", api_name(g[i].fn));
     cJSON_AddStringToObject(o, "kind", kind_names[g[i].kind]);
-    cJSON_AddItemToObject(o, "device", device_or_null(g[i].device));
+    cJSON_AddItemToObject(o, "device", cmg__report_device(g[i].device));
     cJSON_AddNumberToObject(o, "count", g[i].count);
     cJSON_AddNumberToObject(o, "bytes", g[i].bytes);
     cJSON_AddNumberToObject(o, "time", seconds(g[i].time_ns));
@@ -288,7 +281,7 @@ peaks_json(struct cmg__refs *r, struct cmg__composition *first_denial)
       if (h.peak.n > 1)  /* items is NULL without stacks (stack_depth=0) */
         qsort(h.peak.items, h.peak.n, sizeof(*h.peak.items), by_share_bytes);
       cJSON *o = cJSON_CreateObject();
-      cJSON_AddNumberToObject(o, "device", d);
+      cJSON_AddItemToObject(o, "device", cmg__report_device(d));
       cJSON_AddNumberToObject(o, "bytes", h.peak.bytes);
       cJSON_AddNumberToObject(o, "time", seconds(h.peak.time_ns));
       cJSON_AddItemToObject(o, "by_stack", composition_json(&h.peak, r));
@@ -309,7 +302,7 @@ event_json(const struct cmg__event *e, struct cmg__refs *r)
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "time", seconds(e->time_ns));
   cJSON_AddStringToObject(o, "api", api_name(e->fn));
-  cJSON_AddItemToObject(o, "device", device_or_null(e->device));
+  cJSON_AddItemToObject(o, "device", cmg__report_device(e->device));
   cJSON_AddNumberToObject(o, "requested_bytes", e->requested_bytes);
   cJSON_AddNumberToObject(o, "live_bytes", e->live_bytes);
   cJSON_AddItemToObject(o, "limit_bytes", cmg__report_bytes(e->limit_bytes));
@@ -433,7 +426,7 @@ leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
   cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"kind\":\t");
   string(w, kind_names[first->kind]);
   cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"device\":\t");
-  if (first->device >= 0 && first->device < CMG__MAX_DEVICES)
+  if (cmg__is_report_device(first->device))
     cmg__jsonw_u64(w, (uint64_t)first->device);
   else
     cmg__jsonw_lit(w, "null");

@@ -16,6 +16,19 @@
 #include "core/report_devices.h"
 #include "core/report_options.h"
 
+bool
+cmg__is_report_device(int device)
+{
+  return device >= 0 && device < CMG__MAX_DEVICES;
+}
+
+cJSON *
+cmg__report_device(int device)
+{
+  return cmg__is_report_device(device) ? cJSON_CreateNumber(device)
+                                       : cJSON_CreateNull();
+}
+
 static bool
 is_device_used(int d, const struct cmg_device_stats *s)
 {
@@ -84,7 +97,7 @@ cmg__report_group_json(void)
                                         !cmg__policy_is_device_set(d)))
       continue;
     cJSON *x = cJSON_CreateObject();
-    cJSON_AddNumberToObject(x, "device", d);
+    cJSON_AddItemToObject(x, "device", cmg__report_device(d));
     cJSON_AddItemToObject(x, "limit_bytes", cmg__report_bytes(u.limit));
     cJSON_AddNumberToObject(x, "used_bytes", u.used);
     cJSON_AddNumberToObject(x, "process_bytes", u.mine);

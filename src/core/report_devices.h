@@ -6,6 +6,15 @@
 #define CMG_CORE_REPORT_DEVICES_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
+
+/* A device as every report member names one: its ordinal, 0 to
+ * CMG__MAX_DEVICES - 1, or null for memory on no device (host memory,
+ * CMG__HOST).  The schema's $defs/device and the reader's
+ * cmg__tool_device say the same. */
+cJSON *cmg__report_device(int device);
+/* Whether the report names `device` by its ordinal (else it writes null). */
+bool cmg__is_report_device(int device);
 
 /* Each device the process used or has a limit on. */
 cJSON *cmg__report_devices_json(void);

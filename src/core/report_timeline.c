@@ -18,6 +18,7 @@
 #include "core/base.h"
 #include "core/freed.h"
 #include "core/policy.h"
+#include "core/report_devices.h"
 #include "core/report_refs.h"
 #include "core/report_timeline.h"
 #include "core/timeline.h"
@@ -43,7 +44,7 @@ static cJSON *
 device_json(int device, const struct cmg__timeline *t, uint64_t now_ns)
 {
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "device", device);
+  cJSON_AddItemToObject(o, "device", cmg__report_device(device));
   cJSON_AddNumberToObject(o, "resolution", seconds(t->resolution_ns));
   cJSON_AddNumberToObject(o, "peak_bytes", (double)t->peak_bytes);
   cJSON_AddNumberToObject(o, "peak_time", seconds(t->peak_time_ns));
@@ -72,7 +73,7 @@ freed_json(struct cmg__refs *refs, const char *(*api)(unsigned fn))
     snprintf(address, sizeof(address), "0x%" PRIx64, f[i].a.addr);
     cJSON_AddStringToObject(e, "address", address);
     cJSON_AddNumberToObject(e, "bytes", (double)f[i].a.size);
-    cJSON_AddNumberToObject(e, "device", f[i].a.device);
+    cJSON_AddItemToObject(e, "device", cmg__report_device(f[i].a.device));
     cJSON_AddStringToObject(e, "api", api(f[i].a.fn));
     cJSON_AddItemToObject(e, "stack", cmg__refs_stack(refs, f[i].a.stack));
     cJSON_AddNumberToObject(e, "thread", f[i].a.thread);

@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/base.h"
 #include "reader/fields.h"
 
 int
@@ -304,4 +305,18 @@ cmg__tool_element(struct cmg__tool_reader *rd, const cJSON *item,
     return cmg__tool_fail(rd, "%s: expected an object, got %s", at,
                           cmg__tool_kind(item));
   return 0;
+}
+
+int
+cmg__tool_device(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                 const char *key, bool host_ok, int *out)
+{
+  bool has = true;
+  double d;
+  int rc = cmg__tool_int(rd, o, at, key, 0, CMG__MAX_DEVICES - 1,
+                         host_ok ? &has : NULL, &d);
+
+  if (rc == 0)
+    *out = has ? (int)d : -1;
+  return rc;
 }

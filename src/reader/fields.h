@@ -46,6 +46,12 @@ int cmg__tool_int(struct cmg__tool_reader *rd, const struct cJSON *o,
                   const char *at, const char *key, double min, double max,
                   bool *has, double *out);
 
+/* Member key as a device (the writer's cmg__report_device): an ordinal
+ * from 0 to CMG__MAX_DEVICES - 1, or, where host memory may be meant
+ * (host_ok), null, which reads as -1. */
+int cmg__tool_device(struct cmg__tool_reader *rd, const struct cJSON *o,
+                     const char *at, const char *key, bool host_ok, int *out);
+
 /* An integer from 0 to 2^53 (sizes, counts); null as for cmg__tool_int. */
 int cmg__tool_count(struct cmg__tool_reader *rd, const struct cJSON *o,
                     const char *at, const char *key, bool *has, uint64_t *out);

@@ -80,7 +80,8 @@ TOOL_TESTS = \
 	tests/reader/t-timeline.sh \
 	tests/reader/t-pprof.sh \
 	tests/reader/t-plot.sh \
-	tests/reader/t-python.sh
+	tests/reader/t-python.sh \
+	tests/reader/t-gpu-reports.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \

@@ -41,7 +41,6 @@
 #include "reader/tool.h"
 
 /* Device ordinals, as the schema allows them everywhere. */
-#define ORDINAL_MAX 63
 
 #define EXACT_MAX CMG__TOOL_EXACT_MAX
 
@@ -266,11 +265,9 @@ read_devices(struct cmg__tool_reader *rd, const cJSON *root,
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
     struct cmg__tool_rdevice *d = &r->devices[i];
-    double ord;
 
     CHECK(cmg__tool_element(rd, it, "devices", i, at, sizeof(at)));
-    CHECK(cmg__tool_int(rd, it, at, "ordinal", 0, ORDINAL_MAX, NULL, &ord));
-    d->ordinal = (int)ord;
+    CHECK(cmg__tool_device(rd, it, at, "ordinal", false, &d->ordinal));
     for (k = 0; k < i; k++) {
       if (r->devices[k].ordinal == d->ordinal)
         return cmg__tool_fail(rd, "%s.ordinal: device %d is listed twice", at,
@@ -289,20 +286,6 @@ read_devices(struct cmg__tool_reader *rd, const cJSON *root,
     CHECK(cmg__tool_count(rd, it, at, "frees", NULL, &d->frees));
     CHECK(cmg__tool_count(rd, it, at, "denied", NULL, &d->denied));
   }
-  return 0;
-}
-
-/* A device ordinal; with nullable, null (host memory) reads as -1. */
-static int
-read_device_ref(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                bool nullable, int *out)
-{
-  bool has = true;
-  double d;
-
-  CHECK(cmg__tool_int(rd, o, at, "device", 0, ORDINAL_MAX,
-                      nullable ? &has : NULL, &d));
-  *out = has ? (int)d : -1;
   return 0;
 }
 
@@ -331,7 +314,7 @@ read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
       CHECK(cmg__tool_string(rd, it, at, "kind", false, &l->kind));
     else if ((l->kind = strdup("device")) == NULL)
       return -ENOMEM;
-    CHECK(read_device_ref(rd, it, at, true, &l->device));
+    CHECK(cmg__tool_device(rd, it, at, "device", true, &l->device));
     CHECK(cmg__tool_count(rd, it, at, "count", NULL, &l->count));
     CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &l->bytes));
   }
@@ -402,7 +385,7 @@ read_peaks(struct cmg__tool_reader *rd, const cJSON *root,
     struct cmg__tool_rpeak *p = &r->peaks[i];
 
     CHECK(cmg__tool_element(rd, it, "peaks", i++, at, sizeof(at)));
-    CHECK(read_device_ref(rd, it, at, false, &p->device));
+    CHECK(cmg__tool_device(rd, it, at, "device", false, &p->device));
     CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &p->comp.bytes));
     CHECK(cmg__tool_number(rd, it, at, "time", &p->comp.time));
     CHECK(read_comp(rd, it, at, r, ids, &p->comp));
@@ -428,7 +411,7 @@ read_denials(struct cmg__tool_reader *rd, const cJSON *root,
     CHECK(cmg__tool_element(rd, it, "denials", i++, at, sizeof(at)));
     CHECK(cmg__tool_number(rd, it, at, "time", &d->comp.time));
     CHECK(cmg__tool_string(rd, it, at, "api", false, &d->api));
-    CHECK(read_device_ref(rd, it, at, true, &d->device));
+    CHECK(cmg__tool_device(rd, it, at, "device", true, &d->device));
     CHECK(cmg__tool_count(rd, it, at, "requested_bytes", NULL,
                           &d->requested_bytes));
     CHECK(cmg__tool_count(rd, it, at, "live_bytes", NULL, &d->live_bytes));

@@ -20,6 +20,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cumemguard.h"
 #include "reader/fields.h"
 #include "reader/read.h"
 #include "reader/series.h"
@@ -80,11 +81,9 @@ read_one_series(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
 {
   const cJSON *arr, *p;
   char where[96];
-  double d;
   size_t i = 0;
 
-  CHECK(cmg__tool_int(rd, it, at, "device", 0, 63, NULL, &d));
-  s->device = (int)d;
+  CHECK(cmg__tool_device(rd, it, at, "device", false, &s->device));
   CHECK(cmg__tool_number(rd, it, at, "resolution", &s->resolution));
   CHECK(cmg__tool_count(rd, it, at, "peak_bytes", NULL, &s->peak_bytes));
   CHECK(cmg__tool_number(rd, it, at, "peak_time", &s->peak_time));
@@ -129,6 +128,22 @@ read_dumps(struct cmg__tool_reader *rd, const cJSON *o,
                          &t->dumps_total);
 }
 
+/* Reports of cumemguard 0.1.0 named host memory freed during the run by
+ * CMG_HOST_MEMORY, the public API's number for it, where every other
+ * member says null: those reports still read, as host memory. */
+static int
+freed_device(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
+             int *out)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "device");
+
+  if (cJSON_IsNumber(v) && v->valuedouble == CMG_HOST_MEMORY) {
+    *out = -1;
+    return 0;
+  }
+  return cmg__tool_device(rd, it, at, "device", true, out);
+}
+
 static int
 read_freed(struct cmg__tool_reader *rd, const cJSON *o,
            const struct cmg__tool_id *ids, size_t n_ids,
@@ -136,7 +151,6 @@ read_freed(struct cmg__tool_reader *rd, const cJSON *o,
 {
   const cJSON *arr, *it;
   char at[64];
-  double d;
   size_t i = 0;
 
   CHECK(cmg__tool_array(rd, o, "timeline", "freed", &arr, &t->n_freed));
@@ -148,8 +162,7 @@ read_freed(struct cmg__tool_reader *rd, const cJSON *o,
 
     CHECK(cmg__tool_element(rd, it, "timeline.freed", i++, at, sizeof(at)));
     CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &f->bytes));
-    CHECK(cmg__tool_int(rd, it, at, "device", -1, 63, NULL, &d));
-    f->device = (int)d;
+    CHECK(freed_device(rd, it, at, &f->device));
     CHECK(cmg__tool_string(rd, it, at, "api", false, &f->api));
     CHECK(cmg__tool_stack_ref(rd, it, at, ids, n_ids, &f->stack));
     CHECK(cmg__tool_number(rd, it, at, "time", &f->time));

@@ -120,6 +120,16 @@ instant(cJSON *events, const struct proc *p, const char *name, double t,
   add(events, e);
 }
 
+/* A device as the trace's arguments name it: its ordinal, or "host". */
+static void
+device_arg(cJSON *args, int device)
+{
+  if (device >= 0)
+    cJSON_AddNumberToObject(args, "device", device);
+  else
+    cJSON_AddStringToObject(args, "device", "host");
+}
+
 static void
 denials(cJSON *events, const struct proc *p)
 {
@@ -131,10 +141,7 @@ denials(cJSON *events, const struct proc *p)
 
     snprintf(name, sizeof(name), "denied %s of %s", d->api,
              cmg__format_size(d->requested_bytes, size, sizeof(size)));
-    if (d->device >= 0)
-      cJSON_AddNumberToObject(args, "device", d->device);
-    else
-      cJSON_AddStringToObject(args, "device", "host");
+    device_arg(args, d->device);
     cJSON_AddNumberToObject(args, "requested_bytes",
                             (double)d->requested_bytes);
     cJSON_AddNumberToObject(args, "live_bytes", (double)d->live_bytes);
@@ -213,7 +220,8 @@ gather(const struct cmg__tool_report *r, struct slice *s)
     const struct cmg__tool_rfreed *f = &r->timeline.freed[i];
 
     s[n++] = (struct slice){ f->bytes, f->time, f->free_time, f->api,
-                             "device", "freed allocation", f->device,
+                             f->device >= 0 ? "device" : "host",
+                             "freed allocation", f->device,
                              f->stack };
   }
   qsort(s, n, sizeof(*s), by_bytes);
@@ -241,8 +249,7 @@ slices(cJSON *events, const struct proc *p, size_t index)
     cJSON_AddStringToObject(e, "id", id);
     args = cJSON_AddObjectToObject(b, "args");
     cJSON_AddNumberToObject(args, "bytes", (double)s[i].bytes);
-    if (s[i].device >= 0)
-      cJSON_AddNumberToObject(args, "device", s[i].device);
+    device_arg(args, s[i].device);
     cJSON_AddStringToObject(args, "kind", s[i].kind);
     cJSON_AddStringToObject(args, "stack",
                             cmg__tool_raw_stack(p->r, s[i].stack, SLICE_FRAMES,

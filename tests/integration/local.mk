@@ -21,10 +21,12 @@ INTEGRATION_TESTS = \
 	tests/integration/t-group-safety.sh \
 	tests/integration/t-cdi.sh \
 	tests/integration/t-metrics.sh \
-	tests/integration/t-python-frames.sh
+	tests/integration/t-python-frames.sh \
+	tests/integration/t-report-property.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)
-EXTRA_DIST += tests/integration/pyframes.py tests/integration/pychurn.py
+EXTRA_DIST += tests/integration/pyframes.py tests/integration/pychurn.py \
+	tests/integration/reportprop.py
 # t-cdi.sh builds the CDI reference library's checker; Go's build cache
 # is kept in the build tree between runs.
 EXTRA_DIST += tests/cdi/cdicheck.go

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Reports written on a real GPU (tests/reader/data/gpu: PyTorch with and
+# without its caching allocator, torch.compile, two dumps around releasing
+# a model, JAX, a captured CUDA graph): every reader command takes each.
+# The JAX report is one of cumemguard 0.1.0, which named page-locked host
+# memory freed during the run by CMG_HOST_MEMORY (64) where every other
+# member says null: it still reads, as host memory, though the schema of
+# what is written now refuses it.
+. "$srcdir/tests/reader/defs.sh"
+D=$TOOLDIR/data/gpu
+
+for f in "$D"/*.json; do
+  b=$(basename "$f" .json)
+  tool "$f"
+  is "$rc" 0 "summary of $b"
+  tool_json "$tmp/$b.summary.json" --json --top 0 "$f"
+  is "$rc" 0 "summary --json of $b"
+  tool folded "$f"
+  is "$rc" 0 "folded of $b"
+  for cmd in flame timeline pprof plot; do
+    tool "$cmd" -o "$tmp/$b.$cmd" "$f"
+    is "$rc/$([ -s "$tmp/$b.$cmd" ]; echo $?)" 0/0 "$cmd of $b"
+  done
+  tool check "$f"
+  leaked=$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["summary"]["live_bytes"] > 0))' "$f")
+  is "$rc" "$leaked" "check of $b: status 1 exactly when device memory leaked"
+done
+tool diff "$D/torch-release-before.json" "$D/torch-release-after.json"
+is "$rc" 0 "diff of the two dumps around a release"
+tool merge "$D"/*.json
+is "$rc" 0 "merge of them all"
+
+j=$D/jax-three-functions.json
+is "$(python3 "$srcdir/scripts/validate-report" "$srcdir/docs/report-schema.json" "$j" 2>&1 | grep -c '64 is greater than the maximum of 63')" 1 \
+  "the schema refuses the 0.1.0 JAX report's device 64"
+tool timeline -o "$tmp/jax.trace" "$j"
+is "$(python3 -c 'import json,sys
+t = json.load(open(sys.argv[1]))["traceEvents"]
+print(sorted({(e["args"]["kind"], e["args"]["device"]) for e in t
+              if e.get("cat") == "freed allocation" and e["ph"] == "b"}))' "$tmp/jax.trace")" \
+  "[('device', 0), ('host', 'host')]" \
+  "its freed allocations read as device 0 and host memory"
+
+done_testing
