@@ -10,12 +10,10 @@ libcmg_core_la_SOURCES = \
 	src/core/freed.c src/core/freed.h \
 	src/core/group.c src/core/group.h \
 	src/core/group_reclaim.c src/core/group_reclaim.h \
-	src/core/group_status.c src/core/group_status.h \
 	src/core/history.c src/core/history.h \
 	src/core/jsonw.c src/core/jsonw.h \
 	src/core/ledger.c src/core/ledger.h \
 	src/core/log.c src/core/log.h \
-	src/core/metrics.c src/core/metrics.h \
 	src/core/pages.h \
 	src/core/policy.c src/core/policy.h \
 	src/core/pools.c src/core/pools.h \
@@ -26,7 +24,6 @@ libcmg_core_la_SOURCES = \
 	src/core/report_options.c src/core/report_options.h \
 	src/core/report_refs.c src/core/report_refs.h \
 	src/core/report_timeline.c src/core/report_timeline.h \
-	src/core/seg_find.c src/core/seg_find.h \
 	src/core/segment.c src/core/segment.h \
 	src/core/size.c src/core/size.h \
 	src/core/stacks.c src/core/stacks.h \

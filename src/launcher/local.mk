@@ -8,6 +8,6 @@ cumemguard_SOURCES = \
 	src/launcher/files.c src/launcher/files.h \
 	src/launcher/library.c src/launcher/library.h \
 	src/launcher/status.c src/launcher/status.h
-cumemguard_LDADD = libcmg_core.la $(CJSON_LIBS)
+cumemguard_LDADD = libcmg_ops.la libcmg_core.la $(CJSON_LIBS)
 cumemguard_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 cumemguard_CPPFLAGS = $(AM_CPPFLAGS) -DCMG_LIBDIR='"$(libdir)"'

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "cumemguard.h"
-#include "core/group_status.h"
+#include "ops/group_status.h"
 #include "core/log.h"
 #include "core/size.h"
 #include "launcher/files.h"

@@ -19,7 +19,7 @@ src_slurm_spank_cumemguard_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) \
 src_slurm_spank_cumemguard_la_CFLAGS = $(AM_CFLAGS) -fvisibility=default
 # The core gives cmg__size_parse, cmg__config_parse and the group
 # segment's checks, so the plugin reads options as the library does.
-src_slurm_spank_cumemguard_la_LIBADD = libcmg_core.la
+src_slurm_spank_cumemguard_la_LIBADD = libcmg_ops.la libcmg_core.la
 src_slurm_spank_cumemguard_la_LDFLAGS = -module -avoid-version -shared
 EXTRA_DIST += man/spank_cumemguard.8
 

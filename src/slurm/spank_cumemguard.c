@@ -53,7 +53,7 @@
 #include <slurm/spank.h>
 
 #include "core/conf.h"
-#include "core/seg_find.h"
+#include "ops/seg_find.h"
 #include "core/size.h"
 
 #ifndef CMG_LIBDIR

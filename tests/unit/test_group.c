@@ -31,7 +31,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/group.h"
-#include "core/group_status.h"
+#include "ops/group_status.h"
 #include "../tap.h"
 
 /* group.c, for the exit path and the launcher. */

@@ -41,7 +41,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/seg_find.h"
+#include "ops/seg_find.h"
 #include "core/segment.h"
 
 #define PREFIX "cumemguard."

@@ -2,13 +2,13 @@
  * The status view as Prometheus metrics (metrics.c), for `cumemguard
  * status --prometheus` and node_exporter's textfile collector.
  */
-#ifndef CMG_CORE_METRICS_H
-#define CMG_CORE_METRICS_H
+#ifndef CMG_OPS_METRICS_H
+#define CMG_OPS_METRICS_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#include "core/seg_find.h"
+#include "ops/seg_find.h"
 #include "core/segment.h"
 
 /* Prints the text exposition format for n segments: copies[i] is entry
@@ -18,4 +18,4 @@ void cmg__metrics_print(FILE *f, const struct cmg__seg_entry *e,
                         const struct seg *const *copies,
                         const char (*errors)[256], size_t n);
 
-#endif /* CMG_CORE_METRICS_H */
+#endif /* CMG_OPS_METRICS_H */

@@ -3,8 +3,8 @@
  * this user's, every user's for root, and those in containers' private
  * /dev/shm, without a daemon.
  */
-#ifndef CMG_CORE_SEG_FIND_H
-#define CMG_CORE_SEG_FIND_H
+#ifndef CMG_OPS_SEG_FIND_H
+#define CMG_OPS_SEG_FIND_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,4 +44,4 @@ int cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out,
 /* The Slurm job of a group named slurm.JOBID, or NULL. */
 const char *cmg__seg_slurm_job(const char *name);
 
-#endif /* CMG_CORE_SEG_FIND_H */
+#endif /* CMG_OPS_SEG_FIND_H */

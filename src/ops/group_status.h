@@ -2,8 +2,8 @@
  * The operator's view of a user's groups (group_status.c), for cumemguard
  * status.
  */
-#ifndef CMG_CORE_GROUP_STATUS_H
-#define CMG_CORE_GROUP_STATUS_H
+#ifndef CMG_OPS_GROUP_STATUS_H
+#define CMG_OPS_GROUP_STATUS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,4 +24,4 @@ int cmg__group_status(const char *name, enum cmg__status_format format,
                       char **text_out, size_t *len_out, char *err,
                       size_t errlen);
 
-#endif /* CMG_CORE_GROUP_STATUS_H */
+#endif /* CMG_OPS_GROUP_STATUS_H */

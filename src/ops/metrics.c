@@ -25,8 +25,8 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "core/metrics.h"
-#include "core/seg_find.h"
+#include "ops/metrics.h"
+#include "ops/seg_find.h"
 #include "core/segment.h"
 #include "core/size.h"
 

@@ -1,0 +1,37 @@
+/*
+ * One group of the status view, worked out once from its checked copy and
+ * printed as text (group_status_text.c) or as JSON (group_status_json.c).
+ */
+#ifndef CMG_OPS_GROUP_VIEW_H
+#define CMG_OPS_GROUP_VIEW_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/segment.h"
+#include "ops/seg_find.h"
+
+struct cmg__group_view {
+  const struct cmg__seg_entry *e;
+  const struct seg *c;
+  bool reg;                              /* the registry: no group, no cap */
+  struct seg_limit limits[SEG_DEVICES + 1];  /* per device, then default */
+  bool shown[SEG_DEVICES];               /* a cap, or any use, on it */
+  bool alive[SEG_SLOTS];                 /* false: dead, not yet reclaimed */
+  unsigned members, dead;
+};
+
+void cmg__group_view(const struct cmg__seg_entry *e, const struct seg *c,
+                     struct cmg__group_view *v);
+
+void cmg__group_print_text(FILE *f, const struct cmg__group_view *v);
+
+/* The group as a JSON object; NULL when out of memory. */
+cJSON *cmg__group_json(const struct cmg__group_view *v);
+
+/* A segment that could not be read: its name, owner and why. */
+cJSON *cmg__group_json_error(const struct cmg__seg_entry *e,
+                             const char *error);
+
+#endif /* CMG_OPS_GROUP_VIEW_H */
