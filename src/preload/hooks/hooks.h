@@ -45,6 +45,16 @@ extern __typeof__(cudaGetDriverEntryPointByVersion)
     return CUDA_ERROR_NOT_INITIALIZED;                                       \
   }
 
+/* The runtime's twin, for a wrapper of a cudart function: without the real
+ * one it fails as cudart fails when it cannot start.  The file using it
+ * includes cuda_runtime_api.h. */
+#define CMG__RT_REAL_OR_FAIL(real, name)                                     \
+  __typeof__(name) *real = cmg__real(CMG__FN_##name);                        \
+  if (real == NULL) {                                                        \
+    cmg__missing(CMG__FN_##name);                                            \
+    return cudaErrorInitializationError;                                     \
+  }
+
 /* An allocation wrapper whose size is known up front; `key` is read after
  * a successful call. */
 #define CMG__ALLOC_HOOK(elf, params, kind, device, size, args, key)          \

@@ -161,11 +161,7 @@ stream_flags(unsigned long long flags, bool ptsz)
                              unsigned long long flags,                       \
                              enum cudaDriverEntryPointQueryResult *status)   \
   {                                                                          \
-    __typeof__(name) *real = cmg__real(CMG__FN_##name);                      \
-    if (real == NULL) {                                                      \
-      cmg__missing(CMG__FN_##name);                                          \
-      return cudaErrorInitializationError;                                   \
-    }                                                                        \
+    CMG__RT_REAL_OR_FAIL(real, name)                                         \
     cudaError_t rc = real(symbol, funcPtr, flags, status);                   \
     if (rc == cudaSuccess && funcPtr != NULL)                                \
       *funcPtr = resolve_proc(symbol, runtime_version(),                \
@@ -179,11 +175,7 @@ stream_flags(unsigned long long flags, bool ptsz)
                              unsigned long long flags,                       \
                              enum cudaDriverEntryPointQueryResult *status)   \
   {                                                                          \
-    __typeof__(name) *real = cmg__real(CMG__FN_##name);                      \
-    if (real == NULL) {                                                      \
-      cmg__missing(CMG__FN_##name);                                          \
-      return cudaErrorInitializationError;                                   \
-    }                                                                        \
+    CMG__RT_REAL_OR_FAIL(real, name)                                         \
     cudaError_t rc = real(symbol, funcPtr, cudaVersion, flags, status);      \
     if (rc == cudaSuccess && funcPtr != NULL)                                \
       *funcPtr = resolve_proc(symbol, (int)cudaVersion,                 \

@@ -27,11 +27,7 @@ label_push(enum cmg__fn fn)
 #define LABEL_HOOK(name, params, args)                                       \
   cudaError_t CUDARTAPI CMG__HOT name params                                 \
   {                                                                          \
-    __typeof__(name) *real = cmg__real(CMG__FN_##name);                      \
-    if (real == NULL) {                                                      \
-      cmg__missing(CMG__FN_##name);                                          \
-      return cudaErrorInitializationError;                                   \
-    }                                                                        \
+    CMG__RT_REAL_OR_FAIL(real, name)                                         \
     uint16_t saved = label_push(CMG__FN_##name);                             \
     cudaError_t rc = real args;                                              \
     cmg__self.label = saved;                                                 \
