@@ -7,7 +7,8 @@
 # otherwise it says what to do and exits 1 before changing anything.
 # NVIDIA's CUDA toolkit headers are expected in /usr/local/cuda; without
 # them Debian's nvidia-cuda-dev (component non-free) is tried, which
-# configure finds in /usr/include by itself.  Slurm's packages build the
+# configure finds in /usr/include by itself, and without its nvcc, which
+# make check needs, Debian's nvidia-cuda-toolkit.  Slurm's packages build the
 # SPANK plugin and let tests/slurm/t-slurm.sh start a one-node Slurm of its
 # own; no daemon is configured here.  Go and the Container Device
 # Interface's reference library check `cumemguard cdi`'s specs, and
@@ -20,7 +21,7 @@ pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
 python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind
 mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
 golang-github-container-orchestrated-devices-container-device-interface-dev
-prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev"
+prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev patchelf"
 
 # CMG_APT names the package tool, for tests that must not install anything.
 apt=${CMG_APT:-apt-get}
@@ -46,6 +47,17 @@ if [ ! -f /usr/local/cuda/include/cuda.h ] && [ ! -f /usr/include/cuda.h ]; then
       $apt install -y -qq --no-install-recommends nvidia-cuda-dev >/dev/null 2>&1; then
     echo "install-deps: NVIDIA's CUDA headers (cuda.h) are not installed and no Debian" >&2
     echo "install-deps: package provides them here; install the CUDA toolkit into /usr/local/cuda" >&2
+    exit 1
+  fi
+fi
+# nvcc builds the real-GPU suite's program for the simulated CUDA in make
+# check; Debian's toolkit (non-free) is the fallback for NVIDIA's.
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1; then
+  if ! $as_root env DEBIAN_FRONTEND=noninteractive \
+      $apt install -y -qq --no-install-recommends nvidia-cuda-toolkit >/dev/null 2>&1; then
+    echo "install-deps: nvcc is not installed and no Debian package" >&2
+    echo "install-deps: provides it here; install the CUDA toolkit into" >&2
+    echo "install-deps: /usr/local/cuda" >&2
     exit 1
   fi
 fi

@@ -6,9 +6,11 @@
  *
  * Like the simulated-CUDA programs (tests/sim/app.c), it runs a script
  * given as its arguments and prints one line of key=value pairs per
- * operation, in the same format for the operations both have, so that the
- * suite's checks run unchanged on the simulated CUDA (--dry-run), where
- * tests/sim/app_rt_static and app_rt_shared stand in for this program:
+ * operation, in the same format for the operations both have.  make check
+ * builds it a third and fourth time, against the simulated runtime
+ * (tests/gpu/local.mk: cmg_alloc_sim_static, cmg_alloc_sim_shared), and
+ * the suite's dry run (--dry-run) runs those, so the very program the GPU
+ * runs is checked on machines without one:
  *
  *   alloc SIZE     alloc i=0 size=N rc=0 ptr=0x...   (failure: rc=2, the
  *                  cudaError_t; allocations are numbered in script order)
@@ -20,12 +22,15 @@
  *   cmg DEV        the interposer's counters (cmg_device_stats, by dlsym)
  *   sleep MS       sleep ms=N
  *   exit CODE      exit(CODE)
- *   kernel I       (GPU only) a kernel writes allocation I and the host
- *                  reads it back: kernel i=5 rc=0 ok=1
+ *   kernel I       a kernel writes allocation I and the host reads it
+ *                  back: kernel i=5 rc=0 ok=1 (on the simulated runtime,
+ *                  which runs no device code: rc=209 ok=0)
  *
  * SIZE takes K, M, G, T suffixes (binary).  A malformed script exits 64.
  */
 #include <cuda_runtime_api.h>
+
+#include "cumemguard.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -153,27 +158,20 @@ struct op {
   int index;
 };
 
-/* The interposer's public API (include/cumemguard.h), looked up at run
- * time: this program is not linked against it.  Its leading fields, then
- * room for the ones later versions add (the library fills all of its own). */
-struct cmg_device_stats {
-  uint64_t limit_bytes, physical_bytes, live_bytes, peak_bytes,
-      live_allocations, allocations, frees, denials;
-  uint64_t spare[56];
-};
-
+/* The interposer's public API, looked up at run time: the program is not
+ * linked against the library, which is there only under the launcher.
+ * The header's own types, so that the call cannot drift from it. */
 static void
 do_cmg(int dev)
 {
-  int (*fn)(int, struct cmg_device_stats *) =
-      (int (*)(int, struct cmg_device_stats *))dlsym(RTLD_DEFAULT,
-                                                     "cmg_device_stats");
+  auto fn = (decltype(&cmg_device_stats))dlsym(RTLD_DEFAULT,
+                                                 "cmg_device_stats");
   if (fn == NULL) {
     line("cmg absent");
     return;
   }
   struct cmg_device_stats s;
-  int rc = fn(dev, &s);
+  int rc = fn(dev, &s, sizeof(s));
   if (rc != 0) {
     line("cmg dev=%d rc=%d", dev, rc);
     return;

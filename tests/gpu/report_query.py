@@ -14,6 +14,13 @@ Names available to the expressions:
     leaks_with(name)  leak groups whose stack has a frame in function `name`
     leaks_in(part)    leak groups whose stack has a frame in a module
                       whose base name contains `part`
+    has_python(sid)   stack sid has a Python frame
+    threads(g)        the threads group g's allocations were made on
+    off_main(g)       group g was made only on threads other than the
+                      process's main thread
+    silent_main(gs)   the groups of gs made on the main thread whose stacks
+                      show no Python frame (what a Python program's
+                      allocations must never be)
     total(groups)     sum of the groups' bytes
     count(groups)     sum of the groups' counts
 """
@@ -58,6 +65,22 @@ def leaks_with(name):
 
 def leaks_in(part):
     return [g for g in r.get("leaks", []) if in_mod(g["stack"], part)]
+
+
+def has_python(sid):
+    return any(f.get("lang") == "python" for f in _frames(sid))
+
+
+def threads(g):
+    return sorted({a["thread"] for a in g.get("allocations", [])})
+
+
+def off_main(g):
+    return r["process"]["pid"] not in threads(g)
+
+
+def silent_main(groups):
+    return [g for g in groups if not off_main(g) and not has_python(g["stack"])]
 
 
 def total(groups):

@@ -17,9 +17,10 @@ else
   is "$(grep -Ec 'passed|^PASS' "$tmp/out")" 0 "and counts nothing as passed"
 fi
 
-# The dry run: the nvcc cases on the simulated stand-ins, the ctypes case,
-# two processes; the framework cases skip.
-bash "$suite" --build "$top_builddir" --dry-run --keep "$tmp/dry" \
+# The dry run: the nvcc cases on tests/gpu/cmg_alloc.cu itself, built
+# against the simulated runtime; the ctypes case, two processes; the
+# framework cases skip.
+bash "$suite" --build "$top_builddir" --dry-run -v --keep "$tmp/dry" \
   >"$tmp/out" 2>"$tmp/err"
 is "$?" 0 "the dry run passes"
 for c in nvcc-static nvcc-shared ctypes-cudart two-procs; do
@@ -29,6 +30,29 @@ is "$(grep -c '^SKIP ' "$tmp/out")" 11 "dry run: the 11 framework cases skip"
 is "$(grep -Ec '^(PASS|FAIL|SKIP) ' "$tmp/out")" 15 "one line per case"
 is "$(tail -n 1 "$tmp/out")" "4 passed, 0 failed, 11 skipped" "the closing line"
 tap "$(grep -q 'DRY RUN' "$tmp/out"; echo $?)" "the dry run says it is one"
+
+# It ran the nvcc program: its cmg line, through the public header's
+# cmg_device_stats, has the counters the case checks (a call that drifted
+# from the header prints rc= or wrong values, and the case fails), and the
+# report's stacks name its functions in its own module.
+for k in static shared; do
+  p=$top_builddir/tests/gpu/cmg_alloc_sim_$k
+  is "$(grep -cF "# nvcc-$k: simulated: $p," "$tmp/out")" 1 \
+    "dry run: nvcc-$k ran cmg_alloc_sim_$k"
+  want='^cmg dev=0 limit=1073741824 physical=[0-9]* live=939524096'
+  want="$want peak=1073741824 live_allocs=4 allocs=5 frees=1 denials=1\$"
+  is "$(grep -c "$want" "$tmp/dry/nvcc-$k/app.out")" 1 \
+    "dry run: nvcc-$k's cmg line"
+  want="^ok: the interposer's counters: limit, 896 MiB live, 1 denial\$"
+  is "$(grep -c "$want" "$tmp/dry/nvcc-$k/checks")" 1 \
+    "dry run: nvcc-$k checked the counters"
+  is "$(python3 "$srcdir/tests/gpu/report_query.py" \
+        "$tmp/dry/nvcc-$k"/app.*.json '[m for g in leaks_with("cmgtest_site_1")
+          for f, m in zip(fns(g["stack"]), mods(g["stack"]))
+          if f.startswith("cmgtest_")]' 2>&1)" \
+    "['cmg_alloc_sim_$k', 'cmg_alloc_sim_$k']" \
+    "dry run: nvcc-$k's report: cmgtest_site_1 and its leaf, in its module"
+done
 
 # Where the cap does not show, the cases fail, and the suite says why.
 CMG_GPU_SIM_DEVICES=512M bash "$suite" --build "$top_builddir" --dry-run \
@@ -50,7 +74,8 @@ CMG_GPU_ARCH=sm_90 bash "$srcdir/scripts/gpu-bundle" --no-build --build "$top_bu
 is "$?" 0 "the bundle builds"
 b=$tmp/b
 for f in run README bin/cumemguard lib/libcumemguard.so scripts/gpu-suite \
-         tests/gpu/cmgcase.py tests/gpu/cmg_alloc.cu tests/sim/app_rt_static; do
+         tests/gpu/cmgcase.py tests/gpu/cmg_alloc.cu include/cumemguard.h \
+         tests/sim/cmg_alloc_sim_static tests/sim/cmg_alloc_sim_shared; do
   tap "$([ -e "$b/$f" ]; echo $?)" "the bundle has $f"
 done
 if grep -q 'nvcc programs built' "$tmp/out"; then
@@ -60,6 +85,25 @@ if grep -q 'nvcc programs built' "$tmp/out"; then
 else
   echo "# nvcc not found: the bundle has no prebuilt programs"
 fi
+# build.sh finds the header in the bundle too (a stand-in nvcc that makes
+# its output only when an -I folder holds cumemguard.h).
+cat >"$tmp/nvcc" <<'EOF'
+#!/bin/sh
+out= found=
+while [ $# -gt 0 ]; do
+  case $1 in
+    -I*) [ -f "${1#-I}/cumemguard.h" ] && found=1 ;;
+    -o) out=$2; shift ;;
+  esac
+  shift
+done
+[ -n "$found" ] && : >"$out"
+EOF
+chmod +x "$tmp/nvcc"
+NVCC=$tmp/nvcc sh "$b/tests/gpu/build.sh" "$b/tests/gpu" "$tmp/bb" \
+  >"$tmp/out" 2>"$tmp/err"
+is "$?/$(ls "$tmp/bb" | tr '\n' ' ')" "0/cmg_alloc_shared cmg_alloc_static " \
+  "the bundle's build.sh gives nvcc the bundle's include folder"
 for so in $(ldd "$top_builddir/.libs/libcumemguard.so" | awk '$2 == "=>" {print $1}' |
             grep -Ev '^(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+)\.so'); do
   tap "$([ -e "$b/lib/deps/$so" ]; echo $?)" "the bundle carries $so"
@@ -71,9 +115,13 @@ if [ ! -e /dev/nvidia0 ]; then
   st=$?
   is "$st/$(cut -c1-19 "$tmp/out")" "0/no GPU: nothing run" "the bundle's suite runs nothing without a GPU"
 fi
-bash "$b/run" --dry-run --only nvcc-static,ctypes-cudart >"$tmp/out" 2>"$tmp/err"
+bash "$b/run" --dry-run -v --only nvcc-static,ctypes-cudart \
+  >"$tmp/out" 2>"$tmp/err"
 st=$?
 is "$st/$(tail -n 1 "$tmp/out")" "0/2 passed, 0 failed, 0 skipped" \
   "the bundle's dry run passes"
+want="# nvcc-static: simulated: $b/tests/sim/cmg_alloc_sim_static,"
+is "$(grep -cF "$want" "$tmp/out")" 1 \
+  "the bundle's dry run runs the bundle's cmg_alloc_sim_static"
 
 done_testing

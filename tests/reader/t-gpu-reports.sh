@@ -5,7 +5,8 @@
 # The JAX report is one of cumemguard 0.1.0, which named page-locked host
 # memory freed during the run by CMG_HOST_MEMORY (64) where every other
 # member says null: it still reads, as host memory, though the schema of
-# what is written now refuses it.
+# what is written now refuses it.  The real-GPU suite's check of PyTorch's
+# segments holds on the PyTorch report.
 . "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data/gpu
 
@@ -40,5 +41,16 @@ print(sorted({(e["args"]["kind"], e["args"]["device"]) for e in t
               if e.get("cat") == "freed allocation" and e["ph"] == "b"}))' "$tmp/jax.trace")" \
   "[('device', 0), ('host', 'host')]" \
   "its freed allocations read as device 0 and host memory"
+
+# The real-GPU suite's torch-report check, on a real PyTorch report: the
+# caching allocator's segments made on the main thread show Python frames;
+# those of the autograd thread cannot, and are not asked to.
+rq() {
+  python3 "$srcdir/tests/gpu/report_query.py" "$D/torch-gpt2-compile.json" "$@"
+}
+is "$(rq 'silent_main(leaks_in("libc10_cuda"))')" "[]" \
+  "PyTorch: every segment group of the main thread shows Python frames"
+is "$(rq 'sorted({off_main(g) for g in r["leaks"] if not has_python(g["stack"])})')" \
+  "[True]" "PyTorch: the groups without Python were made off the main thread"
 
 done_testing

@@ -16,7 +16,7 @@
  * and per thread the current device, whether its primary context has been
  * made current, and the last error.  The same sources build the shared
  * library and the static archive, so both behave alike; arrays, pools,
- * host memory and IPC are in cudart_mem.c.
+ * host memory, IPC, copies and kernel launches are in cudart_mem.c.
  */
 #include "cudart.h"
 
@@ -561,8 +561,18 @@ static const struct {
     "invalid device ordinal" },
   { cudaErrorDeviceUninitialized, "cudaErrorDeviceUninitialized",
     "invalid device context" },
+  { cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration",
+    "invalid configuration argument" },
   { cudaErrorInvalidChannelDescriptor, "cudaErrorInvalidChannelDescriptor",
     "invalid channel descriptor" },
+  { cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection",
+    "invalid copy direction for memcpy" },
+  { cudaErrorMissingConfiguration, "cudaErrorMissingConfiguration",
+    "__global__ function call is not configured" },
+  { cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction",
+    "invalid device function" },
+  { cudaErrorNoKernelImageForDevice, "cudaErrorNoKernelImageForDevice",
+    "no kernel image is available for execution on the device" },
   { cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle",
     "invalid resource handle" },
   { cudaErrorOperatingSystem, "cudaErrorOperatingSystem",

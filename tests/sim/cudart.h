@@ -1,7 +1,8 @@
 /*
  * Shared by the two files of the simulated CUDA runtime: cudart.c
  * (bootstrap, devices, plain memory, entry points, errors) and
- * cudart_mem.c (arrays, pools, host memory, IPC).  Both go into
+ * cudart_mem.c (arrays, pools, host memory, IPC, copies, kernels).  Both
+ * go into
  * libcudart.so.13 and into libcudart_static.a; the names here are hidden
  * and prefixed, since the archive is linked into programs.
  */
@@ -81,5 +82,42 @@ RT_HIDDEN cudaError_t rt_from_driver(CUresult rc);
 
 /* Records a failure for cudaGetLastError and passes the code on. */
 RT_HIDDEN cudaError_t rt_ret(cudaError_t err);
+
+/* The entry points nvcc's host code calls to register a program's device
+ * code and kernels (from a constructor, before main) and to launch them.
+ * NVIDIA declares them only in nvcc's internal C++ headers
+ * (crt/host_runtime.h, crt/device_functions.h), which C cannot include,
+ * so they are spelled out here.  make check builds tests/gpu/cmg_alloc.cu
+ * against the simulated runtime with this header forced into the compile
+ * (tests/gpu/build.sh --sim), where the C++ compiler holds them to
+ * NVIDIA's declarations. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+void __cudaUnregisterFatBinary(void **fatCubinHandle);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+                            char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid,
+                            dim3 *bDim, dim3 *gDim, int *wSize);
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim,
+                                     size_t sharedMem,
+                                     struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
+                                       size_t *sharedMem, void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
+                               dim3 blockDim, void **args, size_t sharedMem,
+                               cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
+                                    dim3 blockDim, void **args,
+                                    size_t sharedMem, cudaStream_t stream);
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* CMGSIM_CUDART_H */

@@ -1,22 +1,28 @@
 /*
  * The simulated runtime's other allocation families: 3D pitched memory,
- * CUDA arrays, memory pools, page-locked host memory and IPC.
+ * CUDA arrays, memory pools, page-locked host memory and IPC; then
+ * copies, and the registration and launch of the kernels of a program
+ * built with nvcc.
  *
- * Each is a thin layer over the driver entry points cudart.c resolved at
- * boot, as in NVIDIA's runtime: cudaMallocArray becomes cuArrayCreate,
- * cudaMalloc3D becomes cuMemAllocPitch, and so on, and a driver result
- * becomes the cudaError_t the real runtime returns (out of memory is
- * cudaErrorMemoryAllocation).  Every call boots the runtime and binds the
- * thread's context first (rt_enter).  No state of its own.
+ * Each family is a thin layer over the driver entry points cudart.c
+ * resolved at boot, as in NVIDIA's runtime: cudaMallocArray becomes
+ * cuArrayCreate, cudaMalloc3D becomes cuMemAllocPitch, and so on, and a
+ * driver result becomes the cudaError_t the real runtime returns (out of
+ * memory is cudaErrorMemoryAllocation).  Every call boots the runtime and
+ * binds the thread's context first (rt_enter).  The only state here is
+ * the table of registered kernels and each thread's launch configurations.
  */
 #include "cudart.h"
 
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Not declared unless CUDA_API_PER_THREAD_DEFAULT_STREAM is defined. */
 SIM_EXPORT extern __typeof__(cudaMallocFromPoolAsync)
     cudaMallocFromPoolAsync_ptsz;
+SIM_EXPORT extern __typeof__(cudaLaunchKernel) cudaLaunchKernel_ptsz;
 
 /* ---- pitched 3D memory ------------------------------------------------ */
 
@@ -374,4 +380,220 @@ cudaIpcCloseMemHandle(void *devPtr)
     return rt_ret(err);
   return rt_ret(rt_from_driver(
       rt_drv.ipc_close((CUdeviceptr)(uintptr_t)devPtr)));
+}
+
+/* ---- copies ------------------------------------------------------------ */
+
+/* The simulated device has addresses but no memory behind them, so only a
+ * copy between host buffers can be made; one that may touch the device is
+ * not supported, cudaMemcpyDefault (the pointers decide) included. */
+SIM_EXPORT cudaError_t
+cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+  cudaError_t err = rt_enter();
+  if (err != cudaSuccess)
+    return rt_ret(err);
+  if ((unsigned)kind > cudaMemcpyDefault)
+    return rt_ret(cudaErrorInvalidMemcpyDirection);
+  if (count == 0)
+    return cudaSuccess;
+  if (kind != cudaMemcpyHostToHost)
+    return rt_ret(cudaErrorNotSupported);
+  if (dst == NULL || src == NULL)
+    return rt_ret(cudaErrorInvalidValue);
+  memmove(dst, src, count);
+  return cudaSuccess;
+}
+
+/* ---- modules and kernels ---------------------------------------------- */
+
+/* A fat binary as registered: its handle is a pointer to the first field,
+ * the `void **` nvcc's code keeps and passes back. */
+struct rt_module {
+  void *fatbin;
+};
+
+/* A registered kernel; its address is the cudaKernel_t handed out. */
+struct rt_kernel {
+  struct rt_kernel *next;
+  const void *host_fun;    /* the host stub a launch names */
+  struct rt_module *module;
+};
+
+static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rt_kernel *kernels;
+
+/* Registration runs in constructors before main and never reaches the
+ * driver, as in NVIDIA's runtime, which loads modules lazily. */
+SIM_EXPORT void **
+__cudaRegisterFatBinary(void *fatCubin)
+{
+  struct rt_module *m = calloc(1, sizeof(*m));
+  if (m == NULL)
+    return NULL;
+  m->fatbin = fatCubin;
+  return &m->fatbin;
+}
+
+SIM_EXPORT void
+__cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+}
+
+SIM_EXPORT void
+__cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+                       char *deviceFun, const char *deviceName,
+                       int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim,
+                       dim3 *gDim, int *wSize)
+{
+  struct rt_kernel *k = calloc(1, sizeof(*k));
+  if (fatCubinHandle == NULL || hostFun == NULL || k == NULL) {
+    free(k);
+    return;
+  }
+  k->host_fun = hostFun;
+  k->module = (struct rt_module *)fatCubinHandle;
+  pthread_mutex_lock(&kernels_lock);
+  k->next = kernels;
+  kernels = k;
+  pthread_mutex_unlock(&kernels_lock);
+}
+
+/* At exit (nvcc's code registers it with atexit): the module's kernels
+ * can no longer be found. */
+SIM_EXPORT void
+__cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+  struct rt_module *m = (struct rt_module *)fatCubinHandle;
+  if (m == NULL)
+    return;
+  pthread_mutex_lock(&kernels_lock);
+  for (struct rt_kernel **p = &kernels; *p != NULL;) {
+    struct rt_kernel *k = *p;
+    if (k->module == m) {
+      *p = k->next;
+      free(k);
+    } else {
+      p = &k->next;
+    }
+  }
+  pthread_mutex_unlock(&kernels_lock);
+  free(m);
+}
+
+/* The registered kernel whose host stub is `fun` or whose handle is
+ * `handle` (neither is ever NULL), or NULL: none, or no longer. */
+static struct rt_kernel *
+find_kernel(const void *fun, cudaKernel_t handle)
+{
+  pthread_mutex_lock(&kernels_lock);
+  struct rt_kernel *k = kernels;
+  while (k != NULL && k->host_fun != fun && (cudaKernel_t)k != handle)
+    k = k->next;
+  pthread_mutex_unlock(&kernels_lock);
+  return k;
+}
+
+SIM_EXPORT cudaError_t
+__cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
+{
+  if (kernel == NULL)
+    return rt_ret(cudaErrorInvalidValue);
+  struct rt_kernel *k = find_kernel(hostFun, NULL);
+  if (k == NULL)
+    return rt_ret(cudaErrorInvalidDeviceFunction);
+  *kernel = (cudaKernel_t)k;
+  return cudaSuccess;
+}
+
+/* <<<grid, block, shared, stream>>> pushes a configuration that the
+ * kernel's host stub pops right away; a launch in an argument of another
+ * nests them, hence a small stack per thread. */
+#define RT_MAX_CONFIGS 8
+
+static __thread struct rt_config {
+  dim3 grid, block;
+  size_t shared;
+  cudaStream_t stream;
+} tls_configs[RT_MAX_CONFIGS];
+static __thread int tls_nconfigs;
+
+/* 0 lets the launch go on; anything else skips the kernel's stub. */
+SIM_EXPORT unsigned
+__cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+                            struct CUstream_st *stream)
+{
+  if (tls_nconfigs == RT_MAX_CONFIGS) {
+    rt_ret(cudaErrorInvalidConfiguration);
+    return 1;
+  }
+  tls_configs[tls_nconfigs++] = (struct rt_config){ gridDim, blockDim,
+                                                    sharedMem, stream };
+  return 0;
+}
+
+SIM_EXPORT cudaError_t
+__cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+                           void *stream)
+{
+  if (tls_nconfigs == 0)
+    return rt_ret(cudaErrorMissingConfiguration);
+  struct rt_config *c = &tls_configs[--tls_nconfigs];
+  *gridDim = c->grid;
+  *blockDim = c->block;
+  *sharedMem = c->shared;
+  *(cudaStream_t *)stream = c->stream;
+  return cudaSuccess;
+}
+
+/* A launch that reaches the device fails the way NVIDIA's runtime fails
+ * where a program carries no code the device can run: the simulated
+ * device runs none.  The checks before that are the ones a real launch
+ * makes first: a usable device, a registered kernel, a valid shape. */
+static cudaError_t
+launch(bool registered, dim3 grid, dim3 block)
+{
+  cudaError_t err = rt_enter();
+  if (err != cudaSuccess)
+    return rt_ret(err);
+  if (!registered)
+    return rt_ret(cudaErrorInvalidDeviceFunction);
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 ||
+      block.y == 0 || block.z == 0 ||
+      (uint64_t)block.x * block.y * block.z > 1024)
+    return rt_ret(cudaErrorInvalidConfiguration);
+  return rt_ret(cudaErrorNoKernelImageForDevice);
+}
+
+SIM_EXPORT cudaError_t
+__cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                   void **args, size_t sharedMem, cudaStream_t stream)
+{
+  if (kernel == NULL)
+    return rt_ret(cudaErrorInvalidResourceHandle);
+  return launch(find_kernel(NULL, kernel) != NULL, gridDim, blockDim);
+}
+
+SIM_EXPORT cudaError_t
+__cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                        void **args, size_t sharedMem, cudaStream_t stream)
+{
+  return __cudaLaunchKernel(kernel, gridDim, blockDim, args, sharedMem,
+                            stream);
+}
+
+/* What nvcc's code calls for <<<...>>> when built with __NV_LEGACY_LAUNCH
+ * (and earlier nvcc always): the host stub itself names the kernel. */
+SIM_EXPORT cudaError_t
+cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                 size_t sharedMem, cudaStream_t stream)
+{
+  return launch(find_kernel(func, NULL) != NULL, gridDim, blockDim);
+}
+
+SIM_EXPORT cudaError_t
+cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                      void **args, size_t sharedMem, cudaStream_t stream)
+{
+  return cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream);
 }
