@@ -43,6 +43,7 @@
 #include "launcher/cdi.h"
 #include "launcher/files.h"
 #include "launcher/library.h"
+#include "ops/preload_env.h"
 
 #define CDI_KIND "cumemguard.io/limit"
 /* Beside nothing an image ships, so the mount never hides a file of it. */
@@ -76,9 +77,10 @@ help(void)
          "  --report-dir DIR    write reports to DIR/cumemguard.%%h.%%p.json,"
          "\n                      DIR mounted read-write at the same path\n"
          "  --preload PATHS     keep these LD_PRELOAD entries (':' between "
-         "them) after\n                      the library: the runtime "
-         "replaces an image's own\n                      LD_PRELOAD with "
-         "the spec's\n"
+         "them) after\n                      the library (a sanitizer "
+         "runtime leading them stays\n                      first): a "
+         "container runtime replaces an image's own\n"
+         "                      LD_PRELOAD with the spec's\n"
          "  --output FILE       write FILE (*.json) atomically instead of "
          "standard\n                      output: /etc/cdi or /var/run/cdi\n");
 }
@@ -160,10 +162,11 @@ mount(const char *host, const char *container, bool writable)
   return m;
 }
 
-/* The spec as text, or NULL when out of memory. */
+/* The spec as text, or NULL when out of memory; preload is the devices'
+ * LD_PRELOAD=... entry. */
 static char *
 build_spec(const struct device *devs, int n, const char *library,
-           const char *report_dir, const char *preload_also)
+           const char *report_dir, const char *preload)
 {
   cJSON *spec = cJSON_CreateObject(), *list, *edits, *mounts;
   bool digit_first = false;
@@ -177,12 +180,9 @@ build_spec(const struct device *devs, int n, const char *library,
   cJSON_AddStringToObject(spec, "kind", CDI_KIND);
   list = cJSON_AddArrayToObject(spec, "devices");
   for (int i = 0; i < n; i++) {
-    char preload[sizeof(CONTAINER_LIBRARY) + 4112], opts[600];
+    char opts[600];
     cJSON *d = cJSON_CreateObject(), *e = cJSON_CreateObject(), *env;
 
-    snprintf(preload, sizeof(preload), "LD_PRELOAD=%s%s%s", CONTAINER_LIBRARY,
-             preload_also != NULL ? ":" : "",
-             preload_also != NULL ? preload_also : "");
     snprintf(opts, sizeof(opts), "CUMEMGUARD_OPTIONS=%s", devs[i].options);
     cJSON_AddStringToObject(d, "name", devs[i].name);
     env = cJSON_AddArrayToObject(e, "env");
@@ -200,6 +200,25 @@ build_spec(const struct device *devs, int n, const char *library,
   text = cJSON_Print(spec);
   cJSON_Delete(spec);
   return text;
+}
+
+/* The devices' LD_PRELOAD=... entry: the library as the container sees
+ * it, put among the --preload entries (also; NULL for none) as the
+ * launcher puts it among a program's.  NULL after one line. */
+static char *
+preload_entry(const char *also)
+{
+  char err[256], *value, *entry;
+  int rc = cmg__preload_add(also, CONTAINER_LIBRARY, &value, err,
+                            sizeof(err));
+
+  if (rc == 0 && asprintf(&entry, "LD_PRELOAD=%s", value) < 0)
+    rc = -ENOMEM;
+  free(value);
+  if (rc == 0)
+    return entry;
+  cmg__log("%s", rc == -EINVAL ? err : "out of memory");
+  return NULL;
 }
 
 /* The value of option argv[*i] (--name VALUE or --name=VALUE), advancing
@@ -253,7 +272,7 @@ cmg__cdi_main(int argc, char **argv)
   const char *limits[MAX_LIMITS], *report_dir = NULL, *output = NULL;
   const char *preload_also = NULL;
   struct device devs[MAX_LIMITS];
-  char *library = NULL, *text = NULL;
+  char *library = NULL, *preload = NULL, *text = NULL;
   int n = 0, rc = CMG_EXIT_USAGE;
 
   for (int i = 0; i < argc; i++) {
@@ -300,14 +319,6 @@ cmg__cdi_main(int argc, char **argv)
       return CMG_EXIT_USAGE;
     }
   }
-  /* ld.so splits LD_PRELOAD at spaces and colons: one entry per path. */
-  if (preload_also != NULL &&
-      (preload_also[0] == '\0' || strlen(preload_also) > 4096 ||
-       preload_also[strcspn(preload_also, " \t\n")] != '\0')) {
-    cmg__log("bad value '%s' for --preload: expected paths separated by ':',"
-             " without spaces", preload_also);
-    return CMG_EXIT_USAGE;
-  }
   if (report_dir != NULL && (rc = check_report_dir(report_dir)) != 0)
     return rc;
   rc = CMG_EXIT_USAGE;
@@ -321,10 +332,15 @@ cmg__cdi_main(int argc, char **argv)
         return CMG_EXIT_USAGE;
       }
   }
+  preload = preload_entry(preload_also);
+  if (preload == NULL)
+    return EXIT_FAILURE;
   library = cmg__find_library();
-  if (library == NULL)
+  if (library == NULL) {
+    free(preload);
     return CMG_EXIT_USAGE;
-  text = build_spec(devs, n, library, report_dir, preload_also);
+  }
+  text = build_spec(devs, n, library, report_dir, preload);
   if (text == NULL) {
     cmg__log("out of memory");
     rc = EXIT_FAILURE;
@@ -343,6 +359,7 @@ cmg__cdi_main(int argc, char **argv)
       cmg__log("cannot write to standard output: %s", strerror(errno));
   }
   free(text);
+  free(preload);
   free(library);
   return rc;
 }

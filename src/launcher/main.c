@@ -27,6 +27,7 @@
 #endif
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include "launcher/cdi.h"
 #include "launcher/library.h"
 #include "launcher/status.h"
+#include "ops/preload_env.h"
 
 #define OPTIONS_VAR "CUMEMGUARD_OPTIONS"
 
@@ -316,61 +318,26 @@ build_options(const char *env, const char *const values[])
 
 /* ---- LD_PRELOAD --------------------------------------------------------- */
 
-/* ld.so splits LD_PRELOAD at spaces and colons. */
-#define PRELOAD_SEPARATORS " :"
-
-/* Whether the LD_PRELOAD entry [e, e + len) is a sanitizer's runtime,
- * which refuses to start unless it comes first (ASan's link-order check)
- * and must see every allocator call, ours included. */
-static bool
-is_sanitizer_runtime(const char *e, size_t len)
-{
-  static const char *const names[] = { "libasan.", "libtsan.", "liblsan.",
-                                       "libubsan.", "libhwasan.",
-                                       "libclang_rt." };
-  const char *base = e;
-  for (const char *c = e; c < e + len; c++)
-    if (*c == '/')
-      base = c + 1;
-  for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-    if ((size_t)(e + len - base) >= strlen(names[i]) &&
-        strncmp(base, names[i], strlen(names[i])) == 0)
-      return true;
-  return false;
-}
-
-/*
- * Puts lib first in LD_PRELOAD, keeping the entries already there, after
- * any sanitizer runtimes that lead it; nothing changes if lib is there
- * already.  Returns 0 or a negative errno.
- */
+/* Puts lib in LD_PRELOAD by cmg__preload_add's rule; 0, or -1 after one
+ * line. */
 static int
-prepend_preload(const char *lib)
+add_preload(const char *lib)
 {
-  const char *old = getenv("LD_PRELOAD");
-  if (old == NULL || old[strspn(old, PRELOAD_SEPARATORS)] == '\0')
-    return setenv("LD_PRELOAD", lib, 1) == 0 ? 0 : -errno;
+  char err[PATH_MAX + 160];
+  char *value;
+  int rc = cmg__preload_add(getenv("LD_PRELOAD"), lib, &value, err,
+                            sizeof(err));
 
-  const char *end = old;  /* just after the last leading sanitizer */
-  const char *at = old + strspn(old, PRELOAD_SEPARATORS);
-  size_t len = strcspn(at, PRELOAD_SEPARATORS);
-  while (len > 0 && is_sanitizer_runtime(at, len)) {
-    end = at + len;
-    at = end + strspn(end, PRELOAD_SEPARATORS);
-    len = strcspn(at, PRELOAD_SEPARATORS);
+  if (rc == -EINVAL) {
+    cmg__log("%s", err);
+    return -1;
   }
-  if (len == strlen(lib) && memcmp(at, lib, len) == 0)
-    return 0;
-
-  char *value = malloc(strlen(lib) + strlen(old) + 3);
-  if (value == NULL)
-    return -ENOMEM;
-  int head = (int)(end - old);
-  sprintf(value, "%.*s%s%s%s%s", head, old, head > 0 ? ":" : "", lib,
-          *at != '\0' ? ":" : "", at);
-  int rc = setenv("LD_PRELOAD", value, 1) == 0 ? 0 : -errno;
+  if (rc == 0 && setenv("LD_PRELOAD", value, 1) != 0)
+    rc = -errno;
   free(value);
-  return rc;
+  if (rc != 0)
+    cmg__log("cannot set the environment: %s", strerror(-rc));
+  return rc == 0 ? 0 : -1;
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -489,12 +456,9 @@ main(int argc, char **argv)
   lib = cmg__find_library();
   if (lib == NULL)
     goto out;
-  if (lib[strcspn(lib, PRELOAD_SEPARATORS "\t\n")] != '\0') {
-    cmg__log("cannot preload '%s': LD_PRELOAD cannot hold a path with "
-             "spaces or ':'", lib);
+  if (add_preload(lib) != 0)
     goto out;
-  }
-  if (prepend_preload(lib) != 0 || setenv(OPTIONS_VAR, opts, 1) != 0) {
+  if (setenv(OPTIONS_VAR, opts, 1) != 0) {
     cmg__log("cannot set the environment: %s", strerror(errno));
     goto out;
   }

@@ -2,10 +2,12 @@
  * spank_cumemguard.so: the Slurm SPANK plugin that gives every job one GPU
  * memory cap per node.  It adds --gpu-mem-limit, --gpu-mem-report and
  * --gpu-mem-policy to srun, sbatch and salloc, and in each task of a step
- * puts libcumemguard.so first in LD_PRELOAD and sets CUMEMGUARD_OPTIONS to
- * group=slurm.JOBID,group_limit=SIZE: every process of the job on a node
- * then shares one cap through the library's group segment
- * (/dev/shm/cumemguard.UID.slurm.JOBID), which the job epilog removes.
+ * puts libcumemguard.so first in LD_PRELOAD (after a sanitizer's runtime
+ * that leads it: the launcher's rule, cmg__preload_add) and sets
+ * CUMEMGUARD_OPTIONS to group=slurm.JOBID,group_limit=SIZE: every process
+ * of the job on a node then shares one cap through the library's group
+ * segment (/dev/shm/cumemguard.UID.slurm.JOBID), which the job epilog
+ * removes.
  *
  * It owns no policy of its own, as the launcher owns none: sizes are read
  * with cmg__size_parse and the finished option string is checked with
@@ -53,8 +55,9 @@
 #include <slurm/spank.h>
 
 #include "core/conf.h"
-#include "ops/seg_find.h"
 #include "core/size.h"
+#include "ops/preload_env.h"
+#include "ops/seg_find.h"
 
 #ifndef CMG_LIBDIR
 #error "CMG_LIBDIR must name the install libdir (src/slurm/local.mk defines it)"
@@ -68,7 +71,6 @@ SPANK_PLUGIN(cumemguard, 1);
 #define OPTIONS_VAR "CUMEMGUARD_OPTIONS"
 #define GROUP_PREFIX "slurm."
 #define REPORT_NAME "cumemguard.%j.%s.%h.%p.json"
-#define PRELOAD_SEPARATORS " :"
 #define SIZE_TEXT_MAX 64
 #define SEGMENT_TRIES 5
 
@@ -429,22 +431,6 @@ job_getenv(spank_t sp, const char *var)
   return NULL;
 }
 
-/* Whether LD_PRELOAD's value old already names lib. */
-static bool
-has_entry(const char *old, const char *lib)
-{
-  size_t len = strlen(lib);
-
-  for (const char *p = old; *p != '\0';) {
-    p += strspn(p, PRELOAD_SEPARATORS);
-    size_t n = strcspn(p, PRELOAD_SEPARATORS);
-    if (n == len && strncmp(p, lib, n) == 0)
-      return true;
-    p += n;
-  }
-  return false;
-}
-
 /* 0 if the job's user can read the library (user_init runs with the
  * user's effective ids, which open(2) checks and access(2) would not). */
 static int
@@ -588,18 +574,13 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
   if (!active)
     return 0;
   old = job_getenv(sp, "LD_PRELOAD");
-  if (old == NULL || old[strspn(old, PRELOAD_SEPARATORS)] == '\0') {
-    preload = strdup(site.library);
-  } else if (has_entry(old, site.library)) {
-    preload = strdup(old);
-  } else {
-    preload = malloc(strlen(site.library) + strlen(old) + 2);
-    if (preload != NULL)
-      sprintf(preload, "%s:%s", site.library, old);
-  }
-  if (preload == NULL ||
-      spank_setenv(sp, "LD_PRELOAD", preload, 1) != ESPANK_SUCCESS ||
-      spank_setenv(sp, OPTIONS_VAR, task_options, 1) != ESPANK_SUCCESS) {
+  if (cmg__preload_add(old, site.library, &preload, refusal,
+                       sizeof(refusal)) == -EINVAL) {
+    rc = say_refusal();
+  } else if (preload == NULL ||
+             spank_setenv(sp, "LD_PRELOAD", preload, 1) != ESPANK_SUCCESS ||
+             spank_setenv(sp, OPTIONS_VAR, task_options, 1) !=
+                 ESPANK_SUCCESS) {
     refuse("cannot set the task's LD_PRELOAD and " OPTIONS_VAR);
     rc = say_refusal();
   }

@@ -98,9 +98,17 @@ fi
 
 # ---- --preload, bad input, --output ------------------------------------------
 
-"$LAUNCHER" cdi --limit 1G --preload /usr/lib/libjemalloc.so.2 >"$tmp/out"
-grep -q "\"LD_PRELOAD=$LIB_IN:/usr/lib/libjemalloc.so.2\"" "$tmp/out"
-tap $? "--preload keeps an image's entries after the library"
+# The cases of tests/preload-cases.txt whose library is the spec's: OLD
+# given as --preload (none when unset), WANT the devices' LD_PRELOAD.
+sed -e '/^#/d' -e '/^$/d' -e "s#@D@#${LIB_IN%/*}#g" \
+  "$srcdir/tests/preload-cases.txt" >"$tmp/cases"
+while IFS='|' read -r old l want what; do
+  [ "$l" = "$LIB_IN" ] || continue
+  if [ "$old" = "(unset)" ]; then set --; else set -- --preload "$old"; fi
+  "$LAUNCHER" cdi --limit 1G "$@" >"$tmp/out" 2>"$tmp/err" &&
+    [ ! -s "$tmp/err" ] && grep -qF "\"LD_PRELOAD=$want\"" "$tmp/out"
+  tap $? "--preload: $what"
+done <"$tmp/cases"
 
 for bad in "--limit 24X" "--limit 0" "--limit 150%" "--limit" \
   "--limit 1G --limit 1GiB" "--limit 1G --report-dir relative" \

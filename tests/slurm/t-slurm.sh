@@ -8,9 +8,10 @@
 # a missing library and an unusable segment stop the step before the
 # program starts (a marker file says whether it did); the report pattern
 # gets the job id; the tasks of a job share one cap; sbatch's option caps
-# its steps; the user's own options and LD_PRELOAD are kept; status names
-# the job; and no segment is left in /dev/shm.  Without root, the packages
-# or a plugin build, it skips.
+# its steps; the user's own options and LD_PRELOAD are kept, the library
+# put in it as tests/preload-cases.txt says; status names the job; and no
+# segment is left in /dev/shm.  Without root, the packages or a plugin
+# build, it skips.
 . "$srcdir/tests/integration/defs.sh"
 
 skip() {
@@ -228,8 +229,18 @@ is "$(sed 's/slurm\.[0-9]*/slurm.J/' "$tmp/out")" \
   "stack_depth=4,group=slurm.J,group_limit=10M,on_exceed=wait|$LIB:libm.so.6" \
   "the user's options are kept but the plugin's keys, and so is LD_PRELOAD"
 
-LD_PRELOAD=$LIB sr --gpu-mem-limit=10M sh -c 'echo "$LD_PRELOAD"'
-is "$(cat "$tmp/out")" "$LIB" "the library is not preloaded twice"
+# The cases of tests/preload-cases.txt whose library is the plugin's: OLD
+# as srun's LD_PRELOAD, WANT as the task's.  srun gets /dev/null for
+# stdin, since it would read the loop's, the cases, for its task.
+sed -e '/^#/d' -e '/^$/d' -e "s#@D@#${LIB%/*}#g" \
+  "$srcdir/tests/preload-cases.txt" >"$tmp/cases"
+while IFS='|' read -r old l want what; do
+  [ "$l" = "$LIB" ] || continue
+  [ "$old" = "(unset)" ] || export LD_PRELOAD="$old"
+  sr --gpu-mem-limit=10M sh -c 'echo "$LD_PRELOAD"' </dev/null
+  unset LD_PRELOAD
+  is "$rc|$(cat "$tmp/out")" "0|$want" "LD_PRELOAD: $what"
+done <"$tmp/cases"
 
 # ---- two tasks, one cap ----------------------------------------------------
 

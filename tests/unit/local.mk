@@ -5,6 +5,7 @@ UNIT_TESTS = \
 	tests/unit/test_jsonw \
 	tests/unit/test_ledger \
 	tests/unit/test_policy \
+	tests/unit/test_preload_env \
 	tests/unit/test_pyline \
 	tests/unit/test_stacks \
 	tests/unit/test_tally \
@@ -17,11 +18,15 @@ tests_unit_test_group_LDADD = libcmg_ops.la $(UNIT_LDADD) $(CJSON_LIBS)
 tests_unit_test_jsonw_LDADD = $(UNIT_LDADD)
 tests_unit_test_ledger_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
+tests_unit_test_preload_env_LDADD = libcmg_ops.la $(UNIT_LDADD) $(CJSON_LIBS)
 tests_unit_test_pyline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
 tests_unit_test_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic
+# The LD_PRELOAD cases: test_preload_env runs them, and so do the tests of
+# the launcher, the CDI writer and the Slurm plugin.
+EXTRA_DIST += tests/preload-cases.txt
 
 # The frame-pointer walk against libunwind, from four builds of one source:
 # -O2 with frame pointers (the one check-sanitize and check-valgrind run
