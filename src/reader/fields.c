@@ -1,5 +1,6 @@
 /*
- * Checked access to the members of a cJSON tree, for read.c.
+ * Checked access to the members of a cJSON tree, for the files that read a
+ * report (read.c, series.c, stacks.c).
  * Each getter looks up `key` in object o, checks its type and range, and on
  * a problem writes one line into the reader's buffer, naming the member by
  * its path ("leaks[3].bytes: expected an integer from 0 to 2^53, got a
@@ -35,6 +36,12 @@ cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)
   vsnprintf(rd->err, rd->errlen, fmt, ap);
   va_end(ap);
   return -EINVAL;
+}
+
+void *
+cmg__tool_table(size_t n, size_t size)
+{
+  return calloc(n > 0 ? n : 1, size);
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
  * fields.c: checked access to the members of a cJSON tree, each problem
- * one line in a struct cmg__tool_reader, and the cleaning of the strings
- * copied out of it.
+ * one line in a struct cmg__tool_reader, the cleaning of the strings
+ * copied out of it, and the tables the readers copy arrays into.
  */
 #ifndef CMG_READER_FIELDS_H
 #define CMG_READER_FIELDS_H
@@ -14,6 +14,15 @@ struct cJSON;
 
 /* The largest integer every double holds exactly; counts stop there. */
 #define CMG__TOOL_EXACT_MAX 9007199254740992.0
+
+/* Returns expr's error from the function it is in: a report is refused at
+ * its first problem, so nothing after it is read. */
+#define CHECK(expr)                                                            \
+  do {                                                                         \
+    int rc_ = (expr);                                                          \
+    if (rc_ != 0)                                                              \
+      return rc_;                                                              \
+  } while (0)
 
 /* Where the getters write their one line about a problem. */
 struct cmg__tool_reader {
@@ -83,6 +92,10 @@ int cmg__tool_object(struct cmg__tool_reader *rd, const struct cJSON *o,
  * ("leaks[3]") into at. */
 int cmg__tool_element(struct cmg__tool_reader *rd, const struct cJSON *item,
                       const char *array, size_t i, char *at, size_t atlen);
+
+/* n zeroed elements of size bytes, for an array of n members; NULL only
+ * when out of memory, also for n == 0, where calloc may return NULL. */
+void *cmg__tool_table(size_t n, size_t size);
 
 /* A copy of s with control bytes and invalid UTF-8 made '?', so that no
  * output (terminal, SVG, JSON) carries them; NULL when out of memory. */

@@ -20,6 +20,7 @@ TOOL_C = \
 	src/reader/flame.c \
 	src/reader/check.c \
 	src/reader/series.c \
+	src/reader/stacks.c \
 	src/reader/raw.c \
 	src/reader/timeline.c \
 	src/reader/pprof.c \
@@ -41,6 +42,7 @@ TOOL_H = \
 	src/reader/supp.h \
 	src/reader/view.h \
 	src/reader/series.h \
+	src/reader/stacks.h \
 	src/reader/raw.h \
 	src/reader/timeline.h \
 	src/reader/pprof.h \

@@ -29,6 +29,7 @@
 
 #include "reader/profile.pb-c.h"
 
+#include "reader/fields.h"
 #include "reader/pprof.h"
 #include "reader/raw.h"
 #include "reader/read.h"
@@ -178,7 +179,7 @@ add_sample(struct build *b, uint32_t s, uint64_t count, uint64_t bytes)
     return NULL;
   }
   perftools__profiles__sample__init(x);
-  x->location_id = calloc(n ? n : 1, sizeof(*x->location_id));
+  x->location_id = cmg__tool_table(n, sizeof(*x->location_id));
   x->value = calloc(2, sizeof(*x->value));
   if (x->location_id == NULL || x->value == NULL)
     b->oom = true;
@@ -262,7 +263,7 @@ static void
 mappings(struct build *b)
 {
   const struct cmg__tool_report *r = b->r;
-  Mapping **m = calloc(r->n_modules ? r->n_modules : 1, sizeof(*m));
+  Mapping **m = cmg__tool_table(r->n_modules, sizeof(*m));
 
   if (m == NULL) {
     b->oom = true;
@@ -489,7 +490,7 @@ cmg__tool_pprof_main(char *const *files, int n_files, enum cmg__tool_at at,
     return CMG__TOOL_EXIT_ERROR;
   memset(&b, 0, sizeof(b));
   b.r = r;
-  b.used_frame = calloc(r->n_frames ? r->n_frames : 1, sizeof(bool));
+  b.used_frame = cmg__tool_table(r->n_frames, sizeof(bool));
   b.oom = b.used_frame == NULL;
   header(&b, at);
   if (!b.oom && samples(&b, at)) {

@@ -6,14 +6,17 @@
  * so nothing in it is trusted: types, ranges, and every index (a frame's
  * module, a stack's frames, a leak's stack id) are checked before use, and
  * the first problem becomes one line naming the field ("leaks[3].stack: 17
- * is not the id of a stack").  Numbers must be integers a double holds
- * exactly (below 2^53), which every byte count of a real device is.
+ * is not the id of a stack in stacks[]").  Sizes and counts must be
+ * integers a double holds exactly (up to 2^53), which every byte count of a
+ * real device is.  The stack tables are read by stacks.c and the timeline
+ * by series.c, with the same checks.
  *
  * The format and version come first: a file of another format or a newer
  * version is refused for that reason alone, whatever else it holds.  Keys a
- * newer writer may add are ignored; the per-allocation lists of leaks are
- * not used by any command and are not read, which keeps the summary of a
- * report with a million live allocations at the cost of cJSON's parse.
+ * newer writer may add are ignored.  The per-allocation lists of leaks are
+ * read only when a command asks for them (CMG__TOOL_READ_LARGEST, as
+ * timeline does), which keeps the summary of a report with a million live
+ * allocations at the cost of cJSON's parse.
  *
  * Strings are copied through cmg__tool_clean_string(), so no later output,
  * whether a terminal, an SVG or folded stacks, sees a control byte or
@@ -24,7 +27,6 @@
 #endif
 
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,108 +40,13 @@
 #include "reader/file.h"
 #include "reader/read.h"
 #include "reader/series.h"
+#include "reader/stacks.h"
 #include "reader/tool.h"
-
-/* Device ordinals, as the schema allows them everywhere. */
-
-#define EXACT_MAX CMG__TOOL_EXACT_MAX
-
-#define CHECK(expr)                                                            \
-  do {                                                                         \
-    int rc_ = (expr);                                                          \
-    if (rc_ != 0)                                                              \
-      return rc_;                                                              \
-  } while (0)
-
-/* calloc for n elements that fails cleanly for n == 0 too. */
-static void *
-table(size_t n, size_t size)
-{
-  return calloc(n > 0 ? n : 1, size);
-}
-
-/* ---- stack ids ---------------------------------------------------------- */
-
-static int
-compare_ids(const void *a, const void *b)
-{
-  const struct cmg__tool_id *x = a, *y = b;
-
-  return x->id < y->id ? -1 : x->id > y->id;
-}
-
-int
-cmg__tool_stack_ref(struct cmg__tool_reader *rd, const cJSON *o,
-                    const char *at, const struct cmg__tool_id *ids, size_t n,
-                    uint32_t *out)
-{
-  struct cmg__tool_id key, *hit;
-  bool has;
-  double d;
-
-  CHECK(cmg__tool_int(rd, o, at, "stack", 1, EXACT_MAX, &has, &d));
-  *out = CMG__TOOL_NONE;
-  if (!has)
-    return 0;
-  key.id = (uint64_t)d;
-  hit = bsearch(&key, ids, n, sizeof(*ids), compare_ids);
-  if (hit == NULL)
-    return cmg__tool_fail(
-        rd, "%s.stack: %.0f is not the id of a stack in stacks[]", at, d);
-  *out = hit->index;
-  return 0;
-}
-
-/* ---- the tables ------------------------------------------------------- */
-
-static int
-read_modules(struct cmg__tool_reader *rd, const cJSON *root,
-             struct cmg__tool_report *r)
-{
-  const cJSON *arr, *it;
-  char at[64];
-  size_t i = 0;
-
-  CHECK(cmg__tool_array(rd, root, "", "modules", &arr, &r->n_modules));
-  r->modules = table(r->n_modules, sizeof(*r->modules));
-  if (r->modules == NULL)
-    return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
-    struct cmg__tool_rmodule *m = &r->modules[i];
-
-    CHECK(cmg__tool_element(rd, it, "modules", i++, at, sizeof(at)));
-    CHECK(cmg__tool_string(rd, it, at, "path", false, &m->path));
-    CHECK(cmg__tool_string(rd, it, at, "build_id", false, &m->build_id));
-  }
-  return 0;
-}
 
 static bool
 has_member(const cJSON *o, const char *key)
 {
   return cJSON_GetObjectItemCaseSensitive(o, key) != NULL;
-}
-
-/* A frame with "lang": "python" has a file and a line instead of a
- * module; older reports have no "lang", and another language is refused
- * rather than shown as a native frame. */
-static int
-read_python_frame(struct cmg__tool_reader *rd, const cJSON *it,
-                  const char *at, struct cmg__tool_rframe *fr)
-{
-  const cJSON *lang = cJSON_GetObjectItemCaseSensitive(it, "lang");
-  bool has_line;
-  double d;
-
-  if (lang == NULL)
-    return 0;
-  if (!cJSON_IsString(lang) || strcmp(lang->valuestring, "python") != 0)
-    return cmg__tool_wrong(rd, at, "lang", "\"python\"", lang);
-  fr->python = true;
-  CHECK(cmg__tool_string(rd, it, at, "file", false, &fr->file));
-  CHECK(cmg__tool_int(rd, it, at, "line", 1, INT32_MAX, &has_line, &d));
-  fr->line = has_line ? (uint64_t)d : 0;
-  return 0;
 }
 
 /* The note of "python" when its frames are off; absent is fine. */
@@ -156,102 +63,6 @@ read_python(struct cmg__tool_reader *rd, const cJSON *root,
 }
 
 static int
-read_frames(struct cmg__tool_reader *rd, const cJSON *root,
-            struct cmg__tool_report *r)
-{
-  const cJSON *arr, *it;
-  char at[64];
-  size_t i = 0;
-
-  CHECK(cmg__tool_array(rd, root, "", "frames", &arr, &r->n_frames));
-  if (r->n_frames >= CMG__TOOL_NONE)
-    return cmg__tool_fail(rd, "frames: too many frames");
-  r->frames = table(r->n_frames, sizeof(*r->frames));
-  if (r->frames == NULL)
-    return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
-    struct cmg__tool_rframe *fr = &r->frames[i];
-    bool has_module;
-    double d;
-
-    CHECK(cmg__tool_element(rd, it, "frames", i++, at, sizeof(at)));
-    CHECK(cmg__tool_hex(rd, it, at, "address", NULL, &fr->address));
-    CHECK(cmg__tool_int(rd, it, at, "module", 0, EXACT_MAX, &has_module, &d));
-    if (has_module && d >= (double)r->n_modules)
-      return cmg__tool_fail(rd, "%s.module: %.0f is out of range (%zu modules)",
-                            at, d, r->n_modules);
-    fr->module = has_module ? (uint32_t)d : CMG__TOOL_NONE;
-    CHECK(cmg__tool_hex(rd, it, at, "offset", &fr->has_offset, &fr->offset));
-    CHECK(cmg__tool_string(rd, it, at, "function", true, &fr->function));
-    CHECK(cmg__tool_count(rd, it, at, "function_offset",
-                          &fr->has_function_offset, &fr->function_offset));
-    CHECK(read_python_frame(rd, it, at, fr));
-  }
-  return 0;
-}
-
-/* Reads stacks[] and fills ids (sorted) for get_stack. */
-static int
-read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
-            struct cmg__tool_report *r, struct cmg__tool_id **ids_out)
-{
-  const cJSON *arr, *it;
-  struct cmg__tool_id *ids;
-  char at[64];
-  size_t i = 0;
-
-  CHECK(cmg__tool_array(rd, root, "", "stacks", &arr, &r->n_stacks));
-  if (r->n_stacks >= CMG__TOOL_NONE)
-    return cmg__tool_fail(rd, "stacks: too many stacks");
-  r->stacks = table(r->n_stacks, sizeof(*r->stacks));
-  ids = *ids_out = table(r->n_stacks, sizeof(*ids));
-  if (r->stacks == NULL || ids == NULL)
-    return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
-    struct cmg__tool_rstack *s = &r->stacks[i];
-    const cJSON *frames, *f, *t;
-    size_t n, k = 0;
-    double d;
-
-    CHECK(cmg__tool_element(rd, it, "stacks", i, at, sizeof(at)));
-    CHECK(cmg__tool_int(rd, it, at, "id", 1, EXACT_MAX, NULL, &d));
-    ids[i].id = (uint64_t)d;
-    ids[i].index = (uint32_t)i;
-    i++;
-    CHECK(cmg__tool_member(rd, it, at, "truncated", &t));
-    if (!cJSON_IsBool(t))
-      return cmg__tool_wrong(rd, at, "truncated", "a boolean", t);
-    s->truncated = cJSON_IsTrue(t);
-    CHECK(cmg__tool_array(rd, it, at, "frames", &frames, &n));
-    s->frames = table(n, sizeof(*s->frames));
-    if (s->frames == NULL)
-      return -ENOMEM;
-    s->n = (uint32_t)n;
-    cJSON_ArrayForEach(f, frames) {
-      double x = cJSON_IsNumber(f) ? f->valuedouble : -1;
-
-      if (!(x >= 0 && x < (double)r->n_frames && x == floor(x))) {
-        char want[64];
-
-        snprintf(want, sizeof(want), "an index into frames[] (%zu frames)",
-                 r->n_frames);
-        snprintf(at + strlen(at), sizeof(at) - strlen(at), ".frames[%zu]", k);
-        return cmg__tool_fail_item(rd, at, want, f);
-      }
-      s->frames[k++] = (uint32_t)x;
-    }
-  }
-  qsort(ids, r->n_stacks, sizeof(*ids), compare_ids);
-  for (i = 1; i < r->n_stacks; i++) {
-    if (ids[i].id == ids[i - 1].id)
-      return cmg__tool_fail(
-          rd, "stacks[%u].id: %" PRIu64 " is the id of two stacks",
-          ids[i].index, ids[i].id);
-  }
-  return 0;
-}
-
-static int
 read_devices(struct cmg__tool_reader *rd, const cJSON *root,
              struct cmg__tool_report *r)
 {
@@ -260,7 +71,7 @@ read_devices(struct cmg__tool_reader *rd, const cJSON *root,
   size_t i = 0, k;
 
   CHECK(cmg__tool_array(rd, root, "", "devices", &arr, &r->n_devices));
-  r->devices = table(r->n_devices, sizeof(*r->devices));
+  r->devices = cmg__tool_table(r->n_devices, sizeof(*r->devices));
   if (r->devices == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
@@ -300,7 +111,7 @@ read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
   size_t i = 0;
 
   CHECK(cmg__tool_array(rd, root, "", key, &arr, n));
-  *out = table(*n, sizeof(**out));
+  *out = cmg__tool_table(*n, sizeof(**out));
   if (*out == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
@@ -354,7 +165,7 @@ read_comp(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
   size_t i = 0;
 
   CHECK(cmg__tool_array(rd, o, at, "by_stack", &arr, &c->n));
-  c->items = table(c->n, sizeof(*c->items));
+  c->items = cmg__tool_table(c->n, sizeof(*c->items));
   if (c->items == NULL)
     return -ENOMEM;
   snprintf(where, sizeof(where), "%s.by_stack", at);
@@ -378,7 +189,7 @@ read_peaks(struct cmg__tool_reader *rd, const cJSON *root,
   size_t i = 0;
 
   CHECK(cmg__tool_array(rd, root, "", "peaks", &arr, &r->n_peaks));
-  r->peaks = table(r->n_peaks, sizeof(*r->peaks));
+  r->peaks = cmg__tool_table(r->n_peaks, sizeof(*r->peaks));
   if (r->peaks == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
@@ -402,7 +213,7 @@ read_denials(struct cmg__tool_reader *rd, const cJSON *root,
   size_t i = 0;
 
   CHECK(cmg__tool_array(rd, root, "", "denials", &arr, &r->n_denials));
-  r->denials_list = table(r->n_denials, sizeof(*r->denials_list));
+  r->denials_list = cmg__tool_table(r->n_denials, sizeof(*r->denials_list));
   if (r->denials_list == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
@@ -426,23 +237,14 @@ read_denials(struct cmg__tool_reader *rd, const cJSON *root,
   return 0;
 }
 
-/* process{} and summary{}: what the headers of the commands print. */
+/* process.argv, joined with spaces for the one line a header gives it. */
 static int
-read_process(struct cmg__tool_reader *rd, const cJSON *root,
+read_command(struct cmg__tool_reader *rd, const cJSON *p,
              struct cmg__tool_report *r)
 {
-  const cJSON *p, *s, *argv, *a;
+  const cJSON *argv, *a;
   size_t n, len = 1, i = 0;
-  double pid;
 
-  CHECK(cmg__tool_object(rd, root, "", "process", &p));
-  CHECK(cmg__tool_int(rd, p, "process", "pid", 1, EXACT_MAX, NULL, &pid));
-  r->pid = (long)pid;
-  CHECK(cmg__tool_string(rd, p, "process", "exe", false, &r->exe));
-  CHECK(cmg__tool_string(rd, p, "process", "hostname", false, &r->hostname));
-  CHECK(cmg__tool_string(rd, p, "process", "reason", false, &r->reason));
-  CHECK(cmg__tool_number(rd, p, "process", "start_time", &r->start_time));
-  CHECK(cmg__tool_number(rd, p, "process", "end_time", &r->end_time));
   CHECK(cmg__tool_array(rd, p, "process", "argv", &argv, &n));
   cJSON_ArrayForEach(a, argv) {
     if (!cJSON_IsString(a) || a->valuestring == NULL)
@@ -468,6 +270,15 @@ read_process(struct cmg__tool_reader *rd, const cJSON *root,
     if (clean == NULL)
       return -ENOMEM;
   }
+  return 0;
+}
+
+/* summary{}; its events{} is absent from older reports, which count none. */
+static int
+read_summary(struct cmg__tool_reader *rd, const cJSON *root,
+             struct cmg__tool_report *r)
+{
+  const cJSON *s;
 
   CHECK(cmg__tool_object(rd, root, "", "summary", &s));
   CHECK(cmg__tool_count(rd, s, "summary", "live_allocations", NULL,
@@ -487,6 +298,27 @@ read_process(struct cmg__tool_reader *rd, const cJSON *root,
                             &r->events[k]));
   }
   return 0;
+}
+
+/* process{} and summary{}: what the headers of the commands print. */
+static int
+read_process(struct cmg__tool_reader *rd, const cJSON *root,
+             struct cmg__tool_report *r)
+{
+  const cJSON *p;
+  double pid;
+
+  CHECK(cmg__tool_object(rd, root, "", "process", &p));
+  CHECK(cmg__tool_int(rd, p, "process", "pid", 1, CMG__TOOL_EXACT_MAX, NULL,
+                      &pid));
+  r->pid = (long)pid;
+  CHECK(cmg__tool_string(rd, p, "process", "exe", false, &r->exe));
+  CHECK(cmg__tool_string(rd, p, "process", "hostname", false, &r->hostname));
+  CHECK(cmg__tool_string(rd, p, "process", "reason", false, &r->reason));
+  CHECK(cmg__tool_number(rd, p, "process", "start_time", &r->start_time));
+  CHECK(cmg__tool_number(rd, p, "process", "end_time", &r->end_time));
+  CHECK(read_command(rd, p, r));
+  return read_summary(rd, root, r);
 }
 
 /*
@@ -580,11 +412,13 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
   CHECK(read_process(rd, root, r));
   CHECK(read_pools(rd, root, r));
   CHECK(read_python(rd, root, r));
-  rc = read_modules(rd, root, r);
+  rc = cmg__tool_read_modules(rd, root, &r->modules, &r->n_modules);
   if (rc == 0)
-    rc = read_frames(rd, root, r);
+    rc = cmg__tool_read_frames(rd, root, r->n_modules, &r->frames,
+                               &r->n_frames);
   if (rc == 0)
-    rc = read_stacks(rd, root, r, &ids);
+    rc = cmg__tool_read_stacks(rd, root, r->n_frames, &r->stacks,
+                               &r->n_stacks, &ids);
   if (rc == 0)
     rc = read_devices(rd, root, r);
   if (rc == 0)
@@ -601,7 +435,8 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
   if (rc == 0)
     rc = cmg__tool_read_series(rd, root, ids, r->n_stacks, &r->timeline);
   if (rc == 0 && (what & CMG__TOOL_READ_LARGEST))
-    rc = cmg__tool_read_largest(rd, root, r);
+    rc = cmg__tool_read_largest(rd, root, r->n_leaks, &r->largest,
+                                &r->n_largest);
   free(ids);
   return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * read.c: one report file, checked, as a struct cmg__tool_report; the
- * structs of a report as it was written, before any interning.
+ * structs of a report as it was written, before any interning (those of
+ * its stack tables in stacks.h, of its timeline in series.h).
  */
 #ifndef CMG_READER_READ_H
 #define CMG_READER_READ_H
@@ -11,30 +12,7 @@
 
 #include "core/pools.h"
 #include "reader/series.h"
-
-struct cmg__tool_rmodule {
-  char *path;
-  char *build_id;
-};
-
-struct cmg__tool_rframe {
-  uint64_t address;
-  uint32_t module; /* index into modules, or CMG__TOOL_NONE */
-  bool has_offset;
-  uint64_t offset;
-  char *function; /* NULL when unknown */
-  bool has_function_offset;
-  uint64_t function_offset;
-  bool python;    /* "lang": "python": function, file and line */
-  char *file;     /* a Python frame's file, else NULL */
-  uint64_t line;  /* a Python frame's line; 0 when it has none */
-};
-
-struct cmg__tool_rstack {
-  bool truncated;
-  uint32_t n;
-  uint32_t *frames; /* indexes into frames, innermost first */
-};
+#include "reader/stacks.h"
 
 /* One entry of a composition (peaks[].by_stack, denials[].by_stack). */
 struct cmg__tool_share {
@@ -125,19 +103,6 @@ struct cmg__tool_report {
   size_t n_largest;                   /* read with CMG__TOOL_READ_LARGEST */
   struct cmg__tool_ralloc *largest;
 };
-
-/* A stack's id in the report, and its index in stacks[]. */
-struct cmg__tool_id {
-  uint64_t id;
-  uint32_t index;
-};
-
-/* The stack index of o's "stack" member (an id among ids[n], sorted by id,
- * or null) into *out: CMG__TOOL_NONE for null.  Returns 0, or -EINVAL
- * after writing the problem into rd. */
-int cmg__tool_stack_ref(struct cmg__tool_reader *rd, const struct cJSON *o,
-                        const char *at, const struct cmg__tool_id *ids,
-                        size_t n, uint32_t *out);
 
 /* What cmg__tool_read_with() reads beyond what every command uses. */
 #define CMG__TOOL_READ_LARGEST 1u /* the largest live allocations */

@@ -5,9 +5,10 @@
  * it say so).  Its points must be in time order and each hold min <= live
  * <= max, or the drawing would lie.
  *
- * The per-allocation lists of leaks[] are read only for the commands that
- * draw allocations over time, and only the largest are kept: a report of a
- * million live allocations is read in one pass with a small heap.
+ * The per-allocation lists of leaks[] are read only when a command asks for
+ * them (timeline, which draws them), and only the largest are kept: a
+ * report of a million live allocations is read in one pass with a small
+ * heap.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -22,23 +23,10 @@
 
 #include "cumemguard.h"
 #include "reader/fields.h"
-#include "reader/read.h"
 #include "reader/series.h"
-
-#define CHECK(expr)                                                            \
-  do {                                                                         \
-    int rc_ = (expr);                                                          \
-    if (rc_ != 0)                                                              \
-      return rc_;                                                              \
-  } while (0)
+#include "reader/stacks.h"
 
 #define POINTS_MAX 1000000
-
-static void *
-table(size_t n, size_t size)
-{
-  return calloc(n > 0 ? n : 1, size);
-}
 
 /* One [time, live, min, max] element. */
 static int
@@ -91,7 +79,7 @@ read_one_series(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
   if (s->n == 0 || s->n > POINTS_MAX)
     return cmg__tool_fail(rd, "%s.points: expected 1 to %d points, got %zu",
                           at, POINTS_MAX, s->n);
-  s->points = table(s->n, sizeof(*s->points));
+  s->points = cmg__tool_table(s->n, sizeof(*s->points));
   if (s->points == NULL)
     return -ENOMEM;
   snprintf(where, sizeof(where), "%s.points", at);
@@ -114,7 +102,7 @@ read_dumps(struct cmg__tool_reader *rd, const cJSON *o,
   size_t i = 0;
 
   CHECK(cmg__tool_array(rd, o, "timeline", "dumps", &arr, &t->n_dumps));
-  t->dumps = table(t->n_dumps, sizeof(*t->dumps));
+  t->dumps = cmg__tool_table(t->n_dumps, sizeof(*t->dumps));
   if (t->dumps == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
@@ -154,7 +142,7 @@ read_freed(struct cmg__tool_reader *rd, const cJSON *o,
   size_t i = 0;
 
   CHECK(cmg__tool_array(rd, o, "timeline", "freed", &arr, &t->n_freed));
-  t->freed = table(t->n_freed, sizeof(*t->freed));
+  t->freed = cmg__tool_table(t->n_freed, sizeof(*t->freed));
   if (t->freed == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
@@ -189,7 +177,7 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
   t->present = true;
   CHECK(cmg__tool_object(rd, root, "", "timeline", &o));
   CHECK(cmg__tool_array(rd, o, "timeline", "devices", &arr, &t->n_series));
-  t->series = table(t->n_series, sizeof(*t->series));
+  t->series = cmg__tool_table(t->n_series, sizeof(*t->series));
   if (t->series == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr) {
@@ -250,18 +238,20 @@ by_bytes(const void *x, const void *y)
 
 int
 cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
-                       struct cmg__tool_report *r)
+                       size_t n_leaks, struct cmg__tool_ralloc **out,
+                       size_t *n)
 {
   const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(root, "leaks");
   const cJSON *g, *list, *it;
   char at[64], list_at[80], sub[96];
   size_t i = 0, j;
 
-  r->largest = table(CMG__TOOL_LARGEST, sizeof(*r->largest));
-  if (r->largest == NULL)
+  *n = 0;
+  *out = cmg__tool_table(CMG__TOOL_LARGEST, sizeof(**out));
+  if (*out == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(g, leaks) {
-    if (i >= r->n_leaks)
+    if (i >= n_leaks)
       break;
     snprintf(at, sizeof(at), "leaks[%zu]", i);
     snprintf(list_at, sizeof(list_at), "leaks[%zu].allocations", i);
@@ -275,11 +265,11 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
       CHECK(cmg__tool_element(rd, it, list_at, j++, sub, sizeof(sub)));
       CHECK(cmg__tool_count(rd, it, sub, "bytes", NULL, &a.bytes));
       CHECK(cmg__tool_number(rd, it, sub, "time", &a.time));
-      keep(r->largest, &r->n_largest, a);
+      keep(*out, n, a);
     }
     i++;
   }
-  qsort(r->largest, r->n_largest, sizeof(*r->largest), by_bytes);
+  qsort(*out, *n, sizeof(**out), by_bytes);
   return 0;
 }
 

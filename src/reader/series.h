@@ -1,8 +1,8 @@
 /*
  * series.c: what a report says of time: the optional "timeline" member
  * (each device's memory over time, the report writes, the largest
- * allocations freed) and, for the
- * commands that draw time, the largest live allocations with their times.
+ * allocations freed) and, for a command that draws them, the largest live
+ * allocations with their times.
  */
 #ifndef CMG_READER_SERIES_H
 #define CMG_READER_SERIES_H
@@ -14,7 +14,6 @@
 struct cJSON;
 struct cmg__tool_id;
 struct cmg__tool_reader;
-struct cmg__tool_report;
 
 /* The largest live allocations series.c keeps. */
 #define CMG__TOOL_LARGEST 64
@@ -70,11 +69,12 @@ int cmg__tool_read_series(struct cmg__tool_reader *rd, const struct cJSON *root,
                           const struct cmg__tool_id *ids, size_t n_ids,
                           struct cmg__tool_timeline *t);
 
-/* The CMG__TOOL_LARGEST largest allocations of leaks[] (already read into
- * r), largest first, into r->largest.  Same returns. */
+/* The CMG__TOOL_LARGEST largest allocations of the first n_leaks groups of
+ * leaks[] (those already read), largest first, into *out and *n.  Same
+ * returns; *out is the caller's to free, also when this fails. */
 int cmg__tool_read_largest(struct cmg__tool_reader *rd,
-                           const struct cJSON *root,
-                           struct cmg__tool_report *r);
+                           const struct cJSON *root, size_t n_leaks,
+                           struct cmg__tool_ralloc **out, size_t *n);
 
 void cmg__tool_series_free(struct cmg__tool_timeline *t);
 

@@ -1,0 +1,225 @@
+/*
+ * The tables every stack of a report is made of, read as read.c reads the
+ * rest: a frame's module and a stack's frames are indexes, checked against
+ * the table read before, so that no command follows one out of range.
+ *
+ * The rest of the report names a stack by its id, not by its place in
+ * stacks[]; the ids are sorted once and each reference found by binary
+ * search, and an id given to two stacks is refused, since a reference to
+ * it would name either.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "reader/fields.h"
+#include "reader/stacks.h"
+#include "reader/tool.h"
+
+static int
+compare_ids(const void *a, const void *b)
+{
+  const struct cmg__tool_id *x = a, *y = b;
+
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int
+cmg__tool_stack_ref(struct cmg__tool_reader *rd, const cJSON *o,
+                    const char *at, const struct cmg__tool_id *ids, size_t n,
+                    uint32_t *out)
+{
+  struct cmg__tool_id key, *hit;
+  bool has;
+  double d;
+
+  CHECK(cmg__tool_int(rd, o, at, "stack", 1, CMG__TOOL_EXACT_MAX, &has, &d));
+  *out = CMG__TOOL_NONE;
+  if (!has)
+    return 0;
+  key.id = (uint64_t)d;
+  hit = bsearch(&key, ids, n, sizeof(*ids), compare_ids);
+  if (hit == NULL)
+    return cmg__tool_fail(
+        rd, "%s.stack: %.0f is not the id of a stack in stacks[]", at, d);
+  *out = hit->index;
+  return 0;
+}
+
+int
+cmg__tool_read_modules(struct cmg__tool_reader *rd, const cJSON *root,
+                       struct cmg__tool_rmodule **out, size_t *n)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "modules", &arr, n));
+  *out = cmg__tool_table(*n, sizeof(**out));
+  if (*out == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rmodule *m = &(*out)[i];
+
+    CHECK(cmg__tool_element(rd, it, "modules", i++, at, sizeof(at)));
+    CHECK(cmg__tool_string(rd, it, at, "path", false, &m->path));
+    CHECK(cmg__tool_string(rd, it, at, "build_id", false, &m->build_id));
+  }
+  return 0;
+}
+
+/* A frame with "lang": "python" has a file and a line instead of a
+ * module; older reports have no "lang", and another language is refused
+ * rather than shown as a native frame. */
+static int
+read_python_frame(struct cmg__tool_reader *rd, const cJSON *it,
+                  const char *at, struct cmg__tool_rframe *fr)
+{
+  const cJSON *lang = cJSON_GetObjectItemCaseSensitive(it, "lang");
+  bool has_line;
+  double d;
+
+  if (lang == NULL)
+    return 0;
+  if (!cJSON_IsString(lang) || strcmp(lang->valuestring, "python") != 0)
+    return cmg__tool_wrong(rd, at, "lang", "\"python\"", lang);
+  fr->python = true;
+  CHECK(cmg__tool_string(rd, it, at, "file", false, &fr->file));
+  CHECK(cmg__tool_int(rd, it, at, "line", 1, INT32_MAX, &has_line, &d));
+  fr->line = has_line ? (uint64_t)d : 0;
+  return 0;
+}
+
+static int
+read_frame(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
+           size_t n_modules, struct cmg__tool_rframe *fr)
+{
+  bool has_module;
+  double d;
+
+  CHECK(cmg__tool_hex(rd, it, at, "address", NULL, &fr->address));
+  CHECK(cmg__tool_int(rd, it, at, "module", 0, CMG__TOOL_EXACT_MAX,
+                      &has_module, &d));
+  if (has_module && d >= (double)n_modules)
+    return cmg__tool_fail(rd, "%s.module: %.0f is out of range (%zu modules)",
+                          at, d, n_modules);
+  fr->module = has_module ? (uint32_t)d : CMG__TOOL_NONE;
+  CHECK(cmg__tool_hex(rd, it, at, "offset", &fr->has_offset, &fr->offset));
+  CHECK(cmg__tool_string(rd, it, at, "function", true, &fr->function));
+  CHECK(cmg__tool_count(rd, it, at, "function_offset",
+                        &fr->has_function_offset, &fr->function_offset));
+  return read_python_frame(rd, it, at, fr);
+}
+
+int
+cmg__tool_read_frames(struct cmg__tool_reader *rd, const cJSON *root,
+                      size_t n_modules, struct cmg__tool_rframe **out,
+                      size_t *n)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "frames", &arr, n));
+  if (*n >= CMG__TOOL_NONE)
+    return cmg__tool_fail(rd, "frames: too many frames");
+  *out = cmg__tool_table(*n, sizeof(**out));
+  if (*out == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    CHECK(cmg__tool_element(rd, it, "frames", i, at, sizeof(at)));
+    CHECK(read_frame(rd, it, at, n_modules, &(*out)[i]));
+    i++;
+  }
+  return 0;
+}
+
+/* A stack's frames member; at, the stack's path, is extended to name a bad
+ * element. */
+static int
+read_stack_frames(struct cmg__tool_reader *rd, const cJSON *it, char *at,
+                  size_t atlen, size_t n_frames, struct cmg__tool_rstack *s)
+{
+  const cJSON *frames, *f;
+  size_t n, k = 0;
+
+  CHECK(cmg__tool_array(rd, it, at, "frames", &frames, &n));
+  s->frames = cmg__tool_table(n, sizeof(*s->frames));
+  if (s->frames == NULL)
+    return -ENOMEM;
+  s->n = (uint32_t)n;
+  cJSON_ArrayForEach(f, frames) {
+    double x = cJSON_IsNumber(f) ? f->valuedouble : -1;
+
+    if (!(x >= 0 && x < (double)n_frames && x == floor(x))) {
+      char want[64];
+
+      snprintf(want, sizeof(want), "an index into frames[] (%zu frames)",
+               n_frames);
+      snprintf(at + strlen(at), atlen - strlen(at), ".frames[%zu]", k);
+      return cmg__tool_fail_item(rd, at, want, f);
+    }
+    s->frames[k++] = (uint32_t)x;
+  }
+  return 0;
+}
+
+static int
+sort_ids(struct cmg__tool_reader *rd, struct cmg__tool_id *ids, size_t n)
+{
+  size_t i;
+
+  qsort(ids, n, sizeof(*ids), compare_ids);
+  for (i = 1; i < n; i++) {
+    if (ids[i].id == ids[i - 1].id)
+      return cmg__tool_fail(
+          rd, "stacks[%u].id: %" PRIu64 " is the id of two stacks",
+          ids[i].index, ids[i].id);
+  }
+  return 0;
+}
+
+int
+cmg__tool_read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
+                      size_t n_frames, struct cmg__tool_rstack **out,
+                      size_t *n, struct cmg__tool_id **ids_out)
+{
+  const cJSON *arr, *it;
+  struct cmg__tool_id *ids;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "stacks", &arr, n));
+  if (*n >= CMG__TOOL_NONE)
+    return cmg__tool_fail(rd, "stacks: too many stacks");
+  *out = cmg__tool_table(*n, sizeof(**out));
+  ids = *ids_out = cmg__tool_table(*n, sizeof(*ids));
+  if (*out == NULL || ids == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr) {
+    struct cmg__tool_rstack *s = &(*out)[i];
+    const cJSON *t;
+    double d;
+
+    CHECK(cmg__tool_element(rd, it, "stacks", i, at, sizeof(at)));
+    CHECK(cmg__tool_int(rd, it, at, "id", 1, CMG__TOOL_EXACT_MAX, NULL, &d));
+    ids[i].id = (uint64_t)d;
+    ids[i].index = (uint32_t)i;
+    i++;
+    CHECK(cmg__tool_member(rd, it, at, "truncated", &t));
+    if (!cJSON_IsBool(t))
+      return cmg__tool_wrong(rd, at, "truncated", "a boolean", t);
+    s->truncated = cJSON_IsTrue(t);
+    CHECK(read_stack_frames(rd, it, at, sizeof(at), n_frames, s));
+  }
+  return sort_ids(rd, ids, *n);
+}
