@@ -31,8 +31,6 @@ extern "C" {
 
 /* Exit status of the launcher when its own arguments are wrong. */
 #define CMG_EXIT_USAGE 2
-/* Version of the JSON report format (docs/report-format.md). */
-#define CMG_REPORT_VERSION 1
 
 /* Exit status of the launcher when the program could not be started. */
 #define CMG_EXIT_EXEC 127

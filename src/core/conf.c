@@ -20,9 +20,7 @@
  * bad report pattern or signal name is refused before the program starts
  * rather than at its exit, when nothing can be done about it.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,9 +5,7 @@
  * caller supplies the pid, host and time, which keeps it testable and lets
  * the library expand it from a signal-dump thread without locks.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <signal.h>

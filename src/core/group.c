@@ -52,9 +52,7 @@
  * allocation, no stdio, no CUDA.  The first reservation of a forked child
  * opens the segment again to take a slot of its own.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -107,32 +105,6 @@ member(void)
   return (struct cmg__member){ mine, self_pid, self_pidns, registry, group };
 }
 
-/* Makes our limits the group's, with everything counted from nothing.
- * Only under the lock, and only when no member is left. */
-static void
-adopt(struct seg *s)
-{
-  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-
-  s->h.limit = own[SEG_DEVICES];
-  memcpy(s->h.limit_dev, own, sizeof(s->h.limit_dev));
-  s->h.creator = self_pid;
-  s->h.created = (int64_t)time(NULL);
-  s->h.visible_set = visible != NULL;
-  memset(s->h.visible, 0, sizeof(s->h.visible));
-  for (size_t i = 0; visible != NULL && visible[i] != '\0' &&
-                     i < sizeof(s->h.visible) - 1; i++)
-    s->h.visible[i] = visible[i] < 0x20 || visible[i] == 0x7f ? '?'
-                                                              : visible[i];
-  for (int d = 0; d < SEG_DEVICES; d++) {
-    atomic_store(&s->dev[d].used, 0);
-    atomic_store(&s->dev[d].peak, 0);
-    atomic_store(&s->dev[d].physical, 0);
-  }
-  atomic_store(&s->h.waiters, 0);
-  atomic_store(&s->h.scan_ns, 0);
-}
-
 /* Sets up a segment nobody has: under the lock, magic last. */
 static void
 init_segment(struct seg *s)
@@ -144,7 +116,7 @@ init_segment(struct seg *s)
   s->h.slot_count = SEG_SLOTS;
   s->h.device_count = SEG_DEVICES;
   s->h.total_size = sizeof(struct seg);
-  adopt(s);
+  cmg__seg_adopt(s, own, self_pid);
   atomic_store_explicit(&s->h.magic, SEG_MAGIC, memory_order_release);
 }
 
@@ -195,7 +167,7 @@ join_locked(struct seg *s, char *err, size_t errlen)
   cmg__group_scan(s, &m);
   atomic_store(&s->h.scan_ns, cmg__group_clock_ns(CLOCK_MONOTONIC_COARSE));
   if (cmg__seg_members(s) == 0)
-    adopt(s);
+    cmg__seg_adopt(s, own, self_pid);
   else if (!registry)
     compare(s);
   memcpy(caps, s->h.limit_dev, sizeof(s->h.limit_dev));

@@ -7,9 +7,7 @@
  * subtracted from the group's, so a reclaimer killed half way leaves
  * nothing to be given back twice.  group.c decides when to look.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <stdatomic.h>
 #include <string.h>

@@ -9,9 +9,7 @@
  * and restored, because a hook that logs must not change what the program
  * sees.  Nothing here calls CUDA.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

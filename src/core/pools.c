@@ -20,9 +20,7 @@
  *
  * Called at start-up only, never from a wrapper: setenv allocates.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
  * at its first denial, every denial, and the stacks, frames and modules they
  * refer to, as indexed tables so each frame is symbolized and written once.
  *
- * The only file of the library that includes cJSON.h.  It runs at exit, on
- * a dump signal (from the dump thread) or on request, never in a signal
- * handler and never inside a wrapper: it may take locks one at a time,
- * malloc and symbolize.
+ * cJSON is used by the report's files (report*.c) and nowhere else in the
+ * library.  The report is written at exit, on a dump signal (from the dump
+ * thread) or on request, never in a signal handler and never inside a
+ * wrapper: it may take locks one at a time, malloc and symbolize.
  *
  * Everything but the leaks is built as two cJSON trees, the members before
  * "leaks" and those after, and printed as cJSON prints them.  The leaks,

@@ -8,15 +8,14 @@
  * segment another user made, or can reach, is refused), then the magic,
  * layout, sizes, limits and slot states; a bad one is one line.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -514,4 +513,29 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
   if (*fresh_out)
     return 0;
   return cmg__seg_validate(*out, path, NULL, err, errlen);
+}
+
+void
+cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
+               pid_t creator)
+{
+  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+
+  s->h.limit = own[SEG_DEVICES];
+  memcpy(s->h.limit_dev, own, sizeof(s->h.limit_dev));
+  s->h.creator = creator;
+  s->h.created = (int64_t)time(NULL);
+  s->h.visible_set = visible != NULL;
+  memset(s->h.visible, 0, sizeof(s->h.visible));
+  for (size_t i = 0; visible != NULL && visible[i] != '\0' &&
+                     i < sizeof(s->h.visible) - 1; i++)
+    s->h.visible[i] = visible[i] < 0x20 || visible[i] == 0x7f ? '?'
+                                                              : visible[i];
+  for (int d = 0; d < SEG_DEVICES; d++) {
+    atomic_store(&s->dev[d].used, 0);
+    atomic_store(&s->dev[d].peak, 0);
+    atomic_store(&s->dev[d].physical, 0);
+  }
+  atomic_store(&s->h.waiters, 0);
+  atomic_store(&s->h.scan_ns, 0);
 }

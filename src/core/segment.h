@@ -212,6 +212,12 @@ void cmg__seg_empty_held(struct seg_slot *sl);
  * process counted into it after emptying it (a thread racing its exit)
  * are also in the group's counters, so they are kept, to be given back with
  * the slot. */
+/* Makes `own` (per device, then the default) the group's limits, set by
+ * creator, with everything counted from nothing.  Only under the lock, and
+ * only when no member is left. */
+void cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
+                    pid_t creator);
+
 struct seg_slot *cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start,
                                 uint64_t pidns, const char comm[16]);
 

@@ -9,9 +9,7 @@
  * promise for every fraction.  Nothing is allocated: this runs in the first
  * hook of a program that may not have a working malloc yet.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <stdbool.h>

@@ -22,9 +22,7 @@
  * file in the same directory and a rename, because runtimes watch
  * /etc/cdi and /var/run/cdi and must never read half a spec.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <cjson/cJSON.h>
 #include <errno.h>

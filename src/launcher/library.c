@@ -7,9 +7,7 @@
  * running a program without the cap that was asked for is the one wrong
  * answer.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <limits.h>

@@ -22,9 +22,7 @@
  * `cumemguard status [GROUP] [--json]` runs no program: it prints the live
  * view of the user's groups, which group_status.c reads from their segments.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <limits.h>

@@ -16,9 +16,7 @@
  * out of the per-process families; the group's bytes still count them, as
  * its cap does.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <inttypes.h>
 #include <stdbool.h>

@@ -22,9 +22,7 @@
  * mode is checked there.  Nothing the segment says is used before
  * cmg__seg_validate passes it.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <ctype.h>
 #include <dirent.h>

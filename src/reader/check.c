@@ -5,9 +5,7 @@
  * 0 when it is, CMG__TOOL_EXIT_LEAK when more leaked.  Suppressed groups,
  * pinned host memory and imports never count against the allowance.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -14,9 +14,7 @@
  * count and bytes did not change are not printed.  The diff command, which
  * reads the two reports and prints this, is at the end.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

@@ -5,9 +5,7 @@
  * that ends inside the JSON is called truncated, since that is what a
  * report cut short by a full disk or a killed writer looks like.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <fcntl.h>

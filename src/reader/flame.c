@@ -24,9 +24,7 @@
  * The folded and flame commands, which read the reports into one view and
  * print it either way, are at the end.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

@@ -21,9 +21,7 @@
  * (the file's whole path, which is all a report says of it), and is never
  * hidden, whatever its function is called.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

@@ -6,9 +6,7 @@
  * to parse the text.  Sizes are written as JSON numbers, exact below 2^53,
  * which is as far as the reports themselves go.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <inttypes.h>
 #include <stdio.h>

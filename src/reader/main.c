@@ -29,9 +29,7 @@
  * files; "--" ends them.  An option that means nothing to the command
  * (--json for folded) is refused rather than ignored.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <getopt.h>

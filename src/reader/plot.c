@@ -7,9 +7,7 @@
  * units.  Every text that comes from the report goes through esc(), so the
  * file stays well-formed XML whatever a path or an API name holds.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <math.h>
 #include <stdio.h>

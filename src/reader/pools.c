@@ -27,9 +27,7 @@
  * so they are the tensors already.  The caller asks only about device
  * memory: no framework pools pinned host memory through these paths.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <stdbool.h>
 #include <string.h>

@@ -16,9 +16,7 @@
  * pprof can symbolize what the report could not; the name the report
  * gives a frame is its function ("module+0xoffset" when it has none).
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

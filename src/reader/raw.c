@@ -5,9 +5,7 @@
  * the first bad file, said in one line, before any output is created, so
  * a bad report leaves no empty trace or picture behind.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

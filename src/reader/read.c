@@ -22,9 +22,7 @@
  * whether a terminal, an SVG or folded stacks, sees a control byte or
  * invalid UTF-8 from a report.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <math.h>

@@ -10,9 +10,7 @@
  * Everything here prints; nothing below it (read.c, view.c, supp.c) does:
  * they write their one line into a buffer, and this file says it.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <stdarg.h>

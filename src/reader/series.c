@@ -10,9 +10,7 @@
  * report of a million live allocations is read in one pass with a small
  * heap.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <stdio.h>

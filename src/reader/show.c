@@ -6,9 +6,7 @@
  * a group for --top or --min-bytes; they skip only what a suppression hid.
  * Nothing here reads a file or knows about JSON.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <stdio.h>
 

@@ -8,9 +8,7 @@
  * search, and an id given to two stacks is refused, since a reference to
  * it would name either.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

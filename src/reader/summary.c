@@ -13,9 +13,7 @@
  * suppressions table carry exact byte counts as well, and --json has
  * nothing else.  --top and --min-bytes shorten the lists, never the totals.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <inttypes.h>
 #include <stdio.h>

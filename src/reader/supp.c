@@ -17,9 +17,7 @@
  * too.  The first rule in file order that matches a leak group hides it;
  * each rule counts the allocations and bytes it hid.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <stdio.h>

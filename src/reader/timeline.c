@@ -17,9 +17,7 @@
  * Timestamps are microseconds, as the format wants.  The trace is built
  * as a cJSON tree: a report's timeline is at most 1025 points a device.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,9 +8,7 @@
  * A leak, peak or denial on an ordinal that the report's devices[] does not
  * list gets a row of its own with no name, rather than being dropped.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <stdio.h>

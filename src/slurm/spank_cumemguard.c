@@ -35,9 +35,7 @@
  * it sets one), which it replaces: a job cannot lift its cap from its
  * environment.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <fcntl.h>
