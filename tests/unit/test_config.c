@@ -5,9 +5,7 @@
  * log line itself.  No preload and no CUDA; the functions are called
  * directly.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,9 +8,7 @@
  * foreign and half-made segments; the status view.  Segments are named
  * after this test's pid and removed at the end.
  */
-#ifdef HAVE_CONFIG_H
 #include "config.h"
-#endif
 
 #include <dirent.h>
 #include <errno.h>
