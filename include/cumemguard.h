@@ -37,25 +37,25 @@ extern "C" {
 
 /* Counters of one device, as the process sees its ordinals. */
 struct cmg_device_stats {
-  uint64_t limit_bytes;     /* UINT64_MAX: no limit, or device not used yet */
-  uint64_t physical_bytes;  /* 0 until the device was first used */
-  uint64_t live_bytes;      /* device memory allocated and not yet freed */
-  uint64_t peak_bytes;      /* highest live_bytes seen */
+  uint64_t limit_bytes;    /* UINT64_MAX: no limit, or device not used yet */
+  uint64_t physical_bytes; /* 0 until the device was first used */
+  uint64_t live_bytes;     /* device memory allocated and not yet freed */
+  uint64_t peak_bytes;     /* highest live_bytes seen */
   uint64_t live_allocations;
-  uint64_t allocations;     /* successful allocations, ever */
-  uint64_t frees;           /* frees of tracked allocations, ever */
-  uint64_t denials;         /* allocations refused by a limit */
-  uint64_t released;        /* allocations freed by a context teardown */
+  uint64_t allocations; /* successful allocations, ever */
+  uint64_t frees;       /* frees of tracked allocations, ever */
+  uint64_t denials;     /* allocations refused by a limit */
+  uint64_t released;    /* allocations freed by a context teardown */
 };
 
 /* What the ledger knows about one live allocation. */
 struct cmg_allocation_info {
   uint64_t address;
   uint64_t bytes;
-  uint64_t seq;             /* order of allocation within the process */
+  uint64_t seq; /* order of allocation within the process */
   int32_t device;
-  uint32_t thread;          /* kernel thread id of the allocating thread */
-  char api[48];             /* the API the program called, e.g. "cudaMalloc" */
+  uint32_t thread; /* kernel thread id of the allocating thread */
+  char api[48];    /* the API the program called, e.g. "cudaMalloc" */
 };
 
 /* Host memory's counters, as a device ordinal for cmg_device_stats. */

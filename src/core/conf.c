@@ -56,15 +56,14 @@ typedef int (*option_handler)(struct cmg__config *cfg, int index,
 
 struct option {
   const char *key;
-  bool indexed;          /* written key.N, N a device ordinal */
+  bool indexed; /* written key.N, N a device ordinal */
   option_handler handle;
-  const char *expected;  /* what a well-formed value looks like */
-  const char *range;     /* what an in-range value looks like */
+  const char *expected; /* what a well-formed value looks like */
+  const char *range;    /* what an in-range value looks like */
 };
 
 static int
-handle_limit(struct cmg__config *cfg, int index, const char *value,
-             size_t len)
+handle_limit(struct cmg__config *cfg, int index, const char *value, size_t len)
 {
   struct cmg__limit *slot = index < 0 ? &cfg->limit : &cfg->limit_dev[index];
   struct cmg__limit l;
@@ -103,8 +102,7 @@ parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
 }
 
 static int
-handle_report(struct cmg__config *cfg, int index, const char *value,
-              size_t len)
+handle_report(struct cmg__config *cfg, int index, const char *value, size_t len)
 {
   int rc;
 
@@ -222,8 +220,7 @@ handle_wait_timeout(struct cmg__config *cfg, int index, const char *value,
 /* group=NAME: it becomes part of a file name in /dev/shm, so only these
  * characters, and never a '/'. */
 static int
-handle_group(struct cmg__config *cfg, int index, const char *value,
-             size_t len)
+handle_group(struct cmg__config *cfg, int index, const char *value, size_t len)
 {
   size_t i;
 
@@ -293,8 +290,7 @@ static const char size_range[] =
     "a size below 16 EiB, or a percentage above 0% and at most 100%";
 static const char report_expected[] =
     "a file name pattern; %p, %h, %t and %% are the only escapes";
-static const char report_range[] =
-    "a file name pattern of at most 1023 bytes";
+static const char report_range[] = "a file name pattern of at most 1023 bytes";
 _Static_assert(CMG__REPORT_MAX == 1024, "report_range names the limit");
 static const char stack_depth_expected[] =
     "a number of frames from 0 to " STR(CMG__STACK_DEPTH_MAX);
@@ -339,12 +335,9 @@ static const struct option options[] = {
   { "group", false, handle_group, group_expected, group_range },
   { "group_limit", false, handle_group_limit, size_expected, size_range },
   { "group_limit", true, handle_group_limit, size_expected, size_range },
-  { "no_pools", false, handle_no_pools, zero_or_one,
-    zero_or_one },
-  { "timeline", false, handle_timeline, zero_or_one,
-    zero_or_one },
-  { "python_frames", false, handle_python_frames, zero_or_one,
-    zero_or_one },
+  { "no_pools", false, handle_no_pools, zero_or_one, zero_or_one },
+  { "timeline", false, handle_timeline, zero_or_one, zero_or_one },
+  { "python_frames", false, handle_python_frames, zero_or_one, zero_or_one },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -506,7 +499,8 @@ check_group(const struct cmg__config *cfg, char *err, size_t errlen)
   if (!capped || cfg->group[0] != '\0')
     return 0;
   if (errlen > 0)
-    snprintf(err, errlen, "group_limit without group: expected group=NAME "
+    snprintf(err, errlen,
+             "group_limit without group: expected group=NAME "
              "with it, naming the processes that share the cap");
   return -EINVAL;
 }
@@ -595,8 +589,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
  * not have named it.
  */
 uint64_t
-cmg__config_limit(const struct cmg__config *cfg, int device,
-                  uint64_t physical)
+cmg__config_limit(const struct cmg__config *cfg, int device, uint64_t physical)
 {
   if (device >= 0 && device < CMG__MAX_DEVICES &&
       cfg->limit_dev[device].kind != CMG__LIMIT_NONE)

@@ -19,9 +19,9 @@
 #define CMG__REPORT_DEFAULT "cumemguard.%p.json"
 
 enum cmg__on_exceed {
-  CMG__ON_EXCEED_FAIL = 0,  /* refuse the allocation (default) */
-  CMG__ON_EXCEED_WARN,      /* allow it, record it, warn once per device */
-  CMG__ON_EXCEED_WAIT,      /* wait for frees, up to wait_timeout */
+  CMG__ON_EXCEED_FAIL = 0, /* refuse the allocation (default) */
+  CMG__ON_EXCEED_WARN,     /* allow it, record it, warn once per device */
+  CMG__ON_EXCEED_WAIT,     /* wait for frees, up to wait_timeout */
 };
 
 /* How capture unwinds (unwind.c). */
@@ -34,25 +34,25 @@ enum cmg__stack_mode {
 #define CMG__WAIT_TIMEOUT_DEFAULT_NS (30ull * 1000000000ull)
 
 struct cmg__config {
-  struct cmg__limit limit;                      /* limit=SIZE */
+  struct cmg__limit limit;                       /* limit=SIZE */
   struct cmg__limit limit_dev[CMG__MAX_DEVICES]; /* limit.N=SIZE */
-  struct cmg__limit soft_limit;                 /* soft_limit=SIZE */
+  struct cmg__limit soft_limit;                  /* soft_limit=SIZE */
   struct cmg__limit soft_limit_dev[CMG__MAX_DEVICES];
-  uint64_t max_alloc;       /* max_alloc=SIZE; CMG__NO_LIMIT when unset */
-  uint64_t host_limit;      /* host_limit=SIZE; CMG__NO_LIMIT when unset */
+  uint64_t max_alloc;  /* max_alloc=SIZE; CMG__NO_LIMIT when unset */
+  uint64_t host_limit; /* host_limit=SIZE; CMG__NO_LIMIT when unset */
   enum cmg__on_exceed on_exceed;
-  uint64_t wait_timeout_ns; /* wait_timeout=DURATION; default 30 s */
-  char group[64];           /* group=NAME; "" for none */
-  struct cmg__limit group_limit;                 /* group_limit=SIZE */
+  uint64_t wait_timeout_ns;      /* wait_timeout=DURATION; default 30 s */
+  char group[64];                /* group=NAME; "" for none */
+  struct cmg__limit group_limit; /* group_limit=SIZE */
   struct cmg__limit group_limit_dev[CMG__MAX_DEVICES]; /* group_limit.N */
-  char report[CMG__REPORT_MAX];   /* report=PATTERN; default above */
-  unsigned stack_depth;           /* stack_depth=N, 0..256; default 32 */
+  char report[CMG__REPORT_MAX];    /* report=PATTERN; default above */
+  unsigned stack_depth;            /* stack_depth=N, 0..256; default 32 */
   enum cmg__stack_mode stack_mode; /* stack_mode=auto|fp|dwarf */
-  int dump_signal;                /* dump_signal=USR1 etc.; 0 = none */
-  int leak_exitcode;              /* leak_exitcode=N, 1..255; 0 = off */
-  bool no_pools;                  /* no_pools=1: frameworks' pools off */
-  bool timeline;                  /* timeline=0|1; default 1 */
-  bool python_frames;             /* python_frames=0|1; default 1 */
+  int dump_signal;                 /* dump_signal=USR1 etc.; 0 = none */
+  int leak_exitcode;               /* leak_exitcode=N, 1..255; 0 = off */
+  bool no_pools;                   /* no_pools=1: frameworks' pools off */
+  bool timeline;                   /* timeline=0|1; default 1 */
+  bool python_frames;              /* python_frames=0|1; default 1 */
 };
 
 /* Parses a whole option string into *cfg (zeroed, then the defaults).  On error
@@ -69,6 +69,5 @@ uint64_t cmg__config_limit(const struct cmg__config *cfg, int device,
 /* The soft limit in bytes for `device`, as cmg__config_limit. */
 uint64_t cmg__config_soft_limit(const struct cmg__config *cfg, int device,
                                 uint64_t physical);
-
 
 #endif /* CMG_CORE_CONF_H */

@@ -48,12 +48,8 @@ static const struct {
   const char *name; /* without "SIG", upper case */
   int sig;
 } dump_signals[] = {
-  { "USR1", SIGUSR1 },
-  { "USR2", SIGUSR2 },
-  { "HUP", SIGHUP },
-  { "WINCH", SIGWINCH },
-  { "URG", SIGURG },
-  { "PWR", SIGPWR },
+  { "USR1", SIGUSR1 },   { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
+  { "WINCH", SIGWINCH }, { "URG", SIGURG },   { "PWR", SIGPWR },
 };
 
 #define N_DUMP_SIGNALS (sizeof(dump_signals) / sizeof(dump_signals[0]))

@@ -26,11 +26,11 @@
 
 struct dynamic {
   ElfW(Addr) base;
-  const ElfW(Sym) *symtab;
+  const ElfW(Sym) * symtab;
   const char *strtab;
   const Elf32_Word *gnu_hash;
   const Elf32_Word *hash;
-  const ElfW(Half) *versym;
+  const ElfW(Half) * versym;
 };
 
 /* glibc adds the load address to the dynamic section's pointers in place,
@@ -55,11 +55,21 @@ read_dynamic(const struct link_map *l, struct dynamic *d)
   *d = (struct dynamic){ .base = l->l_addr };
   for (const ElfW(Dyn) *e = l->l_ld; e != NULL && e->d_tag != DT_NULL; e++) {
     switch (e->d_tag) {
-    case DT_SYMTAB: d->symtab = dyn_ptr(d, e->d_un.d_ptr); break;
-    case DT_STRTAB: d->strtab = dyn_ptr(d, e->d_un.d_ptr); break;
-    case DT_GNU_HASH: d->gnu_hash = dyn_ptr(d, e->d_un.d_ptr); break;
-    case DT_HASH: d->hash = dyn_ptr(d, e->d_un.d_ptr); break;
-    case DT_VERSYM: d->versym = dyn_ptr(d, e->d_un.d_ptr); break;
+    case DT_SYMTAB:
+      d->symtab = dyn_ptr(d, e->d_un.d_ptr);
+      break;
+    case DT_STRTAB:
+      d->strtab = dyn_ptr(d, e->d_un.d_ptr);
+      break;
+    case DT_GNU_HASH:
+      d->gnu_hash = dyn_ptr(d, e->d_un.d_ptr);
+      break;
+    case DT_HASH:
+      d->hash = dyn_ptr(d, e->d_un.d_ptr);
+      break;
+    case DT_VERSYM:
+      d->versym = dyn_ptr(d, e->d_un.d_ptr);
+      break;
     }
   }
   return d->symtab && d->strtab && (d->gnu_hash || d->hash);
@@ -67,8 +77,8 @@ read_dynamic(const struct link_map *l, struct dynamic *d)
 
 enum verdict { SKIP, TAKE, VERSIONED };
 
-#define ALLOWED_TYPES                                                        \
-  ((1u << STT_NOTYPE) | (1u << STT_OBJECT) | (1u << STT_FUNC) |              \
+#define ALLOWED_TYPES                                                          \
+  ((1u << STT_NOTYPE) | (1u << STT_OBJECT) | (1u << STT_FUNC) |                \
    (1u << STT_COMMON) | (1u << STT_TLS) | (1u << STT_GNU_IFUNC))
 
 /* glibc's check_match for an unversioned lookup from dlsym: an unversioned
@@ -115,7 +125,7 @@ sysv_hash(const char *name)
 /* Keeps the first unversioned match, else the one default version. */
 CMG__NO_ASAN static bool
 consider(const struct dynamic *d, Elf32_Word i, const char *name,
-         const ElfW(Sym) **found, const ElfW(Sym) **versioned)
+         const ElfW(Sym) * *found, const ElfW(Sym) * *versioned)
 {
   enum verdict v = judge(d, i, name);
   if (v == TAKE)
@@ -126,7 +136,7 @@ consider(const struct dynamic *d, Elf32_Word i, const char *name,
 }
 
 CMG__NO_ASAN static const ElfW(Sym) *
-find(const struct dynamic *d, const char *name)
+    find(const struct dynamic *d, const char *name)
 {
   const ElfW(Sym) *found = NULL, *versioned = NULL;
   if (d->gnu_hash) {
@@ -174,7 +184,7 @@ cmg__object_symbol(const struct link_map *l, const char *name, bool *tls)
   if (s == NULL)
     return NULL;
   if (ELF64_ST_TYPE(s->st_info) == STT_TLS) {
-    *tls = true;  /* the address differs per thread: the caller asks glibc */
+    *tls = true; /* the address differs per thread: the caller asks glibc */
     return NULL;
   }
   void *p = (void *)(l->l_addr + s->st_value);

@@ -12,8 +12,7 @@
  * *tls is set when the definition is a thread-local variable, whose
  * address only glibc can give. */
 struct link_map;
-void *cmg__object_symbol(const struct link_map *l, const char *name,
-                         bool *tls);
+void *cmg__object_symbol(const struct link_map *l, const char *name, bool *tls);
 
 /* strncmp(s, prefix, strlen(prefix)) == 0, without libc (see elfsym.c). */
 bool cmg__has_prefix(const char *s, const char *prefix);

@@ -17,7 +17,7 @@
 
 struct cmg__freed {
   struct cmg__alloc a;
-  uint64_t free_ns;   /* since the process started, as a.time_ns */
+  uint64_t free_ns; /* since the process started, as a.time_ns */
 };
 
 /* Once CMG__FREED_KEEP are kept, the smallest of them: a free no larger
@@ -30,9 +30,8 @@ void cmg__freed_add(const struct cmg__alloc *a, uint64_t free_ns);
 static inline void
 cmg__freed_note(const struct cmg__alloc *a, uint64_t free_ns)
 {
-  if (cmg__unlikely(a->size >
-                    atomic_load_explicit(&cmg__freed_floor,
-                                         memory_order_relaxed)))
+  if (cmg__unlikely(a->size > atomic_load_explicit(&cmg__freed_floor,
+                                                   memory_order_relaxed)))
     cmg__freed_add(a, free_ns);
 }
 

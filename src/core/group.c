@@ -82,13 +82,13 @@
 enum { OFF, JOINING, JOINED, FORKED, BROKEN, LEFT };
 
 static _Atomic int state = OFF;
-static bool registry;           /* in the registry, not in a group */
+static bool registry; /* in the registry, not in a group */
 static struct seg *seg;
 static int seg_fd = -1;
 static struct seg_slot *mine;
 static char group[64];
-static char shm_name[96];       /* "/cumemguard.<uid>.<group>" */
-static char shm_path[112];      /* the same under /dev/shm, for messages */
+static char shm_name[96];  /* "/cumemguard.<uid>.<group>" */
+static char shm_path[112]; /* the same under /dev/shm, for messages */
 static struct seg_limit own[SEG_DEVICES + 1];  /* ours; [SEG_DEVICES] all */
 static struct seg_limit caps[SEG_DEVICES + 1]; /* the group's */
 static _Atomic uint64_t physical_seen[SEG_DEVICES];
@@ -144,14 +144,13 @@ compare(const struct seg *s)
     said_mismatch = true;
   }
   if ((visible != NULL) != (s->h.visible_set != 0) ||
-      (visible != NULL && strncmp(visible, s->h.visible,
-                                  sizeof(s->h.visible) - 1) != 0)) {
+      (visible != NULL &&
+       strncmp(visible, s->h.visible, sizeof(s->h.visible) - 1) != 0)) {
     cmg__log("group=%s: CUDA_VISIBLE_DEVICES is '%.64s' here but was "
              "'%.64s' for the group's first member (pid %d); the group "
              "counts by device ordinal, which may name different GPUs",
              group, visible ? visible : "(unset)",
-             s->h.visible_set ? s->h.visible : "(unset)",
-             (int)s->h.creator);
+             s->h.visible_set ? s->h.visible : "(unset)", (int)s->h.creator);
     said_mismatch = true;
   }
 }
@@ -287,15 +286,14 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
   own[SEG_DEVICES] = (struct seg_limit){ .kind = cfg->group_limit.kind,
                                          .ppm = cfg->group_limit.ppm,
                                          .bytes = cfg->group_limit.bytes };
-  snprintf(shm_name, sizeof(shm_name), "/cumemguard.%u.%s",
-           (unsigned)geteuid(), group);
+  snprintf(shm_name, sizeof(shm_name), "/cumemguard.%u.%s", (unsigned)geteuid(),
+           group);
   snprintf(shm_path, sizeof(shm_path), SHM_DIR "%s", shm_name);
   identify_self();
   rc = attach(err, errlen);
   if (registry) {
     /* Being seen is not worth failing for: no registry, no slot. */
-    atomic_store_explicit(&state, rc == 0 ? JOINED : OFF,
-                          memory_order_release);
+    atomic_store_explicit(&state, rc == 0 ? JOINED : OFF, memory_order_release);
     return 0;
   }
   atomic_store_explicit(&state, rc == 0 ? JOINED : BROKEN,
@@ -349,18 +347,19 @@ ready(struct seg **out)
     switch (st) {
     case JOINED:
       *out = seg;
-      if (cmg__unlikely(atomic_load_explicit(&(*out)->h.magic,
-                                             memory_order_relaxed) !=
-                        SEG_MAGIC)) {
+      if (cmg__unlikely(
+              atomic_load_explicit(&(*out)->h.magic, memory_order_relaxed) !=
+              SEG_MAGIC)) {
         break_group("was overwritten (bad magic)");
         return -EPERM;
       }
       return 0;
     case FORKED:
       if (atomic_compare_exchange_strong(&state, &expected, JOINING))
-        atomic_store_explicit(&state, rejoin() == 0 ? JOINED
-                                      : registry  ? OFF
-                                                  : BROKEN,
+        atomic_store_explicit(&state,
+                              rejoin() == 0 ? JOINED
+                              : registry    ? OFF
+                                            : BROKEN,
                               memory_order_release);
       continue;
     case JOINING:
@@ -398,10 +397,9 @@ add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
       u, &cur, next, memory_order_relaxed, memory_order_relaxed));
   *used_out = next;
   peak = atomic_load_explicit(&s->dev[d].peak, memory_order_relaxed);
-  while (next > peak &&
-         !atomic_compare_exchange_weak_explicit(&s->dev[d].peak, &peak, next,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed))
+  while (next > peak && !atomic_compare_exchange_weak_explicit(
+                            &s->dev[d].peak, &peak, next, memory_order_relaxed,
+                            memory_order_relaxed))
     ;
   return 0;
 }
@@ -420,8 +418,10 @@ solo_count(int d, uint64_t bytes, bool add)
   uint64_t had;
 
   if (cmg__likely(w != NULL))
-    atomic_store_explicit(w, atomic_load_explicit(w, memory_order_relaxed) +
-                                 (add ? bytes : -bytes), memory_order_relaxed);
+    atomic_store_explicit(w,
+                          atomic_load_explicit(w, memory_order_relaxed) +
+                              (add ? bytes : -bytes),
+                          memory_order_relaxed);
   else if (add)
     atomic_fetch_add_explicit(&mine->dev[d].used, bytes, memory_order_relaxed);
   else if ((had = atomic_fetch_sub_explicit(&mine->dev[d].used, bytes,
@@ -454,9 +454,8 @@ cmg__group_solo_peak(int device, uint64_t used)
   _Atomic uint64_t *p = &mine->dev[device].peak;
   uint64_t peak = atomic_load_explicit(p, memory_order_relaxed);
   while (used > peak &&
-         !atomic_compare_exchange_weak_explicit(p, &peak, used,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed))
+         !atomic_compare_exchange_weak_explicit(
+             p, &peak, used, memory_order_relaxed, memory_order_relaxed))
     ;
 }
 
@@ -500,7 +499,8 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
   if (rc != 0)
     return rc;
   held = atomic_fetch_add_explicit(&mine->dev[d].used, bytes,
-                                   memory_order_relaxed) + bytes;
+                                   memory_order_relaxed) +
+         bytes;
   if (held > atomic_load_explicit(&mine->dev[d].peak, memory_order_relaxed))
     atomic_store_explicit(&mine->dev[d].peak, held, memory_order_relaxed);
   return 0;
@@ -667,12 +667,11 @@ cmg__group_usage(int device, struct cmg__group_usage *out)
   out->limit = l->kind == CMG__LIMIT_PERCENT && physical == 0
                    ? CMG__NO_LIMIT
                    : cmg__seg_limit_bytes(l, physical);
-  out->used = atomic_load_explicit(&s->dev[device].used,
-                                   memory_order_relaxed);
-  out->mine = st == JOINED && sl != NULL
-                  ? atomic_load_explicit(&sl->dev[device].used,
-                                         memory_order_relaxed)
-                  : 0;
+  out->used = atomic_load_explicit(&s->dev[device].used, memory_order_relaxed);
+  out->mine =
+      st == JOINED && sl != NULL
+          ? atomic_load_explicit(&sl->dev[device].used, memory_order_relaxed)
+          : 0;
   return 0;
 }
 
@@ -685,4 +684,3 @@ cmg__group_members(void)
              ? cmg__seg_members(seg)
              : 0;
 }
-

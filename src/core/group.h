@@ -60,9 +60,9 @@ void cmg__group_leave(void);
 
 /* For the report: the group's name, its cap and usage per device. */
 struct cmg__group_usage {
-  uint64_t limit;   /* CMG__NO_LIMIT for none */
-  uint64_t used;    /* all members */
-  uint64_t mine;    /* this process */
+  uint64_t limit; /* CMG__NO_LIMIT for none */
+  uint64_t used;  /* all members */
+  uint64_t mine;  /* this process */
 };
 const char *cmg__group_name(void);
 int cmg__group_usage(int device, struct cmg__group_usage *out);

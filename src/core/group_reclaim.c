@@ -39,7 +39,7 @@ is_gone(struct seg_slot *sl, pid_t pid, const struct cmg__member *m)
   if (pid == m->pid)
     return true;
   return cmg__seg_is_dead(
-    pid, atomic_load_explicit(&sl->start, memory_order_relaxed));
+      pid, atomic_load_explicit(&sl->start, memory_order_relaxed));
 }
 
 void
@@ -53,7 +53,8 @@ cmg__group_sub(_Atomic uint64_t *c, uint64_t bytes, const char *group)
       c, &cur, next, memory_order_seq_cst, memory_order_relaxed));
   if (cur < bytes && group != NULL && !atomic_exchange(&said_drift, true))
     cmg__log("group=%s: a device's group usage was below what a member "
-             "gave back; counting it from 0", group);
+             "gave back; counting it from 0",
+             group);
 }
 
 bool

@@ -40,8 +40,8 @@
 
 struct device {
   pthread_mutex_t lock;
-  _Atomic uint64_t next_snapshot;   /* live bytes that trigger the next */
-  struct cmg__composition peak;     /* owned; items malloc'd */
+  _Atomic uint64_t next_snapshot; /* live bytes that trigger the next */
+  struct cmg__composition peak;   /* owned; items malloc'd */
   struct cmg__composition first_denial;
   bool denied;
   char name[256];
@@ -181,8 +181,7 @@ snapshot(struct device *d, int device, uint64_t live)
     if (step == 0)
       step = 1;
     compose(device, live, &d->peak);
-    atomic_store_explicit(&d->next_snapshot, live + step,
-                          memory_order_relaxed);
+    atomic_store_explicit(&d->next_snapshot, live + step, memory_order_relaxed);
   }
   pthread_mutex_unlock(&d->lock);
 }
@@ -262,8 +261,8 @@ struct cmg__released *
 cmg__history_released_groups(size_t *n)
 {
   pthread_mutex_lock(&events_lock);
-  struct cmg__released *copy = malloc((n_released ? n_released : 1) *
-                                      sizeof(*copy));
+  struct cmg__released *copy =
+      malloc((n_released ? n_released : 1) * sizeof(*copy));
   *n = copy ? n_released : 0;
   /* released is NULL until the first teardown; memcpy takes no NULL. */
   if (copy != NULL && n_released > 0)

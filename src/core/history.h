@@ -15,22 +15,22 @@
 #define CMG__MAX_EVENTS 1024
 
 struct cmg__composition {
-  uint64_t bytes;     /* live bytes on the device at that moment */
+  uint64_t bytes; /* live bytes on the device at that moment */
   uint64_t time_ns;
   size_t n;
   struct cmg__share {
     uint32_t stack;
     uint64_t bytes;
     uint64_t count;
-  } *items;
+  } * items;
 };
 
 /* A policy decision the report shows. */
 enum cmg__event_kind {
-  CMG__EVENT_DENIAL,      /* refused */
-  CMG__EVENT_WARN,        /* allowed over the limit (on_exceed=warn) */
-  CMG__EVENT_WAIT,        /* waited for frees (on_exceed=wait) */
-  CMG__EVENT_SOFT_LIMIT,  /* usage rose above the soft limit */
+  CMG__EVENT_DENIAL,     /* refused */
+  CMG__EVENT_WARN,       /* allowed over the limit (on_exceed=warn) */
+  CMG__EVENT_WAIT,       /* waited for frees (on_exceed=wait) */
+  CMG__EVENT_SOFT_LIMIT, /* usage rose above the soft limit */
 };
 
 struct cmg__event {
@@ -38,9 +38,9 @@ struct cmg__event {
   uint64_t time_ns;
   uint64_t requested_bytes;
   uint64_t live_bytes;
-  uint64_t limit_bytes;   /* the soft limit for CMG__EVENT_SOFT_LIMIT */
-  uint64_t waited_ns;     /* CMG__EVENT_WAIT */
-  bool granted;           /* CMG__EVENT_WAIT: room was found in time */
+  uint64_t limit_bytes; /* the soft limit for CMG__EVENT_SOFT_LIMIT */
+  uint64_t waited_ns;   /* CMG__EVENT_WAIT */
+  bool granted;         /* CMG__EVENT_WAIT: room was found in time */
   uint32_t stack;
   int16_t device;
   uint8_t fn;
@@ -54,7 +54,7 @@ struct cmg__released {
   uint8_t kind;
   uint64_t count;
   uint64_t bytes;
-  uint64_t time_ns;       /* of the last teardown that added to it */
+  uint64_t time_ns; /* of the last teardown that added to it */
 };
 
 struct cmg__device_history {

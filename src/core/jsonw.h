@@ -10,7 +10,7 @@
 
 struct cmg__jsonw {
   int fd;
-  int err;        /* the first failure; nothing is written after it */
+  int err; /* the first failure; nothing is written after it */
   size_t len;
   char *buf;
 };

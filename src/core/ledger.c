@@ -60,9 +60,9 @@
  * years); sequence numbers wrap at 2^42. */
 struct entry {
   uint64_t size;
-  uint64_t time_refs;   /* time_us: 46 | refs: 16 */
-  uint64_t seq_thread;  /* seq: 42 | thread: 22 */
-  uint64_t ids;         /* stack: 32 | ctx: 12 | fn: 8 | device: 7 | kind: 3 */
+  uint64_t time_refs;  /* time_us: 46 | refs: 16 */
+  uint64_t seq_thread; /* seq: 42 | thread: 22 */
+  uint64_t ids;        /* stack: 32 | ctx: 12 | fn: 8 | device: 7 | kind: 3 */
 };
 
 /* Bit positions and widths in the words above; explicit shifts rather
@@ -86,10 +86,10 @@ _Static_assert(CMG__KIND_COUNT <= 1 << (64 - KIND_AT), "kinds fit");
 
 struct shard {
   _Atomic int lock;
-  uint32_t n;               /* slots, or 0 before the first insert */
+  uint32_t n; /* slots, or 0 before the first insert */
   uint32_t count;
-  uint32_t limit;           /* count that makes the table grow */
-  uint64_t *keys;           /* 0 marks an empty slot */
+  uint32_t limit; /* count that makes the table grow */
+  uint64_t *keys; /* 0 marks an empty slot */
   struct entry *entries;
 } __attribute__((aligned(CMG__APART)));
 
@@ -139,8 +139,7 @@ pack(struct entry *e, const struct cmg__alloc *a)
 {
   uint64_t us = a->time_ns / 1000;
   e->size = a->size;
-  e->time_refs = (us < TIME_MAX ? us : TIME_MAX) |
-                 (uint64_t)a->refs << REFS_AT;
+  e->time_refs = (us < TIME_MAX ? us : TIME_MAX) | (uint64_t)a->refs << REFS_AT;
   e->seq_thread = (a->seq & SEQ_MASK) | (uint64_t)a->thread << THREAD_AT;
   e->ids = a->stack | (uint64_t)a->ctx << CTX_AT | (uint64_t)a->fn << FN_AT |
            (uint64_t)a->device << DEVICE_AT | (uint64_t)a->kind << KIND_AT;
@@ -180,8 +179,8 @@ static CMG__COLD void
 lock_contended(struct shard *s)
 {
   do {
-    for (unsigned i = 0;
-         atomic_load_explicit(&s->lock, memory_order_relaxed); i++) {
+    for (unsigned i = 0; atomic_load_explicit(&s->lock, memory_order_relaxed);
+         i++) {
       if (i < 64) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
@@ -195,8 +194,8 @@ lock_contended(struct shard *s)
 static inline void
 lock(struct shard *s)
 {
-  if (cmg__unlikely(atomic_exchange_explicit(&s->lock, 1,
-                                             memory_order_acquire)))
+  if (cmg__unlikely(
+          atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
     lock_contended(s);
 }
 
@@ -462,7 +461,7 @@ cmg__ledger_remove_if(bool (*keep)(const struct cmg__alloc *, void *),
           continue;
         }
         n++;
-        erase(s, j);  /* an entry may shift into j: look at it again */
+        erase(s, j); /* an entry may shift into j: look at it again */
       }
       unlock(s);
       for (size_t k = 0; k < n; k++)
@@ -488,8 +487,8 @@ uncount(const struct cmg__alloc *a, bool released)
 {
   if (!is_slot(a->device) || !cmg__kind_counts(a->kind))
     return;
-  cmg__tally_add(tally(a->device, released ? CMG__TALLY_RELEASED
-                                            : CMG__TALLY_FREES), 1);
+  cmg__tally_add(
+      tally(a->device, released ? CMG__TALLY_RELEASED : CMG__TALLY_FREES), 1);
   cmg__tally_add(tally(a->device, CMG__TALLY_BYTES_GONE), a->size);
 }
 
@@ -556,8 +555,8 @@ cmg__ledger_stats(int device, struct cmg_device_stats *out)
 static CMG__COLD void
 seq_refill(void)
 {
-  seq_next = atomic_fetch_add_explicit(&seq, SEQ_BLOCK,
-                                       memory_order_relaxed) + 1;
+  seq_next =
+      atomic_fetch_add_explicit(&seq, SEQ_BLOCK, memory_order_relaxed) + 1;
   seq_end = seq_next + SEQ_BLOCK;
 }
 

@@ -17,11 +17,11 @@
 
 /* What a ledger entry is, which decides how it counts. */
 enum cmg__kind {
-  CMG__KIND_DEVICE,  /* device memory at an address: counted */
-  CMG__KIND_ARRAY,   /* a CUDA array or mipmapped array handle: counted */
-  CMG__KIND_VMM,     /* a cuMemCreate handle on a device: counted */
-  CMG__KIND_HOST,    /* page-locked host memory: counted on CMG__HOST */
-  CMG__KIND_IMPORT,  /* memory another process owns: never counted */
+  CMG__KIND_DEVICE,    /* device memory at an address: counted */
+  CMG__KIND_ARRAY,     /* a CUDA array or mipmapped array handle: counted */
+  CMG__KIND_VMM,       /* a cuMemCreate handle on a device: counted */
+  CMG__KIND_HOST,      /* page-locked host memory: counted on CMG__HOST */
+  CMG__KIND_IMPORT,    /* memory another process owns: never counted */
   CMG__KIND_VMM_OTHER, /* a cuMemCreate handle at a non-device location */
   CMG__KIND_COUNT
 };
@@ -32,18 +32,18 @@ enum cmg__kind {
 /* One live allocation as the ledger's callers see it; the ledger keeps it
  * packed in 40 bytes (ledger.c). */
 struct cmg__alloc {
-  uint64_t addr;    /* device address, host address, or the handle */
+  uint64_t addr; /* device address, host address, or the handle */
   uint64_t size;
   uint64_t seq;
   uint64_t time_ns; /* since the process started */
   uint32_t stack;   /* interned stack id, CMG__STACK_NONE without one */
   uint32_t thread;
-  int16_t device;   /* ordinal, or CMG__HOST */
-  uint8_t fn;       /* the API the program called: a label the library
+  int16_t device; /* ordinal, or CMG__HOST */
+  uint8_t fn;     /* the API the program called: a label the library
                        numbers, below CMG__LEDGER_FNS */
-  uint8_t kind;     /* enum cmg__kind */
-  uint16_t ctx;     /* context id, 0 for none; < CMG__MAX_CONTEXTS */
-  uint16_t refs;    /* references beyond the first (VMM handles) */
+  uint8_t kind;   /* enum cmg__kind */
+  uint16_t ctx;   /* context id, 0 for none; < CMG__MAX_CONTEXTS */
+  uint16_t refs;  /* references beyond the first (VMM handles) */
 };
 
 /* Whether entries of this kind count against a limit. */

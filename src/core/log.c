@@ -112,8 +112,7 @@ cmg__format_size(uint64_t bytes, char *buf, size_t len)
     unsigned shift = 10 * u;
     unsigned __int128 num = (unsigned __int128)bytes * 10;
 
-    tenths = (uint64_t)((num + ((unsigned __int128)1 << (shift - 1))) >>
-                        shift);
+    tenths = (uint64_t)((num + ((unsigned __int128)1 << (shift - 1))) >> shift);
     if (tenths < 10240 || u == last)
       break;
     u++;

@@ -47,7 +47,7 @@ struct device {
   _Atomic int state;
   _Atomic bool soft_armed;
   _Atomic unsigned waiters;
-  pthread_mutex_t lock;   /* only for waiting */
+  pthread_mutex_t lock; /* only for waiting */
   pthread_cond_t freed;
 } __attribute__((aligned(CMG__APART)));
 
@@ -141,9 +141,8 @@ cmg__policy_prepare(int device, uint64_t bytes, struct cmg__reservation *r,
       *used_out = cur;
       return -ENOMEM;
     }
-  } while (!atomic_compare_exchange_weak_explicit(&d->used, &cur, cur + bytes,
-                                                  memory_order_relaxed,
-                                                  memory_order_relaxed));
+  } while (!atomic_compare_exchange_weak_explicit(
+      &d->used, &cur, cur + bytes, memory_order_relaxed, memory_order_relaxed));
   r->device = device;
   r->bytes = bytes;
   return 0;
@@ -176,10 +175,10 @@ cmg__policy_release(int device, uint64_t bytes)
   struct device *d = device_of(device);
   if (d == NULL)
     return;
-  uint64_t used = atomic_fetch_sub_explicit(&d->used, bytes,
-                                            memory_order_relaxed) - bytes;
-  if (used < d->soft && !atomic_load_explicit(&d->soft_armed,
-                                              memory_order_relaxed))
+  uint64_t used =
+      atomic_fetch_sub_explicit(&d->used, bytes, memory_order_relaxed) - bytes;
+  if (used < d->soft &&
+      !atomic_load_explicit(&d->soft_armed, memory_order_relaxed))
     atomic_store_explicit(&d->soft_armed, true, memory_order_relaxed);
   if (atomic_load_explicit(&d->waiters, memory_order_relaxed) != 0) {
     pthread_mutex_lock(&d->lock);
@@ -197,9 +196,8 @@ cmg__policy_commit(int device)
   uint64_t used = atomic_load_explicit(&d->used, memory_order_relaxed);
   uint64_t peak = atomic_load_explicit(&d->peak, memory_order_relaxed);
   while (used > peak &&
-         !atomic_compare_exchange_weak_explicit(&d->peak, &peak, used,
-                                                memory_order_relaxed,
-                                                memory_order_relaxed))
+         !atomic_compare_exchange_weak_explicit(
+             &d->peak, &peak, used, memory_order_relaxed, memory_order_relaxed))
     ;
   return used;
 }
@@ -236,8 +234,7 @@ cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
                                 &deadline) != ETIMEDOUT)
     ;
   if (err == -ENOMEM)
-    err = cmg__policy_prepare(device, bytes, r, used_out) == 0 ? 0
-                                                                : -ETIMEDOUT;
+    err = cmg__policy_prepare(device, bytes, r, used_out) == 0 ? 0 : -ETIMEDOUT;
   atomic_fetch_sub(&d->waiters, 1);
   pthread_mutex_unlock(&d->lock);
   return err;

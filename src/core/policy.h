@@ -31,8 +31,8 @@ bool cmg__policy_is_device_set(int device);
  * -ENOMEM when the limit would be passed, -E2BIG when max_alloc forbids the
  * size, -EPERM when the process fails closed; *used_out holds the bytes in
  * use. */
-int cmg__policy_prepare(int device, uint64_t bytes,
-                        struct cmg__reservation *r, uint64_t *used_out);
+int cmg__policy_prepare(int device, uint64_t bytes, struct cmg__reservation *r,
+                        uint64_t *used_out);
 
 /* Reserves regardless of the limit (on_exceed=warn). */
 void cmg__policy_force(int device, uint64_t bytes, struct cmg__reservation *r);

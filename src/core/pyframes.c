@@ -51,43 +51,79 @@
 /* Python frames read per capture, at most: deeper recursion is cut. */
 #define PY_MAX 128
 #define NONE ((size_t)-1)
-#define OWNED_BY_CSTACK 3     /* _PyFrameOwner, 3.12 and 3.13 */
+#define OWNED_BY_CSTACK 3 /* _PyFrameOwner, 3.12 and 3.13 */
 
 struct layout {
   unsigned minor;
-  size_t tss_key;          /* _PyRuntimeState: the gilstate Py_tss_t */
-  size_t ts_cframe;        /* PyThreadState.cframe; NONE from 3.13 */
-  size_t current_frame;    /* in the _PyCFrame, or (3.13) the state */
+  size_t tss_key;       /* _PyRuntimeState: the gilstate Py_tss_t */
+  size_t ts_cframe;     /* PyThreadState.cframe; NONE from 3.13 */
+  size_t current_frame; /* in the _PyCFrame, or (3.13) the state */
   size_t fr_code, fr_previous, fr_instr, fr_owner;
-  size_t fr_is_entry;      /* 3.11 only; NONE after */
+  size_t fr_is_entry; /* 3.11 only; NONE after */
   size_t co_filename, co_qualname, co_linetable, co_firstlineno;
-  size_t co_version;       /* NONE in 3.11 */
-  size_t co_code;          /* co_code_adaptive */
+  size_t co_version; /* NONE in 3.11 */
+  size_t co_code;    /* co_code_adaptive */
   struct cmg__py_objects objects;
 };
 
 static const struct layout layouts[] = {
-  { .minor = 11, .tss_key = 592, .ts_cframe = 56, .current_frame = 8,
-    .fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69,
-    .fr_is_entry = 68, .co_filename = 112, .co_qualname = 128,
-    .co_linetable = 136, .co_firstlineno = 72, .co_version = NONE,
+  { .minor = 11,
+    .tss_key = 592,
+    .ts_cframe = 56,
+    .current_frame = 8,
+    .fr_code = 32,
+    .fr_previous = 48,
+    .fr_instr = 56,
+    .fr_owner = 69,
+    .fr_is_entry = 68,
+    .co_filename = 112,
+    .co_qualname = 128,
+    .co_linetable = 136,
+    .co_firstlineno = 72,
+    .co_version = NONE,
     .co_code = 184,
-    .objects = { .ascii_size = 48, .compact_size = 72, .compact_utf8 = 56,
+    .objects = { .ascii_size = 48,
+                 .compact_size = 72,
+                 .compact_utf8 = 56,
                  .compact_utf8_length = 48 } },
-  { .minor = 12, .tss_key = 1544, .ts_cframe = 56, .current_frame = 0,
-    .fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
-    .fr_is_entry = NONE, .co_filename = 112, .co_qualname = 128,
-    .co_linetable = 136, .co_firstlineno = 68, .co_version = 92,
+  { .minor = 12,
+    .tss_key = 1544,
+    .ts_cframe = 56,
+    .current_frame = 0,
+    .fr_code = 0,
+    .fr_previous = 8,
+    .fr_instr = 56,
+    .fr_owner = 70,
+    .fr_is_entry = NONE,
+    .co_filename = 112,
+    .co_qualname = 128,
+    .co_linetable = 136,
+    .co_firstlineno = 68,
+    .co_version = 92,
     .co_code = 192,
-    .objects = { .ascii_size = 40, .compact_size = 56, .compact_utf8 = 48,
+    .objects = { .ascii_size = 40,
+                 .compact_size = 56,
+                 .compact_utf8 = 48,
                  .compact_utf8_length = 40 } },
   /* What 3.13's debug offsets give is overwritten from them. */
-  { .minor = 13, .tss_key = 2160, .ts_cframe = NONE, .current_frame = 72,
-    .fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,
-    .fr_is_entry = NONE, .co_filename = 112, .co_qualname = 128,
-    .co_linetable = 136, .co_firstlineno = 68, .co_version = 92,
+  { .minor = 13,
+    .tss_key = 2160,
+    .ts_cframe = NONE,
+    .current_frame = 72,
+    .fr_code = 0,
+    .fr_previous = 8,
+    .fr_instr = 56,
+    .fr_owner = 70,
+    .fr_is_entry = NONE,
+    .co_filename = 112,
+    .co_qualname = 128,
+    .co_linetable = 136,
+    .co_firstlineno = 68,
+    .co_version = 92,
     .co_code = 200,
-    .objects = { .ascii_size = 40, .compact_size = 56, .compact_utf8 = 48,
+    .objects = { .ascii_size = 40,
+                 .compact_size = 56,
+                 .compact_utf8 = 48,
                  .compact_utf8_length = 40 } },
 };
 
@@ -95,12 +131,18 @@ static const struct layout layouts[] = {
  * members are all uint64_t: the cookie (0), version (1), free_threaded (2),
  * then per-struct groups each starting with its size. */
 enum {
-  DBG_VERSION = 1, DBG_FREE_THREADED = 2,
+  DBG_VERSION = 1,
+  DBG_FREE_THREADED = 2,
   DBG_TS_CURRENT_FRAME = 23,
-  DBG_FR_PREVIOUS = 29, DBG_FR_EXECUTABLE = 30, DBG_FR_INSTR_PTR = 31,
+  DBG_FR_PREVIOUS = 29,
+  DBG_FR_EXECUTABLE = 30,
+  DBG_FR_INSTR_PTR = 31,
   DBG_FR_OWNER = 33,
-  DBG_CO_FILENAME = 35, DBG_CO_QUALNAME = 37, DBG_CO_LINETABLE = 38,
-  DBG_CO_FIRSTLINENO = 39, DBG_CO_CODE_ADAPTIVE = 43,
+  DBG_CO_FILENAME = 35,
+  DBG_CO_QUALNAME = 37,
+  DBG_CO_LINETABLE = 38,
+  DBG_CO_FIRSTLINENO = 39,
+  DBG_CO_CODE_ADAPTIVE = 43,
   DBG_UNICODE_ASCII_SIZE = 70,
 };
 
@@ -203,8 +245,8 @@ find_eval_loop(void)
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
   if (eval != NULL &&
-      dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 &&
-      sym != NULL && sym->st_size > 0) {
+      dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && sym != NULL &&
+      sym->st_size > 0) {
     eval_lo = (uintptr_t)eval;
     eval_hi = eval_lo + sym->st_size;
   }
@@ -308,13 +350,14 @@ site_of(uintptr_t f)
   uintptr_t code = word_at(f, L.fr_code);
   if (!is_pointer(code) || word_at(code, 8) != code_type)
     return 0;
-  intptr_t units = *(const intptr_t *)(code + 16);   /* ob_size */
-  intptr_t lasti = ((intptr_t)word_at(f, L.fr_instr) -
-                    (intptr_t)(code + L.co_code)) / 2;
+  intptr_t units = *(const intptr_t *)(code + 16); /* ob_size */
+  intptr_t lasti =
+      ((intptr_t)word_at(f, L.fr_instr) - (intptr_t)(code + L.co_code)) / 2;
   if (lasti < 0 || lasti >= units)
     return 0;
   struct cmg__py_where w = {
-    .code = code, .lasti = (uint32_t)lasti,
+    .code = code,
+    .lasti = (uint32_t)lasti,
     .qualname = word_at(code, L.co_qualname),
     .filename = word_at(code, L.co_filename),
     .linetable = word_at(code, L.co_linetable),
@@ -374,8 +417,8 @@ is_eval(uintptr_t ip)
 }
 
 unsigned
-cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out,
-               unsigned max, bool *cut)
+cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
+               bool *cut)
 {
   uintptr_t py[PY_MAX];
   bool ends[PY_MAX];

@@ -44,8 +44,8 @@ struct site {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(struct site *) *slots;    /* SLOTS of them, once mapped */
-static struct site **by_id;              /* MAX_SITES, index id - 1 */
+static _Atomic(struct site *) *slots; /* SLOTS of them, once mapped */
+static struct site **by_id;           /* MAX_SITES, index id - 1 */
 static _Atomic uint32_t nsites;
 static struct cmg__chunks chunks = { .size = CHUNK };
 
@@ -185,8 +185,8 @@ line_of(const struct cmg__py_objects *o, const struct cmg__py_where *w)
   int64_t len = *(const int64_t *)(w->linetable + 16);
   if (len <= 0)
     return 0;
-  return cmg__py_line((const unsigned char *)(w->linetable + 32),
-                      (size_t)len, w->firstlineno, w->lasti);
+  return cmg__py_line((const unsigned char *)(w->linetable + 32), (size_t)len,
+                      w->firstlineno, w->lasti);
 }
 
 /* ---- the table -------------------------------------------------------- */

@@ -14,9 +14,9 @@
  * the running interpreter (filled by pyframes.c). */
 struct cmg__py_objects {
   uintptr_t unicode_type, bytes_type;
-  size_t ascii_size;      /* sizeof(PyASCIIObject): where ASCII data starts */
-  size_t compact_size;    /* sizeof(PyCompactUnicodeObject) */
-  size_t compact_utf8;    /* offset of its utf8 pointer */
+  size_t ascii_size;   /* sizeof(PyASCIIObject): where ASCII data starts */
+  size_t compact_size; /* sizeof(PyCompactUnicodeObject) */
+  size_t compact_utf8; /* offset of its utf8 pointer */
   size_t compact_utf8_length;
 };
 
@@ -26,7 +26,7 @@ struct cmg__py_objects {
  * for a new code object's. */
 struct cmg__py_where {
   uintptr_t code;
-  uint32_t lasti;         /* in code units */
+  uint32_t lasti; /* in code units */
   uint64_t fingerprint;
   uintptr_t qualname, filename, linetable;
   int firstlineno;
@@ -38,9 +38,9 @@ uint32_t cmg__py_site(const struct cmg__py_objects *o,
                       const struct cmg__py_where *w);
 
 struct cmg__py_site_view {
-  const char *function;   /* qualified name */
+  const char *function; /* qualified name */
   const char *file;
-  int line;               /* 0 when the instruction has no line */
+  int line; /* 0 when the instruction has no line */
 };
 
 /* A forked child: the table's lock made anew (a thread of the parent may

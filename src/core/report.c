@@ -54,12 +54,12 @@ struct live {
   struct cmg__alloc *a;
   size_t n, cap;
   bool oom;
-  uint64_t device_allocations, device_bytes;  /* device memory only */
+  uint64_t device_allocations, device_bytes; /* device memory only */
   uint64_t host_bytes;
 };
 
 struct group {
-  size_t first, n;      /* range in the sorted live array */
+  size_t first, n; /* range in the sorted live array */
   uint64_t bytes;
 };
 
@@ -80,7 +80,7 @@ api_name(unsigned fn)
 
 static const char *const kind_names[CMG__KIND_COUNT] = {
   [CMG__KIND_DEVICE] = "device", [CMG__KIND_ARRAY] = "array",
-  [CMG__KIND_VMM] = "vmm", [CMG__KIND_HOST] = "host",
+  [CMG__KIND_VMM] = "vmm",       [CMG__KIND_HOST] = "host",
   [CMG__KIND_IMPORT] = "import", [CMG__KIND_VMM_OTHER] = "vmm_host",
 };
 
@@ -145,7 +145,7 @@ by_order(const void *x, const void *y)
 static int
 sort_live(struct live *l)
 {
-  if (l->n < 2)  /* l->a is NULL when nothing is live */
+  if (l->n < 2) /* l->a is NULL when nothing is live */
     return 0;
   struct order *o = malloc(l->n * sizeof(*o));
   struct cmg__alloc *sorted = malloc(l->n * sizeof(*sorted));
@@ -278,7 +278,7 @@ peaks_json(struct cmg__refs *r, struct cmg__composition *first_denial)
     if (cmg__history_device(d, &h) < 0)
       continue;
     if (h.has_peak) {
-      if (h.peak.n > 1)  /* items is NULL without stacks (stack_depth=0) */
+      if (h.peak.n > 1) /* items is NULL without stacks (stack_depth=0) */
         qsort(h.peak.items, h.peak.n, sizeof(*h.peak.items), by_share_bytes);
       cJSON *o = cJSON_CreateObject();
       cJSON_AddItemToObject(o, "device", cmg__report_device(d));
@@ -317,8 +317,7 @@ add_events(cJSON *root, cJSON *summary, struct cmg__refs *r,
            struct cmg__composition *first_denial)
 {
   static struct cmg__event ev[CMG__MAX_EVENTS];
-  static const char *const kinds[] = { "denial", "warn", "wait",
-                                       "soft_limit" };
+  static const char *const kinds[] = { "denial", "warn", "wait", "soft_limit" };
   uint64_t totals[4];
   size_t n = cmg__history_events(ev, CMG__MAX_EVENTS, totals);
   bool seen[CMG__MAX_DEVICES] = { false };
@@ -339,7 +338,7 @@ add_events(cJSON *root, cJSON *summary, struct cmg__refs *r,
     if (dev >= 0 && dev < CMG__MAX_DEVICES && !seen[dev]) {
       struct cmg__composition *c = &first_denial[dev];
       seen[dev] = true;
-      if (c->n > 1)  /* items is NULL when empty; qsort takes no NULL */
+      if (c->n > 1) /* items is NULL when empty; qsort takes no NULL */
         qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
       cJSON_AddItemToObject(o, "by_stack", composition_json(c, r));
     }
@@ -466,7 +465,7 @@ struct report {
   struct group *groups;
   size_t n_groups;
   struct cmg__refs refs;
-  cJSON *head, *tail;   /* the members before "leaks", and after */
+  cJSON *head, *tail; /* the members before "leaks", and after */
 };
 
 /* Copies the ledger, groups what is live and adds it up; marks the stacks
@@ -536,9 +535,9 @@ build(const struct cmg__process *proc, struct report *rep)
   add_events(rep->tail, cJSON_GetObjectItemCaseSensitive(rep->head, "summary"),
              r, first_denial);
   if (cmg__timeline_on)
-    cJSON_AddItemToObject(rep->tail, "timeline",
-                          cmg__report_timeline(cmg__now_ns(), reasons, r,
-                                               api_name));
+    cJSON_AddItemToObject(
+        rep->tail, "timeline",
+        cmg__report_timeline(cmg__now_ns(), reasons, r, api_name));
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     free(first_denial[d].items);
   return cmg__refs_add_tables(rep->tail, r);
@@ -606,7 +605,7 @@ int
 cmg__report_write(const char *path, const struct cmg__process *proc,
                   uint64_t *live_allocations, uint64_t *live_bytes)
 {
-  char tmp[PATH_MAX + CMG__REPORT_MAX + 64];  /* dump.c's path, + suffix */
+  char tmp[PATH_MAX + CMG__REPORT_MAX + 64]; /* dump.c's path, + suffix */
   int fd = open_target(path, tmp, sizeof(tmp));
   if (fd < 0)
     return fd;

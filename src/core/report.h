@@ -22,10 +22,10 @@ struct cmg__process {
   long pid;
   long ppid;
   const char *exe;
-  const char *const *argv;   /* NULL-terminated, may be NULL */
+  const char *const *argv; /* NULL-terminated, may be NULL */
   const char *hostname;
-  const char *options;       /* CUMEMGUARD_OPTIONS as given, may be NULL */
-  const struct cmg__config *cfg;  /* the options in effect */
+  const char *options;           /* CUMEMGUARD_OPTIONS as given, may be NULL */
+  const struct cmg__config *cfg; /* the options in effect */
   /* The frameworks' pool switches at start-up; NULL writes none. */
   const struct cmg__pools *pools;
   /* The name of an API label (struct cmg__alloc's fn); the labels are the

@@ -52,8 +52,8 @@ cmg__report_devices_json(void)
     cJSON_AddNumberToObject(o, "physical_bytes", cmg__policy_physical(d));
     cJSON_AddItemToObject(o, "limit_bytes",
                           cmg__report_bytes(cmg__policy_is_device_set(d)
-                                            ? cmg__policy_limit(d)
-                                            : CMG__NO_LIMIT));
+                                                ? cmg__policy_limit(d)
+                                                : CMG__NO_LIMIT));
     cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
     cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
     cJSON_AddNumberToObject(o, "allocations", s.allocations);
@@ -93,8 +93,8 @@ cmg__report_group_json(void)
   cJSON *a = cJSON_AddArrayToObject(o, "devices");
   for (int d = 0; d < CMG__MAX_DEVICES; d++) {
     struct cmg__group_usage u;
-    if (cmg__group_usage(d, &u) < 0 || (u.used == 0 && u.mine == 0 &&
-                                        !cmg__policy_is_device_set(d)))
+    if (cmg__group_usage(d, &u) < 0 ||
+        (u.used == 0 && u.mine == 0 && !cmg__policy_is_device_set(d)))
       continue;
     cJSON *x = cJSON_CreateObject();
     cJSON_AddItemToObject(x, "device", cmg__report_device(d));

@@ -43,16 +43,16 @@ static cJSON *
 pool_switches_json(const struct cmg__pools *pools)
 {
   cJSON *a = cJSON_CreateArray();
-  for (size_t i = 0; pools != NULL && pools->is_read && i < CMG__POOLS_N;
-       i++) {
+  for (size_t i = 0; pools != NULL && pools->is_read && i < CMG__POOLS_N; i++) {
     const struct cmg__pools_seen *s = &pools->seen[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", cmg__pools_switches[i].name);
-    cJSON_AddItemToObject(o, "value", s->is_set ? cJSON_CreateString(s->value)
-                                                : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "value",
+                          s->is_set ? cJSON_CreateString(s->value)
+                                    : cJSON_CreateNull());
     const char *who = !s->is_set ? NULL : s->by_us ? "cumemguard" : "user";
-    cJSON_AddItemToObject(o, "set_by", who ? cJSON_CreateString(who)
-                                           : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "set_by",
+                          who ? cJSON_CreateString(who) : cJSON_CreateNull());
     cJSON_AddItemToArray(a, o);
   }
   return a;
@@ -63,9 +63,9 @@ cmg__report_options_json(const struct cmg__process *p)
 {
   const struct cmg__config *c = p->cfg;
   cJSON *o = cJSON_CreateObject();
-  cJSON_AddItemToObject(o, "string", p->options
-                                         ? cJSON_CreateString(p->options)
-                                         : cJSON_CreateNull());
+  cJSON_AddItemToObject(o, "string",
+                        p->options ? cJSON_CreateString(p->options)
+                                   : cJSON_CreateNull());
   cJSON_AddItemToObject(o, "limit", limit_json(&c->limit));
   cJSON *per = cJSON_AddObjectToObject(o, "limits");
   for (int i = 0; i < CMG__MAX_DEVICES; i++) {
@@ -84,9 +84,8 @@ cmg__report_options_json(const struct cmg__process *p)
   cJSON_AddItemToObject(o, "dump_signal",
                         sig ? cJSON_CreateString(sig) : cJSON_CreateNull());
   cJSON_AddItemToObject(o, "leak_exitcode",
-                        c->leak_exitcode
-                            ? cJSON_CreateNumber(c->leak_exitcode)
-                            : cJSON_CreateNull());
+                        c->leak_exitcode ? cJSON_CreateNumber(c->leak_exitcode)
+                                         : cJSON_CreateNull());
   static const char *const on_exceed[] = { "fail", "warn", "wait" };
   cJSON_AddStringToObject(o, "on_exceed", on_exceed[c->on_exceed]);
   cJSON_AddNumberToObject(o, "wait_timeout", c->wait_timeout_ns / 1e9);

@@ -110,7 +110,7 @@ gather_ips(struct cmg__refs *r)
     memcpy(r->ips + n, v.ips, v.depth * sizeof(*v.ips));
     n += v.depth;
   }
-  if (n > 1)  /* r->ips is NULL when no stack is referenced */
+  if (n > 1) /* r->ips is NULL when no stack is referenced */
     qsort(r->ips, n, sizeof(*r->ips), by_ip);
   size_t u = 0;
   for (size_t i = 0; i < n; i++)
@@ -145,7 +145,8 @@ module_index(cJSON *modules, const struct cmg__symbol *s)
 {
   int i = 0;
   cJSON *m;
-  cJSON_ArrayForEach(m, modules) {
+  cJSON_ArrayForEach(m, modules)
+  {
     const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
     if (strcmp(path->valuestring, s->module) == 0)
       return i;
@@ -173,8 +174,8 @@ python_frame(cJSON *o, uintptr_t word)
   cJSON_AddNullToObject(o, "function_offset");
   cJSON_AddStringToObject(o, "lang", "python");
   cJSON_AddStringToObject(o, "file", v.file);
-  cJSON_AddItemToObject(o, "line", v.line > 0 ? integer((uint64_t)v.line)
-                                              : cJSON_CreateNull());
+  cJSON_AddItemToObject(
+      o, "line", v.line > 0 ? integer((uint64_t)v.line) : cJSON_CreateNull());
 }
 
 static void
@@ -217,8 +218,8 @@ add_python(cJSON *root)
   cJSON *o = cJSON_AddObjectToObject(root, "python");
   cJSON_AddStringToObject(o, "version", st.version);
   cJSON_AddBoolToObject(o, "frames", st.frames);
-  cJSON_AddItemToObject(o, "note", st.frames ? cJSON_CreateNull()
-                                             : cJSON_CreateString(st.why));
+  cJSON_AddItemToObject(
+      o, "note", st.frames ? cJSON_CreateNull() : cJSON_CreateString(st.why));
 }
 
 int

@@ -12,9 +12,9 @@
 
 /* Stack ids the report refers to, and their distinct frames. */
 struct cmg__refs {
-  uint8_t *used;        /* by stack id */
+  uint8_t *used; /* by stack id */
   uint32_t n_stacks;
-  uintptr_t *ips;       /* distinct, sorted */
+  uintptr_t *ips; /* distinct, sorted */
   size_t n_ips;
 };
 

@@ -51,13 +51,13 @@ device_json(int device, const struct cmg__timeline *t, uint64_t now_ns)
   cJSON *points = cJSON_AddArrayToObject(o, "points");
   for (size_t i = 0; i < t->n; i++) {
     const struct cmg__timeline_point *p = &t->points[i];
-    cJSON_AddItemToArray(points, point_json(p->time_ns, p->live, p->min,
-                                            p->max));
+    cJSON_AddItemToArray(points,
+                         point_json(p->time_ns, p->live, p->min, p->max));
   }
   uint64_t last = t->points[t->n - 1].time_ns;
   uint64_t live = cmg__policy_used(device);
-  cJSON_AddItemToArray(points, point_json(now_ns > last ? now_ns : last, live,
-                                          live, live));
+  cJSON_AddItemToArray(
+      points, point_json(now_ns > last ? now_ns : last, live, live, live));
   return o;
 }
 
@@ -106,8 +106,7 @@ cmg__report_timeline(uint64_t now_ns, const char *const reasons[4],
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "time", seconds(dumps[i].time_ns));
     cJSON_AddStringToObject(e, "reason",
-                            reasons[dumps[i].reason < 4 ? dumps[i].reason
-                                                        : 0]);
+                            reasons[dumps[i].reason < 4 ? dumps[i].reason : 0]);
     cJSON_AddItemToArray(list, e);
   }
   cJSON_AddNumberToObject(o, "dumps_total", (double)total);

@@ -128,7 +128,7 @@ bool
 cmg__seg_is_dead(pid_t pid, uint64_t start)
 {
   uint64_t now_start = 0;
-  char letter = '\0';  /* set when proc_stat returns 0 */
+  char letter = '\0'; /* set when proc_stat returns 0 */
   int rc;
 
   if (pid <= 0 || pid > PID_LIMIT)
@@ -140,8 +140,7 @@ cmg__seg_is_dead(pid_t pid, uint64_t start)
     return true;
   if (rc != 0)
     return false;
-  return letter == 'Z' || letter == 'X' ||
-         (start != 0 && now_start != start);
+  return letter == 'Z' || letter == 'X' || (start != 0 && now_start != start);
 }
 
 uint64_t
@@ -162,8 +161,7 @@ cmg__seg_limit_bytes(const struct seg_limit *l, uint64_t physical)
 const struct seg_limit *
 cmg__seg_limit_entry(const struct seg_limit *limits, int d)
 {
-  return limits[d].kind != CMG__LIMIT_NONE ? &limits[d]
-                                           : &limits[SEG_DEVICES];
+  return limits[d].kind != CMG__LIMIT_NONE ? &limits[d] : &limits[SEG_DEVICES];
 }
 
 bool
@@ -214,30 +212,31 @@ cmg__seg_describe(const struct seg_limit *limits, char *buf, size_t len)
  * reach: whatever its contents, another user could change them. */
 int
 cmg__seg_check_file(int fd, const char *path, const char *name, char *err,
-           size_t errlen)
+                    size_t errlen)
 {
-  return cmg__seg_check_owner(fd, path, name, (unsigned)geteuid(), err,
-                              errlen);
+  return cmg__seg_check_owner(fd, path, name, (unsigned)geteuid(), err, errlen);
 }
 
 int
-cmg__seg_check_owner(int fd, const char *path, const char *name,
-                     unsigned uid, char *err, size_t errlen)
+cmg__seg_check_owner(int fd, const char *path, const char *name, unsigned uid,
+                     char *err, size_t errlen)
 {
   struct stat st;
 
   if (fstat(fd, &st) != 0)
     return cmg__seg_fail(err, errlen, name, -errno, "cannot stat %s: %s", path,
-                strerror(errno));
+                         strerror(errno));
   if (!S_ISREG(st.st_mode))
-    return cmg__seg_fail(err, errlen, name, -EPERM, "%s is not a regular file; "
-                "refusing it", path);
+    return cmg__seg_fail(err, errlen, name, -EPERM,
+                         "%s is not a regular file; "
+                         "refusing it",
+                         path);
   if (st.st_uid != uid)
     return cmg__seg_fail(
-      err, errlen, name, -EPERM,
-      "%s belongs to uid %u, not to "
-      "this user (uid %u); refusing to share a cap through it",
-      path, (unsigned)st.st_uid, uid);
+        err, errlen, name, -EPERM,
+        "%s belongs to uid %u, not to "
+        "this user (uid %u); refusing to share a cap through it",
+        path, (unsigned)st.st_uid, uid);
   if ((st.st_mode & 077) != 0)
     return cmg__seg_fail(err, errlen, name, -EPERM,
                          "%s has mode %04o, which lets "
@@ -249,23 +248,28 @@ cmg__seg_check_owner(int fd, const char *path, const char *name,
 /* The line for a segment of the wrong size: another layout, or not ours. */
 int
 cmg__seg_describe_size(int fd, off_t size, const char *path, const char *name,
-              char *err, size_t errlen)
+                       char *err, size_t errlen)
 {
-  struct { uint64_t magic; uint32_t version; } head = { 0, 0 };
+  struct {
+    uint64_t magic;
+    uint32_t version;
+  } head = { 0, 0 };
 
   if (pread(fd, &head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
       head.magic == SEG_MAGIC)
-    return cmg__seg_fail(err, errlen, name, -EPROTO, "%s was made by an "
-                "incompatible cumemguard (layout %u, %lld bytes; this one "
-                "reads layout %u, %zu bytes); run the group with one "
-                "version", path, head.version, (long long)size, SEG_VERSION,
-                sizeof(struct seg));
+    return cmg__seg_fail(
+        err, errlen, name, -EPROTO,
+        "%s was made by an "
+        "incompatible cumemguard (layout %u, %lld bytes; this one "
+        "reads layout %u, %zu bytes); run the group with one "
+        "version",
+        path, head.version, (long long)size, SEG_VERSION, sizeof(struct seg));
   return cmg__seg_fail(
-    err, errlen, name, -EBADMSG,
-    "%s is not a cumemguard group "
-    "segment (%lld bytes, bad magic); remove it once no member "
-    "of the group runs",
-    path, (long long)size);
+      err, errlen, name, -EBADMSG,
+      "%s is not a cumemguard group "
+      "segment (%lld bytes, bad magic); remove it once no member "
+      "of the group runs",
+      path, (long long)size);
 }
 
 static bool
@@ -299,16 +303,15 @@ cmg__seg_validate(const struct seg *s, const char *path, const char *name,
                          "group runs",
                          path);
   if (h->version != SEG_VERSION || h->header_size != sizeof(*h) ||
-      h->slot_size != sizeof(struct seg_slot) ||
-      h->slot_count != SEG_SLOTS || h->device_count != SEG_DEVICES ||
-      h->total_size != sizeof(struct seg))
+      h->slot_size != sizeof(struct seg_slot) || h->slot_count != SEG_SLOTS ||
+      h->device_count != SEG_DEVICES || h->total_size != sizeof(struct seg))
     return cmg__seg_fail(
-      err, errlen, name, -EPROTO,
-      "%s was made by an incompatible "
-      "cumemguard (layout %u, %u slots, %u devices; this one reads "
-      "layout %u, %u, %u); run the group with one version",
-      path, h->version, h->slot_count, h->device_count, SEG_VERSION, SEG_SLOTS,
-      SEG_DEVICES);
+        err, errlen, name, -EPROTO,
+        "%s was made by an incompatible "
+        "cumemguard (layout %u, %u slots, %u devices; this one reads "
+        "layout %u, %u, %u); run the group with one version",
+        path, h->version, h->slot_count, h->device_count, SEG_VERSION,
+        SEG_SLOTS, SEG_DEVICES);
   if (atomic_load_explicit(&h->retired, memory_order_acquire) != 0)
     return -EAGAIN;
   bool limits_ok = is_valid_limit(&h->limit);
@@ -321,8 +324,7 @@ cmg__seg_validate(const struct seg *s, const char *path, const char *name,
                          "remove it once no member of the group runs",
                          path);
   for (unsigned i = 0; i < SEG_SLOTS; i++) {
-    uint64_t w = atomic_load_explicit(&s->slot[i].owner,
-                                      memory_order_relaxed);
+    uint64_t w = atomic_load_explicit(&s->slot[i].owner, memory_order_relaxed);
     uint32_t st = (uint32_t)w;
     int64_t pid = (int64_t)(w >> 32);
     if (st > SLOT_RECLAIMING ||
@@ -360,8 +362,7 @@ cmg__seg_members(const struct seg *s)
   unsigned n = 0;
 
   for (unsigned i = 0; i < SEG_SLOTS; i++) {
-    uint64_t w = atomic_load_explicit(&s->slot[i].owner,
-                                      memory_order_relaxed);
+    uint64_t w = atomic_load_explicit(&s->slot[i].owner, memory_order_relaxed);
     n += (uint32_t)w != SLOT_FREE;
   }
   return n;
@@ -492,19 +493,18 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
   uint64_t magic;
 
   if (fstat(fd, &st) != 0)
-    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot stat %s: %s",
-                         path, strerror(errno));
+    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot stat %s: %s", path,
+                         strerror(errno));
   fresh = st.st_size == 0;
   if (fresh && ftruncate(fd, (off_t)sizeof(struct seg)) != 0)
-    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot size %s: %s",
-                         path, strerror(errno));
+    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot size %s: %s", path,
+                         strerror(errno));
   if (!fresh && st.st_size != (off_t)sizeof(struct seg))
     return cmg__seg_describe_size(fd, st.st_size, path, NULL, err, errlen);
-  p = mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-           0);
+  p = mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
-    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot map %s: %s",
-                         path, strerror(errno));
+    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot map %s: %s", path,
+                         strerror(errno));
   *out = p;
   /* With the lock held, no magic means nobody is setting it up: its
    * creator died half way, or it is ours. */
@@ -527,10 +527,11 @@ cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
   s->h.created = (int64_t)time(NULL);
   s->h.visible_set = visible != NULL;
   memset(s->h.visible, 0, sizeof(s->h.visible));
-  for (size_t i = 0; visible != NULL && visible[i] != '\0' &&
-                     i < sizeof(s->h.visible) - 1; i++)
-    s->h.visible[i] = visible[i] < 0x20 || visible[i] == 0x7f ? '?'
-                                                              : visible[i];
+  for (size_t i = 0;
+       visible != NULL && visible[i] != '\0' && i < sizeof(s->h.visible) - 1;
+       i++)
+    s->h.visible[i] =
+        visible[i] < 0x20 || visible[i] == 0x7f ? '?' : visible[i];
   for (int d = 0; d < SEG_DEVICES; d++) {
     atomic_store(&s->dev[d].used, 0);
     atomic_store(&s->dev[d].peak, 0);

@@ -79,11 +79,11 @@ struct seg_lane {
 } __attribute__((aligned(CMG__APART)));
 
 struct seg_slot {
-  _Atomic uint64_t owner;    /* pid << 32 | SLOT_* */
-  _Atomic uint64_t start;    /* /proc/PID/stat field 22; 0 unknown */
-  _Atomic uint64_t pidns;    /* inode of /proc/PID/ns/pid; 0 unknown */
-  _Atomic uint32_t waiting;  /* its threads in cmg__group_wait */
-  _Atomic uint32_t denials;  /* allocations refused, its own limit's too */
+  _Atomic uint64_t owner;   /* pid << 32 | SLOT_* */
+  _Atomic uint64_t start;   /* /proc/PID/stat field 22; 0 unknown */
+  _Atomic uint64_t pidns;   /* inode of /proc/PID/ns/pid; 0 unknown */
+  _Atomic uint32_t waiting; /* its threads in cmg__group_wait */
+  _Atomic uint32_t denials; /* allocations refused, its own limit's too */
   char comm[16];
   struct seg_held dev[SEG_DEVICES] __attribute__((aligned(CMG__APART)));
   struct seg_lane lane[SEG_LANES];
@@ -98,12 +98,12 @@ struct seg_header {
   uint32_t device_count;
   _Atomic uint32_t retired; /* removed by its last member: join again */
   uint64_t total_size;
-  int64_t created;          /* unix time the limits were set */
-  int32_t creator;          /* pid of the member that set them */
-  uint32_t visible_set;     /* whether it had CUDA_VISIBLE_DEVICES */
+  int64_t created;      /* unix time the limits were set */
+  int32_t creator;      /* pid of the member that set them */
+  uint32_t visible_set; /* whether it had CUDA_VISIBLE_DEVICES */
   char visible[256];
-  struct seg_limit limit;   /* group_limit */
-  struct seg_limit limit_dev[SEG_DEVICES]; /* group_limit.N */
+  struct seg_limit limit;                             /* group_limit */
+  struct seg_limit limit_dev[SEG_DEVICES];            /* group_limit.N */
   _Atomic uint32_t wake __attribute__((aligned(64))); /* the futex word */
   _Atomic uint32_t waiters;
   _Atomic uint64_t scan_ns; /* CLOCK_MONOTONIC_COARSE of the last scan */
@@ -123,8 +123,7 @@ bool cmg__seg_is_valid_name(const char *s);
  * given (the status view; the library's caller names the group itself);
  * returns rc. */
 int cmg__seg_fail(char *err, size_t errlen, const char *name, int rc,
-                  const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* The state letter and start time (field 22, clock ticks after boot) of pid
  * from /proc/PID/stat.  Returns 0, -ENOENT when there is no such process,
@@ -160,8 +159,8 @@ const char *cmg__seg_describe(const struct seg_limit *limits, char *buf,
 
 /* Refuses a segment that is not a regular file of ours that only we can
  * reach: whatever its contents, another user could change them. */
-int cmg__seg_check_file(int fd, const char *path, const char *name,
-                        char *err, size_t errlen);
+int cmg__seg_check_file(int fd, const char *path, const char *name, char *err,
+                        size_t errlen);
 
 /* cmg__seg_check_file for a segment that must belong to uid (root reading
  * another user's segment: the uid its name says). */

@@ -179,7 +179,7 @@ int
 cmg__duration_parse(const char *value, size_t len, uint64_t *ns_out)
 {
   static const struct unit durations[] = {
-    { "", 1000000000ull }, { "s", 1000000000ull }, { "ms", 1000000ull },
+    { "", 1000000000ull },   { "s", 1000000000ull },    { "ms", 1000000ull },
     { "m", 60000000000ull }, { "h", 3600000000000ull },
   };
   size_t i = 0;
@@ -198,8 +198,8 @@ cmg__duration_parse(const char *value, size_t len, uint64_t *ns_out)
   for (size_t u = 0; u < sizeof(durations) / sizeof(*durations); u++) {
     if (!cmg__equals_nocase(value + i, len - i, durations[u].name))
       continue;
-    uint64_t ns = whole * durations[u].mult +
-                  frac * (durations[u].mult / scale);
+    uint64_t ns =
+        whole * durations[u].mult + frac * (durations[u].mult / scale);
     if (ns < 1000000ull || ns > 24 * 3600000000000ull)
       return -ERANGE;
     *ns_out = ns;

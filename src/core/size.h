@@ -18,8 +18,8 @@ enum cmg__limit_kind {
 
 struct cmg__limit {
   enum cmg__limit_kind kind;
-  uint64_t bytes;   /* CMG__LIMIT_BYTES */
-  uint32_t ppm;     /* CMG__LIMIT_PERCENT, in millionths of the device */
+  uint64_t bytes; /* CMG__LIMIT_BYTES */
+  uint32_t ppm;   /* CMG__LIMIT_PERCENT, in millionths of the device */
 };
 
 /* Parses one size ("4GiB", "512M", "1.5GB", "1073741824", "50%" when

@@ -64,10 +64,10 @@
 #define CAPTURE_MAX (CMG__STACK_DEPTH_MAX + SPARE + 1)
 
 #define MIN_SLOTS 1024
-#define PAGE_IDS 4096u                     /* record pointers per id page */
-#define DIR_PAGES 256u                     /* so at most 1M stacks */
+#define PAGE_IDS 4096u /* record pointers per id page */
+#define DIR_PAGES 256u /* so at most 1M stacks */
 #define MAX_IDS (PAGE_IDS * DIR_PAGES)
-#define CHUNK (1u << 20)                   /* records are carved from these */
+#define CHUNK (1u << 20) /* records are carved from these */
 
 struct record {
   uint64_t hash;
@@ -167,8 +167,7 @@ static __attribute__((noinline)) uint32_t
 with_python_frames(const uintptr_t *ips, unsigned n, bool truncated)
 {
   uintptr_t words[CMG__STACK_DEPTH_MAX];
-  unsigned m = cmg__py_splice(ips, n, words, CMG__STACK_DEPTH_MAX,
-                              &truncated);
+  unsigned m = cmg__py_splice(ips, n, words, CMG__STACK_DEPTH_MAX, &truncated);
   return cmg__stacks_intern(words, m, truncated);
 }
 
@@ -177,8 +176,8 @@ with_python_frames(const uintptr_t *ips, unsigned n, bool truncated)
 __attribute__((noinline)) uint32_t CMG__HOT
 cmg__stacks_walk(void)
 {
-  unsigned depth = atomic_load_explicit(&cmg__stack_depth,
-                                        memory_order_relaxed);
+  unsigned depth =
+      atomic_load_explicit(&cmg__stack_depth, memory_order_relaxed);
   if (depth == 0)
     return CMG__STACK_NONE;
   pthread_once(&setup_once, setup);
@@ -263,8 +262,7 @@ find(struct table *t, uint64_t h, const uintptr_t *ips, unsigned depth,
      bool truncated)
 {
   for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-    struct record *r =
-        atomic_load_explicit(&t->slots[i], memory_order_acquire);
+    struct record *r = atomic_load_explicit(&t->slots[i], memory_order_acquire);
     if (r == NULL)
       return NULL;
     if (r->hash == h && r->depth == depth && r->truncated == truncated &&
@@ -311,8 +309,8 @@ grow(struct table *old, uint32_t n)
 static struct record *
 record_new(unsigned depth)
 {
-  return cmg__chunks_take(&chunks, sizeof(struct record) +
-                                       depth * sizeof(uintptr_t));
+  return cmg__chunks_take(&chunks,
+                          sizeof(struct record) + depth * sizeof(uintptr_t));
 }
 
 static uint32_t

@@ -56,7 +56,7 @@ struct cmg__stack_view {
   uint32_t id;
   unsigned depth;
   bool truncated;
-  const uintptr_t *ips;           /* innermost first */
+  const uintptr_t *ips; /* innermost first */
   uint64_t live_bytes[CMG__STACK_DEVICES];
   uint64_t live_count[CMG__STACK_DEVICES];
 };

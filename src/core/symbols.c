@@ -88,8 +88,8 @@ find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
       if (next > end - p)
         break;
       if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-          memcmp((const char *)p + name, "GNU", 4) == 0 &&
-          nh->n_descsz > 0 && nh->n_descsz <= 32) {
+          memcmp((const char *)p + name, "GNU", 4) == 0 && nh->n_descsz > 0 &&
+          nh->n_descsz <= 32) {
         to_hex((const unsigned char *)p + desc, nh->n_descsz, s->hex);
         return 1;
       }
@@ -102,7 +102,7 @@ find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
 static uint64_t
 hash_name(const char *s)
 {
-  uint64_t h = 0xcbf29ce484222325ull;  /* FNV-1a */
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
   for (; *s; s++)
     h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
   return h;
@@ -124,7 +124,8 @@ build_id_of(const struct link_map *lm, char *hex)
     }
   }
   struct build_id *b = &build_ids[build_id_next++ % BUILD_ID_CACHE];
-  struct note_search s = { .bias = lm->l_addr, .name = lm->l_name,
+  struct note_search s = { .bias = lm->l_addr,
+                           .name = lm->l_name,
                            .hex = b->hex };
   b->hex[0] = '\0';
   dl_iterate_phdr(find_build_id, &s);
@@ -168,7 +169,9 @@ cmg__symbolize(uintptr_t ip, struct cmg__symbol *out)
     out->module[n] = '\0';
   else
     copy(out->module, sizeof(out->module),
-         lm->l_name[0] ? lm->l_name : info.dli_fname ? info.dli_fname : "");
+         lm->l_name[0]    ? lm->l_name
+         : info.dli_fname ? info.dli_fname
+                          : "");
 
   out->module_base = lm->l_addr;
   out->offset = ip - lm->l_addr;

@@ -71,7 +71,7 @@ found:
   return t;
 }
 
-struct cmg__tally * CMG__COLD
+struct cmg__tally *CMG__COLD
 cmg__tally_attach(void)
 {
   pthread_once(&key_once, make_key);
@@ -89,8 +89,8 @@ cmg__tally_attach(void)
 uint64_t
 cmg__tally_sum(unsigned i)
 {
-  uint64_t sum = atomic_load_explicit(&cmg__tally_shared.n[i],
-                                      memory_order_acquire);
+  uint64_t sum =
+      atomic_load_explicit(&cmg__tally_shared.n[i], memory_order_acquire);
   struct cmg__tally *t = atomic_load_explicit(&blocks, memory_order_acquire);
   for (; t != NULL; t = t->next)
     sum += atomic_load_explicit(&t->n[i], memory_order_acquire);

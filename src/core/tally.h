@@ -17,8 +17,8 @@ enum cmg__tally_kind {
   CMG__TALLY_ALLOCATIONS,
   CMG__TALLY_FREES,
   CMG__TALLY_RELEASED,
-  CMG__TALLY_BYTES,       /* allocated */
-  CMG__TALLY_BYTES_GONE,  /* freed or released */
+  CMG__TALLY_BYTES,      /* allocated */
+  CMG__TALLY_BYTES_GONE, /* freed or released */
   CMG__TALLY_KINDS
 };
 
@@ -30,7 +30,7 @@ struct cmg__tally {
   _Atomic uint64_t n[CMG__TALLIES];
   struct cmg__tally *next;
   _Atomic bool taken;
-  unsigned number;  /* 1, 2, ... in the order made; 0 the shared block */
+  unsigned number; /* 1, 2, ... in the order made; 0 the shared block */
 } __attribute__((aligned(CMG__APART)));
 
 extern CMG__TLS struct cmg__tally *cmg__tally_self;

@@ -45,11 +45,11 @@
 /* The open point's word: (bucket + 1) << 22 | shift << 16 | index; 0 when
  * no point is open.  Buckets stay under 2^42 for 146 years of nanoseconds
  * at shift 20 or more. */
-#define WORD(bucket, shift, index)                                           \
+#define WORD(bucket, shift, index)                                             \
   ((((bucket) + 1) << 22) | ((uint64_t)(shift) << 16) | (uint64_t)(index))
 #define WORD_BUCKET(w) ((w) >> 22)
 #define WORD_SHIFT(w) (((w) >> 16) & 63)
-#define WORD_INDEX(w) ((w) & 0xffff)
+#define WORD_INDEX(w) ((w)&0xffff)
 
 struct point {
   _Atomic uint64_t time_ns;
@@ -58,12 +58,12 @@ struct point {
 };
 
 struct device {
-  _Alignas(CMG__APART) _Atomic uint64_t open;   /* the open point's word */
+  _Alignas(CMG__APART) _Atomic uint64_t open; /* the open point's word */
   _Atomic uint64_t peak, peak_time_ns;
-  pthread_mutex_t lock;                 /* guards what follows */
+  pthread_mutex_t lock; /* guards what follows */
   unsigned shift;
   size_t n;
-  bool last_marked;                     /* the last point is a denial's */
+  bool last_marked; /* the last point is a denial's */
   _Alignas(CMG__APART) struct point points[CMG__TIMELINE_POINTS];
 };
 
@@ -300,9 +300,9 @@ cmg__timeline_get(int device, struct cmg__timeline *out)
   out->peak_time_ns = load(&d->peak_time_ns);
   for (size_t i = 0; i < d->n; i++) {
     struct point *p = &d->points[i];
-    out->points[i] = (struct cmg__timeline_point){
-      load(&p->time_ns), load(&p->live), load(&p->min), load(&p->max)
-    };
+    out->points[i] =
+        (struct cmg__timeline_point){ load(&p->time_ns), load(&p->live),
+                                      load(&p->min), load(&p->max) };
   }
   pthread_mutex_unlock(&d->lock);
   if (out->n > 0)
@@ -311,8 +311,7 @@ cmg__timeline_get(int device, struct cmg__timeline *out)
 }
 
 size_t
-cmg__timeline_dumps(struct cmg__timeline_dump *out, size_t max,
-                    uint64_t *total)
+cmg__timeline_dumps(struct cmg__timeline_dump *out, size_t max, uint64_t *total)
 {
   pthread_mutex_lock(&dumps_lock);
   size_t n = n_dumps < CMG__TIMELINE_DUMPS ? n_dumps : CMG__TIMELINE_DUMPS;

@@ -25,15 +25,15 @@ struct cmg__timeline_point {
 /* A device's series as the report writes it. */
 struct cmg__timeline {
   size_t n;
-  uint64_t resolution_ns;   /* the width of a point's span now */
-  uint64_t peak_bytes;      /* the most bytes in use at once */
-  uint64_t peak_time_ns;    /* when that was first reached */
+  uint64_t resolution_ns; /* the width of a point's span now */
+  uint64_t peak_bytes;    /* the most bytes in use at once */
+  uint64_t peak_time_ns;  /* when that was first reached */
   struct cmg__timeline_point points[CMG__TIMELINE_POINTS];
 };
 
 struct cmg__timeline_dump {
   uint64_t time_ns;
-  unsigned reason;          /* enum cmg__reason */
+  unsigned reason; /* enum cmg__reason */
 };
 
 /* Whether the timeline is kept (timeline=0 turns it off); set once at

@@ -127,15 +127,15 @@ trial(uintptr_t ra, uintptr_t sp, int at, int others, struct step *out)
   for (unsigned i = 0; i < SCRATCH; i++)
     scratch[i] = (uintptr_t)&scratch[(i * 7 + 3) % SCRATCH];
   scratch[at + 1] = ra + 1 + (uintptr_t)at;
-  *out = (struct step){ .ret = -1, .sp = sp,
-                        .rbp_in = (uintptr_t)&scratch[at] };
+  *out =
+      (struct step){ .ret = -1, .sp = sp, .rbp_in = (uintptr_t)&scratch[at] };
 
   unw_context_t uc;
   if (unw_getcontext(&uc) != 0)
     return;
   greg_t *g = uc.uc_mcontext.gregs;
   static const int regs[] = { REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI,
-                              REG_RDI, REG_R8, REG_R9, REG_R10, REG_R11,
+                              REG_RDI, REG_R8,  REG_R9,  REG_R10, REG_R11,
                               REG_R12, REG_R13, REG_R14, REG_R15 };
   for (size_t i = 0; i < sizeof(regs) / sizeof(*regs); i++)
     g[regs[i]] = (greg_t)&scratch[others];
@@ -184,13 +184,11 @@ is_fp(const struct step *s)
  * rsp and rbp were.  Encoded as k / 8 and c / 8 (0: unchanged), or false
  * when they do not fit the verdict word. */
 static bool
-is_rsp(const struct step *a, const struct step *b, uint64_t *kq,
-       uint64_t *cq)
+is_rsp(const struct step *a, const struct step *b, uint64_t *kq, uint64_t *cq)
 {
   uintptr_t k = a->cfa - a->sp;
-  if (b->cfa - b->sp != k || k % 8 != 0 || k == 0 ||
-      k / 8 >= (1u << K_BITS) || a->ip_at != a->cfa - 8 ||
-      b->ip_at != b->cfa - 8)
+  if (b->cfa - b->sp != k || k % 8 != 0 || k == 0 || k / 8 >= (1u << K_BITS) ||
+      a->ip_at != a->cfa - 8 || b->ip_at != b->cfa - 8)
     return false;
   if (a->rbp_at == 0 && b->rbp_at == 0 && a->rbp == a->rbp_in &&
       b->rbp == b->rbp_in) {
@@ -333,8 +331,7 @@ static int
 changed(struct dl_phdr_info *info, size_t size, void *arg)
 {
   const struct segments *s = arg;
-  return s == NULL || info->dlpi_adds != s->adds ||
-                 info->dlpi_subs != s->subs
+  return s == NULL || info->dlpi_adds != s->adds || info->dlpi_subs != s->subs
              ? 1
              : 2;
 }
@@ -416,7 +413,7 @@ find_stack(void)
   pthread_attr_t attr;
   void *base;
   size_t size;
-  struct range r = { UINTPTR_MAX, UINTPTR_MAX };  /* unknown: no frame */
+  struct range r = { UINTPTR_MAX, UINTPTR_MAX }; /* unknown: no frame */
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
     if (pthread_attr_getstack(&attr, &base, &size) == 0)
       r = (struct range){ (uintptr_t)base, (uintptr_t)base + size };

@@ -50,8 +50,8 @@
 #define NAME_MAX_LEN 48
 
 struct device {
-  char name[NAME_MAX_LEN];     /* "24GiB", "1536MiB", "50pct" */
-  char options[512];           /* CUMEMGUARD_OPTIONS */
+  char name[NAME_MAX_LEN]; /* "24GiB", "1536MiB", "50pct" */
+  char options[512];       /* CUMEMGUARD_OPTIONS */
 };
 
 static void
@@ -107,8 +107,7 @@ device_name(const struct cmg__limit *l, char *out, size_t len)
   for (int i = 0; i < 4; i++) {
     int shift = 40 - 10 * i;
     if (b != 0 && b % (1ull << shift) == 0) {
-      snprintf(out, len, "%llu%s", (unsigned long long)(b >> shift),
-               units[i]);
+      snprintf(out, len, "%llu%s", (unsigned long long)(b >> shift), units[i]);
       return;
     }
   }
@@ -124,16 +123,17 @@ make_device(const char *value, const char *report_dir, struct device *dev)
   char err[512];
   int rc = cmg__size_parse(value, strlen(value), true, &l);
 
-  if (rc != 0 || l.kind == CMG__LIMIT_NONE || (l.kind == CMG__LIMIT_BYTES &&
-                                               l.bytes == 0)) {
+  if (rc != 0 || l.kind == CMG__LIMIT_NONE ||
+      (l.kind == CMG__LIMIT_BYTES && l.bytes == 0)) {
     cmg__log("bad value '%s' for --limit: expected a size above 0 (4GiB, "
-             "1.5GB, 512M) or a share of the device (50%%)", value);
+             "1.5GB, 512M) or a share of the device (50%%)",
+             value);
     return CMG_EXIT_USAGE;
   }
   device_name(&l, dev->name, sizeof(dev->name));
   /* The group is named after the device, so each limit is its own cap. */
-  snprintf(dev->options, sizeof(dev->options),
-           "group=cdi-%s,group_limit=%s", dev->name, value);
+  snprintf(dev->options, sizeof(dev->options), "group=cdi-%s,group_limit=%s",
+           dev->name, value);
   if (report_dir != NULL) {
     size_t n = strlen(dev->options);
     snprintf(dev->options + n, sizeof(dev->options) - n,
@@ -141,7 +141,8 @@ make_device(const char *value, const char *report_dir, struct device *dev)
   }
   if (cmg__config_parse(dev->options, &cfg, err, sizeof(err)) != 0) {
     cmg__log("--limit %s makes the options '%s', which the library "
-             "refuses: %s", value, dev->options, err);
+             "refuses: %s",
+             value, dev->options, err);
     return CMG_EXIT_USAGE;
   }
   return 0;
@@ -171,10 +172,9 @@ build_spec(const struct device *devs, int n, const char *library,
   char *text;
 
   for (int i = 0; i < n; i++)
-    digit_first = digit_first || (devs[i].name[0] >= '0' &&
-                                  devs[i].name[0] <= '9');
-  cJSON_AddStringToObject(spec, "cdiVersion", digit_first ? "0.5.0"
-                                                          : "0.3.0");
+    digit_first =
+        digit_first || (devs[i].name[0] >= '0' && devs[i].name[0] <= '9');
+  cJSON_AddStringToObject(spec, "cdiVersion", digit_first ? "0.5.0" : "0.3.0");
   cJSON_AddStringToObject(spec, "kind", CDI_KIND);
   list = cJSON_AddArrayToObject(spec, "devices");
   for (int i = 0; i < n; i++) {
@@ -207,8 +207,7 @@ static char *
 preload_entry(const char *also)
 {
   char err[256], *value, *entry;
-  int rc = cmg__preload_add(also, CONTAINER_LIBRARY, &value, err,
-                            sizeof(err));
+  int rc = cmg__preload_add(also, CONTAINER_LIBRARY, &value, err, sizeof(err));
 
   if (rc == 0 && asprintf(&entry, "LD_PRELOAD=%s", value) < 0)
     rc = -ENOMEM;
@@ -252,13 +251,15 @@ check_report_dir(const char *dir)
   errno = 0;
   if (dir[0] != '/' || strchr(dir, ',') != NULL) {
     cmg__log("bad value '%s' for --report-dir: expected an absolute path "
-             "without ','", dir);
+             "without ','",
+             dir);
     return CMG_EXIT_USAGE;
   }
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
     const char *why = errno == 0 ? "not a directory" : strerror(errno);
     cmg__log("bad value '%s' for --report-dir: expected an existing "
-             "directory (%s)", dir, why);
+             "directory (%s)",
+             dir, why);
     return CMG_EXIT_USAGE;
   }
   return 0;
@@ -297,8 +298,7 @@ cmg__cdi_main(int argc, char **argv)
       slot = &output;
       a = "--output";
     } else {
-      cmg__log("unknown argument '%s' for cdi; try 'cumemguard cdi --help'",
-               a);
+      cmg__log("unknown argument '%s' for cdi; try 'cumemguard cdi --help'", a);
       return CMG_EXIT_USAGE;
     }
     if ((*slot = value_of(argc, argv, &i, a)) == NULL)
@@ -313,7 +313,8 @@ cmg__cdi_main(int argc, char **argv)
     if (len < 6 || strcmp(output + len - 5, ".json") != 0 ||
         output[len - 6] == '/') {
       cmg__log("bad value '%s' for --output: expected a file name ending in "
-               ".json, the files CDI runtimes read", output);
+               ".json, the files CDI runtimes read",
+               output);
       return CMG_EXIT_USAGE;
     }
   }
@@ -325,8 +326,8 @@ cmg__cdi_main(int argc, char **argv)
       return CMG_EXIT_USAGE;
     for (int j = 0; j < i; j++)
       if (strcmp(devs[i].name, devs[j].name) == 0) {
-        cmg__log("--limit %s and --limit %s are the same device, %s",
-                 limits[j], limits[i], devs[i].name);
+        cmg__log("--limit %s and --limit %s are the same device, %s", limits[j],
+                 limits[i], devs[i].name);
         return CMG_EXIT_USAGE;
       }
   }
@@ -344,8 +345,9 @@ cmg__cdi_main(int argc, char **argv)
     rc = EXIT_FAILURE;
   } else if (output != NULL) {
     char *line = NULL;
-    rc = asprintf(&line, "%s\n", text) < 0 ? -ENOMEM
-         : cmg__write_atomic(output, line, strlen(line));
+    rc = asprintf(&line, "%s\n", text) < 0
+             ? -ENOMEM
+             : cmg__write_atomic(output, line, strlen(line));
     if (rc == -ENOMEM && line == NULL)
       cmg__log("out of memory");
     rc = rc == 0 ? 0 : EXIT_FAILURE;

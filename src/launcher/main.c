@@ -52,10 +52,10 @@
  * (arg NULL) that sets its key to 1, or to 0 when the switch is --no-KEY
  * (the key naming what it turns off, as python_frames). */
 struct flag {
-  const char *name;  /* without the leading "--" */
-  const char *key;   /* option key in CUMEMGUARD_OPTIONS */
-  const char *arg;   /* placeholder in the usage line; NULL: a switch */
-  const char *help;  /* lines of at most HELP_WIDTH columns */
+  const char *name; /* without the leading "--" */
+  const char *key;  /* option key in CUMEMGUARD_OPTIONS */
+  const char *arg;  /* placeholder in the usage line; NULL: a switch */
+  const char *help; /* lines of at most HELP_WIDTH columns */
 };
 
 static const struct flag flags[] = {
@@ -67,8 +67,8 @@ static const struct flag flags[] = {
     "%t unix time, %% a '%' (default " CMG__REPORT_DEFAULT ")" },
   { "stack-depth", "stack_depth", "N",
     "record N frames of each allocation's stack, 0 for\n"
-    "none (default " STR(CMG__STACK_DEPTH_DEFAULT) ", at most "
-    STR(CMG__STACK_DEPTH_MAX) ")" },
+    "none (default " STR(CMG__STACK_DEPTH_DEFAULT) ", at most " STR(
+        CMG__STACK_DEPTH_MAX) ")" },
   { "stack-mode", "stack_mode", "MODE",
     "how stacks are walked: auto (default: each step\n"
     "proven against DWARF once, libunwind where it\n"
@@ -113,8 +113,8 @@ static const struct flag flags[] = {
 static const char *
 switch_value(const struct flag *f)
 {
-  bool negates = strncmp(f->name, "no-", 3) == 0 &&
-                 strncmp(f->key, "no_", 3) != 0;
+  bool negates =
+      strncmp(f->name, "no-", 3) == 0 && strncmp(f->key, "no_", 3) != 0;
   return negates ? "0" : "1";
 }
 
@@ -139,8 +139,9 @@ static bool on_demand_growth;
 #define HELP_WIDTH 58
 #define USAGE_START "usage: cumemguard"
 #define STATUS_USAGE "       cumemguard status [GROUP] [--json]"
-#define CDI_USAGE \
-  "       cumemguard cdi --limit SIZE [...] [--report-dir DIR] [--output FILE]"
+#define CDI_USAGE                                                              \
+  "       cumemguard cdi --limit SIZE [...] [--report-dir DIR] [--output "     \
+  "FILE]"
 
 /*
  * Appends one word of the usage text, starting a new line indented under
@@ -211,8 +212,7 @@ print_help(void)
          "CUDA device memory\nit can allocate and reports what it leaves "
          "allocated.\n\n");
   for (i = 0; i < N_FLAGS; i++)
-    print_flag(flags[i].name, flags[i].arg ? flags[i].arg : "",
-               flags[i].help);
+    print_flag(flags[i].name, flags[i].arg ? flags[i].arg : "", flags[i].help);
   print_flag("on-demand-growth", "",
              "make TensorFlow and JAX allocate as they go:\n"
              "sets TF_FORCE_GPU_ALLOW_GROWTH=true and\n"
@@ -302,8 +302,8 @@ build_options(const char *env, const char *const values[])
       p++;
     if (n == 0 || is_overridden(item, item_key_len(item, n), values))
       continue;
-    len += (size_t)sprintf(out + len, "%s%.*s", len > 0 ? "," : "", (int)n,
-                           item);
+    len +=
+        (size_t)sprintf(out + len, "%s%.*s", len > 0 ? "," : "", (int)n, item);
   }
   for (i = 0; i < N_FLAGS; i++) {
     if (values[i] != NULL)
@@ -323,8 +323,8 @@ add_preload(const char *lib)
 {
   char err[PATH_MAX + 160];
   char *value;
-  int rc = cmg__preload_add(getenv("LD_PRELOAD"), lib, &value, err,
-                            sizeof(err));
+  int rc =
+      cmg__preload_add(getenv("LD_PRELOAD"), lib, &value, err, sizeof(err));
 
   if (rc == -EINVAL) {
     cmg__log("%s", err);
@@ -397,8 +397,7 @@ parse_args(int argc, char **argv, const char *values[])
     } else if (i + 1 < argc) {
       values[f] = argv[++i];
     } else {
-      cmg__log("option '--%s' needs a value (%s)", flags[f].name,
-               flags[f].arg);
+      cmg__log("option '--%s' needs a value (%s)", flags[f].name, flags[f].arg);
       return -1;
     }
     /* A comma would smuggle a second item past the flag's key. */

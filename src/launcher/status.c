@@ -30,14 +30,16 @@
 #include "launcher/files.h"
 #include "launcher/status.h"
 
-#define USAGE "usage: cumemguard status [GROUP] [--json | --prometheus] " \
-              "[--textfile FILE]\n" \
-              "                         [--every SECONDS]\n"
+#define USAGE                                                                  \
+  "usage: cumemguard status [GROUP] [--json | --prometheus] "                  \
+  "[--textfile FILE]\n"                                                        \
+  "                         [--every SECONDS]\n"
 
 static void
 help(void)
 {
-  printf(USAGE "\n"
+  printf(USAGE
+         "\n"
          "Prints each group of this user (or GROUP), and this user's "
          "processes in no\ngroup: its cap and usage per device, and each "
          "process: pid, command, live\nbytes and peak per device.  Root "
@@ -79,7 +81,8 @@ cmg__status_main(int argc, char **argv)
       return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
     } else if (argv[i][0] == '-') {
       cmg__log("unknown option '%s' for status; try 'cumemguard status "
-               "--help'", argv[i]);
+               "--help'",
+               argv[i]);
       return CMG_EXIT_USAGE;
     } else if (name == NULL) {
       name = argv[i];
@@ -106,7 +109,8 @@ cmg__status_main(int argc, char **argv)
         textfile[len - 6] == '/') {
       cmg__log("bad value '%s' for --textfile: expected a file name ending "
                "in .prom, the files node_exporter's textfile collector "
-               "reads", textfile);
+               "reads",
+               textfile);
       return CMG_EXIT_USAGE;
     }
     prometheus = true;
@@ -118,7 +122,8 @@ cmg__status_main(int argc, char **argv)
     }
     if (cmg__duration_parse(every, strlen(every), &period_ns) != 0) {
       cmg__log("bad value '%s' for --every: expected a duration from 1ms "
-               "to 24h (15, 500ms, 2m)", every);
+               "to 24h (15, 500ms, 2m)",
+               every);
       return CMG_EXIT_USAGE;
     }
   }

@@ -55,8 +55,7 @@ cmg__group_view(const struct cmg__seg_entry *e, const struct seg *c,
       v->dead++;
     }
     for (int d = 0; d < SEG_DEVICES; d++)
-      v->shown[d] = v->shown[d] || sl->dev[d].used != 0 ||
-                    sl->dev[d].peak != 0;
+      v->shown[d] = v->shown[d] || sl->dev[d].used != 0 || sl->dev[d].peak != 0;
   }
 }
 

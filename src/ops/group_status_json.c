@@ -55,9 +55,9 @@ devices(const struct cmg__group_view *v)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "device", d);
     add_limit(o, cmg__seg_limit_entry(v->limits, d), c->dev[d].physical);
-    cJSON_AddItemToObject(o, "physical", c->dev[d].physical != 0
-                                             ? u64(c->dev[d].physical)
-                                             : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "physical",
+                          c->dev[d].physical != 0 ? u64(c->dev[d].physical)
+                                                  : cJSON_CreateNull());
     cJSON_AddItemToObject(o, "used", u64(c->dev[d].used));
     cJSON_AddItemToObject(o, "peak", u64(c->dev[d].peak));
     cJSON_AddItemToArray(a, o);
@@ -102,8 +102,8 @@ cmg__group_json(const struct cmg__group_view *v)
   const struct seg *c = v->c;
   cJSON *o = cJSON_CreateObject(), *procs;
 
-  cJSON_AddItemToObject(o, "name", v->reg ? cJSON_CreateNull()
-                                          : string_or_null(v->e->name));
+  cJSON_AddItemToObject(
+      o, "name", v->reg ? cJSON_CreateNull() : string_or_null(v->e->name));
   cJSON_AddNumberToObject(o, "uid", v->e->uid);
   cJSON_AddItemToObject(o, "container", string_or_null(v->e->container));
   cJSON_AddNumberToObject(o, "creator", (int)c->h.creator);

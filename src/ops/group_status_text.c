@@ -27,8 +27,7 @@ printable(const char *s, char *buf, size_t len)
 }
 
 static const char *
-text_limit(const struct seg_limit *l, uint64_t physical, char *buf,
-           size_t len)
+text_limit(const struct seg_limit *l, uint64_t physical, char *buf, size_t len)
 {
   char pct[32];
 
@@ -122,8 +121,8 @@ cmg__group_print_text(FILE *f, const struct cmg__group_view *v)
 {
   heading(f, v);
   devices(f, v);
-  fprintf(f, "  %8s  %-16s %6s %12s %12s\n", "pid", "command", "device",
-          "live", "peak");
+  fprintf(f, "  %8s  %-16s %6s %12s %12s\n", "pid", "command", "device", "live",
+          "peak");
   for (unsigned i = 0; i < SEG_SLOTS; i++) {
     if ((uint32_t)v->c->slot[i].owner == SLOT_CLAIMED)
       process(f, &v->c->slot[i], v->alive[i]);

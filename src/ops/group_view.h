@@ -15,10 +15,10 @@
 struct cmg__group_view {
   const struct cmg__seg_entry *e;
   const struct seg *c;
-  bool reg;                              /* the registry: no group, no cap */
-  struct seg_limit limits[SEG_DEVICES + 1];  /* per device, then default */
-  bool shown[SEG_DEVICES];               /* a cap, or any use, on it */
-  bool alive[SEG_SLOTS];                 /* false: dead, not yet reclaimed */
+  bool reg;                                 /* the registry: no group, no cap */
+  struct seg_limit limits[SEG_DEVICES + 1]; /* per device, then default */
+  bool shown[SEG_DEVICES];                  /* a cap, or any use, on it */
+  bool alive[SEG_SLOTS];                    /* false: dead, not yet reclaimed */
   unsigned members, dead;
 };
 
@@ -31,7 +31,6 @@ void cmg__group_print_text(FILE *f, const struct cmg__group_view *v);
 cJSON *cmg__group_json(const struct cmg__group_view *v);
 
 /* A segment that could not be read: its name, owner and why. */
-cJSON *cmg__group_json_error(const struct cmg__seg_entry *e,
-                             const char *error);
+cJSON *cmg__group_json_error(const struct cmg__seg_entry *e, const char *error);
 
 #endif /* CMG_OPS_GROUP_VIEW_H */

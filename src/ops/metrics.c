@@ -111,9 +111,8 @@ enum which { LIMIT, USED, PEAK, MEMBERS, P_USED, P_PEAK, P_DENIALS };
 
 /* The series of one family for every segment. */
 static void
-series(FILE *f, enum which w, const char *name,
-       const struct cmg__seg_entry *e, const struct seg *const *copies,
-       size_t n, uint64_t ns)
+series(FILE *f, enum which w, const char *name, const struct cmg__seg_entry *e,
+       const struct seg *const *copies, size_t n, uint64_t ns)
 {
   for (size_t i = 0; i < n; i++) {
     const struct seg *c = copies[i];
@@ -167,8 +166,8 @@ series(FILE *f, enum which w, const char *name,
 
 void
 cmg__metrics_print(FILE *f, const struct cmg__seg_entry *e,
-                   const struct seg *const *copies,
-                   const char (*errors)[256], size_t n)
+                   const struct seg *const *copies, const char (*errors)[256],
+                   size_t n)
 {
   static const struct {
     enum which w;

@@ -129,29 +129,28 @@ cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
     rc = errno;
     if (rc == ENOENT)
       return cmg__seg_fail(err, errlen, name, -ENOENT,
-                           "no such group for uid %u (no %s)", e->uid,
-                           e->path);
-    return cmg__seg_fail(err, errlen, name, -rc, "cannot open %s: %s",
-                         e->path, strerror(rc));
+                           "no such group for uid %u (no %s)", e->uid, e->path);
+    return cmg__seg_fail(err, errlen, name, -rc, "cannot open %s: %s", e->path,
+                         strerror(rc));
   }
   if (e->own_dir) {
     rc = cmg__seg_check_owner(fd, e->path, name, e->uid, err, errlen);
   } else if (fstat(fd, &st) == 0 &&
              (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0)) {
-    rc = cmg__seg_fail(err, errlen, name, -EPERM, "%s is not a regular "
-                       "file of mode 0600; refusing it", e->path);
+    rc = cmg__seg_fail(err, errlen, name, -EPERM,
+                       "%s is not a regular "
+                       "file of mode 0600; refusing it",
+                       e->path);
   }
   if (rc == 0 && fstat(fd, &st) != 0)
-    rc = cmg__seg_fail(err, errlen, name, -errno, "cannot stat %s",
-                       e->path);
+    rc = cmg__seg_fail(err, errlen, name, -errno, "cannot stat %s", e->path);
   if (rc == 0 && st.st_size != (off_t)sizeof(struct seg))
     rc = cmg__seg_describe_size(fd, st.st_size, e->path, name, err, errlen);
   if (rc == 0) {
     m = mmap(NULL, sizeof(struct seg), PROT_READ, MAP_SHARED, fd, 0);
     c = malloc(sizeof(*c));
     if (m == MAP_FAILED || c == NULL)
-      rc = cmg__seg_fail(err, errlen, name, -ENOMEM, "cannot map %s",
-                         e->path);
+      rc = cmg__seg_fail(err, errlen, name, -ENOMEM, "cannot map %s", e->path);
   }
   close(fd);
   if (rc == 0 && guarded_copy(c, m) != 0)
@@ -164,7 +163,8 @@ cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
   if (rc == -EAGAIN)
     rc = cmg__seg_fail(err, errlen, name, -ENOENT,
                        "no such group for uid %u (its last member just "
-                       "left)", e->uid);
+                       "left)",
+                       e->uid);
   if (rc != 0) {
     free(c);
     return rc;
@@ -180,8 +180,7 @@ cmg__seg_entry_own(const char *name, struct cmg__seg_entry *e)
   e->uid = (unsigned)geteuid();
   e->own_dir = true;
   snprintf(e->name, sizeof(e->name), "%s", name);
-  snprintf(e->path, sizeof(e->path), SHM_DIR "/" PREFIX "%u.%s", e->uid,
-           name);
+  snprintf(e->path, sizeof(e->path), SHM_DIR "/" PREFIX "%u.%s", e->uid, name);
 }
 
 const char *
@@ -222,8 +221,7 @@ grow(struct list *l)
 /* Adds the segments in dir: "cumemguard.UID.NAME", this user's only
  * unless all_users. */
 static void
-scan_dir(struct list *l, const char *dir, const char *container,
-         bool all_users)
+scan_dir(struct list *l, const char *dir, const char *container, bool all_users)
 {
   DIR *d = opendir(dir);
   struct dirent *ent;

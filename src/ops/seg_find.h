@@ -13,11 +13,11 @@
 
 /* One segment found: where, whose, and what it is. */
 struct cmg__seg_entry {
-  char path[128];      /* the file, under /dev/shm or /proc/PID/root */
-  char name[64];       /* group name, or REGISTRY_NAME */
-  char container[80];  /* "" for the host's /dev/shm */
-  unsigned uid;        /* as its name says */
-  bool own_dir;        /* in the host's /dev/shm: the owner is checked */
+  char path[128];     /* the file, under /dev/shm or /proc/PID/root */
+  char name[64];      /* group name, or REGISTRY_NAME */
+  char container[80]; /* "" for the host's /dev/shm */
+  unsigned uid;       /* as its name says */
+  bool own_dir;       /* in the host's /dev/shm: the owner is checked */
 };
 
 /* The segments of this user (all users when all_users) in /dev/shm, and,
@@ -38,8 +38,8 @@ const char *cmg__seg_label(const struct cmg__seg_entry *e, char *buf,
 
 /* Reads the entry's segment into a checked private copy (free() it): 0, or
  * a negative errno with one line in err ("group 'NAME': ..."). */
-int cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out,
-                  char *err, size_t errlen);
+int cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
+                  size_t errlen);
 
 /* The Slurm job of a group named slurm.JOBID, or NULL. */
 const char *cmg__seg_slurm_job(const char *name);

@@ -170,8 +170,7 @@ allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
              cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
              where(c->device, dev, sizeof(dev)),
              cmg__format_size(used, have, sizeof(have)),
-             cmg__format_size(cmg__policy_limit(c->device), cap,
-                              sizeof(cap)));
+             cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap)));
   }
 }
 
@@ -228,8 +227,8 @@ reserve_group(struct cmg__call *c, uint64_t bytes)
   int err = cmg__group_reserve(c->device, bytes, physical, &used, &limit);
   if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
     uint64_t t0 = cmg__now_ns();
-    err = cmg__group_wait(c->device, bytes, physical,
-                          cmg__cfg.wait_timeout_ns, &used, &limit);
+    err = cmg__group_wait(c->device, bytes, physical, cmg__cfg.wait_timeout_ns,
+                          &used, &limit);
     struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
     e.waited_ns = cmg__now_ns() - t0;
     e.granted = err == 0;
@@ -244,8 +243,8 @@ reserve_group(struct cmg__call *c, uint64_t bytes)
 static CMG__HOT bool
 in_group(int device, unsigned kind)
 {
-  return cmg__kind_counts(kind) && device >= 0 &&
-         device < CMG__MAX_DEVICES && cmg__group_counting();
+  return cmg__kind_counts(kind) && device >= 0 && device < CMG__MAX_DEVICES &&
+         cmg__group_counting();
 }
 
 /* Reserves against the process's limit, then the group's: 0, or an error
@@ -311,11 +310,10 @@ cmg__alloc_grow(struct cmg__call *c, uint64_t extra)
 {
   uint64_t used = cmg__policy_used(c->device) - c->r.bytes;
   int err = cmg__policy_grow(&c->r, extra);
-  if (err == 0 && in_group(c->device, c->kind) &&
-      reserve_group(c, extra) < 0) {
+  if (err == 0 && in_group(c->device, c->kind) && reserve_group(c, extra) < 0) {
     cmg__policy_release(c->device, extra);
     c->r.bytes -= extra;
-    return CUDA_ERROR_OUT_OF_MEMORY;  /* the group said why */
+    return CUDA_ERROR_OUT_OF_MEMORY; /* the group said why */
   }
   if (err == 0)
     return CUDA_SUCCESS;
@@ -456,8 +454,8 @@ cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
 /* ---- context teardown --------------------------------------------------- */
 
 struct teardown {
-  uint16_t ctx;   /* this context, or */
-  int device;     /* the primary context of this device */
+  uint16_t ctx; /* this context, or */
+  int device;   /* the primary context of this device */
 };
 
 static bool

@@ -16,7 +16,7 @@
 #include "core/policy.h"
 #include "preload/fn.h"
 
-#define CMG__CURRENT (-1)  /* the device of the current context */
+#define CMG__CURRENT (-1) /* the device of the current context */
 
 struct cmg__call {
   int device;

@@ -33,9 +33,8 @@ cmg_device_stats(int device, struct cmg_device_stats *out, size_t size)
   if (out == NULL || device < 0 || device >= CMG__SLOTS)
     return -EINVAL;
   cmg__ledger_stats(device, &s);
-  s.limit_bytes = cmg__policy_is_device_set(device)
-                      ? cmg__policy_limit(device)
-                      : CMG__NO_LIMIT;
+  s.limit_bytes = cmg__policy_is_device_set(device) ? cmg__policy_limit(device)
+                                                    : CMG__NO_LIMIT;
   s.physical_bytes = cmg__policy_physical(device);
   give(out, size, &s, sizeof(s));
   return 0;

@@ -22,8 +22,8 @@
 
 #define MAX_CONTEXTS CMG__MAX_CONTEXTS
 
-static _Atomic(CUcontext) contexts[MAX_CONTEXTS];  /* by id; 0 unused */
-static _Atomic bool created[MAX_CONTEXTS];         /* by cuCtxCreate */
+static _Atomic(CUcontext) contexts[MAX_CONTEXTS]; /* by id; 0 unused */
+static _Atomic bool created[MAX_CONTEXTS];        /* by cuCtxCreate */
 static _Atomic unsigned n_contexts = 1;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -42,8 +42,8 @@ cmg__context_id(CUcontext ctx)
     return last_id;
   unsigned n = atomic_load_explicit(&n_contexts, memory_order_acquire);
   unsigned id = 1;
-  while (id < n && atomic_load_explicit(&contexts[id],
-                                        memory_order_relaxed) != ctx)
+  while (id < n &&
+         atomic_load_explicit(&contexts[id], memory_order_relaxed) != ctx)
     id++;
   if (id == n) {
     pthread_mutex_lock(&lock);
@@ -78,7 +78,7 @@ static CMG__COLD int
 context_changed(CUcontext ctx, unsigned gen, uint16_t *id)
 {
   int device = cmg__current_device();
-  *id = cmg__context_id(ctx);  /* sets last_ctx and last_id */
+  *id = cmg__context_id(ctx); /* sets last_ctx and last_id */
   last_device = device;
   last_generation = gen;
   return device;

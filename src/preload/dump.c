@@ -82,8 +82,7 @@ report_path(const char *pattern, const char *host, char *out, size_t len)
     return err;
   if (name[0] == '/' || cwd[0] == '\0')
     return snprintf(out, len, "%s", name) < (int)len ? 0 : -ENAMETOOLONG;
-  return snprintf(out, len, "%s/%s", cwd, name) < (int)len ? 0
-                                                           : -ENAMETOOLONG;
+  return snprintf(out, len, "%s/%s", cwd, name) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
 /* Device memory still allocated, from the counters (no report needed). */
@@ -115,8 +114,7 @@ dump(const char *path, enum cmg__reason reason)
   exe[len > 0 ? len : 0] = '\0';
 
   pthread_mutex_lock(&dump_lock);
-  int err = report_path(path ? path : cfg->report, host, final,
-                        sizeof(final));
+  int err = report_path(path ? path : cfg->report, host, final, sizeof(final));
   char **argv = read_argv();
   struct cmg__process proc = {
     .pid = (long)getpid(),
@@ -137,15 +135,16 @@ dump(const char *path, enum cmg__reason reason)
 
   char size[32];
   if (err < 0)
-    cmg__log("cannot write report %s: %s", err == -ENAMETOOLONG ||
-             err == -EINVAL ? (path ? path : cfg->report) : final,
+    cmg__log("cannot write report %s: %s",
+             err == -ENAMETOOLONG || err == -EINVAL
+                 ? (path ? path : cfg->report)
+                 : final,
              strerror(-err));
   else if (n == 0)
     cmg__log("report %s: no device memory live", final);
   else
     cmg__log("report %s: %s in %" PRIu64 " allocation%s live", final,
-             cmg__format_size(bytes, size, sizeof(size)), n,
-             n == 1 ? "" : "s");
+             cmg__format_size(bytes, size, sizeof(size)), n, n == 1 ? "" : "s");
   /* The exit status says whether memory was live, report or not. */
   if (err < 0)
     n = live_device_allocations();
@@ -216,7 +215,7 @@ void
 cmg__dump_start_thread(void)
 {
   if (wake[0] < 0)
-    return;  /* not wanted, or its pipe could not be made */
+    return; /* not wanted, or its pipe could not be made */
   pthread_t t;
   pthread_attr_t attr;
   sigset_t all, old;
@@ -238,8 +237,7 @@ cmg__dump_start_thread(void)
 static bool
 needs_thread(void)
 {
-  if (cfg->dump_signal != 0 ||
-      cfg->soft_limit.kind != CMG__LIMIT_NONE)
+  if (cfg->dump_signal != 0 || cfg->soft_limit.kind != CMG__LIMIT_NONE)
     return true;
   for (int i = 0; i < CMG__MAX_DEVICES; i++)
     if (cfg->soft_limit_dev[i].kind != CMG__LIMIT_NONE)
@@ -257,8 +255,7 @@ cmg__dump_setup(const struct cmg__config *options)
   pthread_atfork(NULL, NULL, postfork_child);
   if (!needs_thread())
     return;
-  if (pipe2(wake, O_CLOEXEC) < 0 ||
-      fcntl(wake[1], F_SETFL, O_NONBLOCK) < 0) {
+  if (pipe2(wake, O_CLOEXEC) < 0 || fcntl(wake[1], F_SETFL, O_NONBLOCK) < 0) {
     cmg__log("cannot start the dump thread: %s", strerror(errno));
     wake[0] = wake[1] = -1;
     return;

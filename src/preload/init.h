@@ -14,8 +14,8 @@
 #include "core/pools.h"
 
 struct cmg__thread {
-  int depth;          /* > 0 inside a driver wrapper: nested calls forward */
-  uint16_t label;     /* runtime API being served, 0 = none */
+  int depth;      /* > 0 inside a driver wrapper: nested calls forward */
+  uint16_t label; /* runtime API being served, 0 = none */
   uint32_t tid;
 };
 

@@ -154,7 +154,7 @@ find_in_cudart(struct dl_phdr_info *info, size_t size, void *arg)
   void *p = cmg__real_dlsym(h, io[0]);
   if (p != NULL && !cmg__is_ours(p)) {
     io[1] = p;
-    return 1;  /* keep the reference: the pointer must stay valid */
+    return 1; /* keep the reference: the pointer must stay valid */
   }
   dlclose(h);
   return 0;
@@ -201,4 +201,3 @@ cmg__missing(enum cmg__fn fn)
     cmg__log("cannot find the real %s; is the CUDA driver installed?",
              fns[fn].name);
 }
-

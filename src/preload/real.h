@@ -39,7 +39,7 @@
  * variant, named cmg__pfn_<elf> here.  Some variants (the 4-argument
  * cuGetProcAddress, the _ptsz ones) are only declared by cuda.h under
  * internal macros, so all are declared from the typedefs, never by hand. */
-#define DRV(elf, base, version, suffix)                                      \
+#define DRV(elf, base, version, suffix)                                        \
   typedef PFN_##base##_v##version##suffix cmg__pfn_##elf;
 #define DRVAS(elf, base, version, pfn) typedef pfn cmg__pfn_##elf;
 #define AUX(name, base, version)                                               \

@@ -442,8 +442,7 @@ cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
 
 int
 cmg__tool_diff_main(const char *base_file, const char *new_file,
-                    struct cmg__tool_supp *supp,
-                    const struct cmg__tool_opts *o)
+                    struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
 {
   struct cmg__tool_index ix;
   struct cmg__tool_view base, now;

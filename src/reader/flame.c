@@ -55,7 +55,7 @@
 
 struct line {
   uint32_t n;
-  const char **labels; /* root first */
+  const char **labels;   /* root first */
   unsigned char *python; /* per label: a Python frame (same allocation) */
   uint64_t bytes, count;
   unsigned kind;    /* of the leaf: KIND_* */

@@ -363,9 +363,11 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
     free(nf->file);
     return -ENOMEM;
   }
-  nf->class = nf->python ? 0 : classify(
-      nf->module != CMG__TOOL_NONE ? ix->modules[nf->module].name : NULL,
-      nf->function);
+  nf->class = nf->python ? 0
+                         : classify(nf->module != CMG__TOOL_NONE
+                                        ? ix->modules[nf->module].name
+                                        : NULL,
+                                    nf->function);
   *out = (uint32_t)ix->n_frames++;
   cmg__tool_map_set(&ix->frame_map, slot, h, *out);
   return 0;

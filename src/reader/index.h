@@ -31,9 +31,9 @@ struct cmg__tool_frame {
   bool has_function_offset;
   uint64_t function_offset;
   unsigned class;
-  bool python;      /* a Python frame: function, file and line */
-  char *file;       /* its file, else NULL */
-  uint64_t line;    /* its line, 0 when none */
+  bool python;   /* a Python frame: function, file and line */
+  char *file;    /* its file, else NULL */
+  uint64_t line; /* its line, 0 when none */
 };
 
 struct cmg__tool_stack {

@@ -211,8 +211,8 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
     cJSON_AddBoolToObject(e, "truncated",
                           l->stack != CMG__TOOL_NONE &&
                               v->ix->stacks[l->stack].truncated);
-    cJSON_AddItemToObject(e, "pool", l->pool ? cJSON_CreateString(l->pool)
-                                             : cJSON_CreateNull());
+    cJSON_AddItemToObject(
+        e, "pool", l->pool ? cJSON_CreateString(l->pool) : cJSON_CreateNull());
     cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, l->stack));
     cJSON_AddItemToArray(leaks, e);
   }

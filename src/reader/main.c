@@ -52,7 +52,15 @@
 #include "reader/tool.h"
 
 enum command {
-  SUMMARY, MERGE, DIFF, FOLDED, FLAME, CHECK, TIMELINE, PPROF, PLOT
+  SUMMARY,
+  MERGE,
+  DIFF,
+  FOLDED,
+  FLAME,
+  CHECK,
+  TIMELINE,
+  PPROF,
+  PLOT
 };
 
 static const char *const command_names[] = {
@@ -213,8 +221,8 @@ parse_number(const char *opt, const char *s, unsigned long min,
   for (i = 0; s[i] >= '0' && s[i] <= '9' && v <= max; i++)
     v = v * 10 + (unsigned long)(s[i] - '0');
   if (i == 0 || s[i] != '\0' || v < min || v > max) {
-    cmg__tool_say("bad %s '%s': expected a number from %lu to %lu", opt, s,
-                  min, max);
+    cmg__tool_say("bad %s '%s': expected a number from %lu to %lu", opt, s, min,
+                  max);
     return false;
   }
   *out = v;
@@ -361,8 +369,7 @@ parse_args(int argc, char **argv, struct args *a)
   a->files = argv + optind;
   a->n_files = argc - optind;
   if (a->cmd == DIFF && a->n_files != 2) {
-    cmg__tool_say("diff takes two reports, BASE and NEW; got %d",
-                  a->n_files);
+    cmg__tool_say("diff takes two reports, BASE and NEW; got %d", a->n_files);
     return -1;
   }
   if (a->n_files == 0) {
@@ -403,12 +410,10 @@ main(int argc, char **argv)
     rc = cmg__tool_folded_main(a.files, a.n_files, &a.supp, &a.flame);
     break;
   case FLAME:
-    rc = cmg__tool_flame_main(a.files, a.n_files, &a.supp, &a.flame,
-                              a.output);
+    rc = cmg__tool_flame_main(a.files, a.n_files, &a.supp, &a.flame, a.output);
     break;
   case CHECK:
-    rc = cmg__tool_check_main(a.files, a.n_files, &a.supp, &a.opts,
-                              a.max_leak);
+    rc = cmg__tool_check_main(a.files, a.n_files, &a.supp, &a.opts, a.max_leak);
     break;
   case TIMELINE:
     rc = cmg__tool_timeline_main(a.files, a.n_files, a.output);

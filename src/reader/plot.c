@@ -23,16 +23,16 @@
 #include "reader/tool.h"
 
 #define WIDTH 900
-#define PANEL 280   /* height of a device's panel */
-#define TOP 50      /* the title */
-#define LEFT 90     /* the bytes axis */
+#define PANEL 280 /* height of a device's panel */
+#define TOP 50    /* the title */
+#define LEFT 90   /* the bytes axis */
 #define RIGHT 30
-#define PAD 30      /* above and below a plot in its panel */
+#define PAD 30 /* above and below a plot in its panel */
 
 struct frame {
-  double x0, x1, y0, y1;     /* the plot area, in pixels (y0 at the top) */
-  double t_max;              /* seconds at x1 */
-  double b_max;              /* bytes at y0 */
+  double x0, x1, y0, y1; /* the plot area, in pixels (y0 at the top) */
+  double t_max;          /* seconds at x1 */
+  double b_max;          /* bytes at y0 */
 };
 
 /* Text as XML character data or an attribute value. */
@@ -41,12 +41,23 @@ esc(FILE *f, const char *s)
 {
   for (; *s; s++) {
     switch (*s) {
-    case '&': fputs("&amp;", f); break;
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '"': fputs("&quot;", f); break;
-    case '\'': fputs("&apos;", f); break;
-    default: fputc(*s, f);
+    case '&':
+      fputs("&amp;", f);
+      break;
+    case '<':
+      fputs("&lt;", f);
+      break;
+    case '>':
+      fputs("&gt;", f);
+      break;
+    case '"':
+      fputs("&quot;", f);
+      break;
+    case '\'':
+      fputs("&apos;", f);
+      break;
+    default:
+      fputc(*s, f);
     }
   }
 }
@@ -89,23 +100,30 @@ axes(FILE *f, const struct frame *fr)
   fprintf(f, "<g class=\"axes\">\n");
   for (double b = 0; b <= fr->b_max * 1.0001; b += step) {
     double y = y_of(fr, b);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-               "class=\"grid\"/>\n", fr->x0, y, fr->x1, y);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
-            fr->x0 - 6, y + 4);
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            "class=\"grid\"/>\n",
+            fr->x0, y, fr->x1, y);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", fr->x0 - 6,
+            y + 4);
     esc(f, cmg__format_size((uint64_t)b, label, sizeof(label)));
     fputs("</text>\n", f);
   }
   step = nice_step(fr->t_max, 1e-6);
   for (double t = 0; t <= fr->t_max * 1.0001; t += step) {
     double x = x_of(fr, t);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-               "class=\"tick\"/>\n", x, fr->y1, x, fr->y1 + 5);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g s"
-               "</text>\n", x, fr->y1 + 18, t);
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            "class=\"tick\"/>\n",
+            x, fr->y1, x, fr->y1 + 5);
+    fprintf(f,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g s"
+            "</text>\n",
+            x, fr->y1 + 18, t);
   }
-  fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-             "class=\"frame\"/>\n</g>\n",
+  fprintf(f,
+          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+          "class=\"frame\"/>\n</g>\n",
           fr->x0, fr->y0, fr->x1 - fr->x0, fr->y1 - fr->y0);
 }
 
@@ -142,18 +160,20 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
 
   if (limit != 0 && limit <= fr->b_max) {
     y = y_of(fr, (double)limit);
-    fprintf(f, "<line class=\"limit\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-               "y2=\"%.1f\"/>\n<text class=\"limit\" x=\"%.1f\" y=\"%.1f\" "
-               "text-anchor=\"end\">limit ",
+    fprintf(f,
+            "<line class=\"limit\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+            "y2=\"%.1f\"/>\n<text class=\"limit\" x=\"%.1f\" y=\"%.1f\" "
+            "text-anchor=\"end\">limit ",
             fr->x0, y, fr->x1, y, fr->x1 - 4, y - 5);
     esc(f, cmg__format_size(limit, a, sizeof(a)));
     fputs("</text>\n", f);
   }
   x = x_of(fr, s->peak_time);
   y = y_of(fr, (double)s->peak_bytes);
-  fprintf(f, "<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>\n"
-             "<text class=\"peak\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">"
-             "peak ",
+  fprintf(f,
+          "<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>\n"
+          "<text class=\"peak\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">"
+          "peak ",
           x, y, x + (x > (fr->x0 + fr->x1) / 2 ? -8 : 8), y - 8,
           x > (fr->x0 + fr->x1) / 2 ? "end" : "start");
   esc(f, cmg__format_size(s->peak_bytes, a, sizeof(a)));
@@ -173,8 +193,9 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
     esc(f, cmg__format_size(d->live_bytes, b, sizeof(b)));
     fprintf(f, " in use, at %.6f s, from ", d->comp.time);
     esc(f, cmg__tool_raw_stack(r, d->stack, 4, stack, sizeof(stack)));
-    fprintf(f, "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-               "y2=\"%.1f\"/><path d=\"M%.1f %.1f l-5 -9 l10 0 Z\"/></g>\n",
+    fprintf(f,
+            "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+            "y2=\"%.1f\"/><path d=\"M%.1f %.1f l-5 -9 l10 0 Z\"/></g>\n",
             x, fr->y0, x, fr->y1, x, y);
   }
 }
@@ -199,8 +220,9 @@ panel(FILE *f, const struct cmg__tool_report *r,
   fr.t_max = t_max > 0 ? t_max : 1e-3;
   fr.b_max = top > 0 ? (double)top * 1.1 : 1024;
   snprintf(label, sizeof(label), "device %d", s->device);
-  fprintf(f, "<g class=\"device\" data-device=\"%d\">\n<text x=\"%.1f\" "
-             "y=\"%.1f\" class=\"panel\">",
+  fprintf(f,
+          "<g class=\"device\" data-device=\"%d\">\n<text x=\"%.1f\" "
+          "y=\"%.1f\" class=\"panel\">",
           s->device, fr.x0, fr.y0 - 8);
   esc(f, label);
   fputs("</text>\n", f);
@@ -222,10 +244,11 @@ plot(FILE *f, const struct cmg__tool_report *r)
     if (s->points[s->n - 1].time > t_max)
       t_max = s->points[s->n - 1].time;
   }
-  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-             "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" "
-             "font-size=\"12\">\n",
+  fprintf(f,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+          "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" "
+          "font-size=\"12\">\n",
           WIDTH, TOP + (int)(t->n_series ? t->n_series : 1) * PANEL, WIDTH,
           TOP + (int)(t->n_series ? t->n_series : 1) * PANEL);
   fputs("<style>.grid{stroke:#ddd}.tick{stroke:#555}.frame{fill:none;"

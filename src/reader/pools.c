@@ -51,8 +51,8 @@ static const struct {
 };
 
 static const struct {
-  const char *prefix; /* of the module's base name */
-  int off_switch;     /* the switch that turns this pool off */
+  const char *prefix;    /* of the module's base name */
+  int off_switch;        /* the switch that turns this pool off */
   const char *off_value; /* its value that does; NULL: any value */
   const char *label;
 } by_module[] = {

@@ -55,7 +55,7 @@ struct build {
   const struct cmg__tool_report *r;
   struct strings st;
   Profile p;
-  bool *used_frame;   /* by frame index */
+  bool *used_frame; /* by frame index */
   bool oom;
 };
 
@@ -206,8 +206,8 @@ static void
 comp_samples(struct build *b, const struct cmg__tool_comp *c, int device)
 {
   for (size_t i = 0; i < c->n && !b->oom; i++) {
-    Sample *x = add_sample(b, c->items[i].stack, c->items[i].count,
-                           c->items[i].bytes);
+    Sample *x =
+        add_sample(b, c->items[i].stack, c->items[i].count, c->items[i].bytes);
     if (x != NULL)
       add_label(b, x, "device", NULL, device);
   }
@@ -379,8 +379,7 @@ header(struct build *b, enum cmg__tool_at at)
   b->p.default_sample_type = intern(b, "inuse_space");
   b->p.time_nanos = (int64_t)(b->r->start_time * 1e9);
   if (b->r->end_time > b->r->start_time)
-    b->p.duration_nanos =
-        (int64_t)((b->r->end_time - b->r->start_time) * 1e9);
+    b->p.duration_nanos = (int64_t)((b->r->end_time - b->r->start_time) * 1e9);
   snprintf(comment, sizeof(comment), "cumemguard: %s at %s, pid %ld",
            b->r->file, names[at], b->r->pid);
   b->p.comment = calloc(1, sizeof(*b->p.comment));

@@ -7,9 +7,9 @@
 
 /* Which live memory the profile holds. */
 enum cmg__tool_at {
-  CMG__TOOL_AT_EXIT,    /* what was live when the report was written */
-  CMG__TOOL_AT_PEAK,    /* what was live at each device's peak */
-  CMG__TOOL_AT_DENIAL,  /* what was live at each device's first denial */
+  CMG__TOOL_AT_EXIT,   /* what was live when the report was written */
+  CMG__TOOL_AT_PEAK,   /* what was live at each device's peak */
+  CMG__TOOL_AT_DENIAL, /* what was live at each device's first denial */
 };
 
 /* Writes the profile of the one file into output (NULL or "-": stdout),

@@ -127,9 +127,9 @@ cmg__tool_raw_stack(const struct cmg__tool_report *r, uint32_t s,
   if (s == CMG__TOOL_NONE)
     return buf;
   for (uint32_t i = 0; i < r->stacks[s].n && i < depth; i++) {
-    int k = snprintf(buf + used, len - used, "%s%s", i ? " < " : "",
-                     cmg__tool_raw_frame(r, r->stacks[s].frames[i], name,
-                                         sizeof(name)));
+    int k = snprintf(
+        buf + used, len - used, "%s%s", i ? " < " : "",
+        cmg__tool_raw_frame(r, r->stacks[s].frames[i], name, sizeof(name)));
     if (k < 0 || (size_t)k >= len - used)
       break;
     used += (size_t)k;

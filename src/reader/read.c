@@ -72,7 +72,8 @@ read_devices(struct cmg__tool_reader *rd, const cJSON *root,
   r->devices = cmg__tool_table(r->n_devices, sizeof(*r->devices));
   if (r->devices == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rdevice *d = &r->devices[i];
 
     CHECK(cmg__tool_element(rd, it, "devices", i, at, sizeof(at)));
@@ -112,7 +113,8 @@ read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
   *out = cmg__tool_table(*n, sizeof(**out));
   if (*out == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rleak *l = &(*out)[i];
 
     CHECK(cmg__tool_element(rd, it, key, i++, at, sizeof(at)));
@@ -167,7 +169,8 @@ read_comp(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
   if (c->items == NULL)
     return -ENOMEM;
   snprintf(where, sizeof(where), "%s.by_stack", at);
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_share *s = &c->items[i];
 
     CHECK(cmg__tool_element(rd, it, where, i++, sub, sizeof(sub)));
@@ -190,7 +193,8 @@ read_peaks(struct cmg__tool_reader *rd, const cJSON *root,
   r->peaks = cmg__tool_table(r->n_peaks, sizeof(*r->peaks));
   if (r->peaks == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rpeak *p = &r->peaks[i];
 
     CHECK(cmg__tool_element(rd, it, "peaks", i++, at, sizeof(at)));
@@ -214,7 +218,8 @@ read_denials(struct cmg__tool_reader *rd, const cJSON *root,
   r->denials_list = cmg__tool_table(r->n_denials, sizeof(*r->denials_list));
   if (r->denials_list == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rdenial *d = &r->denials_list[i];
 
     CHECK(cmg__tool_element(rd, it, "denials", i++, at, sizeof(at)));
@@ -244,7 +249,8 @@ read_command(struct cmg__tool_reader *rd, const cJSON *p,
   size_t n, len = 1, i = 0;
 
   CHECK(cmg__tool_array(rd, p, "process", "argv", &argv, &n));
-  cJSON_ArrayForEach(a, argv) {
+  cJSON_ArrayForEach(a, argv)
+  {
     if (!cJSON_IsString(a) || a->valuestring == NULL)
       return cmg__tool_fail(rd, "process.argv[%zu]: expected a string, got %s",
                             i, cmg__tool_kind(a));
@@ -255,7 +261,8 @@ read_command(struct cmg__tool_reader *rd, const cJSON *p,
   if (r->command == NULL)
     return -ENOMEM;
   r->command[0] = '\0';
-  cJSON_ArrayForEach(a, argv) {
+  cJSON_ArrayForEach(a, argv)
+  {
     if (r->command[0] != '\0')
       strcat(r->command, " ");
     strcat(r->command, a->valuestring);
@@ -341,7 +348,8 @@ read_pools(struct cmg__tool_reader *rd, const cJSON *root,
   if (!has_member(o, "pool_switches"))
     return 0;
   CHECK(cmg__tool_array(rd, o, "options", "pool_switches", &sw, &n));
-  cJSON_ArrayForEach(it, sw) {
+  cJSON_ArrayForEach(it, sw)
+  {
     const char *at = "options.pool_switches[]";
     char *name = NULL, *value = NULL;
     size_t i;
@@ -412,11 +420,11 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
   CHECK(read_python(rd, root, r));
   rc = cmg__tool_read_modules(rd, root, &r->modules, &r->n_modules);
   if (rc == 0)
-    rc = cmg__tool_read_frames(rd, root, r->n_modules, &r->frames,
-                               &r->n_frames);
+    rc =
+        cmg__tool_read_frames(rd, root, r->n_modules, &r->frames, &r->n_frames);
   if (rc == 0)
-    rc = cmg__tool_read_stacks(rd, root, r->n_frames, &r->stacks,
-                               &r->n_stacks, &ids);
+    rc = cmg__tool_read_stacks(rd, root, r->n_frames, &r->stacks, &r->n_stacks,
+                               &ids);
   if (rc == 0)
     rc = read_devices(rd, root, r);
   if (rc == 0)

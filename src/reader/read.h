@@ -115,8 +115,7 @@ int cmg__tool_read(const char *file, struct cmg__tool_report *out, char *err,
 
 /* cmg__tool_read() that also reads what `what` asks for. */
 int cmg__tool_read_with(const char *file, unsigned what,
-                        struct cmg__tool_report *out, char *err,
-                        size_t errlen);
+                        struct cmg__tool_report *out, char *err, size_t errlen);
 
 /* Frees what cmg__tool_read() filled, also after it failed. */
 void cmg__tool_report_free(struct cmg__tool_report *r);

@@ -44,8 +44,7 @@ read_point(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
     if (!cJSON_IsNumber(v[k]) || v[k]->valuedouble < 0 ||
         v[k]->valuedouble > CMG__TOOL_EXACT_MAX ||
         (k > 0 && v[k]->valuedouble != (double)(uint64_t)v[k]->valuedouble))
-      return cmg__tool_fail(rd,
-                            "%s[%zu][%d]: expected %s, got %s", at, i, k,
+      return cmg__tool_fail(rd, "%s[%zu][%d]: expected %s, got %s", at, i, k,
                             k == 0 ? "seconds (a number from 0)"
                                    : "bytes (an integer from 0 to 2^53)",
                             cmg__tool_kind(v[k]));
@@ -75,17 +74,18 @@ read_one_series(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
   CHECK(cmg__tool_number(rd, it, at, "peak_time", &s->peak_time));
   CHECK(cmg__tool_array(rd, it, at, "points", &arr, &s->n));
   if (s->n == 0 || s->n > POINTS_MAX)
-    return cmg__tool_fail(rd, "%s.points: expected 1 to %d points, got %zu",
-                          at, POINTS_MAX, s->n);
+    return cmg__tool_fail(rd, "%s.points: expected 1 to %d points, got %zu", at,
+                          POINTS_MAX, s->n);
   s->points = cmg__tool_table(s->n, sizeof(*s->points));
   if (s->points == NULL)
     return -ENOMEM;
   snprintf(where, sizeof(where), "%s.points", at);
-  cJSON_ArrayForEach(p, arr) {
+  cJSON_ArrayForEach(p, arr)
+  {
     CHECK(read_point(rd, p, where, i, &s->points[i]));
     if (i > 0 && s->points[i].time < s->points[i - 1].time)
-      return cmg__tool_fail(rd, "%s[%zu]: expected points in time order",
-                            where, i);
+      return cmg__tool_fail(rd, "%s[%zu]: expected points in time order", where,
+                            i);
     i++;
   }
   return 0;
@@ -103,7 +103,8 @@ read_dumps(struct cmg__tool_reader *rd, const cJSON *o,
   t->dumps = cmg__tool_table(t->n_dumps, sizeof(*t->dumps));
   if (t->dumps == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rdump *d = &t->dumps[i];
 
     CHECK(cmg__tool_element(rd, it, "timeline.dumps", i++, at, sizeof(at)));
@@ -143,7 +144,8 @@ read_freed(struct cmg__tool_reader *rd, const cJSON *o,
   t->freed = cmg__tool_table(t->n_freed, sizeof(*t->freed));
   if (t->freed == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rfreed *f = &t->freed[i];
 
     CHECK(cmg__tool_element(rd, it, "timeline.freed", i++, at, sizeof(at)));
@@ -154,8 +156,10 @@ read_freed(struct cmg__tool_reader *rd, const cJSON *o,
     CHECK(cmg__tool_number(rd, it, at, "time", &f->time));
     CHECK(cmg__tool_number(rd, it, at, "free_time", &f->free_time));
     if (f->free_time < f->time)
-      return cmg__tool_fail(rd, "%s.free_time: expected no earlier than its "
-                                "time", at);
+      return cmg__tool_fail(rd,
+                            "%s.free_time: expected no earlier than its "
+                            "time",
+                            at);
   }
   return 0;
 }
@@ -178,7 +182,8 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
   t->series = cmg__tool_table(t->n_series, sizeof(*t->series));
   if (t->series == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     CHECK(cmg__tool_element(rd, it, "timeline.devices", i, at, sizeof(at)));
     CHECK(read_one_series(rd, it, at, &t->series[i]));
     for (k = 0; k < i; k++)
@@ -236,8 +241,7 @@ by_bytes(const void *x, const void *y)
 
 int
 cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
-                       size_t n_leaks, struct cmg__tool_ralloc **out,
-                       size_t *n)
+                       size_t n_leaks, struct cmg__tool_ralloc **out, size_t *n)
 {
   const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(root, "leaks");
   const cJSON *g, *list, *it;
@@ -248,7 +252,8 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
   *out = cmg__tool_table(CMG__TOOL_LARGEST, sizeof(**out));
   if (*out == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(g, leaks) {
+  cJSON_ArrayForEach(g, leaks)
+  {
     if (i >= n_leaks)
       break;
     snprintf(at, sizeof(at), "leaks[%zu]", i);
@@ -257,7 +262,8 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
     if (list != NULL && !cJSON_IsArray(list))
       return cmg__tool_wrong(rd, at, "allocations", "an array", list);
     j = 0;
-    cJSON_ArrayForEach(it, list) {
+    cJSON_ArrayForEach(it, list)
+    {
       struct cmg__tool_ralloc a = { .leak = i };
 
       CHECK(cmg__tool_element(rd, it, list_at, j++, sub, sizeof(sub)));

@@ -43,12 +43,12 @@ struct cmg__tool_rfreed {
   uint64_t bytes;
   int device;
   char *api;
-  uint32_t stack;  /* stack index, or CMG__TOOL_NONE */
+  uint32_t stack; /* stack index, or CMG__TOOL_NONE */
   double time, free_time;
 };
 
 struct cmg__tool_timeline {
-  bool present;  /* false for reports written before it existed */
+  bool present; /* false for reports written before it existed */
   size_t n_series, n_dumps, n_freed;
   uint64_t dumps_total;
   struct cmg__tool_rseries *series;
@@ -60,7 +60,7 @@ struct cmg__tool_timeline {
 struct cmg__tool_ralloc {
   uint64_t bytes;
   double time;
-  size_t leak;  /* index into the report's leaks */
+  size_t leak; /* index into the report's leaks */
 };
 
 /* Reads root's "timeline" into *t, checked as read.c checks the rest.

@@ -32,9 +32,8 @@ compare_ids(const void *a, const void *b)
 }
 
 int
-cmg__tool_stack_ref(struct cmg__tool_reader *rd, const cJSON *o,
-                    const char *at, const struct cmg__tool_id *ids, size_t n,
-                    uint32_t *out)
+cmg__tool_stack_ref(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+                    const struct cmg__tool_id *ids, size_t n, uint32_t *out)
 {
   struct cmg__tool_id key, *hit;
   bool has;
@@ -65,7 +64,8 @@ cmg__tool_read_modules(struct cmg__tool_reader *rd, const cJSON *root,
   *out = cmg__tool_table(*n, sizeof(**out));
   if (*out == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rmodule *m = &(*out)[i];
 
     CHECK(cmg__tool_element(rd, it, "modules", i++, at, sizeof(at)));
@@ -79,8 +79,8 @@ cmg__tool_read_modules(struct cmg__tool_reader *rd, const cJSON *root,
  * module; older reports have no "lang", and another language is refused
  * rather than shown as a native frame. */
 static int
-read_python_frame(struct cmg__tool_reader *rd, const cJSON *it,
-                  const char *at, struct cmg__tool_rframe *fr)
+read_python_frame(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
+                  struct cmg__tool_rframe *fr)
 {
   const cJSON *lang = cJSON_GetObjectItemCaseSensitive(it, "lang");
   bool has_line;
@@ -105,16 +105,16 @@ read_frame(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
   double d;
 
   CHECK(cmg__tool_hex(rd, it, at, "address", NULL, &fr->address));
-  CHECK(cmg__tool_int(rd, it, at, "module", 0, CMG__TOOL_EXACT_MAX,
-                      &has_module, &d));
+  CHECK(cmg__tool_int(rd, it, at, "module", 0, CMG__TOOL_EXACT_MAX, &has_module,
+                      &d));
   if (has_module && d >= (double)n_modules)
     return cmg__tool_fail(rd, "%s.module: %.0f is out of range (%zu modules)",
                           at, d, n_modules);
   fr->module = has_module ? (uint32_t)d : CMG__TOOL_NONE;
   CHECK(cmg__tool_hex(rd, it, at, "offset", &fr->has_offset, &fr->offset));
   CHECK(cmg__tool_string(rd, it, at, "function", true, &fr->function));
-  CHECK(cmg__tool_count(rd, it, at, "function_offset",
-                        &fr->has_function_offset, &fr->function_offset));
+  CHECK(cmg__tool_count(rd, it, at, "function_offset", &fr->has_function_offset,
+                        &fr->function_offset));
   return read_python_frame(rd, it, at, fr);
 }
 
@@ -133,7 +133,8 @@ cmg__tool_read_frames(struct cmg__tool_reader *rd, const cJSON *root,
   *out = cmg__tool_table(*n, sizeof(**out));
   if (*out == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     CHECK(cmg__tool_element(rd, it, "frames", i, at, sizeof(at)));
     CHECK(read_frame(rd, it, at, n_modules, &(*out)[i]));
     i++;
@@ -155,7 +156,8 @@ read_stack_frames(struct cmg__tool_reader *rd, const cJSON *it, char *at,
   if (s->frames == NULL)
     return -ENOMEM;
   s->n = (uint32_t)n;
-  cJSON_ArrayForEach(f, frames) {
+  cJSON_ArrayForEach(f, frames)
+  {
     double x = cJSON_IsNumber(f) ? f->valuedouble : -1;
 
     if (!(x >= 0 && x < (double)n_frames && x == floor(x))) {
@@ -188,8 +190,8 @@ sort_ids(struct cmg__tool_reader *rd, struct cmg__tool_id *ids, size_t n)
 
 int
 cmg__tool_read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
-                      size_t n_frames, struct cmg__tool_rstack **out,
-                      size_t *n, struct cmg__tool_id **ids_out)
+                      size_t n_frames, struct cmg__tool_rstack **out, size_t *n,
+                      struct cmg__tool_id **ids_out)
 {
   const cJSON *arr, *it;
   struct cmg__tool_id *ids;
@@ -203,7 +205,8 @@ cmg__tool_read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
   ids = *ids_out = cmg__tool_table(*n, sizeof(*ids));
   if (*out == NULL || ids == NULL)
     return -ENOMEM;
-  cJSON_ArrayForEach(it, arr) {
+  cJSON_ArrayForEach(it, arr)
+  {
     struct cmg__tool_rstack *s = &(*out)[i];
     const cJSON *t;
     double d;

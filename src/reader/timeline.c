@@ -41,7 +41,7 @@
 struct proc {
   const struct cmg__tool_report *r;
   long pid;
-  double origin_us;  /* where this report's time 0 lies on the trace */
+  double origin_us; /* where this report's time 0 lies on the trace */
 };
 
 static void
@@ -210,16 +210,20 @@ gather(const struct cmg__tool_report *r, struct slice *s)
     const struct cmg__tool_ralloc *a = &r->largest[i];
     const struct cmg__tool_rleak *l = &r->leaks[a->leak];
 
-    s[n++] = (struct slice){ a->bytes, a->time, end > a->time ? end : a->time,
-                             l->api, l->kind, "live allocation", l->device,
-                             l->stack };
+    s[n++] = (struct slice){ a->bytes,  a->time, end > a->time ? end : a->time,
+                             l->api,    l->kind, "live allocation",
+                             l->device, l->stack };
   }
   for (size_t i = 0; i < r->timeline.n_freed && i < SLICES; i++) {
     const struct cmg__tool_rfreed *f = &r->timeline.freed[i];
 
-    s[n++] = (struct slice){ f->bytes, f->time, f->free_time, f->api,
+    s[n++] = (struct slice){ f->bytes,
+                             f->time,
+                             f->free_time,
+                             f->api,
                              f->device >= 0 ? "device" : "host",
-                             "freed allocation", f->device,
+                             "freed allocation",
+                             f->device,
                              f->stack };
   }
   qsort(s, n, sizeof(*s), by_bytes);

@@ -39,8 +39,8 @@ struct cmg__tool_leak {
   uint64_t count, bytes;
   const char *pool; /* the framework pool it is a block of (pools.c), or
                      * NULL */
-  uint32_t rule;  /* suppression rule that hid it, or NONE */
-  uint32_t order; /* first-seen order, to sort stably */
+  uint32_t rule;    /* suppression rule that hid it, or NONE */
+  uint32_t order;   /* first-seen order, to sort stably */
 };
 
 /* A peak or first-denial composition with its context. */
@@ -73,7 +73,7 @@ struct cmg__tool_view {
   struct cmg__tool_host host; /* summed over the reports */
   uint64_t events[3];         /* warn, wait, soft_limit */
   uint64_t released_bytes, released_count;
-  bool no_pools; /* some report was written with no_pools=1 */
+  bool no_pools;     /* some report was written with no_pools=1 */
   char *python_note; /* the first report's why Python frames are missing */
 };
 

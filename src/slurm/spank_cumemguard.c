@@ -78,8 +78,8 @@ static struct {
   struct cmg__limit max_limit;     /* max_limit=SIZE */
   char default_text[SIZE_TEXT_MAX];
   char max_text[SIZE_TEXT_MAX];
-  char report_dir[PATH_MAX];       /* report_dir=DIR; "" for none */
-  char library[PATH_MAX];          /* library=PATH */
+  char report_dir[PATH_MAX]; /* report_dir=DIR; "" for none */
+  char library[PATH_MAX];    /* library=PATH */
 } site = { .library = LIBRARY_PATH };
 
 /* What the user asked for; "" where nothing was. */
@@ -97,8 +97,7 @@ static char refusal[CMG__REPORT_MAX + 256];
 /* ---- checks ------------------------------------------------------------- */
 
 /* Formats a refusal into refusal[], for the caller to print. */
-static int __attribute__((format(printf, 1, 2)))
-refuse(const char *fmt, ...)
+static int __attribute__((format(printf, 1, 2))) refuse(const char *fmt, ...)
 {
   va_list ap;
 
@@ -123,7 +122,8 @@ read_size(const char *what, const char *value, struct cmg__limit *out)
   if (cmg__size_parse(value, strlen(value), true, out) != 0 ||
       (out->kind == CMG__LIMIT_BYTES && out->bytes == 0))
     return refuse("%s='%s': expected a size such as 8GiB, 512M, 1.5GB or "
-                  "50%% of the GPU", what, value);
+                  "50%% of the GPU",
+                  what, value);
   return 0;
 }
 
@@ -139,7 +139,8 @@ check_under(const char *what, const char *text, const struct cmg__limit *a)
     return 0;
   if (a->kind != max->kind)
     return refuse("%s=%s cannot be checked against the cluster's "
-                  "max_limit=%s: give a %s", what, text, site.max_text,
+                  "max_limit=%s: give a %s",
+                  what, text, site.max_text,
                   max->kind == CMG__LIMIT_PERCENT ? "percentage of the GPU"
                                                   : "size in bytes");
   if (a->kind == CMG__LIMIT_BYTES ? a->bytes > max->bytes : a->ppm > max->ppm)
@@ -169,8 +170,7 @@ read_arg(const char *arg)
 
 #define IS_KEY(k) (key == sizeof(k) - 1 && strncmp(arg, k, key) == 0)
   if (IS_KEY("default_limit"))
-    return read_size("plugstack.conf default_limit", v,
-                     &site.default_limit) ||
+    return read_size("plugstack.conf default_limit", v, &site.default_limit) ||
            copy_text("default_limit", v, site.default_text,
                      sizeof(site.default_text));
   if (IS_KEY("max_limit"))
@@ -190,7 +190,8 @@ read_arg(const char *arg)
 #undef IS_KEY
   return refuse("plugstack.conf: unknown argument '%s': expected "
                 "default_limit=SIZE, max_limit=SIZE, report_dir=DIR or "
-                "library=PATH", arg);
+                "library=PATH",
+                arg);
 }
 
 static int
@@ -233,7 +234,8 @@ expand_report(const char *in, uint32_t job, const char *step, char *out,
     }
     if (n + strlen(piece) >= len)
       return refuse("--gpu-mem-report='%s': too long once expanded (at "
-                    "most %zu bytes)", in, len - 1);
+                    "most %zu bytes)",
+                    in, len - 1);
     memcpy(out + n, piece, strlen(piece) + 1);
     n += strlen(piece);
   }
@@ -294,8 +296,10 @@ build_options(const char *env, uint32_t job, const char *step,
     p += n + (p[n] == ',');
   }
   if (limit != NULL)
-    at += sprintf(at, "%sgroup=" GROUP_PREFIX "%" PRIu32 ",group_limit=%s,"
-                  "on_exceed=%s", at > out ? "," : "", job, limit,
+    at += sprintf(at,
+                  "%sgroup=" GROUP_PREFIX "%" PRIu32 ",group_limit=%s,"
+                  "on_exceed=%s",
+                  at > out ? "," : "", job, limit,
                   req.policy[0] != '\0' ? req.policy : "fail");
   if (with_report)
     sprintf(at, "%sreport=%s", at > out ? "," : "", report);
@@ -330,13 +334,15 @@ check_request(const char *env, uint32_t job, const char *step,
   }
   if (*limit == NULL && req.policy[0] != '\0') {
     refuse("--gpu-mem-policy=%s needs --gpu-mem-limit (the cluster sets "
-           "no default_limit)", req.policy);
+           "no default_limit)",
+           req.policy);
     return NULL;
   }
   if (*limit != NULL && site.max_limit.kind != CMG__LIMIT_NONE &&
       strcmp(req.policy, "warn") == 0) {
     refuse("--gpu-mem-policy=warn would let the job pass the cluster's "
-           "max_limit=%s: expected fail or wait", site.max_text);
+           "max_limit=%s: expected fail or wait",
+           site.max_text);
     return NULL;
   }
   if (*limit == NULL && req.report[0] == '\0')
@@ -367,8 +373,7 @@ keep_option(int val, const char *optarg, int remote)
   static const char *const names[] = { "--gpu-mem-limit", "--gpu-mem-report",
                                        "--gpu-mem-policy" };
   char *dst[] = { req.limit, req.report, req.policy };
-  size_t len[] = { sizeof(req.limit), sizeof(req.report),
-                   sizeof(req.policy) };
+  size_t len[] = { sizeof(req.limit), sizeof(req.report), sizeof(req.policy) };
   const char *value = optarg != NULL ? optarg : "";
   struct cmg__limit l;
   int rc = 0;
@@ -387,7 +392,8 @@ keep_option(int val, const char *optarg, int remote)
          check_under("--gpu-mem-limit", value, &l);
   else if (val == 1 && (value[0] == '\0' || strchr(value, ',') != NULL))
     rc = refuse("--gpu-mem-report='%s': expected a file name pattern "
-                "without ','", value);
+                "without ','",
+                value);
   else if (val == 2 && strcmp(value, "fail") != 0 &&
            strcmp(value, "warn") != 0 && strcmp(value, "wait") != 0)
     rc = refuse("--gpu-mem-policy='%s': expected fail, warn or wait", value);
@@ -397,14 +403,16 @@ keep_option(int val, const char *optarg, int remote)
 static struct spank_option options[] = {
   { "gpu-mem-limit", "SIZE",
     "Cap the GPU memory of the job on each node: all its processes there "
-    "share SIZE per GPU (8GiB, 512M, 50%).", 1, 0, keep_option },
+    "share SIZE per GPU (8GiB, 512M, 50%).",
+    1, 0, keep_option },
   { "gpu-mem-report", "PATTERN",
     "Write a cumemguard report per process to PATTERN (%j job, %s step, "
-    "%p pid, %h host, %t time).", 1, 1, keep_option },
+    "%p pid, %h host, %t time).",
+    1, 1, keep_option },
   { "gpu-mem-policy", "fail|warn|wait",
     "Past the GPU memory cap: refuse the allocation (fail, the default), "
-    "allow it and warn, or wait for memory to be freed.", 1, 2,
-    keep_option },
+    "allow it and warn, or wait for memory to be freed.",
+    1, 2, keep_option },
   SPANK_OPTIONS_TABLE_END
 };
 
@@ -572,13 +580,12 @@ slurm_spank_task_init(spank_t sp, int ac, char **av)
   if (!active)
     return 0;
   old = job_getenv(sp, "LD_PRELOAD");
-  if (cmg__preload_add(old, site.library, &preload, refusal,
-                       sizeof(refusal)) == -EINVAL) {
+  if (cmg__preload_add(old, site.library, &preload, refusal, sizeof(refusal)) ==
+      -EINVAL) {
     rc = say_refusal();
   } else if (preload == NULL ||
              spank_setenv(sp, "LD_PRELOAD", preload, 1) != ESPANK_SUCCESS ||
-             spank_setenv(sp, OPTIONS_VAR, task_options, 1) !=
-                 ESPANK_SUCCESS) {
+             spank_setenv(sp, OPTIONS_VAR, task_options, 1) != ESPANK_SUCCESS) {
     refuse("cannot set the task's LD_PRELOAD and " OPTIONS_VAR);
     rc = say_refusal();
   }
@@ -606,8 +613,9 @@ slurm_spank_job_epilog(spank_t sp, int ac, char **av)
     slurm_error("cumemguard: epilog: cannot read the job's user and id");
     return 0;
   }
-  snprintf(path, sizeof(path), "/dev/shm/cumemguard.%u." GROUP_PREFIX
-           "%" PRIu32, (unsigned)uid, job);
+  snprintf(path, sizeof(path),
+           "/dev/shm/cumemguard.%u." GROUP_PREFIX "%" PRIu32, (unsigned)uid,
+           job);
   if (unlink(path) != 0 && errno != ENOENT)
     slurm_error("cumemguard: epilog: cannot remove %s: %s", path,
                 strerror(errno));

@@ -56,21 +56,21 @@ mipmap_bytes(const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned levels)
 }
 
 CMG__ALLOC_HOOK(cuArrayCreate_v2,
-                (CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *desc),
+                (CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR *desc),
                 CMG__KIND_ARRAY, CMG__CURRENT,
                 desc ? array_bytes(desc->Width, desc->Height, 1,
                                    desc->NumChannels, desc->Format)
                      : 0,
                 (pHandle, desc), (uintptr_t)*pHandle)
 CMG__ALLOC_HOOK(cuArray3DCreate_v2,
-                (CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc),
+                (CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc),
                 CMG__KIND_ARRAY, CMG__CURRENT,
                 desc ? array_bytes(desc->Width, desc->Height, desc->Depth,
                                    desc->NumChannels, desc->Format)
                      : 0,
                 (pHandle, desc), (uintptr_t)*pHandle)
 CMG__ALLOC_HOOK(cuMipmappedArrayCreate,
-                (CUmipmappedArray *pHandle,
+                (CUmipmappedArray * pHandle,
                  const CUDA_ARRAY3D_DESCRIPTOR *desc,
                  unsigned int numMipmapLevels),
                 CMG__KIND_ARRAY, CMG__CURRENT,

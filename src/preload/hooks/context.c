@@ -18,45 +18,45 @@
 
 static _Atomic int retains[CMG__MAX_DEVICES];
 
-#define CREATE_HOOK(elf, params, args)                                       \
-  CUresult CUDAAPI elf params                                                \
-  {                                                                          \
-    CMG__REAL_OR_FAIL(real, elf)                                             \
-    cmg__init();                                                             \
-    CUresult rc = real args;                                                 \
-    cmg__context_created(rc, pctx);                                          \
-    return rc;                                                               \
+#define CREATE_HOOK(elf, params, args)                                         \
+  CUresult CUDAAPI elf params                                                  \
+  {                                                                            \
+    CMG__REAL_OR_FAIL(real, elf)                                               \
+    cmg__init();                                                               \
+    CUresult rc = real args;                                                   \
+    cmg__context_created(rc, pctx);                                            \
+    return rc;                                                                 \
   }
 
-CREATE_HOOK(cuCtxCreate, (CUcontext *pctx, unsigned int flags, CUdevice dev),
+CREATE_HOOK(cuCtxCreate, (CUcontext * pctx, unsigned int flags, CUdevice dev),
             (pctx, flags, dev))
 CREATE_HOOK(cuCtxCreate_v2,
-            (CUcontext *pctx, unsigned int flags, CUdevice dev),
+            (CUcontext * pctx, unsigned int flags, CUdevice dev),
             (pctx, flags, dev))
 CREATE_HOOK(cuCtxCreate_v3,
-            (CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+            (CUcontext * pctx, CUexecAffinityParam *paramsArray, int numParams,
              unsigned int flags, CUdevice dev),
             (pctx, paramsArray, numParams, flags, dev))
 CREATE_HOOK(cuCtxCreate_v4,
-            (CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+            (CUcontext * pctx, CUctxCreateParams *ctxCreateParams,
              unsigned int flags, CUdevice dev),
             (pctx, ctxCreateParams, flags, dev))
 
 /* A destroyed context's id is retired with its memory; a new context at
  * the same address later is a new context with the same id, which is
  * harmless since nothing of the old one is left in the ledger. */
-#define DESTROY_HOOK(elf)                                                    \
-  CUresult CUDAAPI elf(CUcontext ctx)                                        \
-  {                                                                          \
-    CMG__REAL_OR_FAIL(real, elf)                                             \
-    cmg__init();                                                             \
-    uint16_t id = cmg__context_id(ctx);                                      \
-    CUresult rc = real(ctx);                                                 \
-    if (rc == CUDA_SUCCESS && id != 0) {                                     \
-      cmg__release_context(id, -1);                                          \
-      cmg__context_destroyed(id);                                            \
-    }                                                                        \
-    return rc;                                                               \
+#define DESTROY_HOOK(elf)                                                      \
+  CUresult CUDAAPI elf(CUcontext ctx)                                          \
+  {                                                                            \
+    CMG__REAL_OR_FAIL(real, elf)                                               \
+    cmg__init();                                                               \
+    uint16_t id = cmg__context_id(ctx);                                        \
+    CUresult rc = real(ctx);                                                   \
+    if (rc == CUDA_SUCCESS && id != 0) {                                       \
+      cmg__release_context(id, -1);                                            \
+      cmg__context_destroyed(id);                                              \
+    }                                                                          \
+    return rc;                                                                 \
   }
 
 DESTROY_HOOK(cuCtxDestroy)
@@ -73,35 +73,35 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
   return rc;
 }
 
-#define RELEASE_HOOK(elf)                                                    \
-  CUresult CUDAAPI elf(CUdevice dev)                                         \
-  {                                                                          \
-    CMG__REAL_OR_FAIL(real, elf)                                             \
-    cmg__init();                                                             \
-    CUresult rc = real(dev);                                                 \
-    if (rc != CUDA_SUCCESS || dev < 0 || dev >= CMG__MAX_DEVICES)            \
-      return rc;                                                             \
-    int n = atomic_load(&retains[dev]);                                      \
-    while (n > 0 && !atomic_compare_exchange_weak(&retains[dev], &n, n - 1)) \
-      ;                                                                      \
-    if (n == 1)                                                              \
-      cmg__release_context(0, dev);                                          \
-    return rc;                                                               \
+#define RELEASE_HOOK(elf)                                                      \
+  CUresult CUDAAPI elf(CUdevice dev)                                           \
+  {                                                                            \
+    CMG__REAL_OR_FAIL(real, elf)                                               \
+    cmg__init();                                                               \
+    CUresult rc = real(dev);                                                   \
+    if (rc != CUDA_SUCCESS || dev < 0 || dev >= CMG__MAX_DEVICES)              \
+      return rc;                                                               \
+    int n = atomic_load(&retains[dev]);                                        \
+    while (n > 0 && !atomic_compare_exchange_weak(&retains[dev], &n, n - 1))   \
+      ;                                                                        \
+    if (n == 1)                                                                \
+      cmg__release_context(0, dev);                                            \
+    return rc;                                                                 \
   }
 
 RELEASE_HOOK(cuDevicePrimaryCtxRelease)
 RELEASE_HOOK(cuDevicePrimaryCtxRelease_v2)
 
 /* A reset frees everything of the primary context, which stays retained. */
-#define RESET_HOOK(elf)                                                      \
-  CUresult CUDAAPI elf(CUdevice dev)                                         \
-  {                                                                          \
-    CMG__REAL_OR_FAIL(real, elf)                                             \
-    cmg__init();                                                             \
-    CUresult rc = real(dev);                                                 \
-    if (rc == CUDA_SUCCESS)                                                  \
-      cmg__release_context(0, dev);                                          \
-    return rc;                                                               \
+#define RESET_HOOK(elf)                                                        \
+  CUresult CUDAAPI elf(CUdevice dev)                                           \
+  {                                                                            \
+    CMG__REAL_OR_FAIL(real, elf)                                               \
+    cmg__init();                                                               \
+    CUresult rc = real(dev);                                                   \
+    if (rc == CUDA_SUCCESS)                                                    \
+      cmg__release_context(0, dev);                                            \
+    return rc;                                                                 \
   }
 
 RESET_HOOK(cuDevicePrimaryCtxReset)

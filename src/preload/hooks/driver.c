@@ -13,15 +13,14 @@
 #include "preload/hooks/hooks.h"
 #include "preload/init.h"
 
-CMG__ALLOC_HOOK(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize),
+CMG__ALLOC_HOOK(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize),
                 CMG__KIND_DEVICE, CMG__CURRENT, bytesize, (dptr, bytesize),
                 *dptr)
 CMG__ALLOC_HOOK(cuMemAllocManaged,
-                (CUdeviceptr *dptr, size_t bytesize, unsigned int flags),
+                (CUdeviceptr * dptr, size_t bytesize, unsigned int flags),
                 CMG__KIND_DEVICE, CMG__CURRENT, bytesize,
                 (dptr, bytesize, flags), *dptr)
-CMG__FREE_HOOK(cuMemFree_v2, (CUdeviceptr dptr), CMG__KIND_DEVICE, dptr,
-               (dptr))
+CMG__FREE_HOOK(cuMemFree_v2, (CUdeviceptr dptr), CMG__KIND_DEVICE, dptr, (dptr))
 
 /* The pitch, and so the real size, is known only after the call: reserve
  * width x height, then reserve the padding too or undo the allocation. */
@@ -73,8 +72,7 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
   CMG__REAL_OR_FAIL(real, cuDeviceTotalMem_v2)
   CUresult rc = real(bytes, dev);
-  if (rc != CUDA_SUCCESS || bytes == NULL || dev < 0 ||
-      dev >= CMG__MAX_DEVICES)
+  if (rc != CUDA_SUCCESS || bytes == NULL || dev < 0 || dev >= CMG__MAX_DEVICES)
     return rc;
   cmg__init();
   cmg__device_setup(dev);

@@ -13,11 +13,11 @@
 #include "preload/hooks/nvml_abi.h"
 #include "preload/real.h"
 
-#define DRV(elf, base, version, suffix)                                      \
-  extern __typeof__(*(cmg__pfn_##elf)0) elf                                  \
+#define DRV(elf, base, version, suffix)                                        \
+  extern __typeof__(*(cmg__pfn_##elf)0) elf                                    \
       __attribute__((visibility("default")));
-#define DRVAS(elf, base, version, pfn)                                       \
-  extern __typeof__(*(cmg__pfn_##elf)0) elf                                  \
+#define DRVAS(elf, base, version, pfn)                                         \
+  extern __typeof__(*(cmg__pfn_##elf)0) elf                                    \
       __attribute__((visibility("default")));
 #include "preload/hooks/hooks.def"
 
@@ -31,52 +31,52 @@ extern __typeof__(cudaGetDriverEntryPoint) cudaGetDriverEntryPoint_ptsz;
 extern __typeof__(cudaGetDriverEntryPointByVersion)
     cudaGetDriverEntryPointByVersion_ptsz;
 
-#define RT(name)                                                             \
+#define RT(name)                                                               \
   extern __typeof__(name) name __attribute__((visibility("default")));
 #include "preload/hooks/hooks.def"
 #pragma GCC diagnostic pop
 
 /* Declares `real` as the real function behind wrapper `elf`, or returns
  * CUDA_ERROR_NOT_INITIALIZED (logged once) when there is none. */
-#define CMG__REAL_OR_FAIL(real, elf)                                         \
-  cmg__pfn_##elf real = REAL(elf);                                           \
-  if (real == NULL) {                                                        \
-    cmg__missing(CMG__FN_##elf);                                             \
-    return CUDA_ERROR_NOT_INITIALIZED;                                       \
+#define CMG__REAL_OR_FAIL(real, elf)                                           \
+  cmg__pfn_##elf real = REAL(elf);                                             \
+  if (real == NULL) {                                                          \
+    cmg__missing(CMG__FN_##elf);                                               \
+    return CUDA_ERROR_NOT_INITIALIZED;                                         \
   }
 
 /* The runtime's twin, for a wrapper of a cudart function: without the real
  * one it fails as cudart fails when it cannot start.  The file using it
  * includes cuda_runtime_api.h. */
-#define CMG__RT_REAL_OR_FAIL(real, name)                                     \
-  __typeof__(name) *real = cmg__real(CMG__FN_##name);                        \
-  if (real == NULL) {                                                        \
-    cmg__missing(CMG__FN_##name);                                            \
-    return cudaErrorInitializationError;                                     \
+#define CMG__RT_REAL_OR_FAIL(real, name)                                       \
+  __typeof__(name) *real = cmg__real(CMG__FN_##name);                          \
+  if (real == NULL) {                                                          \
+    cmg__missing(CMG__FN_##name);                                              \
+    return cudaErrorInitializationError;                                       \
   }
 
 /* An allocation wrapper whose size is known up front; `key` is read after
  * a successful call. */
-#define CMG__ALLOC_HOOK(elf, params, kind, device, size, args, key)          \
-  CUresult CUDAAPI CMG__ENTRY elf params                                     \
-  {                                                                          \
-    CMG__REAL_OR_FAIL(real, elf)                                             \
-    struct cmg__call c;                                                      \
-    CUresult rc = cmg__alloc_begin(&c, CMG__FN_##elf, kind, device, size);   \
-    if (rc != CUDA_SUCCESS)                                                  \
-      return rc;                                                             \
-    rc = real args;                                                          \
-    return cmg__alloc_end(&c, rc, rc == CUDA_SUCCESS ? (uint64_t)(key) : 0); \
+#define CMG__ALLOC_HOOK(elf, params, kind, device, size, args, key)            \
+  CUresult CUDAAPI CMG__ENTRY elf params                                       \
+  {                                                                            \
+    CMG__REAL_OR_FAIL(real, elf)                                               \
+    struct cmg__call c;                                                        \
+    CUresult rc = cmg__alloc_begin(&c, CMG__FN_##elf, kind, device, size);     \
+    if (rc != CUDA_SUCCESS)                                                    \
+      return rc;                                                               \
+    rc = real args;                                                            \
+    return cmg__alloc_end(&c, rc, rc == CUDA_SUCCESS ? (uint64_t)(key) : 0);   \
   }
 
 /* A free wrapper of the entry (key, kind). */
-#define CMG__FREE_HOOK(elf, params, kind, key, args)                         \
-  CUresult CUDAAPI CMG__ENTRY elf params                                     \
-  {                                                                          \
-    CMG__REAL_OR_FAIL(real, elf)                                             \
-    struct cmg__alloc a;                                                     \
-    bool tracked = cmg__free_begin((uint64_t)(key), kind, &a);               \
-    return cmg__free_end(tracked, &a, real args, (uint64_t)(key));           \
+#define CMG__FREE_HOOK(elf, params, kind, key, args)                           \
+  CUresult CUDAAPI CMG__ENTRY elf params                                       \
+  {                                                                            \
+    CMG__REAL_OR_FAIL(real, elf)                                               \
+    struct cmg__alloc a;                                                       \
+    bool tracked = cmg__free_begin((uint64_t)(key), kind, &a);                 \
+    return cmg__free_end(tracked, &a, real args, (uint64_t)(key));             \
   }
 
 #endif /* CMG_PRELOAD_HOOKS_HOOKS_H */

@@ -9,9 +9,8 @@
 #include "core/ledger.h"
 #include "preload/hooks/hooks.h"
 
-CMG__ALLOC_HOOK(cuMemAllocHost_v2, (void **pp, size_t bytesize),
-                CMG__KIND_HOST, CMG__HOST, bytesize, (pp, bytesize),
-                (uintptr_t)*pp)
+CMG__ALLOC_HOOK(cuMemAllocHost_v2, (void **pp, size_t bytesize), CMG__KIND_HOST,
+                CMG__HOST, bytesize, (pp, bytesize), (uintptr_t)*pp)
 CMG__ALLOC_HOOK(cuMemHostAlloc,
                 (void **pp, size_t bytesize, unsigned int Flags),
                 CMG__KIND_HOST, CMG__HOST, bytesize, (pp, bytesize, Flags),

@@ -53,8 +53,7 @@ ordinal_of(nvmlDevice_t device)
     return -1;
   int ordinal = -1;
   for (int i = 0; i < n && i < CMG__MAX_DEVICES && ordinal < 0; i++)
-    if (cmg__device_uuid(i, have, sizeof(have)) == 0 &&
-        strcmp(want, have) == 0)
+    if (cmg__device_uuid(i, have, sizeof(have)) == 0 && strcmp(want, have) == 0)
       ordinal = i;
   pthread_mutex_lock(&lock);
   if (n_matches < MAX_MATCHES)

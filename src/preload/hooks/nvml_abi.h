@@ -8,7 +8,7 @@
 #ifndef CMG_NVML_ABI_H
 #define CMG_NVML_ABI_H
 
-typedef int nvmlReturn_t;                 /* NVML_SUCCESS is 0 */
+typedef int nvmlReturn_t; /* NVML_SUCCESS is 0 */
 #define NVML_SUCCESS 0
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
@@ -34,8 +34,7 @@ typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetMemoryInfo_v2)(nvmlDevice_t,
 typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetUUID)(nvmlDevice_t, char *,
                                                    unsigned int);
 
-nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
-                                     nvmlMemory_t *memory)
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
     __attribute__((visibility("default")));
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
                                         nvmlMemory_v2_t *memory)

@@ -67,20 +67,20 @@ device_of(CUmemoryPool pool)
 }
 
 CMG__ALLOC_HOOK(cuMemAllocAsync,
-                (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
+                (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
                 CMG__KIND_DEVICE, CMG__CURRENT, bytesize,
                 (dptr, bytesize, hStream), *dptr)
 CMG__ALLOC_HOOK(cuMemAllocAsync_ptsz,
-                (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
+                (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
                 CMG__KIND_DEVICE, CMG__CURRENT, bytesize,
                 (dptr, bytesize, hStream), *dptr)
 CMG__ALLOC_HOOK(cuMemAllocFromPoolAsync,
-                (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool,
                  CUstream hStream),
                 CMG__KIND_DEVICE, device_of(pool), bytesize,
                 (dptr, bytesize, pool, hStream), *dptr)
 CMG__ALLOC_HOOK(cuMemAllocFromPoolAsync_ptsz,
-                (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool,
                  CUstream hStream),
                 CMG__KIND_DEVICE, device_of(pool), bytesize,
                 (dptr, bytesize, pool, hStream), *dptr)

@@ -34,17 +34,16 @@ struct variant {
   const char *base;
   int version;
   bool ptsz;
-  int fn;  /* enum cmg__fn, or -1 for a variant we do not wrap */
+  int fn; /* enum cmg__fn, or -1 for a variant we do not wrap */
 };
 
 static const struct variant variants[] = {
-#define DRV(elf, base, version, suffix)                                      \
+#define DRV(elf, base, version, suffix)                                        \
   { #base, version, sizeof(#suffix) > 1, CMG__FN_##elf },
 #define DRVAS(elf, base, version, pfn) { #base, version, false, CMG__FN_##elf },
 #define OLD(base, version) { #base, version, false, -1 },
 #include "preload/hooks/hooks.def"
 };
-
 
 /* Our wrapper of each entry point (NULL for those we only call), and the
  * library a dlsym answer for it must come from to be swapped. */
@@ -55,9 +54,9 @@ static const struct {
   const char *lib;
   void *hook;
 } hooks[CMG__FN_COUNT] = {
-#define DRV(elf, base, version, suffix)                                      \
+#define DRV(elf, base, version, suffix)                                        \
   [CMG__FN_##elf] = { #elf, "libcuda.so", (void *)&elf },
-#define DRVAS(elf, base, version, pfn)                                       \
+#define DRVAS(elf, base, version, pfn)                                         \
   [CMG__FN_##elf] = { #elf, "libcuda.so", (void *)&elf },
 #define RT(name) [CMG__FN_##name] = { #name, NULL, (void *)&name },
 #define NVML(name)                                                             \
@@ -87,8 +86,7 @@ choose(const char *symbol, int version, bool ptsz)
 }
 
 static void *
-resolve_proc(const char *symbol, int version, unsigned long long flags,
-                  void *p)
+resolve_proc(const char *symbol, int version, unsigned long long flags, void *p)
 {
   if (p == NULL || symbol == NULL)
     return p;
@@ -156,31 +154,30 @@ stream_flags(unsigned long long flags, bool ptsz)
                                             : flags;
 }
 
-#define ENTRY_HOOK(name, ptsz)                                               \
-  cudaError_t CUDARTAPI name(const char *symbol, void **funcPtr,             \
-                             unsigned long long flags,                       \
-                             enum cudaDriverEntryPointQueryResult *status)   \
-  {                                                                          \
-    CMG__RT_REAL_OR_FAIL(real, name)                                         \
-    cudaError_t rc = real(symbol, funcPtr, flags, status);                   \
-    if (rc == cudaSuccess && funcPtr != NULL)                                \
-      *funcPtr = resolve_proc(symbol, runtime_version(),                \
-                                   stream_flags(flags, ptsz), *funcPtr);     \
-    return rc;                                                               \
+#define ENTRY_HOOK(name, ptsz)                                                 \
+  cudaError_t CUDARTAPI name(const char *symbol, void **funcPtr,               \
+                             unsigned long long flags,                         \
+                             enum cudaDriverEntryPointQueryResult *status)     \
+  {                                                                            \
+    CMG__RT_REAL_OR_FAIL(real, name)                                           \
+    cudaError_t rc = real(symbol, funcPtr, flags, status);                     \
+    if (rc == cudaSuccess && funcPtr != NULL)                                  \
+      *funcPtr = resolve_proc(symbol, runtime_version(),                       \
+                              stream_flags(flags, ptsz), *funcPtr);            \
+    return rc;                                                                 \
   }
 
-#define ENTRY_BY_VERSION_HOOK(name, ptsz)                                    \
-  cudaError_t CUDARTAPI name(const char *symbol, void **funcPtr,             \
-                             unsigned int cudaVersion,                       \
-                             unsigned long long flags,                       \
-                             enum cudaDriverEntryPointQueryResult *status)   \
-  {                                                                          \
-    CMG__RT_REAL_OR_FAIL(real, name)                                         \
-    cudaError_t rc = real(symbol, funcPtr, cudaVersion, flags, status);      \
-    if (rc == cudaSuccess && funcPtr != NULL)                                \
-      *funcPtr = resolve_proc(symbol, (int)cudaVersion,                 \
-                                   stream_flags(flags, ptsz), *funcPtr);     \
-    return rc;                                                               \
+#define ENTRY_BY_VERSION_HOOK(name, ptsz)                                      \
+  cudaError_t CUDARTAPI name(                                                  \
+      const char *symbol, void **funcPtr, unsigned int cudaVersion,            \
+      unsigned long long flags, enum cudaDriverEntryPointQueryResult *status)  \
+  {                                                                            \
+    CMG__RT_REAL_OR_FAIL(real, name)                                           \
+    cudaError_t rc = real(symbol, funcPtr, cudaVersion, flags, status);        \
+    if (rc == cudaSuccess && funcPtr != NULL)                                  \
+      *funcPtr = resolve_proc(symbol, (int)cudaVersion,                        \
+                              stream_flags(flags, ptsz), *funcPtr);            \
+    return rc;                                                                 \
   }
 
 ENTRY_HOOK(cudaGetDriverEntryPoint, false)

@@ -24,14 +24,14 @@ label_push(enum cmg__fn fn)
   return saved;
 }
 
-#define LABEL_HOOK(name, params, args)                                       \
-  cudaError_t CUDARTAPI CMG__HOT name params                                 \
-  {                                                                          \
-    CMG__RT_REAL_OR_FAIL(real, name)                                         \
-    uint16_t saved = label_push(CMG__FN_##name);                             \
-    cudaError_t rc = real args;                                              \
-    cmg__self.label = saved;                                                 \
-    return rc;                                                               \
+#define LABEL_HOOK(name, params, args)                                         \
+  cudaError_t CUDARTAPI CMG__HOT name params                                   \
+  {                                                                            \
+    CMG__RT_REAL_OR_FAIL(real, name)                                           \
+    uint16_t saved = label_push(CMG__FN_##name);                               \
+    cudaError_t rc = real args;                                                \
+    cmg__self.label = saved;                                                   \
+    return rc;                                                                 \
   }
 
 LABEL_HOOK(cudaMalloc, (void **devPtr, size_t size), (devPtr, size))
@@ -49,9 +49,9 @@ LABEL_HOOK(cudaMallocAsync_ptsz,
 LABEL_HOOK(cudaFreeAsync, (void *devPtr, cudaStream_t stream), (devPtr, stream))
 LABEL_HOOK(cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t stream),
            (devPtr, stream))
-LABEL_HOOK(cudaMemGetInfo, (size_t *free, size_t *total), (free, total))
-LABEL_HOOK(cudaMalloc3D, (struct cudaPitchedPtr *pitchedDevPtr,
-                          struct cudaExtent extent),
+LABEL_HOOK(cudaMemGetInfo, (size_t * free, size_t *total), (free, total))
+LABEL_HOOK(cudaMalloc3D,
+           (struct cudaPitchedPtr * pitchedDevPtr, struct cudaExtent extent),
            (pitchedDevPtr, extent))
 LABEL_HOOK(cudaMallocFromPoolAsync,
            (void **ptr, size_t size, cudaMemPool_t memPool,
@@ -62,15 +62,15 @@ LABEL_HOOK(cudaMallocFromPoolAsync_ptsz,
             cudaStream_t stream),
            (ptr, size, memPool, stream))
 LABEL_HOOK(cudaMallocArray,
-           (cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+           (cudaArray_t * array, const struct cudaChannelFormatDesc *desc,
             size_t width, size_t height, unsigned int flags),
            (array, desc, width, height, flags))
 LABEL_HOOK(cudaMalloc3DArray,
-           (cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
+           (cudaArray_t * array, const struct cudaChannelFormatDesc *desc,
             struct cudaExtent extent, unsigned int flags),
            (array, desc, extent, flags))
 LABEL_HOOK(cudaMallocMipmappedArray,
-           (cudaMipmappedArray_t *mipmappedArray,
+           (cudaMipmappedArray_t * mipmappedArray,
             const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
             unsigned int numLevels, unsigned int flags),
            (mipmappedArray, desc, extent, numLevels, flags))

@@ -30,12 +30,11 @@ cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
             const CUmemAllocationProp *prop, unsigned long long flags)
 {
   CMG__REAL_OR_FAIL(real, cuMemCreate)
-  bool on_device = prop != NULL &&
-                   prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+  bool on_device =
+      prop != NULL && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
   struct cmg__call c;
   CUresult rc = cmg__alloc_begin(
-      &c, CMG__FN_cuMemCreate,
-      on_device ? CMG__KIND_VMM : CMG__KIND_VMM_OTHER,
+      &c, CMG__FN_cuMemCreate, on_device ? CMG__KIND_VMM : CMG__KIND_VMM_OTHER,
       on_device ? prop->location.id : CMG__HOST, size);
   if (rc != CUDA_SUCCESS)
     return rc;
@@ -53,7 +52,7 @@ cuMemRelease(CUmemGenericAllocationHandle handle)
   cmg__init();
   struct cmg__alloc a;
   unsigned kind = 0;
-  int state = -1;  /* -1 untracked, 0 a reference dropped, 1 the last */
+  int state = -1; /* -1 untracked, 0 a reference dropped, 1 the last */
   for (size_t i = 0; i < 3 && state < 0; i++) {
     kind = handle_kinds[i];
     int rc = cmg__ledger_unref(handle, kind, &a);
@@ -88,26 +87,26 @@ cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 /* The size of an imported allocation is the exporter's business; the
  * record carries none. */
 CMG__ALLOC_HOOK(cuMemImportFromShareableHandle,
-                (CUmemGenericAllocationHandle *handle, void *osHandle,
+                (CUmemGenericAllocationHandle * handle, void *osHandle,
                  CUmemAllocationHandleType shHandleType),
                 CMG__KIND_IMPORT, CMG__CURRENT, 0,
                 (handle, osHandle, shHandleType), *handle)
 
 CMG__ALLOC_HOOK(cuIpcOpenMemHandle,
-                (CUdeviceptr *pdptr, CUipcMemHandle handle,
+                (CUdeviceptr * pdptr, CUipcMemHandle handle,
                  unsigned int Flags),
                 CMG__KIND_IMPORT, CMG__CURRENT, 0, (pdptr, handle, Flags),
                 *pdptr)
 CMG__ALLOC_HOOK(cuIpcOpenMemHandle_v2,
-                (CUdeviceptr *pdptr, CUipcMemHandle handle,
+                (CUdeviceptr * pdptr, CUipcMemHandle handle,
                  unsigned int Flags),
                 CMG__KIND_IMPORT, CMG__CURRENT, 0, (pdptr, handle, Flags),
                 *pdptr)
-CMG__FREE_HOOK(cuIpcCloseMemHandle, (CUdeviceptr dptr), CMG__KIND_IMPORT,
-               dptr, (dptr))
+CMG__FREE_HOOK(cuIpcCloseMemHandle, (CUdeviceptr dptr), CMG__KIND_IMPORT, dptr,
+               (dptr))
 
 CMG__ALLOC_HOOK(cuImportExternalMemory,
-                (CUexternalMemory *extMem_out,
+                (CUexternalMemory * extMem_out,
                  const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *memHandleDesc),
                 CMG__KIND_IMPORT, CMG__CURRENT,
                 memHandleDesc ? memHandleDesc->size : 0,
