@@ -18,7 +18,7 @@
 set -eu
 
 pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
-python3 python3-jsonschema libxml2-utils clang libclang-rt-14-dev valgrind
+python3 python3-jsonschema libxml2-utils clang clang-format libclang-rt-14-dev valgrind
 mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
 golang-github-container-orchestrated-devices-container-device-interface-dev
 prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev patchelf"
