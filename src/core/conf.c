@@ -67,9 +67,7 @@ handle_limit(struct cmg__config *cfg, int index, const char *value, size_t len)
 {
   struct cmg__limit *slot = index < 0 ? &cfg->limit : &cfg->limit_dev[index];
   struct cmg__limit l;
-  int rc;
-
-  rc = cmg__size_parse(value, len, true, &l);
+  int rc = cmg__size_parse(value, len, true, &l);
   if (rc != 0)
     return rc;
   *slot = l;
@@ -84,11 +82,10 @@ static int
 parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
 {
   uint64_t n = 0;
-  size_t i;
 
   if (len == 0)
     return -EINVAL;
-  for (i = 0; i < len; i++) {
+  for (size_t i = 0; i < len; i++) {
     if (!is_digit(s[i]))
       return -EINVAL;
     /* Stop counting past max but keep reading: "9999x" is still -EINVAL. */
@@ -104,11 +101,9 @@ parse_uint(const char *s, size_t len, unsigned max, unsigned *out)
 static int
 handle_report(struct cmg__config *cfg, int index, const char *value, size_t len)
 {
-  int rc;
-
   if (len == 0)
     return -EINVAL;
-  rc = cmg__config_check_pattern(value, len);
+  int rc = cmg__config_check_pattern(value, len);
   if (rc != 0)
     return rc;
   if (len >= sizeof(cfg->report))
@@ -130,9 +125,7 @@ handle_leak_exitcode(struct cmg__config *cfg, int index, const char *value,
                      size_t len)
 {
   unsigned code;
-  int rc;
-
-  rc = parse_uint(value, len, 255, &code);
+  int rc = parse_uint(value, len, 255, &code);
   if (rc != 0)
     return rc;
   /* 0 would be indistinguishable from a clean exit, so it is not a choice. */
@@ -222,9 +215,7 @@ handle_wait_timeout(struct cmg__config *cfg, int index, const char *value,
 static int
 handle_group(struct cmg__config *cfg, int index, const char *value, size_t len)
 {
-  size_t i;
-
-  for (i = 0; i < len; i++) {
+  for (size_t i = 0; i < len; i++) {
     char c = value[i];
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) ||
           c == '-' || c == '_' || c == '.'))
@@ -360,7 +351,7 @@ struct item {
 static bool
 next_item(const char **pos, struct item *it)
 {
-  const char *p = *pos, *eq;
+  const char *p = *pos;
 
   while (*p == ',')
     p++;
@@ -375,7 +366,7 @@ next_item(const char **pos, struct item *it)
   it->len = (size_t)(p - it->text);
   *pos = p;
 
-  eq = memchr(it->text, '=', it->len);
+  const char *eq = memchr(it->text, '=', it->len);
   if (eq == NULL) {
     it->key_len = it->len;
     it->value = NULL;
@@ -395,12 +386,11 @@ next_item(const char **pos, struct item *it)
 static bool
 parse_index(const char *s, size_t len, int *index)
 {
-  size_t i;
   int n = 0;
 
   if (len == 0)
     return false;
-  for (i = 0; i < len; i++) {
+  for (size_t i = 0; i < len; i++) {
     if (!is_digit(s[i]))
       return false;
     n = n * 10 + (s[i] - '0');
@@ -422,9 +412,8 @@ static void
 quote(char dst[static QUOTE_MAX + 4], const char *s, size_t len)
 {
   size_t n = len > QUOTE_MAX ? QUOTE_MAX : len;
-  size_t i;
 
-  for (i = 0; i < n; i++) {
+  for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
   }
@@ -439,12 +428,9 @@ quote(char dst[static QUOTE_MAX + 4], const char *s, size_t len)
 static void
 format_unknown(char *err, size_t errlen, const char *shown)
 {
-  size_t i, used;
-  int n;
-
-  n = snprintf(err, errlen, "unknown option '%s': expected one of", shown);
-  for (i = 0; i < N_OPTIONS && n >= 0; i++) {
-    used = (size_t)n;
+  int n = snprintf(err, errlen, "unknown option '%s': expected one of", shown);
+  for (size_t i = 0; i < N_OPTIONS && n >= 0; i++) {
+    size_t used = (size_t)n;
     if (used >= errlen)
       return;
     n += snprintf(err + used, errlen - used, "%s %s%s", i == 0 ? "" : ",",
@@ -462,9 +448,7 @@ format_unknown(char *err, size_t errlen, const char *shown)
 static int
 find_option(const struct item *it, const struct option **opt, int *index)
 {
-  size_t i;
-
-  for (i = 0; i < N_OPTIONS; i++) {
+  for (size_t i = 0; i < N_OPTIONS; i++) {
     const struct option *o = &options[i];
     size_t klen = strlen(o->key);
 
@@ -534,9 +518,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
 
   while (next_item(&pos, &it)) {
     const struct option *opt = NULL;
-    uint64_t bit;
     int index = -1;
-    int rc;
 
     quote(shown, it.text, it.len);
     if (it.value == NULL || it.key_len == 0) {
@@ -545,7 +527,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
       return -EINVAL;
     }
 
-    rc = find_option(&it, &opt, &index);
+    int rc = find_option(&it, &opt, &index);
     if (rc == -ENOENT) {
       if (errlen > 0)
         format_unknown(err, errlen, shown);
@@ -560,7 +542,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
       return -EINVAL;
     }
 
-    bit = 1ull << (index < 0 ? 0 : index);
+    uint64_t bit = 1ull << (index < 0 ? 0 : index);
     if (seen[opt - options] & bit) {
       if (errlen > 0)
         snprintf(err, errlen,

@@ -26,9 +26,7 @@ is_escape(char c)
 int
 cmg__config_check_pattern(const char *s, size_t len)
 {
-  size_t i;
-
-  for (i = 0; i < len; i++) {
+  for (size_t i = 0; i < len; i++) {
     if (s[i] == '%' && (++i == len || !is_escape(s[i])))
       return -EINVAL;
   }
@@ -57,13 +55,11 @@ static const struct {
 int
 cmg__config_dump_signal(const char *value, size_t len, int *sig)
 {
-  size_t i;
-
   if (len > 3 && cmg__equals_nocase(value, 3, "SIG")) {
     value += 3;
     len -= 3;
   }
-  for (i = 0; i < N_DUMP_SIGNALS; i++) {
+  for (size_t i = 0; i < N_DUMP_SIGNALS; i++) {
     if (cmg__equals_nocase(value, len, dump_signals[i].name)) {
       *sig = dump_signals[i].sig;
       return 0;
@@ -81,11 +77,9 @@ static bool
 append(char *out, size_t len, size_t *used, const char *s, size_t n,
        bool flatten)
 {
-  size_t i;
-
   if (n >= len - *used)
     return false;
-  for (i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++)
     out[*used + i] = flatten && s[i] == '/' ? '_' : s[i];
   *used += n;
   return true;
@@ -105,7 +99,6 @@ cmg__config_expand(const char *pattern, long pid, const char *host,
 {
   char num[24];
   size_t used = 0;
-  const char *p;
   bool fits = true;
 
   if (pattern == NULL ||
@@ -119,7 +112,7 @@ cmg__config_expand(const char *pattern, long pid, const char *host,
   if (host == NULL)
     host = "";
 
-  for (p = pattern; *p != '\0' && fits; p++) {
+  for (const char *p = pattern; *p != '\0' && fits; p++) {
     if (*p != '%') {
       fits = append(out, len, &used, p, 1, false);
       continue;
@@ -152,9 +145,7 @@ cmg__config_expand(const char *pattern, long pid, const char *host,
 const char *
 cmg__signal_name(int sig)
 {
-  size_t i;
-
-  for (i = 0; i < N_DUMP_SIGNALS; i++) {
+  for (size_t i = 0; i < N_DUMP_SIGNALS; i++) {
     if (dump_signals[i].sig == sig)
       return dump_signals[i].name;
   }

@@ -160,7 +160,6 @@ compare(const struct seg *s)
 static int
 join_locked(struct seg *s, char *err, size_t errlen)
 {
-  struct seg_slot *sl;
   struct cmg__member m = member();
 
   cmg__group_scan(s, &m);
@@ -171,7 +170,8 @@ join_locked(struct seg *s, char *err, size_t errlen)
     compare(s);
   memcpy(caps, s->h.limit_dev, sizeof(s->h.limit_dev));
   caps[SEG_DEVICES] = s->h.limit;
-  sl = cmg__seg_claim(s, self_pid, self_start, self_pidns, self_comm);
+  struct seg_slot *sl =
+      cmg__seg_claim(s, self_pid, self_start, self_pidns, self_comm);
   if (sl == NULL)
     return cmg__seg_fail(err, errlen, NULL, -EUSERS,
                          "all %u member slots of %s "
@@ -189,9 +189,9 @@ attach(char *err, size_t errlen)
   for (int tries = 0; tries < ATTACH_TRIES; tries++) {
     struct seg *s = NULL;
     bool created = true, fresh = false;
-    int fd, rc;
+    int rc;
 
-    fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    int fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0 && errno == EEXIST) {
       created = false;
       fd = shm_open(shm_name, O_RDWR, 0);
@@ -245,17 +245,15 @@ static void
 identify_self(void)
 {
   char letter;
-  int fd;
-  ssize_t n;
 
   self_pid = getpid();
   if (cmg__seg_proc_stat(self_pid, &letter, &self_start) != 0)
     self_start = 0;
   self_pidns = cmg__seg_pidns_of("/proc/self/ns/pid");
   memset(self_comm, 0, sizeof(self_comm));
-  fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+  int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
-    n = read(fd, self_comm, sizeof(self_comm) - 1);
+    ssize_t n = read(fd, self_comm, sizeof(self_comm) - 1);
     close(fd);
     if (n > 0 && self_comm[n - 1] == '\n')
       self_comm[n - 1] = '\0';
@@ -265,7 +263,7 @@ identify_self(void)
 int
 cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
 {
-  int expected = OFF, rc;
+  int expected = OFF;
 
   if (err != NULL && errlen > 0)
     err[0] = '\0';
@@ -290,7 +288,7 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
            group);
   snprintf(shm_path, sizeof(shm_path), SHM_DIR "%s", shm_name);
   identify_self();
-  rc = attach(err, errlen);
+  int rc = attach(err, errlen);
   if (registry) {
     /* Being seen is not worth failing for: no registry, no slot. */
     atomic_store_explicit(&state, rc == 0 ? JOINED : OFF, memory_order_release);
@@ -309,10 +307,9 @@ rejoin(void)
   struct seg *old = seg;
   int old_fd = seg_fd;
   char err[256];
-  int rc;
 
   identify_self();
-  rc = attach(err, sizeof(err));
+  int rc = attach(err, sizeof(err));
   if (rc != 0 && !registry) {
     cmg__log("group=%s: %s; no device allocation will succeed", group, err);
     return rc;
@@ -385,7 +382,7 @@ static int
 add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
 {
   _Atomic uint64_t *u = &s->dev[d].used;
-  uint64_t cur = atomic_load_explicit(u, memory_order_relaxed), next, peak;
+  uint64_t cur = atomic_load_explicit(u, memory_order_relaxed), next;
 
   do {
     if (bytes > limit || cur > limit - bytes) {
@@ -396,7 +393,7 @@ add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
   } while (!atomic_compare_exchange_weak_explicit(
       u, &cur, next, memory_order_relaxed, memory_order_relaxed));
   *used_out = next;
-  peak = atomic_load_explicit(&s->dev[d].peak, memory_order_relaxed);
+  uint64_t peak = atomic_load_explicit(&s->dev[d].peak, memory_order_relaxed);
   while (next > peak && !atomic_compare_exchange_weak_explicit(
                             &s->dev[d].peak, &peak, next, memory_order_relaxed,
                             memory_order_relaxed))
@@ -465,14 +462,12 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
         uint64_t *limit_out)
 {
   struct seg *s;
-  uint64_t limit, held;
-  int rc;
 
   *used_out = 0;
   *limit_out = CMG__NO_LIMIT;
   if (d < 0 || d >= SEG_DEVICES)
     return 0;
-  rc = ready(&s);
+  int rc = ready(&s);
   if (rc > 0)
     return 0;
   if (rc < 0) {
@@ -489,7 +484,7 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
     atomic_store_explicit(&physical_seen[d], physical, memory_order_relaxed);
     atomic_compare_exchange_strong(&s->dev[d].physical, &none, physical);
   }
-  limit = cap_of(d, physical);
+  uint64_t limit = cap_of(d, physical);
   *limit_out = limit;
   struct cmg__member m = member();
   cmg__group_maybe_scan(s, &m, SCAN_PERIOD_NS);
@@ -498,9 +493,9 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
     rc = add(s, d, bytes, limit, used_out);
   if (rc != 0)
     return rc;
-  held = atomic_fetch_add_explicit(&mine->dev[d].used, bytes,
-                                   memory_order_relaxed) +
-         bytes;
+  uint64_t held = atomic_fetch_add_explicit(&mine->dev[d].used, bytes,
+                                            memory_order_relaxed) +
+                  bytes;
   if (held > atomic_load_explicit(&mine->dev[d].peak, memory_order_relaxed))
     atomic_store_explicit(&mine->dev[d].peak, held, memory_order_relaxed);
   return 0;
@@ -518,12 +513,10 @@ cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
 void
 cmg__group_release(int device, uint64_t bytes)
 {
-  struct seg *s;
-
   if (device < 0 || device >= SEG_DEVICES || bytes == 0 ||
       atomic_load_explicit(&state, memory_order_acquire) != JOINED)
     return;
-  s = seg;
+  struct seg *s = seg;
   if (registry) {
     solo_count(device, bytes, false);
     return;
@@ -548,14 +541,13 @@ cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
     int rc = reserve(device, bytes, physical, used_out, limit_out);
     struct seg *s = seg;
     struct seg_slot *sl = mine;
-    uint64_t now = cmg__group_clock_ns(CLOCK_MONOTONIC), left;
-    uint32_t seq;
+    uint64_t now = cmg__group_clock_ns(CLOCK_MONOTONIC);
 
     if (rc != -ENOMEM)
       return rc == -EPERM ? -ENOMEM : rc;
     if (now >= deadline)
       return -ETIMEDOUT;
-    seq = atomic_load(&s->h.wake);
+    uint32_t seq = atomic_load(&s->h.wake);
     atomic_fetch_add(&s->h.waiters, 1);
     atomic_fetch_add(&sl->waiting, 1);
     atomic_thread_fence(memory_order_seq_cst);
@@ -563,7 +555,7 @@ cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
     if (rc == -ENOMEM) {
       /* Once a second at least, so that this process reclaims a dead
        * member itself when nobody else allocates. */
-      left = deadline - now < NS ? deadline - now : NS;
+      uint64_t left = deadline - now < NS ? deadline - now : NS;
       syscall(SYS_futex, &s->h.wake, FUTEX_WAIT, seq,
               &(struct timespec){ (time_t)(left / NS), (long)(left % NS) },
               NULL, 0);
@@ -653,17 +645,15 @@ cmg__group_usage(int device, struct cmg__group_usage *out)
 {
   int st = atomic_load_explicit(&state, memory_order_acquire);
   struct seg *s = seg;
-  const struct seg_limit *l;
-  uint64_t physical;
   struct seg_slot *sl = mine;
 
   if (device < 0 || device >= SEG_DEVICES || s == NULL || registry ||
       (st != JOINED && st != LEFT))
     return -ENOENT;
-  physical = atomic_load(&physical_seen[device]);
+  uint64_t physical = atomic_load(&physical_seen[device]);
   if (physical == 0)
     physical = atomic_load(&s->dev[device].physical);
-  l = cmg__seg_limit_entry(caps, device);
+  const struct seg_limit *l = cmg__seg_limit_entry(caps, device);
   out->limit = l->kind == CMG__LIMIT_PERCENT && physical == 0
                    ? CMG__NO_LIMIT
                    : cmg__seg_limit_bytes(l, physical);

@@ -62,7 +62,6 @@ cmg__group_empty_slot(struct seg *s, struct seg_slot *sl,
                       const struct cmg__member *m)
 {
   bool gave = false;
-  uint32_t waiting;
 
   for (int d = 0; d < SEG_DEVICES; d++) {
     uint64_t b = atomic_exchange(&sl->dev[d].used, 0);
@@ -75,7 +74,7 @@ cmg__group_empty_slot(struct seg *s, struct seg_slot *sl,
   }
   cmg__seg_empty_held(sl);
   atomic_store_explicit(&sl->denials, 0, memory_order_relaxed);
-  waiting = atomic_exchange(&sl->waiting, 0);
+  uint32_t waiting = atomic_exchange(&sl->waiting, 0);
   if (waiting != 0)
     cmg__seg_sub32(&s->h.waiters, waiting);
   atomic_store_explicit(&sl->start, 0, memory_order_relaxed);

@@ -53,9 +53,7 @@ cmg__log(const char *fmt, ...)
   char line[LOG_LINE_MAX];
   size_t prefix = sizeof(LOG_PREFIX) - 1;
   size_t room = sizeof(line) - prefix;
-  size_t len;
   va_list ap;
-  int n;
 
   memcpy(line, LOG_PREFIX, prefix);
   va_start(ap, fmt);
@@ -63,11 +61,11 @@ cmg__log(const char *fmt, ...)
    * vsnprintf terminates what it writes, so at most room - 1 bytes of text
    * fit; the terminator's byte then holds the newline.
    */
-  n = vsnprintf(line + prefix, room, fmt, ap);
+  int n = vsnprintf(line + prefix, room, fmt, ap);
   va_end(ap);
   if (n < 0)
     n = 0;
-  len = prefix + ((size_t)n < room ? (size_t)n : room - 1);
+  size_t len = prefix + ((size_t)n < room ? (size_t)n : room - 1);
 
   /* A caller's trailing newline would otherwise leave an empty line. */
   if (len > prefix && line[len - 1] == '\n')

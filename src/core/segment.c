@@ -82,26 +82,24 @@ cmg__seg_fail(char *err, size_t errlen, const char *name, int rc,
 int
 cmg__seg_proc_stat(pid_t pid, char *letter, uint64_t *start)
 {
-  char path[32], buf[1024], *p;
-  ssize_t n;
-  int fd, field;
+  char path[32], buf[1024];
 
   snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
-  n = read(fd, buf, sizeof(buf) - 1);
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
   close(fd);
   if (n <= 0)
     return -EIO;
   buf[n] = '\0';
   /* The command may hold spaces and parentheses; it ends at the last ')'. */
-  p = strrchr(buf, ')');
+  char *p = strrchr(buf, ')');
   if (p == NULL || p[1] != ' ')
     return -EIO;
   p += 2;
   *letter = *p;
-  for (field = 3; field < 22; field++) {
+  for (int field = 3; field < 22; field++) {
     p = strchr(p, ' ');
     if (p == NULL)
       return -EIO;
@@ -129,13 +127,12 @@ cmg__seg_is_dead(pid_t pid, uint64_t start)
 {
   uint64_t now_start = 0;
   char letter = '\0'; /* set when proc_stat returns 0 */
-  int rc;
 
   if (pid <= 0 || pid > PID_LIMIT)
     return true;
   if (kill(pid, 0) != 0 && errno == ESRCH)
     return true;
-  rc = cmg__seg_proc_stat(pid, &letter, &now_start);
+  int rc = cmg__seg_proc_stat(pid, &letter, &now_start);
   if (rc == -ENOENT)
     return true;
   if (rc != 0)
@@ -488,27 +485,25 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
              char *err, size_t errlen)
 {
   struct stat st;
-  bool fresh;
-  void *p;
-  uint64_t magic;
 
   if (fstat(fd, &st) != 0)
     return cmg__seg_fail(err, errlen, NULL, -errno, "cannot stat %s: %s", path,
                          strerror(errno));
-  fresh = st.st_size == 0;
+  bool fresh = st.st_size == 0;
   if (fresh && ftruncate(fd, (off_t)sizeof(struct seg)) != 0)
     return cmg__seg_fail(err, errlen, NULL, -errno, "cannot size %s: %s", path,
                          strerror(errno));
   if (!fresh && st.st_size != (off_t)sizeof(struct seg))
     return cmg__seg_describe_size(fd, st.st_size, path, NULL, err, errlen);
-  p = mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void *p =
+      mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
     return cmg__seg_fail(err, errlen, NULL, -errno, "cannot map %s: %s", path,
                          strerror(errno));
   *out = p;
   /* With the lock held, no magic means nobody is setting it up: its
    * creator died half way, or it is ours. */
-  magic = atomic_load_explicit(&(*out)->h.magic, memory_order_acquire);
+  uint64_t magic = atomic_load_explicit(&(*out)->h.magic, memory_order_acquire);
   *fresh_out = fresh || magic == 0;
   if (*fresh_out)
     return 0;

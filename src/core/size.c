@@ -66,9 +66,7 @@ lower(char c)
 bool
 cmg__equals_nocase(const char *s, size_t len, const char *name)
 {
-  size_t i;
-
-  for (i = 0; i < len; i++) {
+  for (size_t i = 0; i < len; i++) {
     if (name[i] == '\0' || lower(s[i]) != lower(name[i]))
       return false;
   }
@@ -79,9 +77,7 @@ cmg__equals_nocase(const char *s, size_t len, const char *name)
 static uint64_t
 unit_mult(const char *s, size_t len)
 {
-  size_t i;
-
-  for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+  for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
     if (cmg__equals_nocase(s, len, units[i].name))
       return units[i].mult;
   }
@@ -115,7 +111,7 @@ int
 cmg__size_parse(const char *s, size_t len, bool allow_percent,
                 struct cmg__limit *out)
 {
-  size_t i = 0, int_len, frac_at = 0, frac_len = 0;
+  size_t i = 0, frac_at = 0, frac_len = 0;
   bool percent = false;
   uint64_t mult, value = 0;
 
@@ -124,7 +120,7 @@ cmg__size_parse(const char *s, size_t len, bool allow_percent,
 
   while (i < len && is_digit(s[i]))
     i++;
-  int_len = i;
+  size_t int_len = i;
   if (int_len == 0)
     return -EINVAL;
 
