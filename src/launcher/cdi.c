@@ -167,35 +167,34 @@ static char *
 build_spec(const struct device *devs, int n, const char *library,
            const char *report_dir, const char *preload)
 {
-  cJSON *spec = cJSON_CreateObject(), *list, *edits, *mounts;
+  cJSON *spec = cJSON_CreateObject();
   bool digit_first = false;
-  char *text;
 
   for (int i = 0; i < n; i++)
     digit_first =
         digit_first || (devs[i].name[0] >= '0' && devs[i].name[0] <= '9');
   cJSON_AddStringToObject(spec, "cdiVersion", digit_first ? "0.5.0" : "0.3.0");
   cJSON_AddStringToObject(spec, "kind", CDI_KIND);
-  list = cJSON_AddArrayToObject(spec, "devices");
+  cJSON *list = cJSON_AddArrayToObject(spec, "devices");
   for (int i = 0; i < n; i++) {
     char opts[600];
-    cJSON *d = cJSON_CreateObject(), *e = cJSON_CreateObject(), *env;
+    cJSON *d = cJSON_CreateObject(), *e = cJSON_CreateObject();
 
     snprintf(opts, sizeof(opts), "CUMEMGUARD_OPTIONS=%s", devs[i].options);
     cJSON_AddStringToObject(d, "name", devs[i].name);
-    env = cJSON_AddArrayToObject(e, "env");
+    cJSON *env = cJSON_AddArrayToObject(e, "env");
     cJSON_AddItemToArray(env, cJSON_CreateString(preload));
     cJSON_AddItemToArray(env, cJSON_CreateString(opts));
     cJSON_AddItemToObject(d, "containerEdits", e);
     cJSON_AddItemToArray(list, d);
   }
   /* Spec-wide edits apply once to a container given any of its devices. */
-  edits = cJSON_AddObjectToObject(spec, "containerEdits");
-  mounts = cJSON_AddArrayToObject(edits, "mounts");
+  cJSON *edits = cJSON_AddObjectToObject(spec, "containerEdits");
+  cJSON *mounts = cJSON_AddArrayToObject(edits, "mounts");
   cJSON_AddItemToArray(mounts, mount(library, CONTAINER_LIBRARY, false));
   if (report_dir != NULL)
     cJSON_AddItemToArray(mounts, mount(report_dir, report_dir, true));
-  text = cJSON_Print(spec);
+  char *text = cJSON_Print(spec);
   cJSON_Delete(spec);
   return text;
 }

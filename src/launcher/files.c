@@ -34,7 +34,7 @@ cmg__write_atomic(const char *path, const char *text, size_t len)
   const char *slash = strrchr(path, '/');
   size_t dir_len = slash != NULL ? (size_t)(slash - path) + 1 : 0;
   char *tmp = malloc(strlen(path) + 16);
-  int fd, rc;
+  int rc;
 
   if (tmp == NULL) {
     cmg__log("out of memory");
@@ -43,7 +43,7 @@ cmg__write_atomic(const char *path, const char *text, size_t len)
   /* CDI runtimes skip names without .json, node_exporter those without
    * .prom, and both skip hidden files. */
   sprintf(tmp, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
-  fd = mkstemp(tmp);
+  int fd = mkstemp(tmp);
   if (fd < 0) {
     rc = -errno;
     cmg__log("cannot create a temporary file beside '%s': %s", path,

@@ -43,13 +43,12 @@ static char *
 absolute(const char *path)
 {
   char cwd[PATH_MAX];
-  char *out;
 
   if (path[0] == '/')
     return strdup(path);
   if (getcwd(cwd, sizeof(cwd)) == NULL)
     return NULL;
-  out = malloc(strlen(cwd) + strlen(path) + 2);
+  char *out = malloc(strlen(cwd) + strlen(path) + 2);
   if (out != NULL)
     sprintf(out, "%s/%s", cwd, path);
   return out;
@@ -64,13 +63,12 @@ library_beside_exe(void)
 {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  char *slash, *out;
 
   if (n <= 0)
     return NULL;
   exe[n] = '\0';
   /* readlink gives a resolved path, so cutting two names is "/..". */
-  slash = strrchr(exe, '/');
+  char *slash = strrchr(exe, '/');
   if (slash == NULL)
     return NULL;
   *slash = '\0';
@@ -78,7 +76,7 @@ library_beside_exe(void)
   if (slash == NULL)
     return NULL;
   *slash = '\0';
-  out = malloc(strlen(exe) + sizeof("/lib/" CMG__LIBRARY_NAME));
+  char *out = malloc(strlen(exe) + sizeof("/lib/" CMG__LIBRARY_NAME));
   if (out != NULL)
     sprintf(out, "%s/lib/" CMG__LIBRARY_NAME, exe);
   return out;
@@ -89,10 +87,9 @@ cmg__find_library(void)
 {
   const char *env = getenv(CMG__LIBRARY_VAR);
   char *path;
-  int rc;
 
   if (env != NULL && env[0] != '\0') {
-    rc = check_file(env);
+    int rc = check_file(env);
     if (rc != 0) {
       cmg__log(CMG__LIBRARY_VAR "='%s': %s", env,
                rc == -EINVAL ? "not a regular file" : strerror(-rc));

@@ -164,10 +164,10 @@ static void
 print_usage(FILE *f)
 {
   char word[64];
-  size_t col = strlen(USAGE_START), i;
+  size_t col = strlen(USAGE_START);
 
   fputs(USAGE_START, f);
-  for (i = 0; i < N_FLAGS; i++) {
+  for (size_t i = 0; i < N_FLAGS; i++) {
     if (flags[i].arg == NULL)
       snprintf(word, sizeof(word), "[--%s]", flags[i].name);
     else
@@ -205,13 +205,11 @@ print_flag(const char *name, const char *arg, const char *help)
 static void
 print_help(void)
 {
-  size_t i;
-
   print_usage(stdout);
   printf("\nRuns PROGRAM with " CMG__LIBRARY_NAME " preloaded, which caps the "
          "CUDA device memory\nit can allocate and reports what it leaves "
          "allocated.\n\n");
-  for (i = 0; i < N_FLAGS; i++)
+  for (size_t i = 0; i < N_FLAGS; i++)
     print_flag(flags[i].name, flags[i].arg ? flags[i].arg : "", flags[i].help);
   print_flag("on-demand-growth", "",
              "make TensorFlow and JAX allocate as they go:\n"
@@ -261,9 +259,7 @@ item_key_len(const char *s, size_t len)
 static bool
 is_overridden(const char *s, size_t len, const char *const values[])
 {
-  size_t i;
-
-  for (i = 0; i < N_FLAGS; i++) {
+  for (size_t i = 0; i < N_FLAGS; i++) {
     if (values[i] != NULL && strlen(flags[i].key) == len &&
         memcmp(flags[i].key, s, len) == 0)
       return true;
@@ -279,21 +275,19 @@ is_overridden(const char *s, size_t len, const char *const values[])
 static char *
 build_options(const char *env, const char *const values[])
 {
-  size_t size = 1, len = 0, i;
-  const char *p;
-  char *out;
+  size_t size = 1, len = 0;
 
   if (env != NULL)
     size += strlen(env) + 1;
-  for (i = 0; i < N_FLAGS; i++) {
+  for (size_t i = 0; i < N_FLAGS; i++) {
     if (values[i] != NULL)
       size += strlen(flags[i].key) + strlen(values[i]) + 2;
   }
-  out = malloc(size);
+  char *out = malloc(size);
   if (out == NULL)
     return NULL;
 
-  for (p = env; p != NULL && *p != '\0';) {
+  for (const char *p = env; p != NULL && *p != '\0';) {
     const char *item = p;
     size_t n = strcspn(p, ",");
 
@@ -305,7 +299,7 @@ build_options(const char *env, const char *const values[])
     len +=
         (size_t)sprintf(out + len, "%s%.*s", len > 0 ? "," : "", (int)n, item);
   }
-  for (i = 0; i < N_FLAGS; i++) {
+  for (size_t i = 0; i < N_FLAGS; i++) {
     if (values[i] != NULL)
       len += (size_t)sprintf(out + len, "%s%s=%s", len > 0 ? "," : "",
                              flags[i].key, values[i]);
@@ -352,8 +346,7 @@ parse_args(int argc, char **argv, const char *values[])
 
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
-    const char *name, *eq;
-    size_t name_len, f;
+    size_t f;
 
     if (strcmp(a, "--") == 0)
       return i + 1;
@@ -373,9 +366,9 @@ parse_args(int argc, char **argv, const char *values[])
       continue;
     }
 
-    name = a + 2;
-    eq = strchr(name, '=');
-    name_len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t name_len = eq != NULL ? (size_t)(eq - name) : strlen(name);
     for (f = 0; f < N_FLAGS; f++) {
       if (a[1] == '-' && strlen(flags[f].name) == name_len &&
           memcmp(flags[f].name, name, name_len) == 0)
@@ -416,14 +409,14 @@ main(int argc, char **argv)
   const char *values[N_FLAGS] = { NULL };
   struct cmg__config cfg;
   char err[512];
-  char *opts, *lib = NULL;
-  int prog, rc = CMG_EXIT_USAGE;
+  char *lib = NULL;
+  int rc = CMG_EXIT_USAGE;
 
   if (argc >= 2 && strcmp(argv[1], "status") == 0)
     return cmg__status_main(argc - 2, argv + 2);
   if (argc >= 2 && strcmp(argv[1], "cdi") == 0)
     return cmg__cdi_main(argc - 2, argv + 2);
-  prog = parse_args(argc, argv, values);
+  int prog = parse_args(argc, argv, values);
   if (prog == 0) {
     /* --help or --version: a full disk or closed stdout is still an error. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -440,7 +433,7 @@ main(int argc, char **argv)
     return CMG_EXIT_USAGE;
   }
 
-  opts = build_options(getenv(OPTIONS_VAR), values);
+  char *opts = build_options(getenv(OPTIONS_VAR), values);
   if (opts == NULL) {
     cmg__log("out of memory");
     return CMG_EXIT_USAGE;

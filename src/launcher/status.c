@@ -63,9 +63,8 @@ cmg__status_main(int argc, char **argv)
   bool prometheus = false, json = false;
   uint64_t period_ns = 0;
   char err[512];
-  int i;
 
-  for (i = 0; i < argc; i++) {
+  for (int i = 0; i < argc; i++) {
     const char **slot = NULL;
 
     if (strcmp(argv[i], "--json") == 0) {

@@ -82,12 +82,11 @@ static int
 print_json(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
            const char (*errors)[256], size_t n)
 {
-  cJSON *root = cJSON_CreateObject(), *groups;
+  cJSON *root = cJSON_CreateObject();
   struct cmg__group_view v;
-  char *text;
 
   cJSON_AddNumberToObject(root, "uid", (unsigned)geteuid());
-  groups = cJSON_AddArrayToObject(root, "groups");
+  cJSON *groups = cJSON_AddArrayToObject(root, "groups");
   for (size_t i = 0; i < n; i++) {
     if (copies[i] != NULL) {
       cmg__group_view(&e[i], copies[i], &v);
@@ -97,7 +96,7 @@ print_json(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
     }
   }
   /* cJSON leaves out what it could not allocate: print nothing then. */
-  text = cJSON_PrintUnformatted(root);
+  char *text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   if (text == NULL)
     return -ENOMEM;

@@ -68,7 +68,7 @@ devices(const struct cmg__group_view *v)
 static cJSON *
 process(const struct seg_slot *sl, bool alive)
 {
-  cJSON *o = cJSON_CreateObject(), *a;
+  cJSON *o = cJSON_CreateObject();
   char comm[sizeof(sl->comm) + 1];
   uint64_t live = 0;
   size_t i;
@@ -83,7 +83,7 @@ process(const struct seg_slot *sl, bool alive)
   cJSON_AddBoolToObject(o, "alive", alive);
   cJSON_AddItemToObject(o, "live", u64(live));
   cJSON_AddNumberToObject(o, "denials", (unsigned)sl->denials);
-  a = cJSON_AddArrayToObject(o, "devices");
+  cJSON *a = cJSON_AddArrayToObject(o, "devices");
   for (int d = 0; d < SEG_DEVICES; d++) {
     if (sl->dev[d].used == 0 && sl->dev[d].peak == 0)
       continue;
@@ -100,7 +100,7 @@ cJSON *
 cmg__group_json(const struct cmg__group_view *v)
 {
   const struct seg *c = v->c;
-  cJSON *o = cJSON_CreateObject(), *procs;
+  cJSON *o = cJSON_CreateObject();
 
   cJSON_AddItemToObject(
       o, "name", v->reg ? cJSON_CreateNull() : string_or_null(v->e->name));
@@ -112,7 +112,7 @@ cmg__group_json(const struct cmg__group_view *v)
   cJSON_AddNumberToObject(o, "members", v->members);
   cJSON_AddNumberToObject(o, "dead", v->dead);
   cJSON_AddItemToObject(o, "devices", devices(v));
-  procs = cJSON_AddArrayToObject(o, "processes");
+  cJSON *procs = cJSON_AddArrayToObject(o, "processes");
   for (unsigned i = 0; i < SEG_SLOTS; i++) {
     if ((uint32_t)c->slot[i].owner == SLOT_CLAIMED)
       cJSON_AddItemToArray(procs, process(&c->slot[i], v->alive[i]));

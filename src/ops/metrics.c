@@ -94,12 +94,11 @@ static bool
 group_limit(const struct seg *c, int d, uint64_t *out)
 {
   struct seg_limit limits[SEG_DEVICES + 1];
-  const struct seg_limit *l;
 
   /* group_limit.d where set, else group_limit, as members read it. */
   memcpy(limits, c->h.limit_dev, sizeof(c->h.limit_dev));
   limits[SEG_DEVICES] = c->h.limit;
-  l = cmg__seg_limit_entry(limits, d);
+  const struct seg_limit *l = cmg__seg_limit_entry(limits, d);
   if (l->kind == CMG__LIMIT_NONE ||
       (l->kind == CMG__LIMIT_PERCENT && c->dev[d].physical == 0))
     return false;

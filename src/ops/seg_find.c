@@ -122,9 +122,9 @@ cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
   struct stat st;
   struct seg *c = NULL;
   void *m = MAP_FAILED;
-  int fd, rc = 0;
+  int rc = 0;
 
-  fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     rc = errno;
     if (rc == ENOENT)
@@ -227,9 +227,8 @@ scan_dir(struct list *l, const char *dir, const char *container, bool all_users)
   struct dirent *ent;
 
   while (d != NULL && (ent = readdir(d)) != NULL) {
-    const char *p = ent->d_name, *dot;
+    const char *p = ent->d_name;
     char *end;
-    unsigned long uid;
     struct cmg__seg_entry *e;
 
     if (strncmp(p, PREFIX, strlen(PREFIX)) != 0)
@@ -237,8 +236,8 @@ scan_dir(struct list *l, const char *dir, const char *container, bool all_users)
     p += strlen(PREFIX);
     if (!isdigit((unsigned char)*p))
       continue;
-    uid = strtoul(p, &end, 10);
-    dot = end;
+    unsigned long uid = strtoul(p, &end, 10);
+    const char *dot = end;
     if (*dot != '.' || dot[1] == '\0' || uid > UINT32_MAX ||
         strlen(dot + 1) >= sizeof(e->name))
       continue;
@@ -264,10 +263,9 @@ maps_library(const char *pid)
 {
   char path[64], line[512];
   bool found = false;
-  FILE *f;
 
   snprintf(path, sizeof(path), "/proc/%.16s/maps", pid);
-  f = fopen(path, "re");
+  FILE *f = fopen(path, "re");
   while (f != NULL && !found && fgets(line, sizeof(line), f) != NULL)
     found = strstr(line, "/libcumemguard.so") != NULL;
   if (f != NULL)
@@ -281,11 +279,10 @@ static void
 container_of(const char *pid, char *out, size_t len)
 {
   char path[64], line[1024];
-  FILE *f;
 
   snprintf(out, len, "pid %.16s", pid);
   snprintf(path, sizeof(path), "/proc/%.16s/cgroup", pid);
-  f = fopen(path, "re");
+  FILE *f = fopen(path, "re");
   while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
     for (char *p = line; *p != '\0'; p++) {
       size_t n = strspn(p, "0123456789abcdef");

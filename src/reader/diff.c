@@ -82,15 +82,14 @@ changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
         size_t *n_out)
 {
   struct change *c = malloc((base->n_leaks + now->n_leaks + 1) * sizeof(*c));
-  size_t n = 0, i, o = 0;
-  int side;
+  size_t n = 0, o = 0;
 
   if (c == NULL)
     return NULL;
-  for (side = 0; side < 2; side++) {
+  for (int side = 0; side < 2; side++) {
     const struct cmg__tool_view *v = side == 0 ? base : now;
 
-    for (i = 0; i < v->n_leaks; i++) {
+    for (size_t i = 0; i < v->n_leaks; i++) {
       const struct cmg__tool_leak *l = &v->leaks[i];
 
       if (l->rule != CMG__TOOL_NONE)
@@ -112,7 +111,7 @@ changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
     }
   }
   qsort(c, n, sizeof(*c), compare_keys);
-  for (i = 0; i < n; i++) {
+  for (size_t i = 0; i < n; i++) {
     if (o > 0 && compare_keys(&c[o - 1], &c[i]) == 0) {
       c[o - 1].base_count = cmg__tool_add(c[o - 1].base_count, c[i].base_count);
       c[o - 1].base_bytes = cmg__tool_add(c[o - 1].base_bytes, c[i].base_bytes);
@@ -123,7 +122,7 @@ changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
     }
   }
   n = 0;
-  for (i = 0; i < o; i++) {
+  for (size_t i = 0; i < o; i++) {
     c[i].delta_count = (int64_t)c[i].new_count - (int64_t)c[i].base_count;
     c[i].delta_bytes = (int64_t)c[i].new_bytes - (int64_t)c[i].base_bytes;
     if (c[i].delta_count != 0 || c[i].delta_bytes != 0)
@@ -172,9 +171,7 @@ compare_ints(const void *a, const void *b)
 static const struct cmg__tool_device *
 find_device(const struct cmg__tool_view *v, int ordinal)
 {
-  size_t i;
-
-  for (i = 0; i < v->n_devices; i++) {
+  for (size_t i = 0; i < v->n_devices; i++) {
     if (v->devices[i].ordinal == ordinal)
       return &v->devices[i];
   }
@@ -197,25 +194,23 @@ print_devices(FILE *f, const struct cmg__tool_view *base,
 {
   char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF], e[SIZE_BUF];
   int *ords = malloc((base->n_devices + now->n_devices + 1) * sizeof(*ords));
-  size_t n = 0, i;
+  size_t n = 0;
 
   if (ords == NULL)
     return;
-  for (i = 0; i < base->n_devices; i++)
+  for (size_t i = 0; i < base->n_devices; i++)
     ords[n++] = base->devices[i].ordinal;
-  for (i = 0; i < now->n_devices; i++)
+  for (size_t i = 0; i < now->n_devices; i++)
     ords[n++] = now->devices[i].ordinal;
   qsort(ords, n, sizeof(*ords), compare_ints);
 
   fprintf(f, "%6s  %10s %10s %10s  %10s %10s  %s\n", "device", "base live",
           "new live", "change", "base peak", "new peak", "name");
-  for (i = 0; i < n; i++) {
-    const struct cmg__tool_device *x, *y;
-
+  for (size_t i = 0; i < n; i++) {
     if (i > 0 && ords[i] == ords[i - 1])
       continue;
-    x = find_device(base, ords[i]);
-    y = find_device(now, ords[i]);
+    const struct cmg__tool_device *x = find_device(base, ords[i]);
+    const struct cmg__tool_device *y = find_device(now, ords[i]);
     fprintf(f, "%6d  %10s %10s %10s  %10s %10s  %s\n", ords[i],
             size_or_dash(x, false, a), size_or_dash(y, false, b),
             signed_size((int64_t)(y ? y->live_bytes : 0) -
@@ -233,9 +228,7 @@ print_devices(FILE *f, const struct cmg__tool_view *base,
 static void
 print_source(FILE *f, const char *label, const struct cmg__tool_view *v)
 {
-  size_t i;
-
-  for (i = 0; i < v->n_sources; i++)
+  for (size_t i = 0; i < v->n_sources; i++)
     fprintf(f, "  %s process %ld (%s): %s\n", label, v->sources[i].pid,
             v->sources[i].file, v->sources[i].command);
 }
@@ -272,7 +265,7 @@ print_text(FILE *f, const struct cmg__tool_view *base,
            const struct cmg__tool_opts *o)
 {
   uint64_t bb, bc, nb, nc, left = 0, grew = 0, shrank = 0;
-  size_t i, shown_grew = 0, shown_shrank = 0;
+  size_t shown_grew = 0, shown_shrank = 0;
   char a[SIZE_BUF];
 
   fprintf(f, "cumemguard diff\n");
@@ -281,7 +274,7 @@ print_text(FILE *f, const struct cmg__tool_view *base,
   fprintf(f, "\n");
   print_devices(f, base, now);
 
-  for (i = 0; i < n; i++) {
+  for (size_t i = 0; i < n; i++) {
     size_t *shown = is_growth(&c[i]) ? &shown_grew : &shown_shrank;
 
     if (is_growth(&c[i]))
@@ -334,21 +327,18 @@ devices_json(const struct cmg__tool_view *base,
              const struct cmg__tool_view *now)
 {
   cJSON *a = cJSON_CreateArray();
-  size_t i;
-  int side;
 
-  for (side = 0; side < 2; side++) {
+  for (int side = 0; side < 2; side++) {
     const struct cmg__tool_view *v = side == 0 ? base : now;
 
-    for (i = 0; i < v->n_devices; i++) {
+    for (size_t i = 0; i < v->n_devices; i++) {
       int ord = v->devices[i].ordinal;
       const struct cmg__tool_device *x = find_device(base, ord);
       const struct cmg__tool_device *y = find_device(now, ord);
-      cJSON *o;
 
       if (side == 1 && x != NULL)
         continue;
-      o = cJSON_CreateObject();
+      cJSON *o = cJSON_CreateObject();
       cJSON_AddNumberToObject(o, "ordinal", ord);
       cJSON_AddStringToObject(o, "name", (y != NULL ? y : x)->name);
       cJSON_AddNumberToObject(o, "base_live_bytes",
@@ -371,7 +361,7 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
 {
   cJSON *d = cJSON_CreateObject(), *a = cJSON_CreateArray();
   uint64_t bb, bc, nb, nc;
-  size_t i, grew = 0, shrank = 0;
+  size_t grew = 0, shrank = 0;
 
   cmg__tool_leaked(base, &bb, &bc);
   cmg__tool_leaked(now, &nb, &nc);
@@ -384,14 +374,13 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
   cJSON_AddNumberToObject(d, "new_leaked_bytes", (double)nb);
   cJSON_AddNumberToObject(d, "delta_bytes", (double)nb - (double)bb);
   cJSON_AddNumberToObject(d, "delta_allocations", (double)nc - (double)bc);
-  for (i = 0; i < n; i++) {
+  for (size_t i = 0; i < n; i++) {
     size_t *shown = is_growth(&c[i]) ? &grew : &shrank;
-    cJSON *e;
 
     if (!is_shown(&c[i], o) || (o->top != 0 && *shown >= o->top))
       continue;
     (*shown)++;
-    e = cJSON_CreateObject();
+    cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "api", c[i].api);
     cJSON_AddStringToObject(e, "kind", c[i].kind);
     cJSON_AddBoolToObject(e, "device_memory", c[i].is_device_memory);

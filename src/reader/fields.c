@@ -57,7 +57,7 @@ cmg__tool_clean_string(const char *s)
   if (out == NULL)
     return NULL;
   while (i < len) {
-    unsigned c = p[i], need = 0, lo = 0x80, hi = 0xbf, cp;
+    unsigned c = p[i], need = 0, lo = 0x80, hi = 0xbf;
     size_t k;
 
     if (c < 0x80) {
@@ -76,7 +76,7 @@ cmg__tool_clean_string(const char *s)
       lo = c == 0xf0 ? 0x90 : 0x80;
       hi = c == 0xf4 ? 0x8f : 0xbf;
     }
-    cp = need == 1 ? c & 0x1f : need == 2 ? c & 0x0f : c & 0x07;
+    unsigned cp = need == 1 ? c & 0x1f : need == 2 ? c & 0x0f : c & 0x07;
     for (k = 1; need != 0 && k <= need; k++) {
       unsigned b = i + k < len ? p[i + k] : 0;
 
@@ -240,8 +240,6 @@ cmg__tool_hex(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
               const char *key, bool *has, uint64_t *out)
 {
   const cJSON *v;
-  const char *s;
-  size_t i, n;
   int rc = cmg__tool_member(rd, o, at, key, &v);
 
   *out = 0;
@@ -252,12 +250,12 @@ cmg__tool_hex(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
     if (!*has)
       return 0;
   }
-  s = cJSON_IsString(v) ? v->valuestring : NULL;
-  n = s != NULL ? strlen(s) : 0;
+  const char *s = cJSON_IsString(v) ? v->valuestring : NULL;
+  size_t n = s != NULL ? strlen(s) : 0;
   if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
     return cmg__tool_wrong(rd, at, key,
                            "a \"0x...\" string of at most 16 hex digits", v);
-  for (i = 2; i < n; i++) {
+  for (size_t i = 2; i < n; i++) {
     unsigned d;
 
     if (s[i] >= '0' && s[i] <= '9')

@@ -152,7 +152,6 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
   int fd = strcmp(file, "-") == 0 ? STDIN_FILENO : open(file, O_RDONLY);
   size_t cap = 65536, n = 0;
   struct stat st;
-  char *buf;
 
   if (fd < 0)
     return cmg__tool_fail(rd, "cannot open: %s", strerror(errno));
@@ -160,10 +159,8 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
       (uint64_t)st.st_size < SIZE_MAX / 2)
     cap = (size_t)st.st_size + 2;
-  buf = malloc(cap);
+  char *buf = malloc(cap);
   for (;;) {
-    ssize_t got;
-
     if (buf == NULL)
       break;
     if (n + 1 >= cap) {
@@ -177,7 +174,7 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
       buf = bigger;
       cap *= 2;
     }
-    got = read(fd, buf + n, cap - n - 1);
+    ssize_t got = read(fd, buf + n, cap - n - 1);
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0) {
@@ -208,11 +205,9 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
 static void
 position(const char *buf, size_t pos, size_t *line, size_t *col)
 {
-  size_t i;
-
   *line = 1;
   *col = 1;
-  for (i = 0; i < pos; i++) {
+  for (size_t i = 0; i < pos; i++) {
     if (buf[i] == '\n') {
       (*line)++;
       *col = 1;
@@ -227,8 +222,7 @@ cmg__tool_load_json(const char *file, cJSON **root, struct cmg__tool_reader *rd)
 {
   const char *end = NULL;
   char *buf = NULL;
-  size_t len = 0, pos, line, col, i;
-  char first;
+  size_t len = 0, line, col, i;
   bool oom;
   int rc = slurp(file, &buf, &len, rd);
 
@@ -264,8 +258,8 @@ cmg__tool_load_json(const char *file, cJSON **root, struct cmg__tool_reader *rd)
    * the '}' of its object, so a file that starts like one and does not
    * end like one is called truncated.
    */
-  pos = end != NULL && end >= buf ? (size_t)(end - buf) : len;
-  first = buf[strspn(buf, " \t\r\n")];
+  size_t pos = end != NULL && end >= buf ? (size_t)(end - buf) : len;
+  char first = buf[strspn(buf, " \t\r\n")];
   for (i = len; i > 0 && strchr(" \t\r\n", buf[i - 1]) != NULL; i--)
     ;
   if (first == '{' && (pos >= len || buf[i - 1] != '}')) {

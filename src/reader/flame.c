@@ -76,13 +76,12 @@ struct lines {
 static void
 lines_free(struct lines *ls)
 {
-  size_t i;
-
-  for (i = 0; i < ls->n; i++)
+  for (size_t i = 0; i < ls->n; i++)
     free(ls->v[i].labels);
-  for (i = 0; ls->frame_labels != NULL && i < ls->n_frames; i++)
+  for (size_t i = 0; ls->frame_labels != NULL && i < ls->n_frames; i++)
     free(ls->frame_labels[i]);
-  for (i = 0; i < sizeof(ls->device_labels) / sizeof(*ls->device_labels); i++)
+  for (size_t i = 0; i < sizeof(ls->device_labels) / sizeof(*ls->device_labels);
+       i++)
     free(ls->device_labels[i]);
   free(ls->frame_labels);
   free(ls->v);
@@ -92,9 +91,7 @@ lines_free(struct lines *ls)
 static char *
 fold_name(char *s)
 {
-  char *p;
-
-  for (p = s; p != NULL && *p != '\0'; p++) {
+  for (char *p = s; p != NULL && *p != '\0'; p++) {
     if (*p == ';')
       *p = ':';
   }
@@ -134,8 +131,7 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
          uint64_t count, bool all_frames)
 {
   const struct cmg__tool_index *ix = v->ix;
-  struct line *l;
-  uint32_t lo, hi, k, n = 0;
+  uint32_t lo, hi, n = 0;
 
   if (bytes == 0)
     return 0;
@@ -149,7 +145,7 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
     ls->cap = cap;
   }
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
-  l = &ls->v[ls->n];
+  struct line *l = &ls->v[ls->n];
   l->labels = malloc((hi - lo + 4) * (sizeof(*l->labels) + 1));
   if (l->labels == NULL)
     return -ENOMEM;
@@ -163,7 +159,7 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
   if (stack != CMG__TOOL_NONE && ix->stacks[stack].truncated &&
       hi == ix->stacks[stack].n)
     l->labels[n++] = "(truncated)";
-  for (k = hi; k > lo; k--) {
+  for (uint32_t k = hi; k > lo; k--) {
     uint32_t fr = ix->stacks[stack].frames[k - 1];
 
     l->python[n] = ix->frames[fr].python;
@@ -175,7 +171,7 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
   } else if (n == (with_device ? 1u : 0u)) {
     l->labels[n++] = "(no stack)";
   }
-  for (k = 0; k < n; k++) {
+  for (uint32_t k = 0; k < n; k++) {
     if (l->labels[k] == NULL) {
       free(l->labels);
       return -ENOMEM;
@@ -194,9 +190,8 @@ static int
 compare_lines(const void *a, const void *b)
 {
   const struct line *x = a, *y = b;
-  uint32_t k;
 
-  for (k = 0; k < x->n && k < y->n; k++) {
+  for (uint32_t k = 0; k < x->n && k < y->n; k++) {
     int c =
         x->labels[k] == y->labels[k] ? 0 : strcmp(x->labels[k], y->labels[k]);
 
@@ -212,10 +207,9 @@ is_multi_device(const struct cmg__tool_view *v, enum cmg__tool_weight w)
 {
   bool peak = w == CMG__TOOL_WEIGHT_PEAK, any = false;
   uint32_t first = 0;
-  size_t i;
 
   if (w == CMG__TOOL_WEIGHT_LIVE) {
-    for (i = 0; i < v->n_leaks; i++) {
+    for (size_t i = 0; i < v->n_leaks; i++) {
       const struct cmg__tool_leak *l = &v->leaks[i];
 
       if (l->rule != CMG__TOOL_NONE || !l->is_device_memory || l->bytes == 0)
@@ -227,7 +221,7 @@ is_multi_device(const struct cmg__tool_view *v, enum cmg__tool_weight w)
     }
     return false;
   }
-  for (i = 0; i < (peak ? v->n_peaks : v->n_denials); i++) {
+  for (size_t i = 0; i < (peak ? v->n_peaks : v->n_denials); i++) {
     const struct cmg__tool_moment *m = peak ? &v->peaks[i] : &v->denials[i];
 
     if (!m->has_comp || m->comp.n == 0)
@@ -246,7 +240,7 @@ make_lines(struct lines *ls, const struct cmg__tool_view *v,
            const struct cmg__tool_flame_opts *o)
 {
   bool multi = false;
-  size_t i, k, out;
+  size_t i, out;
   int rc = 0;
 
   memset(ls, 0, sizeof(*ls));
@@ -271,7 +265,7 @@ make_lines(struct lines *ls, const struct cmg__tool_view *v,
     for (i = 0; rc == 0 && i < n; i++) {
       const struct cmg__tool_moment *m = peak ? &v->peaks[i] : &v->denials[i];
 
-      for (k = 0; rc == 0 && m->has_comp && k < m->comp.n; k++)
+      for (size_t k = 0; rc == 0 && m->has_comp && k < m->comp.n; k++)
         rc = add_line(ls, v, m->comp.items[k].stack, NULL,
                       cmg__tool_ordinal(v, m->device), multi,
                       m->comp.items[k].bytes, m->comp.items[k].count,
@@ -303,12 +297,10 @@ cmg__tool_folded(FILE *f, const struct cmg__tool_view *v,
                  const struct cmg__tool_flame_opts *o)
 {
   struct lines ls;
-  size_t i;
-  uint32_t k;
   int rc = make_lines(&ls, v, o);
 
-  for (i = 0; rc == 0 && i < ls.n; i++) {
-    for (k = 0; k < ls.v[i].n; k++)
+  for (size_t i = 0; rc == 0 && i < ls.n; i++) {
+    for (uint32_t k = 0; k < ls.v[i].n; k++)
       fprintf(f, "%s%s", k > 0 ? ";" : "", ls.v[i].labels[k]);
     fprintf(f, " %" PRIu64 "\n", ls.v[i].bytes);
   }
@@ -322,9 +314,7 @@ cmg__tool_folded(FILE *f, const struct cmg__tool_view *v,
 static void
 put_escaped(FILE *f, const char *s, size_t max_bytes)
 {
-  size_t i;
-
-  for (i = 0; s[i] != '\0' && i < max_bytes; i++) {
+  for (size_t i = 0; s[i] != '\0' && i < max_bytes; i++) {
     switch (s[i]) {
     case '&':
       fputs("&amp;", f);
@@ -467,7 +457,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
     "Device memory at the peak, by call stack",
     "Device memory live at the first denial, by call stack",
   };
-  char size[SIZE_BUF], *title, *file;
+  char size[SIZE_BUF];
 
   fprintf(d->f,
           "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -487,7 +477,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
           width / 2);
   /* The title and the file name come from the command line: clean them of
    * anything XML refuses. */
-  title =
+  char *title =
       cmg__tool_clean_string(o->title != NULL ? o->title : titles[o->weight]);
   put_escaped(d->f, title != NULL ? title : "", SIZE_MAX);
   free(title);
@@ -501,7 +491,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
               : cmg__tool_plural(sites, "stack", "stacks"));
   if (v->n_sources == 1) {
     fprintf(d->f, "process %ld, ", v->sources[0].pid);
-    file = cmg__tool_clean_string(v->sources[0].file);
+    char *file = cmg__tool_clean_string(v->sources[0].file);
     put_escaped(d->f, file != NULL ? file : "", SIZE_MAX);
     free(file);
   } else {
@@ -515,20 +505,18 @@ cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
                 const struct cmg__tool_flame_opts *o)
 {
   struct drawing d = { f, 0, 0, 0 };
-  struct open_box *open;
   struct lines ls;
-  uint32_t depth = 0, k;
+  uint32_t depth = 0;
   uint64_t cum = 0;
-  size_t i;
   int rc = make_lines(&ls, v, o);
 
   if (rc != 0) {
     lines_free(&ls);
     return rc;
   }
-  for (i = 0; i < ls.n; i++)
+  for (size_t i = 0; i < ls.n; i++)
     depth = ls.v[i].n > depth ? ls.v[i].n : depth;
-  open = calloc(depth + 1, sizeof(*open));
+  struct open_box *open = calloc(depth + 1, sizeof(*open));
   if (open == NULL) {
     lines_free(&ls);
     return -ENOMEM;
@@ -540,7 +528,7 @@ cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
 
   /* open[k] is the box of depth k + 1 on the current path. */
   depth = 0;
-  for (i = 0; i <= ls.n; i++) {
+  for (size_t i = 0; i <= ls.n; i++) {
     const struct line *l = i < ls.n ? &ls.v[i] : NULL;
     uint32_t common = 0;
 
@@ -555,7 +543,7 @@ cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
     }
     if (l == NULL)
       break;
-    for (k = depth; k < l->n; k++) {
+    for (uint32_t k = depth; k < l->n; k++) {
       open[k].label = l->labels[k];
       open[k].kind = k + 1 == l->n              ? l->kind
                      : k == 0 && l->device_root ? KIND_DEVICE
@@ -566,7 +554,7 @@ cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
       open[k].bytes = open[k].count = 0;
     }
     depth = l->n;
-    for (k = 0; k < l->n; k++) {
+    for (uint32_t k = 0; k < l->n; k++) {
       open[k].bytes = cmg__tool_add(open[k].bytes, l->bytes);
       open[k].count = cmg__tool_add(open[k].count, l->count);
     }

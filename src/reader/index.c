@@ -41,9 +41,8 @@ uint64_t
 cmg__tool_hash_bytes(uint64_t h, const void *p, size_t n)
 {
   const unsigned char *b = p;
-  size_t i;
 
-  for (i = 0; i < n; i++)
+  for (size_t i = 0; i < n; i++)
     h = (h ^ b[i]) * FNV_PRIME;
   return h;
 }
@@ -60,7 +59,6 @@ int
 cmg__tool_map_reserve(struct cmg__tool_map *m)
 {
   struct cmg__tool_map bigger;
-  size_t i;
 
   if ((m->len + 1) * 2 <= m->cap)
     return 0;
@@ -73,7 +71,7 @@ cmg__tool_map_reserve(struct cmg__tool_map *m)
     free(bigger.hashes);
     return -ENOMEM;
   }
-  for (i = 0; i < m->cap; i++) {
+  for (size_t i = 0; i < m->cap; i++) {
     size_t p;
 
     if (m->slots[i] == 0)
@@ -125,12 +123,11 @@ cmg__tool_map_free(struct cmg__tool_map *m)
 int
 cmg__tool_grow(void **array, size_t *cap, size_t n, size_t size)
 {
-  void *bigger;
   size_t want = *cap != 0 ? *cap * 2 : 16;
 
   if (n < *cap)
     return 0;
-  bigger = realloc(*array, want * size);
+  void *bigger = realloc(*array, want * size);
   if (bigger == NULL)
     return -ENOMEM;
   *array = bigger;
@@ -176,19 +173,19 @@ classify(const char *module, const char *fn)
     "__clone3",
   };
   unsigned c = 0;
-  size_t i;
 
-  for (i = 0; i < sizeof(cuda_modules) / sizeof(*cuda_modules); i++) {
+  for (size_t i = 0; i < sizeof(cuda_modules) / sizeof(*cuda_modules); i++) {
     if (has_prefix(module, cuda_modules[i]))
       c |= CMG__TOOL_FRAME_CUDA;
   }
   if (is_cuda_api(fn))
     c |= CMG__TOOL_FRAME_CUDA;
-  for (i = 0; i < sizeof(startup_modules) / sizeof(*startup_modules); i++) {
+  for (size_t i = 0; i < sizeof(startup_modules) / sizeof(*startup_modules);
+       i++) {
     if (has_prefix(module, startup_modules[i]))
       c |= CMG__TOOL_FRAME_STARTUP;
   }
-  for (i = 0;
+  for (size_t i = 0;
        fn != NULL && i < sizeof(startup_functions) / sizeof(*startup_functions);
        i++) {
     if (strcmp(fn, startup_functions[i]) == 0)
@@ -208,17 +205,15 @@ cmg__tool_index_init(struct cmg__tool_index *ix)
 void
 cmg__tool_index_free(struct cmg__tool_index *ix)
 {
-  size_t i;
-
-  for (i = 0; i < ix->n_modules; i++) {
+  for (size_t i = 0; i < ix->n_modules; i++) {
     free(ix->modules[i].path);
     free(ix->modules[i].build_id);
   }
-  for (i = 0; i < ix->n_frames; i++) {
+  for (size_t i = 0; i < ix->n_frames; i++) {
     free(ix->frames[i].function);
     free(ix->frames[i].file);
   }
-  for (i = 0; i < ix->n_stacks; i++)
+  for (size_t i = 0; i < ix->n_stacks; i++)
     free(ix->stacks[i].frames);
   free(ix->modules);
   free(ix->frames);
@@ -251,19 +246,17 @@ intern_module(struct cmg__tool_index *ix, const struct cmg__tool_rmodule *m,
 {
   const char *name = base_name(m->path);
   uint64_t h = cmg__tool_hash_string(CMG__TOOL_HASH_INIT, name);
-  struct cmg__tool_module *nm;
-  size_t slot;
 
   if (cmg__tool_map_reserve(&ix->module_map) != 0)
     return -ENOMEM;
-  slot = cmg__tool_map_probe(&ix->module_map, h, module_eq, ix, name);
+  size_t slot = cmg__tool_map_probe(&ix->module_map, h, module_eq, ix, name);
   if (ix->module_map.slots[slot] != 0) {
     *out = ix->module_map.slots[slot] - 1;
     return 0;
   }
   if (CMG__TOOL_GROW(ix->modules, ix->cap_modules, ix->n_modules) != 0)
     return -ENOMEM;
-  nm = &ix->modules[ix->n_modules];
+  struct cmg__tool_module *nm = &ix->modules[ix->n_modules];
   nm->path = strdup(m->path);
   nm->build_id = strdup(m->build_id);
   if (nm->path == NULL || nm->build_id == NULL) {
@@ -321,10 +314,7 @@ static int
 intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
              const uint32_t *module_ids, uint32_t *out)
 {
-  struct cmg__tool_frame f, *nf;
-  struct frame_key k;
-  uint64_t h;
-  size_t slot;
+  struct cmg__tool_frame f;
 
   memset(&f, 0, sizeof(f));
   f.module =
@@ -336,22 +326,23 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
   f.python = rf->python;
   f.file = rf->file;
   f.line = rf->line;
-  k = frame_key(&f);
-  h = cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k.module, sizeof(k.module));
+  struct frame_key k = frame_key(&f);
+  uint64_t h =
+      cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k.module, sizeof(k.module));
   h = cmg__tool_hash_bytes(h, &k.where, sizeof(k.where));
   h = cmg__tool_hash_string(h, k.function);
   h = cmg__tool_hash_string(h, k.file);
 
   if (cmg__tool_map_reserve(&ix->frame_map) != 0)
     return -ENOMEM;
-  slot = cmg__tool_map_probe(&ix->frame_map, h, frame_eq, ix, &k);
+  size_t slot = cmg__tool_map_probe(&ix->frame_map, h, frame_eq, ix, &k);
   if (ix->frame_map.slots[slot] != 0) {
     *out = ix->frame_map.slots[slot] - 1;
     return 0;
   }
   if (CMG__TOOL_GROW(ix->frames, ix->cap_frames, ix->n_frames) != 0)
     return -ENOMEM;
-  nf = &ix->frames[ix->n_frames];
+  struct cmg__tool_frame *nf = &ix->frames[ix->n_frames];
   *nf = f;
   nf->has_function_offset = rf->has_function_offset;
   nf->function_offset = rf->function_offset;
@@ -414,13 +405,11 @@ intern_stack(struct cmg__tool_index *ix, const uint32_t *frames, uint32_t n,
              bool truncated, uint32_t *out)
 {
   struct stack_key k = { n, frames };
-  struct cmg__tool_stack *s;
   uint64_t h = cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, frames, (size_t)n * 4);
-  size_t slot;
 
   if (cmg__tool_map_reserve(&ix->stack_map) != 0)
     return -ENOMEM;
-  slot = cmg__tool_map_probe(&ix->stack_map, h, stack_eq, ix, &k);
+  size_t slot = cmg__tool_map_probe(&ix->stack_map, h, stack_eq, ix, &k);
   if (ix->stack_map.slots[slot] != 0) {
     *out = ix->stack_map.slots[slot] - 1;
     ix->stacks[*out].truncated |= truncated;
@@ -428,7 +417,7 @@ intern_stack(struct cmg__tool_index *ix, const uint32_t *frames, uint32_t n,
   }
   if (CMG__TOOL_GROW(ix->stacks, ix->cap_stacks, ix->n_stacks) != 0)
     return -ENOMEM;
-  s = &ix->stacks[ix->n_stacks];
+  struct cmg__tool_stack *s = &ix->stacks[ix->n_stacks];
   s->n = n;
   s->truncated = truncated;
   s->frames = malloc(n > 0 ? (size_t)n * 4 : 1);
@@ -448,29 +437,28 @@ cmg__tool_index_add(struct cmg__tool_index *ix,
   uint32_t *mods = malloc((r->n_modules + 1) * sizeof(*mods));
   uint32_t *frames = malloc((r->n_frames + 1) * sizeof(*frames));
   uint32_t *path = NULL;
-  size_t i, longest = 0;
+  size_t longest = 0;
   int rc = -ENOMEM;
 
   if (mods == NULL || frames == NULL)
     goto out;
-  for (i = 0; i < r->n_stacks; i++)
+  for (size_t i = 0; i < r->n_stacks; i++)
     longest = r->stacks[i].n > longest ? r->stacks[i].n : longest;
   path = malloc((longest + 1) * sizeof(*path));
   if (path == NULL)
     goto out;
-  for (i = 0; i < r->n_modules; i++) {
+  for (size_t i = 0; i < r->n_modules; i++) {
     if ((rc = intern_module(ix, &r->modules[i], &mods[i])) != 0)
       goto out;
   }
-  for (i = 0; i < r->n_frames; i++) {
+  for (size_t i = 0; i < r->n_frames; i++) {
     if ((rc = intern_frame(ix, &r->frames[i], mods, &frames[i])) != 0)
       goto out;
   }
-  for (i = 0; i < r->n_stacks; i++) {
+  for (size_t i = 0; i < r->n_stacks; i++) {
     const struct cmg__tool_rstack *s = &r->stacks[i];
-    uint32_t k;
 
-    for (k = 0; k < s->n; k++)
+    for (uint32_t k = 0; k < s->n; k++)
       path[k] = frames[s->frames[k]];
     if ((rc = intern_stack(ix, path, s->n, s->truncated, &ids[i])) != 0)
       goto out;
@@ -487,13 +475,11 @@ void
 cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
                       bool all_frames, uint32_t *lo, uint32_t *hi)
 {
-  const struct cmg__tool_stack *s;
-
   if (stack == CMG__TOOL_NONE) {
     *lo = *hi = 0;
     return;
   }
-  s = &ix->stacks[stack];
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
   *lo = all_frames ? 0 : s->lo;
   *hi = all_frames ? s->n : s->hi;
 }

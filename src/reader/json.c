@@ -41,11 +41,10 @@ void *
 cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
 {
   cJSON *a = cJSON_CreateArray();
-  uint32_t k;
 
   if (stack == CMG__TOOL_NONE)
     return a;
-  for (k = 0; k < ix->stacks[stack].n; k++) {
+  for (uint32_t k = 0; k < ix->stacks[stack].n; k++) {
     const struct cmg__tool_stack *s = &ix->stacks[stack];
     const struct cmg__tool_frame *fr = &ix->frames[s->frames[k]];
     const struct cmg__tool_module *m =
@@ -80,9 +79,8 @@ static cJSON *
 sources_json(const struct cmg__tool_view *v)
 {
   cJSON *a = cJSON_CreateArray();
-  size_t i;
 
-  for (i = 0; i < v->n_sources; i++) {
+  for (size_t i = 0; i < v->n_sources; i++) {
     const struct cmg__tool_source *s = &v->sources[i];
     cJSON *o = cJSON_CreateObject();
 
@@ -107,9 +105,8 @@ static cJSON *
 devices_json(const struct cmg__tool_view *v)
 {
   cJSON *a = cJSON_CreateArray();
-  size_t i;
 
-  for (i = 0; i < v->n_devices; i++) {
+  for (size_t i = 0; i < v->n_devices; i++) {
     const struct cmg__tool_device *d = &v->devices[i];
     cJSON *o = cJSON_CreateObject();
 
@@ -138,7 +135,6 @@ comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
           const struct cmg__tool_opts *o)
 {
   cJSON *obj = cJSON_CreateObject(), *items = cJSON_CreateArray();
-  size_t i;
 
   cJSON_AddNumberToObject(obj, "source", m->source);
   if (m->device != CMG__TOOL_NONE)
@@ -147,13 +143,12 @@ comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
     cJSON_AddNullToObject(obj, "device");
   cJSON_AddNumberToObject(obj, "time", m->comp.time);
   cJSON_AddNumberToObject(obj, "live_bytes", (double)m->comp.bytes);
-  for (i = 0; m->has_comp && i < m->comp.n; i++) {
+  for (size_t i = 0; m->has_comp && i < m->comp.n; i++) {
     const struct cmg__tool_share *s = &m->comp.items[i];
-    cJSON *e;
 
     if (o->top != 0 && i >= o->top)
       break;
-    e = cJSON_CreateObject();
+    cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "bytes", (double)s->bytes);
     cJSON_AddNumberToObject(e, "count", (double)s->count);
     cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, s->stack));
@@ -178,13 +173,11 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   uint64_t bytes, count, sup_bytes = 0, sup_count = 0;
   uint64_t left_n = 0, left_bytes = 0, left_count = 0;
   uint64_t other_bytes, other_count;
-  cJSON *ev;
-  size_t i, listed = 0;
+  size_t listed = 0;
 
   cmg__tool_leaked(v, &bytes, &count);
-  for (i = 0; i < v->n_leaks; i++) {
+  for (size_t i = 0; i < v->n_leaks; i++) {
     const struct cmg__tool_leak *l = &v->leaks[i];
-    cJSON *e;
 
     if (l->rule != CMG__TOOL_NONE) {
       sup_bytes = cmg__tool_add(sup_bytes, l->bytes);
@@ -198,7 +191,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
       continue;
     }
     listed++;
-    e = cJSON_CreateObject();
+    cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "api", l->api);
     cJSON_AddStringToObject(e, "kind", l->kind);
     cJSON_AddBoolToObject(e, "device_memory", l->is_device_memory);
@@ -220,7 +213,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   cJSON_AddNumberToObject(omitted, "count", (double)left_count);
   cJSON_AddNumberToObject(omitted, "bytes", (double)left_bytes);
 
-  for (i = 0; o->supp != NULL && i < o->supp->n; i++) {
+  for (size_t i = 0; o->supp != NULL && i < o->supp->n; i++) {
     const struct cmg__tool_rule *r = &o->supp->rules[i];
     cJSON *e = cJSON_CreateObject();
 
@@ -231,9 +224,9 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
     cJSON_AddNumberToObject(e, "bytes", (double)r->bytes);
     cJSON_AddItemToArray(supp, e);
   }
-  for (i = 0; i < v->n_peaks; i++)
+  for (size_t i = 0; i < v->n_peaks; i++)
     cJSON_AddItemToArray(peaks, comp_json(v, &v->peaks[i], o));
-  for (i = 0; i < v->n_denials; i++) {
+  for (size_t i = 0; i < v->n_denials; i++) {
     const struct cmg__tool_moment *m = &v->denials[i];
     cJSON *e = comp_json(v, m, o);
 
@@ -264,7 +257,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   } else {
     cJSON_AddNullToObject(s, "host");
   }
-  ev = cJSON_AddObjectToObject(s, "events");
+  cJSON *ev = cJSON_AddObjectToObject(s, "events");
   cJSON_AddNumberToObject(ev, "warn", (double)v->events[0]);
   cJSON_AddNumberToObject(ev, "wait", (double)v->events[1]);
   cJSON_AddNumberToObject(ev, "soft_limit", (double)v->events[2]);

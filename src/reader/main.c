@@ -303,12 +303,12 @@ set_option(struct args *a, int opt, const char *arg)
 static int
 parse_args(int argc, char **argv, struct args *a)
 {
-  int first = 1, opt, c;
+  int first = 1, opt;
 
   a->cmd = SUMMARY;
   a->opts.top = DEFAULT_TOP;
   a->flame.width = DEFAULT_WIDTH;
-  for (c = 0;
+  for (int c = 0;
        argc > 1 && c < (int)(sizeof(command_names) / sizeof(*command_names));
        c++) {
     if (strcmp(argv[1], command_names[c]) == 0) {
@@ -384,10 +384,9 @@ int
 main(int argc, char **argv)
 {
   struct args a;
-  int rc;
 
   memset(&a, 0, sizeof(a));
-  rc = parse_args(argc, argv, &a);
+  int rc = parse_args(argc, argv, &a);
   if (rc != 0) {
     cmg__tool_supp_free(&a.supp);
     if (rc > 0 && (fflush(stdout) != 0 || ferror(stdout))) {

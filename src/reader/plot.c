@@ -79,12 +79,12 @@ y_of(const struct frame *fr, double bytes)
 static double
 nice_step(double max, double unit)
 {
-  double raw = max / unit / 5, p, m;
+  double raw = max / unit / 5;
 
   if (raw <= 0)
     return unit;
-  p = pow(10, floor(log10(raw)));
-  m = raw / p;
+  double p = pow(10, floor(log10(raw)));
+  double m = raw / p;
   return unit * p * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10);
 }
 
@@ -92,11 +92,11 @@ static void
 axes(FILE *f, const struct frame *fr)
 {
   char label[32];
-  double unit = 1, step;
+  double unit = 1;
 
   while (unit * 1024 <= fr->b_max)
     unit *= 1024;
-  step = nice_step(fr->b_max, unit);
+  double step = nice_step(fr->b_max, unit);
   fprintf(f, "<g class=\"axes\">\n");
   for (double b = 0; b <= fr->b_max * 1.0001; b += step) {
     double y = y_of(fr, b);
@@ -156,7 +156,7 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
       const struct cmg__tool_rseries *s, uint64_t limit)
 {
   char a[32], b[32], stack[1024];
-  double x, y;
+  double y;
 
   if (limit != 0 && limit <= fr->b_max) {
     y = y_of(fr, (double)limit);
@@ -168,7 +168,7 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
     esc(f, cmg__format_size(limit, a, sizeof(a)));
     fputs("</text>\n", f);
   }
-  x = x_of(fr, s->peak_time);
+  double x = x_of(fr, s->peak_time);
   y = y_of(fr, (double)s->peak_bytes);
   fprintf(f,
           "<circle class=\"peak\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"/>\n"

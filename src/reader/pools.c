@@ -112,12 +112,11 @@ const char *
 cmg__tool_pool_of(const struct cmg__tool_index *ix, uint32_t stack,
                   const char *api, const struct cmg__tool_report *r)
 {
-  const struct cmg__tool_stack *s;
   const char *label = NULL;
 
   if (stack == CMG__TOOL_NONE || is_stream_ordered(api))
     return NULL;
-  s = &ix->stacks[stack];
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
   for (uint32_t k = 0; k < s->n && label == NULL; k++)
     label = by_name(ix->frames[s->frames[k]].function);
   for (uint32_t k = 0; k < s->n && label == NULL; k++) {

@@ -224,11 +224,10 @@ samples(struct build *b, enum cmg__tool_at at)
   if (at == CMG__TOOL_AT_EXIT) {
     for (size_t i = 0; i < r->n_leaks && !b->oom; i++) {
       const struct cmg__tool_rleak *l = &r->leaks[i];
-      Sample *x;
 
       if (!is_device_kind(l->kind))
         continue;
-      x = add_sample(b, l->stack, l->count, l->bytes);
+      Sample *x = add_sample(b, l->stack, l->count, l->bytes);
       if (x == NULL)
         break;
       add_label(b, x, "device", NULL, l->device);
@@ -282,11 +281,10 @@ mappings(struct build *b)
   }
   for (size_t f = 0; f < r->n_frames; f++) {
     const struct cmg__tool_rframe *fr = &r->frames[f];
-    Mapping *x;
 
     if (fr->module == CMG__TOOL_NONE || !fr->has_offset)
       continue;
-    x = m[fr->module];
+    Mapping *x = m[fr->module];
     if (x->memory_limit == 0 || fr->address - fr->offset < x->memory_start)
       x->memory_start = fr->address - fr->offset;
     if (fr->address + 1 > x->memory_limit)
@@ -310,15 +308,12 @@ locations(struct build *b)
   }
   for (size_t f = 0; f < r->n_frames && !b->oom; f++) {
     const struct cmg__tool_rframe *fr = &r->frames[f];
-    Location *l;
-    Function *fn;
-    Line *line;
 
     if (!b->used_frame[f])
       continue;
-    l = calloc(1, sizeof(*l));
-    fn = calloc(1, sizeof(*fn));
-    line = calloc(1, sizeof(*line));
+    Location *l = calloc(1, sizeof(*l));
+    Function *fn = calloc(1, sizeof(*fn));
+    Line *line = calloc(1, sizeof(*line));
     if (l != NULL)
       b->p.location[b->p.n_location++] = l;
     if (fn != NULL)

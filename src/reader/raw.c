@@ -22,14 +22,13 @@ cmg__tool_raw_read(char *const *files, int n, unsigned what,
                    struct cmg__tool_report **out)
 {
   char err[CMG__TOOL_ERR_MAX];
-  int i;
 
   *out = calloc((size_t)n, sizeof(**out));
   if (*out == NULL) {
     cmg__tool_say("out of memory");
     return -1;
   }
-  for (i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++) {
     err[0] = '\0';
     if (cmg__tool_read_with(files[i], what, &(*out)[i], err, sizeof(err)) !=
         0) {
@@ -68,11 +67,9 @@ cmg__tool_raw_need_timeline(const struct cmg__tool_report *r, int n)
 FILE *
 cmg__tool_raw_create(const char *output)
 {
-  FILE *f;
-
   if (output == NULL || strcmp(output, "-") == 0)
     return stdout;
-  f = fopen(output, "w");
+  FILE *f = fopen(output, "w");
   if (f == NULL)
     cmg__tool_say("%s: cannot create: %s", output, strerror(errno));
   return f;
@@ -81,11 +78,9 @@ cmg__tool_raw_create(const char *output)
 int
 cmg__tool_raw_close(FILE *f, const char *output, int rc)
 {
-  bool bad;
-
   if (f == stdout)
     return rc == 0 ? 0 : CMG__TOOL_EXIT_ERROR;
-  bad = (ferror(f) | fclose(f)) != 0;
+  bool bad = (ferror(f) | fclose(f)) != 0;
   if (bad && rc == 0)
     cmg__tool_say("%s: cannot write: %s", output, strerror(errno));
   return rc == 0 && !bad ? 0 : CMG__TOOL_EXIT_ERROR;

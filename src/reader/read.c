@@ -66,7 +66,7 @@ read_devices(struct cmg__tool_reader *rd, const cJSON *root,
 {
   const cJSON *arr, *it;
   char at[64];
-  size_t i = 0, k;
+  size_t i = 0;
 
   CHECK(cmg__tool_array(rd, root, "", "devices", &arr, &r->n_devices));
   r->devices = cmg__tool_table(r->n_devices, sizeof(*r->devices));
@@ -78,7 +78,7 @@ read_devices(struct cmg__tool_reader *rd, const cJSON *root,
 
     CHECK(cmg__tool_element(rd, it, "devices", i, at, sizeof(at)));
     CHECK(cmg__tool_device(rd, it, at, "ordinal", false, &d->ordinal));
-    for (k = 0; k < i; k++) {
+    for (size_t k = 0; k < i; k++) {
       if (r->devices[k].ordinal == d->ordinal)
         return cmg__tool_fail(rd, "%s.ordinal: device %d is listed twice", at,
                               d->ordinal);
@@ -295,10 +295,9 @@ read_summary(struct cmg__tool_reader *rd, const cJSON *root,
   if (has_member(s, "events")) {
     static const char *const names[] = { "warn", "wait", "soft_limit" };
     const cJSON *e;
-    size_t k;
 
     CHECK(cmg__tool_object(rd, s, "summary", "events", &e));
-    for (k = 0; k < 3; k++)
+    for (size_t k = 0; k < 3; k++)
       CHECK(cmg__tool_count(rd, e, "summary.events", names[k], NULL,
                             &r->events[k]));
   }
@@ -335,13 +334,13 @@ static int
 read_pools(struct cmg__tool_reader *rd, const cJSON *root,
            struct cmg__tool_report *r)
 {
-  const cJSON *o, *np, *sw, *it;
+  const cJSON *o, *sw, *it;
   size_t n;
 
   if (!has_member(root, "options"))
     return 0;
   CHECK(cmg__tool_object(rd, root, "", "options", &o));
-  np = cJSON_GetObjectItemCaseSensitive(o, "no_pools");
+  const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "no_pools");
   if (np != NULL && !cJSON_IsBool(np))
     return cmg__tool_wrong(rd, "options", "no_pools", "true or false", np);
   r->no_pools = cJSON_IsTrue(np);
@@ -407,7 +406,6 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
       struct cmg__tool_report *r)
 {
   struct cmg__tool_id *ids = NULL;
-  int rc;
 
   if (!cJSON_IsObject(root))
     return cmg__tool_fail(rd,
@@ -418,7 +416,7 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
   CHECK(read_process(rd, root, r));
   CHECK(read_pools(rd, root, r));
   CHECK(read_python(rd, root, r));
-  rc = cmg__tool_read_modules(rd, root, &r->modules, &r->n_modules);
+  int rc = cmg__tool_read_modules(rd, root, &r->modules, &r->n_modules);
   if (rc == 0)
     rc =
         cmg__tool_read_frames(rd, root, r->n_modules, &r->frames, &r->n_frames);
@@ -460,7 +458,6 @@ cmg__tool_read_with(const char *file, unsigned what,
 {
   struct cmg__tool_reader rd = { err, errlen };
   cJSON *root;
-  int rc;
 
   memset(out, 0, sizeof(*out));
   out->file = strdup(file);
@@ -468,7 +465,7 @@ cmg__tool_read_with(const char *file, unsigned what,
     cmg__tool_fail(&rd, "out of memory");
     return -ENOMEM;
   }
-  rc = cmg__tool_load_json(file, &root, &rd);
+  int rc = cmg__tool_load_json(file, &root, &rd);
   if (rc != 0)
     return rc;
   rc = parse(&rd, root, what, out);
@@ -481,41 +478,39 @@ cmg__tool_read_with(const char *file, unsigned what,
 void
 cmg__tool_report_free(struct cmg__tool_report *r)
 {
-  size_t i;
-
   free(r->file);
   free(r->exe);
   free(r->command);
   free(r->hostname);
   free(r->reason);
-  for (i = 0; i < CMG__POOLS_N; i++)
+  for (size_t i = 0; i < CMG__POOLS_N; i++)
     free(r->pool_values[i]);
-  for (i = 0; r->devices != NULL && i < r->n_devices; i++) {
+  for (size_t i = 0; r->devices != NULL && i < r->n_devices; i++) {
     free(r->devices[i].name);
     free(r->devices[i].uuid);
   }
-  for (i = 0; r->leaks != NULL && i < r->n_leaks; i++) {
+  for (size_t i = 0; r->leaks != NULL && i < r->n_leaks; i++) {
     free(r->leaks[i].api);
     free(r->leaks[i].kind);
   }
-  for (i = 0; r->released != NULL && i < r->n_released; i++) {
+  for (size_t i = 0; r->released != NULL && i < r->n_released; i++) {
     free(r->released[i].api);
     free(r->released[i].kind);
   }
-  for (i = 0; r->peaks != NULL && i < r->n_peaks; i++)
+  for (size_t i = 0; r->peaks != NULL && i < r->n_peaks; i++)
     free(r->peaks[i].comp.items);
-  for (i = 0; r->denials_list != NULL && i < r->n_denials; i++) {
+  for (size_t i = 0; r->denials_list != NULL && i < r->n_denials; i++) {
     free(r->denials_list[i].api);
     free(r->denials_list[i].comp.items);
   }
-  for (i = 0; r->stacks != NULL && i < r->n_stacks; i++)
+  for (size_t i = 0; r->stacks != NULL && i < r->n_stacks; i++)
     free(r->stacks[i].frames);
-  for (i = 0; r->frames != NULL && i < r->n_frames; i++) {
+  for (size_t i = 0; r->frames != NULL && i < r->n_frames; i++) {
     free(r->frames[i].function);
     free(r->frames[i].file);
   }
   free(r->python_note);
-  for (i = 0; r->modules != NULL && i < r->n_modules; i++) {
+  for (size_t i = 0; r->modules != NULL && i < r->n_modules; i++) {
     free(r->modules[i].path);
     free(r->modules[i].build_id);
   }

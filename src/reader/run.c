@@ -57,10 +57,8 @@ cmg__tool_load(struct cmg__tool_view *v, const char *file)
 int
 cmg__tool_finish(struct cmg__tool_view *v, struct cmg__tool_supp *supp)
 {
-  size_t i;
-
   cmg__tool_view_sort(v);
-  for (i = 0; i < supp->n; i++)
+  for (size_t i = 0; i < supp->n; i++)
     supp->rules[i].count = supp->rules[i].bytes = 0;
   if (cmg__tool_supp_apply(supp, v) != 0) {
     cmg__tool_say("out of memory");
@@ -73,9 +71,9 @@ int
 cmg__tool_load_all(struct cmg__tool_view *v, char *const *files, int n_files,
                    struct cmg__tool_supp *supp)
 {
-  int i, rc = 0;
+  int rc = 0;
 
-  for (i = 0; rc == 0 && i < n_files; i++)
+  for (int i = 0; rc == 0 && i < n_files; i++)
     rc = cmg__tool_load(v, files[i]);
   if (rc == 0)
     rc = cmg__tool_finish(v, supp);

@@ -33,13 +33,12 @@ read_point(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
 {
   const cJSON *v[4];
   uint64_t b[3];
-  int k;
 
   if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 4)
     return cmg__tool_fail(rd,
                           "%s[%zu]: expected [time, live, min, max], got %s",
                           at, i, cmg__tool_kind(it));
-  for (k = 0; k < 4; k++) {
+  for (int k = 0; k < 4; k++) {
     v[k] = cJSON_GetArrayItem(it, k);
     if (!cJSON_IsNumber(v[k]) || v[k]->valuedouble < 0 ||
         v[k]->valuedouble > CMG__TOOL_EXACT_MAX ||
@@ -171,7 +170,7 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
 {
   const cJSON *o, *arr, *it;
   char at[64];
-  size_t i = 0, k;
+  size_t i = 0;
 
   memset(t, 0, sizeof(*t));
   if (cJSON_GetObjectItemCaseSensitive(root, "timeline") == NULL)
@@ -186,7 +185,7 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
   {
     CHECK(cmg__tool_element(rd, it, "timeline.devices", i, at, sizeof(at)));
     CHECK(read_one_series(rd, it, at, &t->series[i]));
-    for (k = 0; k < i; k++)
+    for (size_t k = 0; k < i; k++)
       if (t->series[k].device == t->series[i].device)
         return cmg__tool_fail(rd, "%s.device: device %d is listed twice", at,
                               t->series[i].device);
@@ -201,14 +200,14 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
 static void
 keep(struct cmg__tool_ralloc *heap, size_t *n, struct cmg__tool_ralloc a)
 {
-  size_t i, c;
+  size_t i;
 
   if (*n == CMG__TOOL_LARGEST) {
     if (a.bytes <= heap[0].bytes)
       return;
     i = 0;
     for (;;) {
-      c = 2 * i + 1;
+      size_t c = 2 * i + 1;
       if (c >= *n)
         break;
       if (c + 1 < *n && heap[c + 1].bytes < heap[c].bytes)
@@ -244,9 +243,9 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
                        size_t n_leaks, struct cmg__tool_ralloc **out, size_t *n)
 {
   const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(root, "leaks");
-  const cJSON *g, *list, *it;
+  const cJSON *g, *it;
   char at[64], list_at[80], sub[96];
-  size_t i = 0, j;
+  size_t i = 0;
 
   *n = 0;
   *out = cmg__tool_table(CMG__TOOL_LARGEST, sizeof(**out));
@@ -258,10 +257,10 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
       break;
     snprintf(at, sizeof(at), "leaks[%zu]", i);
     snprintf(list_at, sizeof(list_at), "leaks[%zu].allocations", i);
-    list = cJSON_GetObjectItemCaseSensitive(g, "allocations");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(g, "allocations");
     if (list != NULL && !cJSON_IsArray(list))
       return cmg__tool_wrong(rd, at, "allocations", "an array", list);
-    j = 0;
+    size_t j = 0;
     cJSON_ArrayForEach(it, list)
     {
       struct cmg__tool_ralloc a = { .leak = i };
@@ -280,13 +279,11 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
 void
 cmg__tool_series_free(struct cmg__tool_timeline *t)
 {
-  size_t i;
-
-  for (i = 0; t->series != NULL && i < t->n_series; i++)
+  for (size_t i = 0; t->series != NULL && i < t->n_series; i++)
     free(t->series[i].points);
-  for (i = 0; t->dumps != NULL && i < t->n_dumps; i++)
+  for (size_t i = 0; t->dumps != NULL && i < t->n_dumps; i++)
     free(t->dumps[i].reason);
-  for (i = 0; t->freed != NULL && i < t->n_freed; i++)
+  for (size_t i = 0; t->freed != NULL && i < t->n_freed; i++)
     free(t->freed[i].api);
   free(t->series);
   free(t->dumps);

@@ -25,10 +25,8 @@ void
 cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
                  uint64_t *count)
 {
-  size_t i;
-
   *bytes = *count = 0;
-  for (i = 0; i < v->n_leaks; i++) {
+  for (size_t i = 0; i < v->n_leaks; i++) {
     if (v->leaks[i].rule != CMG__TOOL_NONE || !v->leaks[i].is_device_memory)
       continue;
     *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
@@ -40,10 +38,8 @@ void
 cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
                      uint64_t *count)
 {
-  size_t i;
-
   *bytes = *count = 0;
-  for (i = 0; i < v->n_leaks; i++) {
+  for (size_t i = 0; i < v->n_leaks; i++) {
     if (v->leaks[i].rule != CMG__TOOL_NONE || v->leaks[i].is_device_memory)
       continue;
     *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
@@ -63,7 +59,7 @@ void
 cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
                        uint32_t stack, bool all_frames)
 {
-  uint32_t lo, hi, k;
+  uint32_t lo, hi;
 
   if (stack == CMG__TOOL_NONE) {
     fprintf(f, "    (no stack was recorded: stack_depth=0, or the capture "
@@ -71,7 +67,7 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
     return;
   }
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
-  for (k = lo; k < hi; k++) {
+  for (uint32_t k = lo; k < hi; k++) {
     fprintf(f, "    #%u ", k - lo);
     cmg__tool_put_frame(f, ix, ix->stacks[stack].frames[k]);
     fputc('\n', f);

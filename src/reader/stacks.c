@@ -35,7 +35,7 @@ int
 cmg__tool_stack_ref(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
                     const struct cmg__tool_id *ids, size_t n, uint32_t *out)
 {
-  struct cmg__tool_id key, *hit;
+  struct cmg__tool_id key;
   bool has;
   double d;
 
@@ -44,7 +44,7 @@ cmg__tool_stack_ref(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
   if (!has)
     return 0;
   key.id = (uint64_t)d;
-  hit = bsearch(&key, ids, n, sizeof(*ids), compare_ids);
+  struct cmg__tool_id *hit = bsearch(&key, ids, n, sizeof(*ids), compare_ids);
   if (hit == NULL)
     return cmg__tool_fail(
         rd, "%s.stack: %.0f is not the id of a stack in stacks[]", at, d);
@@ -176,10 +176,8 @@ read_stack_frames(struct cmg__tool_reader *rd, const cJSON *it, char *at,
 static int
 sort_ids(struct cmg__tool_reader *rd, struct cmg__tool_id *ids, size_t n)
 {
-  size_t i;
-
   qsort(ids, n, sizeof(*ids), compare_ids);
-  for (i = 1; i < n; i++) {
+  for (size_t i = 1; i < n; i++) {
     if (ids[i].id == ids[i - 1].id)
       return cmg__tool_fail(
           rd, "stacks[%u].id: %" PRIu64 " is the id of two stacks",
@@ -194,7 +192,6 @@ cmg__tool_read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
                       struct cmg__tool_id **ids_out)
 {
   const cJSON *arr, *it;
-  struct cmg__tool_id *ids;
   char at[64];
   size_t i = 0;
 
@@ -202,7 +199,7 @@ cmg__tool_read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
   if (*n >= CMG__TOOL_NONE)
     return cmg__tool_fail(rd, "stacks: too many stacks");
   *out = cmg__tool_table(*n, sizeof(**out));
-  ids = *ids_out = cmg__tool_table(*n, sizeof(*ids));
+  struct cmg__tool_id *ids = *ids_out = cmg__tool_table(*n, sizeof(*ids));
   if (*out == NULL || ids == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr)

@@ -69,20 +69,19 @@ static void
 print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
                   bool all_frames)
 {
-  const struct cmg__tool_stack *s;
-  uint32_t lo, hi, k, named = 0, python = 0, shown = 0;
+  uint32_t lo, hi, named = 0, python = 0, shown = 0;
 
   if (stack == CMG__TOOL_NONE) {
     fprintf(f, "(no stack)");
     return;
   }
-  s = &ix->stacks[stack];
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
-  for (k = lo; k < hi; k++) {
+  for (uint32_t k = lo; k < hi; k++) {
     named += ix->frames[s->frames[k]].function != NULL;
     python += ix->frames[s->frames[k]].python;
   }
-  for (k = lo; k < hi; k++) {
+  for (uint32_t k = lo; k < hi; k++) {
     const struct cmg__tool_frame *fr = &ix->frames[s->frames[k]];
 
     if ((python > 0 && !fr->python) || (named > 0 && fr->function == NULL))
@@ -101,8 +100,6 @@ print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
 static void
 print_header(FILE *f, const struct cmg__tool_view *v)
 {
-  size_t i;
-
   if (v->n_sources == 1) {
     const struct cmg__tool_source *s = &v->sources[0];
 
@@ -114,7 +111,7 @@ print_header(FILE *f, const struct cmg__tool_view *v)
             s->hostname);
   } else {
     fprintf(f, "cumemguard reports of %zu processes, merged\n", v->n_sources);
-    for (i = 0; i < v->n_sources; i++)
+    for (size_t i = 0; i < v->n_sources; i++)
       fprintf(f, "  process %ld (%s, written %s): %s\n", v->sources[i].pid,
               v->sources[i].file, reason_text(v->sources[i].reason),
               v->sources[i].command);
@@ -129,7 +126,6 @@ static void
 print_devices(FILE *f, const struct cmg__tool_view *v)
 {
   char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF];
-  size_t i;
 
   if (v->n_devices == 0) {
     fprintf(f, "No device was used.\n\n");
@@ -137,7 +133,7 @@ print_devices(FILE *f, const struct cmg__tool_view *v)
   }
   fprintf(f, "%3s  %10s %10s %10s %10s %8s %8s %7s  %s\n", "dev", "physical",
           "limit", "peak", "live", "allocs", "frees", "denied", "name");
-  for (i = 0; i < v->n_devices; i++) {
+  for (size_t i = 0; i < v->n_devices; i++) {
     const struct cmg__tool_device *dv = &v->devices[i];
 
     fprintf(f,
@@ -234,9 +230,9 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
   uint64_t left_bytes = 0, left_count = 0, left_groups = 0;
   char a[SIZE_BUF], where[64];
   bool hidden = false, any = false;
-  size_t i, listed = 0;
+  size_t listed = 0;
 
-  for (i = 0; i < v->n_leaks; i++) {
+  for (size_t i = 0; i < v->n_leaks; i++) {
     const struct cmg__tool_leak *l = &v->leaks[i];
     uint32_t lo, hi;
 
@@ -281,14 +277,12 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
 static void
 print_suppressions(FILE *f, const struct cmg__tool_opts *o)
 {
-  size_t i;
-
   if (o->supp == NULL || o->supp->n == 0)
     return;
   fprintf(f, "-----------------------------------------------------\n");
   fprintf(f, "Suppressions used:\n");
   fprintf(f, "  count      bytes template\n");
-  for (i = 0; i < o->supp->n; i++)
+  for (size_t i = 0; i < o->supp->n; i++)
     fprintf(f, "%7" PRIu64 " %10" PRIu64 " %s\n", o->supp->rules[i].count,
             o->supp->rules[i].bytes, o->supp->rules[i].pattern);
   fprintf(f, "-----------------------------------------------------\n\n");
@@ -300,7 +294,6 @@ print_comp(FILE *f, const struct cmg__tool_view *v,
 {
   uint64_t left_bytes = 0, left_count = 0, left_n = 0;
   char a[SIZE_BUF];
-  size_t i;
 
   if (!m->has_comp) {
     fprintf(f,
@@ -308,7 +301,7 @@ print_comp(FILE *f, const struct cmg__tool_view *v,
             "to 7)\n");
     return;
   }
-  for (i = 0; i < m->comp.n; i++) {
+  for (size_t i = 0; i < m->comp.n; i++) {
     const struct cmg__tool_share *s = &m->comp.items[i];
 
     if (o->top != 0 && i >= o->top) {
@@ -334,9 +327,8 @@ print_moments(FILE *f, const struct cmg__tool_view *v,
               const struct cmg__tool_opts *o)
 {
   char a[SIZE_BUF], b[SIZE_BUF], pid[48] = "", where[32];
-  size_t i;
 
-  for (i = 0; i < v->n_peaks; i++) {
+  for (size_t i = 0; i < v->n_peaks; i++) {
     const struct cmg__tool_moment *m = &v->peaks[i];
 
     if (v->n_sources > 1)
@@ -349,7 +341,7 @@ print_moments(FILE *f, const struct cmg__tool_view *v,
     print_comp(f, v, m, o);
     fprintf(f, "\n");
   }
-  for (i = 0; i < v->n_denials; i++) {
+  for (size_t i = 0; i < v->n_denials; i++) {
     const struct cmg__tool_moment *m = &v->denials[i];
 
     if (v->n_sources > 1)
@@ -380,11 +372,10 @@ print_summary_line(FILE *f, const struct cmg__tool_view *v)
   uint64_t bytes, count, other_bytes, other_count, sup_bytes = 0;
   uint64_t sup_count = 0;
   char a[SIZE_BUF];
-  size_t i;
 
   cmg__tool_leaked(v, &bytes, &count);
   cmg__tool_other_live(v, &other_bytes, &other_count);
-  for (i = 0; i < v->n_leaks; i++) {
+  for (size_t i = 0; i < v->n_leaks; i++) {
     if (v->leaks[i].rule == CMG__TOOL_NONE)
       continue;
     sup_bytes = cmg__tool_add(sup_bytes, v->leaks[i].bytes);

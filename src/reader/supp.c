@@ -79,15 +79,12 @@ compile(const char *pattern)
 bool
 cmg__tool_is_match(const char *pattern, const char *text)
 {
-  char *g;
-  bool hit;
-
   if (text == NULL || text[0] == '\0')
     return false;
-  g = compile(pattern);
+  char *g = compile(pattern);
   if (g == NULL)
     return false;
-  hit = is_glob(g, text);
+  bool hit = is_glob(g, text);
   free(g);
   return hit;
 }
@@ -96,8 +93,6 @@ static int
 add_rule(struct cmg__tool_supp *s, const char *pattern, const char *file,
          unsigned line)
 {
-  struct cmg__tool_rule *r;
-
   if (s->n == s->cap) {
     size_t cap = s->cap != 0 ? s->cap * 2 : 8;
     struct cmg__tool_rule *bigger = realloc(s->rules, cap * sizeof(*bigger));
@@ -107,7 +102,7 @@ add_rule(struct cmg__tool_supp *s, const char *pattern, const char *file,
     s->rules = bigger;
     s->cap = cap;
   }
-  r = &s->rules[s->n];
+  struct cmg__tool_rule *r = &s->rules[s->n];
   memset(r, 0, sizeof(*r));
   r->pattern = strdup(pattern);
   r->file = strdup(file);
@@ -126,16 +121,14 @@ static int
 parse_line(struct cmg__tool_supp *s, char *text, const char *file,
            unsigned line, char *err, size_t errlen)
 {
-  char *end, *colon, *pattern;
-
   text += strspn(text, " \t\r\n");
-  end = text + strlen(text);
+  char *end = text + strlen(text);
   while (end > text && strchr(" \t\r\n", end[-1]) != NULL)
     *--end = '\0';
   if (text[0] == '\0' || text[0] == '#')
     return 0;
 
-  colon = strchr(text, ':');
+  char *colon = strchr(text, ':');
   if (colon == NULL) {
     snprintf(err, errlen, "%s:%u: expected leak:PATTERN, got '%.60s'", file,
              line, text);
@@ -149,7 +142,7 @@ parse_line(struct cmg__tool_supp *s, char *text, const char *file,
              file, line, text);
     return -EINVAL;
   }
-  pattern = colon + 1;
+  char *pattern = colon + 1;
   pattern += strspn(pattern, " \t");
   if (pattern[0] == '\0' || strcmp(pattern, "^") == 0 ||
       strcmp(pattern, "$") == 0 || strcmp(pattern, "^$") == 0) {
@@ -203,9 +196,7 @@ cmg__tool_supp_load(struct cmg__tool_supp *s, const char *file, char *err,
 void
 cmg__tool_supp_free(struct cmg__tool_supp *s)
 {
-  size_t i;
-
-  for (i = 0; i < s->n; i++) {
+  for (size_t i = 0; i < s->n; i++) {
     free(s->rules[i].pattern);
     free(s->rules[i].file);
   }
@@ -245,9 +236,8 @@ int
 cmg__tool_supp_apply(struct cmg__tool_supp *s, struct cmg__tool_view *v)
 {
   const struct cmg__tool_index *ix = v->ix;
-  size_t r, i;
 
-  for (r = 0; r < s->n; r++) {
+  for (size_t r = 0; r < s->n; r++) {
     struct cmg__tool_rule *rule = &s->rules[r];
     unsigned char *seen = calloc(ix->n_frames + 1, 1);
     char *g = compile(rule->pattern);
@@ -257,16 +247,15 @@ cmg__tool_supp_apply(struct cmg__tool_supp *s, struct cmg__tool_view *v)
       free(g);
       return -ENOMEM;
     }
-    for (i = 0; i < v->n_leaks; i++) {
+    for (size_t i = 0; i < v->n_leaks; i++) {
       struct cmg__tool_leak *l = &v->leaks[i];
       bool hit = false;
-      uint32_t k;
 
       if (l->rule != CMG__TOOL_NONE)
         continue;
       if (l->api[0] != '\0')
         hit = is_glob(g, l->api);
-      for (k = 0;
+      for (uint32_t k = 0;
            !hit && l->stack != CMG__TOOL_NONE && k < ix->stacks[l->stack].n;
            k++)
         hit = is_frame_match(ix, ix->stacks[l->stack].frames[k], g, seen);

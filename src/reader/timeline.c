@@ -67,11 +67,11 @@ static void
 metadata(cJSON *events, const struct proc *p, size_t index)
 {
   char name[512];
-  cJSON *e = event("process_name", "M", p, 0), *args;
+  cJSON *e = event("process_name", "M", p, 0);
 
   snprintf(name, sizeof(name), "%s: pid %ld, %s", p->r->file, p->r->pid,
            p->r->command ? p->r->command : "");
-  args = cJSON_AddObjectToObject(e, "args");
+  cJSON *args = cJSON_AddObjectToObject(e, "args");
   cJSON_AddStringToObject(args, "name", name);
   add(events, e);
   e = event("process_sort_index", "M", p, 0);
@@ -238,18 +238,16 @@ slices(cJSON *events, const struct proc *p, size_t index)
   size_t n = gather(p->r, s);
 
   for (size_t i = 0; i < n; i++) {
-    cJSON *b, *e, *args;
-
     snprintf(name, sizeof(name), "%s %s",
              cmg__format_size(s[i].bytes, size, sizeof(size)), s[i].api);
     snprintf(id, sizeof(id), "%zu.%zu", index, i);
-    b = event(name, "b", p, s[i].start);
-    e = event(name, "e", p, s[i].end);
+    cJSON *b = event(name, "b", p, s[i].start);
+    cJSON *e = event(name, "e", p, s[i].end);
     cJSON_AddStringToObject(b, "cat", s[i].category);
     cJSON_AddStringToObject(e, "cat", s[i].category);
     cJSON_AddStringToObject(b, "id", id);
     cJSON_AddStringToObject(e, "id", id);
-    args = cJSON_AddObjectToObject(b, "args");
+    cJSON *args = cJSON_AddObjectToObject(b, "args");
     cJSON_AddNumberToObject(args, "bytes", (double)s[i].bytes);
     device_arg(args, s[i].device);
     cJSON_AddStringToObject(args, "kind", s[i].kind);
@@ -302,7 +300,6 @@ int
 cmg__tool_timeline_main(char *const *files, int n_files, const char *output)
 {
   struct cmg__tool_report *r;
-  struct proc *procs;
   cJSON *doc = NULL;
   char *text = NULL;
   FILE *f;
@@ -314,7 +311,7 @@ cmg__tool_timeline_main(char *const *files, int n_files, const char *output)
     cmg__tool_raw_free(r, n_files);
     return CMG__TOOL_EXIT_ERROR;
   }
-  procs = calloc((size_t)n_files, sizeof(*procs));
+  struct proc *procs = calloc((size_t)n_files, sizeof(*procs));
   if (procs != NULL)
     doc = trace(r, n_files, procs);
   if (doc != NULL)

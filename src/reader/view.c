@@ -35,9 +35,7 @@ cmg__tool_view_init(struct cmg__tool_view *v, struct cmg__tool_index *ix,
 void
 cmg__tool_view_free(struct cmg__tool_view *v)
 {
-  size_t i;
-
-  for (i = 0; i < v->n_sources; i++) {
+  for (size_t i = 0; i < v->n_sources; i++) {
     struct cmg__tool_source *s = &v->sources[i];
 
     free(s->file);
@@ -46,17 +44,17 @@ cmg__tool_view_free(struct cmg__tool_view *v)
     free(s->hostname);
     free(s->reason);
   }
-  for (i = 0; i < v->n_devices; i++) {
+  for (size_t i = 0; i < v->n_devices; i++) {
     free(v->devices[i].name);
     free(v->devices[i].uuid);
   }
-  for (i = 0; i < v->n_leaks; i++) {
+  for (size_t i = 0; i < v->n_leaks; i++) {
     free(v->leaks[i].api);
     free(v->leaks[i].kind);
   }
-  for (i = 0; i < v->n_peaks; i++)
+  for (size_t i = 0; i < v->n_peaks; i++)
     free(v->peaks[i].comp.items);
-  for (i = 0; i < v->n_denials; i++) {
+  for (size_t i = 0; i < v->n_denials; i++) {
     free(v->denials[i].comp.items);
     free(v->denials[i].api);
   }
@@ -84,10 +82,7 @@ static int
 view_device(struct cmg__tool_view *v, int ordinal, const char *name,
             const char *uuid, uint32_t *out)
 {
-  struct cmg__tool_device *d;
-  size_t i;
-
-  for (i = 0; i < v->n_devices; i++) {
+  for (size_t i = 0; i < v->n_devices; i++) {
     if (is_same_device(v, &v->devices[i], ordinal, uuid)) {
       *out = (uint32_t)i;
       return 0;
@@ -95,7 +90,7 @@ view_device(struct cmg__tool_view *v, int ordinal, const char *name,
   }
   if (CMG__TOOL_GROW(v->devices, v->cap_devices, v->n_devices) != 0)
     return -ENOMEM;
-  d = &v->devices[v->n_devices];
+  struct cmg__tool_device *d = &v->devices[v->n_devices];
   memset(d, 0, sizeof(*d));
   d->ordinal = ordinal;
   d->name = strdup(name);
@@ -114,14 +109,12 @@ static int
 device_of(struct cmg__tool_view *v, const struct cmg__tool_report *r,
           int ordinal, uint32_t *out)
 {
-  size_t i;
-
   if (ordinal < 0) {
     *out = CMG__TOOL_NONE;
     return 0;
   }
 
-  for (i = 0; i < r->n_devices; i++) {
+  for (size_t i = 0; i < r->n_devices; i++) {
     if (r->devices[i].ordinal == ordinal)
       return view_device(v, ordinal, r->devices[i].name, r->devices[i].uuid,
                          out);
@@ -132,16 +125,13 @@ device_of(struct cmg__tool_view *v, const struct cmg__tool_report *r,
 static int
 add_devices(struct cmg__tool_view *v, const struct cmg__tool_report *r)
 {
-  size_t i;
-
-  for (i = 0; i < r->n_devices; i++) {
+  for (size_t i = 0; i < r->n_devices; i++) {
     const struct cmg__tool_rdevice *rd = &r->devices[i];
-    struct cmg__tool_device *d;
     uint32_t k;
 
     if (view_device(v, rd->ordinal, rd->name, rd->uuid, &k) != 0)
       return -ENOMEM;
-    d = &v->devices[k];
+    struct cmg__tool_device *d = &v->devices[k];
     if (d->processes == 0) {
       d->has_limit = rd->has_limit;
       d->limit_bytes = rd->limit_bytes;
@@ -243,14 +233,13 @@ add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
   uint64_t h =
       cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k->stack, sizeof(k->stack));
   struct cmg__tool_leak *l;
-  size_t slot;
 
   h = cmg__tool_hash_bytes(h, &k->device, sizeof(k->device));
   h = cmg__tool_hash_string(h, k->api);
   h = cmg__tool_hash_string(h, k->kind);
   if (cmg__tool_map_reserve(&v->leak_map) != 0)
     return -ENOMEM;
-  slot = cmg__tool_map_probe(&v->leak_map, h, leak_eq, v, k);
+  size_t slot = cmg__tool_map_probe(&v->leak_map, h, leak_eq, v, k);
   if (v->leak_map.slots[slot] != 0) {
     l = &v->leaks[v->leak_map.slots[slot] - 1];
   } else {
@@ -298,8 +287,6 @@ static int
 add_moment(struct cmg__tool_moment *m, const struct cmg__tool_comp *c,
            bool has_comp, const uint32_t *ids)
 {
-  size_t i;
-
   m->comp = *c;
   m->has_comp = has_comp;
   m->comp.items = NULL;
@@ -309,7 +296,7 @@ add_moment(struct cmg__tool_moment *m, const struct cmg__tool_comp *c,
   m->comp.items = malloc((c->n + 1) * sizeof(*c->items));
   if (m->comp.items == NULL)
     return -ENOMEM;
-  for (i = 0; i < c->n; i++) {
+  for (size_t i = 0; i < c->n; i++) {
     m->comp.items[i] = c->items[i];
     if (c->items[i].stack != CMG__TOOL_NONE)
       m->comp.items[i].stack = ids[c->items[i].stack];
@@ -322,11 +309,9 @@ add_moment(struct cmg__tool_moment *m, const struct cmg__tool_comp *c,
 static int
 add_source(struct cmg__tool_view *v, const struct cmg__tool_report *r)
 {
-  struct cmg__tool_source *s;
-
   if (CMG__TOOL_GROW(v->sources, v->cap_sources, v->n_sources) != 0)
     return -ENOMEM;
-  s = &v->sources[v->n_sources];
+  struct cmg__tool_source *s = &v->sources[v->n_sources];
   memset(s, 0, sizeof(*s));
   s->pid = r->pid;
   s->start_time = r->start_time;
@@ -352,14 +337,12 @@ add_moments(struct cmg__tool_view *v, const struct cmg__tool_report *r,
             const uint32_t *ids)
 {
   uint32_t source = (uint32_t)v->n_sources - 1, dev;
-  size_t i, k;
+  size_t k;
 
-  for (i = 0; i < r->n_peaks; i++) {
-    struct cmg__tool_moment *m;
-
+  for (size_t i = 0; i < r->n_peaks; i++) {
     if (CMG__TOOL_GROW(v->peaks, v->cap_peaks, v->n_peaks) != 0)
       return -ENOMEM;
-    m = &v->peaks[v->n_peaks];
+    struct cmg__tool_moment *m = &v->peaks[v->n_peaks];
     memset(m, 0, sizeof(*m));
     m->source = source;
     m->stack = CMG__TOOL_NONE;
@@ -368,9 +351,8 @@ add_moments(struct cmg__tool_view *v, const struct cmg__tool_report *r,
       return -ENOMEM;
     v->n_peaks++;
   }
-  for (i = 0; i < r->n_denials; i++) {
+  for (size_t i = 0; i < r->n_denials; i++) {
     const struct cmg__tool_rdenial *d = &r->denials_list[i];
-    struct cmg__tool_moment *m;
 
     /* The first denial of each device, which carries the composition; this
      * report's are the last ones of the view, at most one per device. */
@@ -384,7 +366,7 @@ add_moments(struct cmg__tool_view *v, const struct cmg__tool_report *r,
       continue;
     if (CMG__TOOL_GROW(v->denials, v->cap_denials, v->n_denials) != 0)
       return -ENOMEM;
-    m = &v->denials[v->n_denials];
+    struct cmg__tool_moment *m = &v->denials[v->n_denials];
     memset(m, 0, sizeof(*m));
     m->source = source;
     m->requested_bytes = d->requested_bytes;
@@ -404,7 +386,6 @@ int
 cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
 {
   uint32_t *ids = malloc((r->n_stacks + 1) * sizeof(*ids));
-  size_t i;
   int rc = -ENOMEM;
 
   if (ids == NULL)
@@ -412,7 +393,7 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
   if (cmg__tool_index_add(v->ix, r, ids) != 0 || add_source(v, r) != 0 ||
       add_devices(v, r) != 0)
     goto out;
-  for (i = 0; i < r->n_leaks; i++) {
+  for (size_t i = 0; i < r->n_leaks; i++) {
     const struct cmg__tool_rleak *l = &r->leaks[i];
     struct leak_key k;
 
@@ -426,11 +407,11 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
         add_leak(v, &k, l->count, l->bytes, pool) != 0)
       goto out;
   }
-  for (i = 0; i < r->n_released; i++) {
+  for (size_t i = 0; i < r->n_released; i++) {
     v->released_bytes = cmg__tool_add(v->released_bytes, r->released[i].bytes);
     v->released_count = cmg__tool_add(v->released_count, r->released[i].count);
   }
-  for (i = 0; i < 3; i++)
+  for (size_t i = 0; i < 3; i++)
     v->events[i] = cmg__tool_add(v->events[i], r->events[i]);
   v->no_pools = v->no_pools || r->no_pools;
   if (v->python_note == NULL && r->python_note != NULL &&

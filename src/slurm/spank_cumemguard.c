@@ -320,7 +320,6 @@ check_request(const char *env, uint32_t job, const char *step,
   struct cmg__config cfg;
   struct cmg__limit l;
   char err[512];
-  char *opts;
 
   refusal[0] = '\0';
   *limit = NULL;
@@ -348,7 +347,7 @@ check_request(const char *env, uint32_t job, const char *step,
   if (*limit == NULL && req.report[0] == '\0')
     return NULL;
 
-  opts = build_options(env, job, step, *limit);
+  char *opts = build_options(env, job, step, *limit);
   if (opts != NULL && cmg__config_parse(opts, &cfg, err, sizeof(err)) != 0) {
     refuse("%s (the job's " OPTIONS_VAR " would be '%s')", err, opts);
     free(opts);
@@ -424,10 +423,9 @@ job_getenv(spank_t sp, const char *var)
 {
   for (int size = 4096; size <= (1 << 24); size *= 4) {
     char *buf = malloc((size_t)size);
-    spank_err_t rc;
     if (buf == NULL)
       return NULL;
-    rc = spank_getenv(sp, var, buf, size);
+    spank_err_t rc = spank_getenv(sp, var, buf, size);
     if (rc == ESPANK_SUCCESS)
       return buf;
     free(buf);
@@ -516,11 +514,10 @@ int
 slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
   const char *limit;
-  char *opts;
 
   if (spank_context() != S_CTX_LOCAL && spank_context() != S_CTX_ALLOCATOR)
     return 0;
-  opts = check_request(getenv(OPTIONS_VAR), 0, "0", &limit);
+  char *opts = check_request(getenv(OPTIONS_VAR), 0, "0", &limit);
   free(opts);
   return refusal[0] != '\0' ? say_refusal() : 0;
 }
@@ -537,7 +534,6 @@ slurm_spank_user_init(spank_t sp, int ac, char **av)
   uint32_t job = 0, step = 0;
   char step_text[16];
   const char *limit;
-  char *env;
 
   if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
       spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS) {
@@ -554,7 +550,7 @@ slurm_spank_user_init(spank_t sp, int ac, char **av)
   else
     snprintf(step_text, sizeof(step_text), "%" PRIu32, step);
 
-  env = job_getenv(sp, OPTIONS_VAR);
+  char *env = job_getenv(sp, OPTIONS_VAR);
   task_options = check_request(env, job, step_text, &limit);
   free(env);
   if (task_options == NULL)
@@ -572,14 +568,14 @@ slurm_spank_user_init(spank_t sp, int ac, char **av)
 int
 slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
-  char *old, *preload;
+  char *preload;
   int rc = 0;
 
   if (refusal[0] != '\0')
     return say_refusal();
   if (!active)
     return 0;
-  old = job_getenv(sp, "LD_PRELOAD");
+  char *old = job_getenv(sp, "LD_PRELOAD");
   if (cmg__preload_add(old, site.library, &preload, refusal, sizeof(refusal)) ==
       -EINVAL) {
     rc = say_refusal();
