@@ -21,7 +21,8 @@ pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
 python3 python3-jsonschema libxml2-utils clang clang-format libclang-rt-14-dev valgrind
 mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
 golang-github-container-orchestrated-devices-container-device-interface-dev
-prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev patchelf"
+prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
+libdw-dev libiberty-dev g++ patchelf"
 
 # CMG_APT names the package tool, for tests that must not install anything.
 apt=${CMG_APT:-apt-get}

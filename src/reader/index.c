@@ -211,6 +211,7 @@ cmg__tool_index_free(struct cmg__tool_index *ix)
   }
   for (size_t i = 0; i < ix->n_frames; i++) {
     free(ix->frames[i].function);
+    free(ix->frames[i].name);
     free(ix->frames[i].file);
   }
   for (size_t i = 0; i < ix->n_stacks; i++)
@@ -265,6 +266,7 @@ intern_module(struct cmg__tool_index *ix, const struct cmg__tool_rmodule *m,
     return -ENOMEM;
   }
   nm->name = base_name(nm->path);
+  nm->note = m->note;
   *out = (uint32_t)ix->n_modules++;
   cmg__tool_map_set(&ix->module_map, slot, h, *out);
   return 0;
@@ -324,6 +326,7 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
   f.address = rf->address;
   f.function = rf->function;
   f.python = rf->python;
+  f.inlined = rf->inlined;
   f.file = rf->file;
   f.line = rf->line;
   struct frame_key k = frame_key(&f);
@@ -347,10 +350,13 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
   nf->has_function_offset = rf->has_function_offset;
   nf->function_offset = rf->function_offset;
   nf->function = rf->function != NULL ? strdup(rf->function) : NULL;
+  nf->name = rf->name != NULL ? strdup(rf->name) : NULL;
   nf->file = rf->file != NULL ? strdup(rf->file) : NULL;
   if ((rf->function != NULL && nf->function == NULL) ||
+      (rf->name != NULL && nf->name == NULL) ||
       (rf->file != NULL && nf->file == NULL)) {
     free(nf->function);
+    free(nf->name);
     free(nf->file);
     return -ENOMEM;
   }
@@ -486,12 +492,19 @@ cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
 
 /* "function (file:LINE)", without ":LINE" when the line is unknown. */
 static void
-put_python(FILE *f, const struct cmg__tool_frame *fr, const char *file)
+put_source(FILE *f, const char *function, const char *file, uint64_t line)
 {
-  fprintf(f, "%s (%s", fr->function != NULL ? fr->function : "?", file);
-  if (fr->line > 0)
-    fprintf(f, ":%" PRIu64, fr->line);
+  fprintf(f, "%s (%s", function != NULL ? function : "?", file);
+  if (line > 0)
+    fprintf(f, ":%" PRIu64, line);
   fputc(')', f);
+}
+
+/* The name a person reads first: without the parameters. */
+static const char *
+short_name(const struct cmg__tool_frame *fr)
+{
+  return fr->name != NULL ? fr->name : fr->function;
 }
 
 void
@@ -499,10 +512,12 @@ cmg__tool_put_label(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
 {
   const struct cmg__tool_frame *fr = &ix->frames[frame];
 
-  if (fr->python)
-    put_python(f, fr, base_name(fr->file != NULL ? fr->file : "?"));
+  if (fr->file != NULL)
+    put_source(f, short_name(fr), base_name(fr->file), fr->line);
+  else if (fr->python)
+    put_source(f, fr->function, "?", fr->line);
   else if (fr->function != NULL)
-    fputs(fr->function, f);
+    fputs(short_name(fr), f);
   else if (fr->has_offset)
     fprintf(f, "%s+0x%" PRIx64, ix->modules[fr->module].name, fr->offset);
   else
@@ -526,25 +541,47 @@ cmg__tool_label(const struct cmg__tool_index *ix, uint32_t frame)
   return text;
 }
 
+/* Where a native frame is: its source line, its place in its module. */
+static void
+put_place(FILE *f, const struct cmg__tool_index *ix,
+          const struct cmg__tool_frame *fr, bool all)
+{
+  fputs(" (", f);
+  if (fr->file != NULL) {
+    fprintf(f, "%s", all ? fr->file : base_name(fr->file));
+    if (fr->line > 0)
+      fprintf(f, ":%" PRIu64, fr->line);
+    if (!all) {
+      fputs(fr->inlined ? ", inlined)" : ")", f);
+      return;
+    }
+    fputs(", ", f);
+  }
+  if (fr->has_offset)
+    fprintf(f, "%s+0x%" PRIx64, ix->modules[fr->module].name, fr->offset);
+  else if (fr->module != CMG__TOOL_NONE)
+    fputs(ix->modules[fr->module].name, f);
+  else
+    fprintf(f, "0x%" PRIx64, fr->address);
+  fputs(fr->inlined ? ", inlined)" : ")", f);
+}
+
 void
-cmg__tool_put_frame(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
+cmg__tool_put_frame(FILE *f, const struct cmg__tool_index *ix, uint32_t frame,
+                    bool all)
 {
   const struct cmg__tool_frame *fr = &ix->frames[frame];
+  const char *name = all ? fr->function : short_name(fr);
 
   if (fr->python) {
-    put_python(f, fr, fr->file != NULL ? fr->file : "?");
+    put_source(f, fr->function, fr->file != NULL ? fr->file : "?", fr->line);
     return;
   }
-  if (fr->function == NULL)
+  if (name == NULL)
     fputs("?", f);
-  else if (fr->has_function_offset)
-    fprintf(f, "%s+0x%" PRIx64, fr->function, fr->function_offset);
+  else if (fr->has_function_offset && (all || fr->file == NULL))
+    fprintf(f, "%s+0x%" PRIx64, name, fr->function_offset);
   else
-    fputs(fr->function, f);
-  if (fr->has_offset)
-    fprintf(f, " (%s+0x%" PRIx64 ")", ix->modules[fr->module].name, fr->offset);
-  else if (fr->module != CMG__TOOL_NONE)
-    fprintf(f, " (%s)", ix->modules[fr->module].name);
-  else
-    fprintf(f, " (0x%" PRIx64 ")", fr->address);
+    fputs(name, f);
+  put_place(f, ix, fr, all);
 }

@@ -20,6 +20,7 @@ struct cmg__tool_module {
   char *path;       /* of the first report that named it */
   const char *name; /* its base name, inside path */
   char *build_id;
+  const char *note; /* why its frames keep the report's names; NULL */
 };
 
 struct cmg__tool_frame {
@@ -27,12 +28,14 @@ struct cmg__tool_frame {
   bool has_offset;
   uint64_t offset;
   uint64_t address; /* of the first report; meaningless elsewhere */
-  char *function;
+  char *function;   /* demangled, parameters included */
+  char *name;       /* without parameters; NULL when the same as function */
   bool has_function_offset;
   uint64_t function_offset;
   unsigned class;
   bool python;   /* a Python frame: function, file and line */
-  char *file;    /* its file, else NULL */
+  bool inlined;  /* a call inlined at the next frame's address */
+  char *file;    /* its source file (Python's, or DWARF's), else NULL */
   uint64_t line; /* its line, 0 when none */
 };
 
@@ -109,9 +112,12 @@ void cmg__tool_put_label(FILE *f, const struct cmg__tool_index *ix,
 /* The same in a malloc'd string; NULL when out of memory. */
 char *cmg__tool_label(const struct cmg__tool_index *ix, uint32_t frame);
 
-/* Prints "function+0x12 (module+0x1a2b)", as the numbered frames show, or
- * for a Python frame "function (/path/file.py:LINE)". */
+/* Prints a frame as the numbered frames show it: "function+0x12
+ * (module+0x1a2b)"; with a source line "function (file.cc:LINE)", and with
+ * all (--all-frames) the full name, path and place, "function(int)+0x12
+ * (/path/file.cc:LINE, module+0x1a2b)"; ", inlined" when the call was
+ * inlined; for a Python frame "function (/path/file.py:LINE)". */
 void cmg__tool_put_frame(FILE *f, const struct cmg__tool_index *ix,
-                         uint32_t frame);
+                         uint32_t frame, bool all);
 
 #endif /* CMG_READER_INDEX_H */

@@ -62,13 +62,18 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
                           string_or_null(m ? m->build_id : NULL));
     cJSON_AddItemToObject(
         o, "offset", fr->has_offset ? hex(fr->offset) : cJSON_CreateNull());
-    if (fr->python) {
+    if (fr->python)
       cJSON_AddStringToObject(o, "lang", "python");
+    if (fr->python || fr->file != NULL) {
       cJSON_AddItemToObject(o, "file", string_or_null(fr->file));
       cJSON_AddItemToObject(o, "line",
                             fr->line > 0 ? cJSON_CreateNumber((double)fr->line)
                                          : cJSON_CreateNull());
     }
+    if (fr->name != NULL)
+      cJSON_AddStringToObject(o, "name", fr->name);
+    if (fr->inlined)
+      cJSON_AddBoolToObject(o, "inlined", true);
     cJSON_AddBoolToObject(o, "hidden", k < s->lo || k >= s->hi);
     cJSON_AddItemToArray(a, o);
   }

@@ -21,6 +21,7 @@ TOOL_C = \
 	src/reader/check.c \
 	src/reader/series.c \
 	src/reader/stacks.c \
+	src/reader/symbolize.c \
 	src/reader/raw.c \
 	src/reader/timeline.c \
 	src/reader/pprof.c \
@@ -43,6 +44,7 @@ TOOL_H = \
 	src/reader/view.h \
 	src/reader/series.h \
 	src/reader/stacks.h \
+	src/reader/symbolize.h \
 	src/reader/raw.h \
 	src/reader/timeline.h \
 	src/reader/pprof.h \
@@ -64,11 +66,23 @@ src/reader/profile.pb-c.h: src/reader/profile.pb-c.c
 	  $(MAKE) $(AM_MAKEFLAGS) src/reader/profile.pb-c.c; }
 cumemguard_report_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/src
 cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) \
-	$(ZLIB_CFLAGS)
+	$(ZLIB_CFLAGS) $(DW_CFLAGS)
 # The core gives cmg__size_parse (--min-bytes, --max-leak) and
 # cmg__format_size, so sizes read and print as the launcher's do.
 cumemguard_report_LDADD = libcmg_core.la $(CJSON_LIBS) $(PROTOBUF_C_LIBS) \
-	$(ZLIB_LIBS) -lm
+	$(ZLIB_LIBS) $(DW_LIBS) $(IBERTY_LIBS) -lm
+
+# A C++ program for the symbolization tests: a template in a namespace, an
+# inlined function and a lambda, built with -g and without -rdynamic, so
+# that only .symtab and DWARF name them; and the same program stripped.
+check_PROGRAMS += tests/reader/prog/symprog
+tests_reader_prog_symprog_SOURCES = tests/reader/prog/symprog.cc
+# Calls stay calls under the default -O2 (no sibling calls; the functions
+# that must be frames are marked noinline in the source).
+tests_reader_prog_symprog_CXXFLAGS = -g -fno-omit-frame-pointer \
+	-fno-optimize-sibling-calls
+tests_reader_prog_symprog_LDFLAGS = -no-install
+tests_reader_prog_symprog_LDADD = tests/sim/libcudart.la
 
 TOOL_TESTS = \
 	tests/reader/t-summary.sh \
@@ -83,7 +97,8 @@ TOOL_TESTS = \
 	tests/reader/t-pprof.sh \
 	tests/reader/t-plot.sh \
 	tests/reader/t-python.sh \
-	tests/reader/t-gpu-reports.sh
+	tests/reader/t-gpu-reports.sh \
+	tests/reader/t-symbols.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \
@@ -104,9 +119,10 @@ check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	@$(MKDIR_P) tests/reader
 	$(AM_V_CC)$(CC) $(TOOL_ASAN_FLAGS) $(DEFS) -I$(top_builddir) \
 	  -I$(top_builddir)/src $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) \
-	  $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) -o $(TOOL_ASAN) \
+	  $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) $(DW_CFLAGS) -o $(TOOL_ASAN) \
 	  `for f in $(TOOL_C) src/core/log.c src/core/pools.c src/core/size.c; do echo $(srcdir)/$$f; done` \
-	  src/reader/profile.pb-c.c $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -lm
+	  src/reader/profile.pb-c.c $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) \
+	  $(DW_LIBS) $(IBERTY_LIBS) -lm
 	CMG_TOOL="$(abs_builddir)/$(TOOL_ASAN)" \
 	  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(MAKE) $(AM_MAKEFLAGS) check TESTS='$(TOOL_TESTS)'

@@ -47,6 +47,7 @@
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/summary.h"
+#include "reader/symbolize.h"
 #include "reader/supp.h"
 #include "reader/timeline.h"
 #include "reader/tool.h"
@@ -81,6 +82,7 @@ enum {
   OPT_WIDTH,
   OPT_MAX_LEAK,
   OPT_AT,
+  OPT_NO_SYMBOLIZE,
   OPT_HELP,
   OPT_VERSION,
 };
@@ -103,6 +105,7 @@ static const struct option long_options[] = {
   { "width", required_argument, NULL, OPT_WIDTH },
   { "max-leak", required_argument, NULL, OPT_MAX_LEAK },
   { "at", required_argument, NULL, OPT_AT },
+  { "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
   { "help", no_argument, NULL, OPT_HELP },
   { "version", no_argument, NULL, OPT_VERSION },
   { NULL, 0, NULL, 0 },
@@ -120,6 +123,7 @@ static const unsigned option_commands[] = {
   [OPT_WIDTH - OPT_TOP] = ON(FLAME),
   [OPT_MAX_LEAK - OPT_TOP] = ON(CHECK),
   [OPT_AT - OPT_TOP] = ON(PPROF),
+  [OPT_NO_SYMBOLIZE - OPT_TOP] = ALL | TIME,
   [OPT_HELP - OPT_TOP] = ALL | TIME,
   [OPT_VERSION - OPT_TOP] = ALL | TIME,
 };
@@ -186,6 +190,9 @@ print_help(void)
          "  --max-leak SIZE       what check allows (default 0)\n"
          "  --at WHEN             what pprof profiles: exit (default), peak "
          "or denial\n"
+         "  --no-symbolize        keep the names the report gives, without "
+         "reading\n"
+         "                        the program's files on this machine\n"
          "  --help, --version\n"
          "\n"
          "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
@@ -259,6 +266,9 @@ set_option(struct args *a, int opt, const char *arg)
     return true;
   case OPT_ALL_FRAMES:
     a->opts.all_frames = a->flame.all_frames = true;
+    return true;
+  case OPT_NO_SYMBOLIZE:
+    cmg__tool_symbolize_off();
     return true;
   case OPT_JSON:
     a->opts.json = true;
@@ -425,6 +435,7 @@ main(int argc, char **argv)
     break;
   }
   cmg__tool_supp_free(&a.supp);
+  cmg__tool_symbolize_end();
   if (fflush(stdout) != 0 || ferror(stdout)) {
     cmg__tool_say("cannot write to standard output: %s", strerror(errno));
     return CMG__TOOL_EXIT_ERROR;

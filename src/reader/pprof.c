@@ -340,10 +340,11 @@ locations(struct build *b)
         intern(b, cmg__tool_raw_frame(r, (uint32_t)f, name, sizeof(name)));
     if (fr->module != CMG__TOOL_NONE)
       fn->filename = intern(b, r->modules[fr->module].path);
-    /* A Python frame: its source file and line; its "address" is only a
-     * token of the report. */
-    if (fr->python) {
+    /* A frame whose source is known: its file and line.  A Python frame's
+     * "address" is only a token of the report. */
+    if (fr->python)
       l->address = 0;
+    if (fr->file != NULL) {
       fn->filename = intern(b, fr->file);
       line->line = (int64_t)fr->line;
     }

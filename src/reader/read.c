@@ -38,6 +38,7 @@
 #include "reader/file.h"
 #include "reader/read.h"
 #include "reader/series.h"
+#include "reader/symbolize.h"
 #include "reader/stacks.h"
 #include "reader/tool.h"
 
@@ -470,6 +471,8 @@ cmg__tool_read_with(const char *file, unsigned what,
     return rc;
   rc = parse(&rd, root, what, out);
   cmg__tool_drop_json(root);
+  if (rc == 0)
+    rc = cmg__tool_symbolize(out);
   if (rc == -ENOMEM)
     cmg__tool_fail(&rd, "out of memory");
   return rc;
@@ -507,6 +510,7 @@ cmg__tool_report_free(struct cmg__tool_report *r)
     free(r->stacks[i].frames);
   for (size_t i = 0; r->frames != NULL && i < r->n_frames; i++) {
     free(r->frames[i].function);
+    free(r->frames[i].name);
     free(r->frames[i].file);
   }
   free(r->python_note);

@@ -69,9 +69,43 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
   for (uint32_t k = lo; k < hi; k++) {
     fprintf(f, "    #%u ", k - lo);
-    cmg__tool_put_frame(f, ix, ix->stacks[stack].frames[k]);
+    cmg__tool_put_frame(f, ix, ix->stacks[stack].frames[k], all_frames);
     fputc('\n', f);
   }
   if (hi == ix->stacks[stack].n && ix->stacks[stack].truncated)
     fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
+}
+
+void
+cmg__tool_print_unread(FILE *f, const struct cmg__tool_index *ix)
+{
+  const char *said[8];
+  size_t n_said = 0;
+  bool any = false;
+
+  for (size_t i = 0; i < ix->n_modules; i++) {
+    const char *note = ix->modules[i].note;
+    size_t k = 0;
+
+    while (k < n_said && said[k] != note)
+      k++;
+    if (note == NULL || k < n_said || n_said == sizeof(said) / sizeof(*said))
+      continue;
+    said[n_said++] = note;
+    fprintf(f, "%s",
+            any ? "; "
+                : "Not read on this machine, so their frames "
+                  "keep the report's names: ");
+    any = true;
+    const char *sep = "";
+    for (size_t j = i; j < ix->n_modules; j++) {
+      if (ix->modules[j].note == note) {
+        fprintf(f, "%s%s", sep, ix->modules[j].name);
+        sep = ", ";
+      }
+    }
+    fprintf(f, " (%s)", note);
+  }
+  if (any)
+    fprintf(f, ".\n\n");
 }

@@ -37,6 +37,11 @@ void cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
 void cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
                       uint64_t *count);
 
+/* Says which modules were not read on this machine, and why, so that a
+ * frame named only by its module and offset is not taken for our failing:
+ * one paragraph, nothing when every module was read. */
+void cmg__tool_print_unread(FILE *f, const struct cmg__tool_index *ix);
+
 /* Prints the numbered frames of a stack, four spaces in. */
 void cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
                             uint32_t stack, bool all_frames);

@@ -16,6 +16,7 @@ struct cmg__tool_reader;
 struct cmg__tool_rmodule {
   char *path;
   char *build_id;
+  const char *note; /* why its frames were not named here; NULL */
 };
 
 struct cmg__tool_rframe {
@@ -23,12 +24,14 @@ struct cmg__tool_rframe {
   uint32_t module; /* index into modules, or CMG__TOOL_NONE */
   bool has_offset;
   uint64_t offset;
-  char *function; /* NULL when unknown */
+  char *function; /* NULL when unknown; demangled, parameters included */
+  char *name;     /* without parameters; NULL when the same as function */
   bool has_function_offset;
   uint64_t function_offset;
   bool python;   /* "lang": "python": function, file and line */
-  char *file;    /* a Python frame's file, else NULL */
-  uint64_t line; /* a Python frame's line; 0 when it has none */
+  bool inlined;  /* a call inlined at the next frame's address */
+  char *file;    /* the source file (Python's, or DWARF's), else NULL */
+  uint64_t line; /* its line; 0 when none is known */
 };
 
 struct cmg__tool_rstack {

@@ -271,6 +271,7 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
   if (hidden)
     fprintf(f, "Frames inside the CUDA runtime and driver and the C "
                "start-up code are not\nshown; --all-frames shows them.\n\n");
+  cmg__tool_print_unread(f, ix);
   print_pool_hint(f, v);
 }
 

@@ -78,8 +78,8 @@ HARD_CPPFLAGS = $(DEFS) -I$(abs_top_builddir) -I$(abs_top_builddir)/src \
 # launcher and the unit tests of those link it.
 check-sanitize: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	@$(HARD_ENV) SAN_CPPFLAGS='$(HARD_CPPFLAGS)' \
-	  SAN_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)' \
-	  SAN_DEPS_LIBS='$(UNWIND_LIBS) $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -ldl -lpthread -lm' \
+	  SAN_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) $(DW_CFLAGS)' \
+	  SAN_DEPS_LIBS='$(UNWIND_LIBS) $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) $(DW_LIBS) $(IBERTY_LIBS) -ldl -lpthread -lm' \
 	  CORE_SRC='$(libcmg_core_la_SOURCES) $(libcmg_ops_la_SOURCES)' \
 	  LIB_SRC='$(libcumemguard_la_SOURCES)' UNIT_TESTS='$(UNIT_TESTS)' \
 	  LAUNCHER_SRC='$(cumemguard_SOURCES)' \
@@ -96,8 +96,8 @@ check-valgrind: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 
 fuzz-smoke:
 	@$(HARD_ENV) FUZZ_CPPFLAGS='$(HARD_CPPFLAGS)' \
-	  FUZZ_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)' \
-	  FUZZ_DEPS_LIBS='$(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -lm' \
+	  FUZZ_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) $(DW_CFLAGS)' \
+	  FUZZ_DEPS_LIBS='$(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) $(DW_LIBS) $(IBERTY_LIBS) -lm' \
 	  $(SHELL) $(srcdir)/tests/fuzz/fuzz.sh
 
 clean-local: clean-hardening

@@ -26,7 +26,7 @@ GiB, MiB = 1 << 30, 1 << 20
 MODULES = [
     ("/opt/trainer/bin/trainer", "5d1e0c7a9b8f6e5d4c3b2a1908f7e6d5c4b3a291"),
     ("/usr/lib/x86_64-linux-gnu/libcudart.so.12", "aa11bb22cc33dd44ee55ff6677889900aabbccdd"),
-    ("/lib/x86_64-linux-gnu/libc.so.6", "93ac61ec5a8eb1396f9fbd350e3169a558528a40"),
+    ("/lib/x86_64-linux-gnu/libc.so.6", "93ac61ec5a8eb1396f9fbd350e3169a5c0ffee00"),
     ("/opt/trainer/lib/libmodel.so", "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c"),
 ]
 # name: (module, offset, function, function_offset)

@@ -2,7 +2,7 @@
 """Filters a cumemguard-report summary of a tests/sim run down to what is the
 same on every run and every compiler: usage  normalize.py TMPDIR SIMDIR.
 Pids, times, the host and the temporary and build paths become words;
-offsets become +0xN; numbered frames and one-line stacks keep only the
+offsets become +0xN and source lines :N; numbered frames and one-line stacks keep only the
 test program's cmgtest_ functions (which frames a compiler inlines or leaves
 unnamed is not ours to pin down)."""
 import re
@@ -17,6 +17,7 @@ for line in sys.stdin:
                   r"written \1, T s after the process started, on HOST", line)
     line = re.sub(r", at [0-9.]+ s", ", at T s", line)
     line = re.sub(r"\+0x[0-9a-f]+", "+0xN", line)
+    line = re.sub(r"(\.[a-z]+):\d+\b", r"\1:N", line)
     m = re.match(r"    #\d+ (.*)", line)
     if m:
         if "cmgtest_" in m.group(1):

@@ -84,7 +84,7 @@ tool folded "$R"
 cp "$tmp/out" "$tmp/f"
 is "$(sum "$tmp/f")" "$(q "$R" 'r["summary"]["live_bytes"]')" \
   "a simulated run: folded adds up to the live bytes"
-is "$(grep -c ';cmgtest_site_1;cmgtest_alloc_leaf;.*cudaMalloc 2097152$' "$tmp/f")" 1 \
+is "$(grep -c ';cmgtest_site_1 (app\.c:[0-9]*);cmgtest_alloc_leaf (app\.c:[0-9]*);.*cudaMalloc 2097152$' "$tmp/f")" 1 \
   "cmgtest_site_1's line: outermost first, the API last, 2M"
 tool flame "$R" -o "$tmp/r.svg"
 xml "$tmp/r.svg" "its SVG is well-formed"

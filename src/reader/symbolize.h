@@ -1,0 +1,28 @@
+/*
+ * symbolize.c: a report's native frames named from the files on this
+ * machine, when they are the files the process ran (the same build-id):
+ * functions from the symbol tables (.symtab as well as .dynsym),
+ * demangled, and source file, line and inlined calls from DWARF.
+ */
+#ifndef CMG_READER_SYMBOLIZE_H
+#define CMG_READER_SYMBOLIZE_H
+
+struct cmg__tool_report;
+
+/* Names what it can of r's native frames, in place: each frame's function
+ * (the full demangled name) and short name (without parameters), source
+ * file and line, and before it the frames of the functions inlined there
+ * (stacks grow by them).  Each module gets a note when its frames could
+ * not be named (not on this machine, another build-id).  A module file is
+ * opened and each distinct address looked up once per process, whatever
+ * the number of reports.  Returns 0 or -ENOMEM. */
+int cmg__tool_symbolize(struct cmg__tool_report *r);
+
+/* Leaves every report's names as the report gave them
+ * (--no-symbolize). */
+void cmg__tool_symbolize_off(void);
+
+/* Closes the module files and frees what cmg__tool_symbolize cached. */
+void cmg__tool_symbolize_end(void);
+
+#endif /* CMG_READER_SYMBOLIZE_H */

@@ -1,0 +1,128 @@
+#!/bin/sh
+# Native frames named from the program's files after the run: a C++
+# program built with -g and without -rdynamic (tests/reader/prog/symprog.cc)
+# allocates through a template in a namespace, a function inlined into its
+# caller and a lambda.  Every output names them demangled, with file and
+# line: summary (short names; --all-frames and --json the full ones),
+# folded, flame, pprof, timeline, diff and merge.  A stripped copy, a file
+# replaced by another build after the run and a file gone since are read
+# honestly: never a wrong name, and the summary says which were not read.
+. "$srcdir/tests/reader/defs.sh"
+P=$top_builddir/tests/reader/prog/symprog
+SRC=$srcdir/tests/reader/prog/symprog.cc
+
+# at MARK: the line of symprog.cc that carries the comment "@MARK".
+at() {
+  grep -n "// @$1\$" "$SRC" | cut -d: -f1
+}
+G=$(at grab) R=$(at reserve) D=$(at direct) L=$(at lambda)
+MD=$(at main-direct) MR=$(at main-reserve) ML=$(at main-lambda)
+# Any of the program's own functions, as a frame would name it.
+OURS='grab|reserve|direct|lambda|#[0-9]+ main[ (]'
+
+hguard "--report $tmp/a.json" "$P"
+is "$rc" 0 "the program runs on the simulated GPU"
+validate "$tmp/a.json"
+is "$(q "$tmp/a.json" '[f["function"] for f in r["frames"] if "grab" in (f["function"] or "")]')" \
+  "[]" "the report itself cannot name the program's functions (no -rdynamic)"
+
+# The numbered frames of each leak group, as the summary prints them.
+tool "$tmp/a.json"
+is "$rc" 0 "summary"
+grep '^    #' "$tmp/out" >"$tmp/frames"
+cat >"$tmp/want" <<EOF
+    #0 gpu::Pool<float>::grab (symprog.cc:$G)
+    #1 main::{lambda(unsigned long)#1}::operator() (symprog.cc:$L)
+    #2 main (symprog.cc:$ML)
+    #0 gpu::Pool<float>::grab (symprog.cc:$G)
+    #1 reserve (symprog.cc:$R, inlined)
+    #2 main (symprog.cc:$MR)
+    #0 gpu::Pool<float>::grab (symprog.cc:$G)
+    #1 direct (symprog.cc:$D)
+    #2 main (symprog.cc:$MD)
+EOF
+is "$(diff "$tmp/want" "$tmp/frames" && echo same)" same \
+  "summary: demangled names, file and line, the inlined call and the lambda"
+is "$(grep -c "^    2.0 MiB in 1 allocation: gpu::Pool<float>::grab (symprog.cc:$G) < reserve (symprog.cc:$R) < main (symprog.cc:$MR)\$" "$tmp/out")" 1 \
+  "the peak's one-line stacks too"
+is "$(grep -c 'Not read on this machine' "$tmp/out")" 0 \
+  "every module was read: nothing to say about it"
+
+tool --all-frames "$tmp/a.json"
+is "$(grep -c "^    #1 gpu::Pool<float>::grab(unsigned long)+0x[0-9a-f]* (.*tests/reader/prog/symprog.cc:$G, symprog+0x[0-9a-f]*)\$" "$tmp/out")" 3 \
+  "--all-frames: the full name, offset, source path and place in the module"
+is "$(grep -c "^    #2 reserve(gpu::Pool<float>&, unsigned long) (.*symprog.cc:$R, symprog+0x[0-9a-f]*, inlined)\$\|^    #2 reserve (.*symprog.cc:$R, symprog+0x[0-9a-f]*, inlined)\$" "$tmp/out")" 1 \
+  "--all-frames: the inlined call at its caller's address"
+
+tool_json "$tmp/a.sum.json" --json "$tmp/a.json"
+is "$rc" 0 "summary --json"
+is "$(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["summaries"][0]
+f = s["leaks"][1]["frames"]
+g = next(x for x in f if x.get("name") == "gpu::Pool<float>::grab")
+r = next(x for x in f if x.get("inlined"))
+print(g["function"], g["file"].rsplit("/", 1)[-1], g["line"], r["function"].split("(")[0], r["line"])
+' "$tmp/a.sum.json")" \
+  "gpu::Pool<float>::grab(unsigned long) symprog.cc $G reserve $R" \
+  "--json: the full name, the short one, file, line, and inlined"
+
+tool folded "$tmp/a.json"
+is "$(grep -c "main (symprog.cc:$MR);reserve (symprog.cc:$R);gpu::Pool<float>::grab (symprog.cc:$G);cudaMalloc 2097152\$" "$tmp/out")" 1 \
+  "folded: the same names, outermost first"
+tool flame -o "$tmp/a.svg" "$tmp/a.json"
+is "$(grep -c 'gpu::Pool&lt;float&gt;::grab (symprog.cc:' "$tmp/a.svg")" 3 \
+  "flame: the same names"
+tool timeline -o "$tmp/a.trace" "$tmp/a.json"
+is "$(grep -c 'gpu::Pool<float>::grab(unsigned long)' "$tmp/a.trace")" 1 \
+  "timeline: the same names in the slices' stacks"
+
+# A second run, less the lambda's allocation: diff and merge name it.
+hguard "--report $tmp/b.json" "$P"
+tool diff "$tmp/a.json" "$tmp/b.json"
+is "$rc/$(grep -c 'gpu::Pool<float>::grab' "$tmp/out")" "0/0" \
+  "diff of two equal runs: nothing grew or shrank"
+tool merge "$tmp/a.json" "$tmp/b.json"
+is "$(grep -c "^    #1 main::{lambda(unsigned long)#1}::operator() (symprog.cc:$L)\$" "$tmp/out")" 1 \
+  "merge: the two runs' frames are one"
+
+if command -v go >/dev/null 2>&1; then
+  HOME=$tmp/home GOCACHE=$tmp/home/cache GOFLAGS=-mod=mod GOTOOLCHAIN=local
+  export HOME GOCACHE GOFLAGS GOTOOLCHAIN
+  mkdir -p "$HOME"
+  tool pprof -o "$tmp/a.pb.gz" "$tmp/a.json"
+  go tool pprof -traces -lines "$tmp/a.pb.gz" >"$tmp/pp" 2>&1
+  # pprof shortens C++ names itself (no template arguments, no parameters).
+  is "$(grep -Ec "^ +gpu::Pool::grab .*symprog.cc:$G\$" "$tmp/pp")" 3 \
+    "pprof: functions demangled, with their files and lines"
+else
+  echo "ok 99 # SKIP go is not installed (golang-go): pprof not read"
+fi
+
+tool --no-symbolize "$tmp/a.json"
+is "$(grep -c '^    #0 ? (symprog+0x[0-9a-f]*)$' "$tmp/out")" 3 \
+  "--no-symbolize: the report's own names only"
+
+# Stripped: the build-id is the same, the names are gone; nothing is
+# guessed.
+strip -o "$tmp/stripped" "$P"
+hguard "--report $tmp/s.json" "$tmp/stripped"
+tool "$tmp/s.json"
+is "$(grep -c '^    #0 ? (stripped+0x[0-9a-f]*)$' "$tmp/out")/$(grep -Ec "$OURS" "$tmp/out")" 3/0 \
+  "a stripped program: its frames stay unnamed, never misnamed"
+
+# Another build at the same path after the run, then no file at all.
+cp "$P" "$tmp/prog"
+hguard "--report $tmp/c.json" "$tmp/prog"
+cp "$top_builddir/tests/sim/app_rt_shared" "$tmp/prog"
+tool "$tmp/c.json"
+is "$(grep -c '^Not read on this machine, so their frames keep the report.s names: prog (another build here: its build-id is not the report.s)\.$' "$tmp/out")" 1 \
+  "a file rebuilt since the run: said, in one line"
+is "$(grep -Ec "$OURS|cmgtest_|app_main" "$tmp/out")" 0 \
+  "and none of the other build's names is given to the frames"
+rm -f "$tmp/prog"
+tool "$tmp/c.json"
+is "$(grep -c "^Not read on this machine, so their frames keep the report.s names: prog (not found here)\.\$" "$tmp/out")" 1 \
+  "a file gone since the run: said, in one line"
+
+done_testing
