@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader/code.h"
 #include "reader/index.h"
 #include "reader/read.h"
 #include "reader/tool.h"
@@ -365,6 +366,11 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
                                         ? ix->modules[nf->module].name
                                         : NULL,
                                     nf->function);
+  nf->code = cmg__tool_code_of(nf->python ? nf->file
+                               : nf->module != CMG__TOOL_NONE
+                                   ? ix->modules[nf->module].path
+                                   : NULL,
+                               nf->python);
   *out = (uint32_t)ix->n_frames++;
   cmg__tool_map_set(&ix->frame_map, slot, h, *out);
   return 0;

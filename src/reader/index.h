@@ -33,6 +33,7 @@ struct cmg__tool_frame {
   bool has_function_offset;
   uint64_t function_offset;
   unsigned class;
+  unsigned code; /* enum cmg__tool_code: the user's, a library's */
   bool python;   /* a Python frame: function, file and line */
   bool inlined;  /* a call inlined at the next frame's address */
   char *file;    /* its source file (Python's, or DWARF's), else NULL */

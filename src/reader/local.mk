@@ -9,6 +9,7 @@ TOOL_C = \
 	src/reader/fields.c \
 	src/reader/file.c \
 	src/reader/index.c \
+	src/reader/code.c \
 	src/reader/view.c \
 	src/reader/pools.c \
 	src/reader/supp.c \
@@ -34,6 +35,7 @@ TOOL_H = \
 	src/reader/file.h \
 	src/reader/flame.h \
 	src/reader/index.h \
+	src/reader/code.h \
 	src/reader/json.h \
 	src/reader/pools.h \
 	src/reader/read.h \
@@ -98,7 +100,8 @@ TOOL_TESTS = \
 	tests/reader/t-plot.sh \
 	tests/reader/t-python.sh \
 	tests/reader/t-gpu-reports.sh \
-	tests/reader/t-symbols.sh
+	tests/reader/t-symbols.sh \
+	tests/reader/t-user-first.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \

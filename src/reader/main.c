@@ -40,6 +40,7 @@
 #include "core/size.h"
 
 #include "reader/check.h"
+#include "reader/code.h"
 #include "reader/diff.h"
 #include "reader/flame.h"
 #include "reader/plot.h"
@@ -83,6 +84,8 @@ enum {
   OPT_MAX_LEAK,
   OPT_AT,
   OPT_NO_SYMBOLIZE,
+  OPT_USER,
+  OPT_LIBRARY,
   OPT_HELP,
   OPT_VERSION,
 };
@@ -106,6 +109,8 @@ static const struct option long_options[] = {
   { "max-leak", required_argument, NULL, OPT_MAX_LEAK },
   { "at", required_argument, NULL, OPT_AT },
   { "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
+  { "user", required_argument, NULL, OPT_USER },
+  { "library", required_argument, NULL, OPT_LIBRARY },
   { "help", no_argument, NULL, OPT_HELP },
   { "version", no_argument, NULL, OPT_VERSION },
   { NULL, 0, NULL, 0 },
@@ -124,6 +129,8 @@ static const unsigned option_commands[] = {
   [OPT_MAX_LEAK - OPT_TOP] = ON(CHECK),
   [OPT_AT - OPT_TOP] = ON(PPROF),
   [OPT_NO_SYMBOLIZE - OPT_TOP] = ALL | TIME,
+  [OPT_USER - OPT_TOP] = ALL,
+  [OPT_LIBRARY - OPT_TOP] = ALL,
   [OPT_HELP - OPT_TOP] = ALL | TIME,
   [OPT_VERSION - OPT_TOP] = ALL | TIME,
 };
@@ -193,6 +200,11 @@ print_help(void)
          "  --no-symbolize        keep the names the report gives, without "
          "reading\n"
          "                        the program's files on this machine\n"
+         "  --user GLOB           frames of modules and Python files whose "
+         "path\n"
+         "                        matches GLOB are your code (first match "
+         "wins)\n"
+         "  --library GLOB        ... are a library's, folded by default\n"
          "  --help, --version\n"
          "\n"
          "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
@@ -269,6 +281,13 @@ set_option(struct args *a, int opt, const char *arg)
     return true;
   case OPT_NO_SYMBOLIZE:
     cmg__tool_symbolize_off();
+    return true;
+  case OPT_USER:
+  case OPT_LIBRARY:
+    if (cmg__tool_code_rule(arg, opt == OPT_USER) != 0) {
+      cmg__tool_say("out of memory");
+      return false;
+    }
     return true;
   case OPT_JSON:
     a->opts.json = true;
@@ -436,6 +455,7 @@ main(int argc, char **argv)
   }
   cmg__tool_supp_free(&a.supp);
   cmg__tool_symbolize_end();
+  cmg__tool_code_end();
   if (fflush(stdout) != 0 || ferror(stdout)) {
     cmg__tool_say("cannot write to standard output: %s", strerror(errno));
     return CMG__TOOL_EXIT_ERROR;

@@ -8,8 +8,11 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "reader/code.h"
 #include "reader/index.h"
 #include "reader/show.h"
 #include "reader/tool.h"
@@ -55,6 +58,114 @@ cmg__tool_is_listed(const struct cmg__tool_leak *l,
          (o->top == 0 || listed < o->top);
 }
 
+/* Whether frame k of stack s is left out of the default view: the
+ * interpreter's own frames, between and around the Python frames of a
+ * stack that has them. */
+static bool
+is_left_out(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+            uint32_t k, bool python)
+{
+  return python && ix->frames[s->frames[k]].code == CMG__TOOL_CODE_INTERP;
+}
+
+static bool
+has_python(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+           uint32_t lo, uint32_t hi)
+{
+  for (uint32_t k = lo; k < hi; k++)
+    if (ix->frames[s->frames[k]].python)
+      return true;
+  return false;
+}
+
+static bool
+is_user(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+        uint32_t k)
+{
+  return ix->frames[s->frames[k]].code == CMG__TOOL_CODE_USER;
+}
+
+/* Where a library's frame is, for a folded run: its module, or for a
+ * Python frame its package ("torch"); *len its length. */
+static const char *
+place_of(const struct cmg__tool_index *ix, uint32_t frame, int *len)
+{
+  const struct cmg__tool_frame *fr = &ix->frames[frame];
+  const char *p = "?";
+
+  if (fr->python && fr->file != NULL) {
+    p = cmg__tool_code_short_path(fr->file);
+    *len = (int)strcspn(p, "/");
+    return p;
+  }
+  if (fr->module != CMG__TOOL_NONE)
+    p = ix->modules[fr->module].name;
+  *len = (int)strlen(p);
+  return p;
+}
+
+/* "... 27 frames in libtorch_cpu.so, libtorch_cuda.so": frames [a, b) of
+ * s, the interpreter's left out, as one line naming each place once (the
+ * first few). */
+static void
+put_fold(FILE *f, const struct cmg__tool_index *ix,
+         const struct cmg__tool_stack *s, uint32_t a, uint32_t b, bool python)
+{
+  enum { PLACES = 4 };
+  const char *places[PLACES];
+  int lens[PLACES], n_places = 0;
+  uint32_t n = 0;
+  bool more = false;
+
+  for (uint32_t k = a; k < b; k++) {
+    if (is_left_out(ix, s, k, python))
+      continue;
+    n++;
+    int len;
+    const char *p = place_of(ix, s->frames[k], &len);
+    int i = 0;
+    while (i < n_places && !(lens[i] == len && !strncmp(places[i], p, len)))
+      i++;
+    if (i < n_places)
+      continue;
+    if (n_places == PLACES) {
+      more = true;
+      continue;
+    }
+    places[n_places] = p;
+    lens[n_places++] = len;
+  }
+  fprintf(f, "    ... %u frames in ", n);
+  for (int i = 0; i < n_places; i++)
+    fprintf(f, "%s%.*s", i > 0 ? ", " : "", lens[i], places[i]);
+  fprintf(f, "%s\n", more ? ", ..." : "");
+}
+
+/* Folds a run of library frames [a, b) of s: all of it, or when the
+ * user's code comes after it (called), all but the frame that code called.
+ * Returns the first frame left to print: a when the run is too short to
+ * fold (fewer than two frames would go). */
+static uint32_t
+print_run(FILE *f, const struct cmg__tool_index *ix,
+          const struct cmg__tool_stack *s, uint32_t a, uint32_t b, bool python,
+          bool called)
+{
+  uint32_t end = b, n = 0;
+
+  if (called) {
+    while (end > a && is_left_out(ix, s, end - 1, python))
+      end--;
+    if (end > a)
+      end--; /* the call the user's code made stays */
+  }
+  for (uint32_t k = a; k < end; k++)
+    n += !is_left_out(ix, s, k, python);
+  if (n < 2)
+    return a;
+  put_fold(f, ix, s, a, end, python);
+  return end;
+}
+
 void
 cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
                        uint32_t stack, bool all_frames)
@@ -66,14 +177,73 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
                "failed)\n");
     return;
   }
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
+  bool python = !all_frames && has_python(ix, s, lo, hi);
+  bool mine = false;
+  for (uint32_t k = lo; k < hi && !all_frames; k++)
+    mine = mine || is_user(ix, s, k);
   for (uint32_t k = lo; k < hi; k++) {
+    if (mine && !is_user(ix, s, k)) {
+      uint32_t b = k;
+      while (b < hi && !is_user(ix, s, b))
+        b++;
+      uint32_t next = print_run(f, ix, s, k, b, python, b < hi);
+      if (next > k) {
+        k = next - 1;
+        continue;
+      }
+    }
+    if (is_left_out(ix, s, k, python))
+      continue;
     fprintf(f, "    #%u ", k - lo);
-    cmg__tool_put_frame(f, ix, ix->stacks[stack].frames[k], all_frames);
+    cmg__tool_put_frame(f, ix, s->frames[k], all_frames);
     fputc('\n', f);
   }
-  if (hi == ix->stacks[stack].n && ix->stacks[stack].truncated)
+  if (hi == s->n && s->truncated)
     fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
+}
+
+/* A frame as a title names it: a Python file from its package down. */
+static void
+put_title_frame(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
+{
+  const struct cmg__tool_frame *fr = &ix->frames[frame];
+
+  if (!fr->python || fr->file == NULL) {
+    cmg__tool_put_label(f, ix, frame);
+    return;
+  }
+  fprintf(f, "%s (%s", fr->function != NULL ? fr->function : "?",
+          cmg__tool_code_short_path(fr->file));
+  if (fr->line > 0)
+    fprintf(f, ":%" PRIu64, fr->line);
+  fputc(')', f);
+}
+
+bool
+cmg__tool_put_title(FILE *f, const char *prefix,
+                    const struct cmg__tool_index *ix, uint32_t stack)
+{
+  uint32_t lo, hi, u, callee = UINT32_MAX;
+
+  if (stack == CMG__TOOL_NONE)
+    return false;
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
+  cmg__tool_stack_range(ix, stack, false, &lo, &hi);
+  bool python = has_python(ix, s, lo, hi);
+  /* The call: the nearest frame inside the user's with a name. */
+  for (u = lo; u < hi && !is_user(ix, s, u); u++)
+    if (!is_left_out(ix, s, u, python) &&
+        ix->frames[s->frames[u]].function != NULL)
+      callee = u;
+  if (u == hi || callee == UINT32_MAX)
+    return false;
+  fputs(prefix, f);
+  put_title_frame(f, ix, s->frames[u]);
+  fputs(" > ", f);
+  put_title_frame(f, ix, s->frames[callee]);
+  return true;
 }
 
 void

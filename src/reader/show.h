@@ -42,7 +42,17 @@ void cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
  * one paragraph, nothing when every module was read. */
 void cmg__tool_print_unread(FILE *f, const struct cmg__tool_index *ix);
 
-/* Prints the numbered frames of a stack, four spaces in. */
+/* "train_step (train.py:42) > Linear.forward (torch/nn/modules/linear.py:
+ * 134)": the innermost frame of the user's code in stack and the library
+ * call it made, as a title after prefix; false, printing nothing, when the stack's
+ * first shown frame is the user's (it says it already) or none is. */
+bool cmg__tool_put_title(FILE *f, const char *prefix,
+                         const struct cmg__tool_index *ix, uint32_t stack);
+
+/* Prints the numbered frames of a stack, four spaces in.  By default the
+ * interpreter's frames of a stack with Python frames are left out, and
+ * where the user's code is in the stack, each run of library frames is
+ * folded into one line but for the frame the user's code called. */
 void cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
                             uint32_t stack, bool all_frames);
 

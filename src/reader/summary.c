@@ -17,6 +17,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -63,7 +64,9 @@ reason_text(const char *reason)
  * name, on one line; frames without one are skipped unless no frame has a
  * name, since "app+0x3f2b" says little at a glance.  A stack with Python
  * frames shows those only: the libffi and interpreter frames between them
- * are the same for every allocation a Python program makes.
+ * are the same for every allocation a Python program makes.  Where the
+ * user's code called into a library, the title says it instead: the user's
+ * frame, then the call.
  */
 static void
 print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
@@ -75,6 +78,8 @@ print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
     fprintf(f, "(no stack)");
     return;
   }
+  if (!all_frames && cmg__tool_put_title(f, "", ix, stack))
+    return;
   const struct cmg__tool_stack *s = &ix->stacks[stack];
   cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
   for (uint32_t k = lo; k < hi; k++) {
@@ -253,6 +258,8 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
                             sizeof(where)),
             l->pool ? ", a pool block of the " : "", l->pool ? l->pool : "",
             l->pool ? "," : "");
+    if (!o->all_frames && cmg__tool_put_title(f, "  ", ix, l->stack))
+      fputc('\n', f);
     cmg__tool_print_frames(f, ix, l->stack, o->all_frames);
     fprintf(f, "\n");
     cmg__tool_stack_range(ix, l->stack, o->all_frames, &lo, &hi);
@@ -289,12 +296,64 @@ print_suppressions(FILE *f, const struct cmg__tool_opts *o)
   fprintf(f, "-----------------------------------------------------\n\n");
 }
 
+/* One line of a composition: stacks that read the same in the default
+ * view are one line, with how many they are. */
+struct row {
+  char *text;
+  uint64_t bytes, count;
+  unsigned stacks;
+};
+
+static int
+by_row_bytes(const void *a, const void *b)
+{
+  const struct row *x = a, *y = b;
+
+  return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* The composition's rows, merged unless all_frames; NULL when out of
+ * memory. */
+static struct row *
+comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
+          bool all_frames, size_t *n)
+{
+  struct row *rows = calloc(c->n ? c->n : 1, sizeof(*rows));
+
+  *n = 0;
+  for (size_t i = 0; rows != NULL && i < c->n; i++) {
+    size_t len = 0, k = 0;
+    char *text = NULL;
+    FILE *m = open_memstream(&text, &len);
+
+    if (m == NULL)
+      break;
+    print_short_stack(m, v->ix, c->items[i].stack, all_frames);
+    fclose(m);
+    while (!all_frames && k < *n && strcmp(rows[k].text, text) != 0)
+      k++;
+    if (all_frames)
+      k = *n;
+    if (k == *n)
+      rows[(*n)++] = (struct row){ text, 0, 0, 0 };
+    else
+      free(text);
+    rows[k].bytes = cmg__tool_add(rows[k].bytes, c->items[i].bytes);
+    rows[k].count = cmg__tool_add(rows[k].count, c->items[i].count);
+    rows[k].stacks++;
+  }
+  if (rows != NULL && *n > 1)
+    qsort(rows, *n, sizeof(*rows), by_row_bytes);
+  return rows;
+}
+
 static void
 print_comp(FILE *f, const struct cmg__tool_view *v,
            const struct cmg__tool_moment *m, const struct cmg__tool_opts *o)
 {
   uint64_t left_bytes = 0, left_count = 0, left_n = 0;
-  char a[SIZE_BUF];
+  char a[SIZE_BUF], stacks[48];
+  size_t n;
 
   if (!m->has_comp) {
     fprintf(f,
@@ -302,20 +361,25 @@ print_comp(FILE *f, const struct cmg__tool_view *v,
             "to 7)\n");
     return;
   }
-  for (size_t i = 0; i < m->comp.n; i++) {
-    const struct cmg__tool_share *s = &m->comp.items[i];
-
+  struct row *rows = comp_rows(v, &m->comp, o->all_frames, &n);
+  for (size_t i = 0; rows != NULL && i < n; i++) {
     if (o->top != 0 && i >= o->top) {
-      left_n++;
-      left_bytes = cmg__tool_add(left_bytes, s->bytes);
-      left_count = cmg__tool_add(left_count, s->count);
+      left_n += rows[i].stacks;
+      left_bytes = cmg__tool_add(left_bytes, rows[i].bytes);
+      left_count = cmg__tool_add(left_count, rows[i].count);
       continue;
     }
-    fprintf(f, "    %s in %" PRIu64 " %s: ", size_str(s->bytes, a), s->count,
-            cmg__tool_plural(s->count, "allocation", "allocations"));
-    print_short_stack(f, v->ix, s->stack, o->all_frames);
-    fprintf(f, "\n");
+    stacks[0] = '\0';
+    if (rows[i].stacks > 1)
+      snprintf(stacks, sizeof(stacks), ", %u stacks", rows[i].stacks);
+    fprintf(f, "    %s in %" PRIu64 " %s%s: %s\n", size_str(rows[i].bytes, a),
+            rows[i].count,
+            cmg__tool_plural(rows[i].count, "allocation", "allocations"),
+            stacks, rows[i].text);
   }
+  for (size_t i = 0; rows != NULL && i < n; i++)
+    free(rows[i].text);
+  free(rows);
   if (left_n > 0)
     fprintf(f, "    ... and %" PRIu64 " more %s: %s in %" PRIu64 " %s\n",
             left_n, cmg__tool_plural(left_n, "stack", "stacks"),

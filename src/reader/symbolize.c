@@ -495,6 +495,28 @@ symbolize_frames(struct cmg__tool_report *r, struct module **mods,
   return 0;
 }
 
+/* The report's own names of the frames not named here, demangled: a
+ * module that is not on this machine still has C++ names people read.  A
+ * name already demangled (a short name beside it) is left as it is. */
+static int
+demangle_rest(struct cmg__tool_report *r)
+{
+  for (size_t f = 0; f < r->n_frames; f++) {
+    struct cmg__tool_rframe *fr = &r->frames[f];
+    char *name, *full;
+
+    if (fr->python || fr->function == NULL || fr->name != NULL)
+      continue;
+    if ((full = demangle(fr->function, &name)) == NULL)
+      return -ENOMEM;
+    free(fr->function);
+    free(fr->name);
+    fr->function = full;
+    fr->name = name;
+  }
+  return 0;
+}
+
 void
 cmg__tool_symbolize_off(void)
 {
@@ -505,7 +527,7 @@ int
 cmg__tool_symbolize(struct cmg__tool_report *r)
 {
   if (off)
-    return 0;
+    return demangle_rest(r);
   struct module **mods = cmg__tool_table(r->n_modules, sizeof(*mods));
   size_t *first = cmg__tool_table(r->n_frames, sizeof(*first));
   uint32_t *extra = cmg__tool_table(r->n_frames, sizeof(*extra));
@@ -522,6 +544,8 @@ cmg__tool_symbolize(struct cmg__tool_report *r)
   rc = symbolize_frames(r, mods, first, extra);
   if (rc == 0)
     rc = expand_stacks(r, first, extra);
+  if (rc == 0)
+    rc = demangle_rest(r);
 out:
   free(mods);
   free(first);
