@@ -388,10 +388,14 @@ cmgb_print_table(void)
   printf("   cmg_dump:          %.3f s (min %.3f), %.1f MB\n",
          cmgb_get("report.write.s_med"), cmgb_get("report.write.s_min"),
          cmgb_get("report.bytes") / 1e6);
-  if (!isnan(cmgb_get("report.read.s_med")))
+  if (!isnan(cmgb_get("report.read.s_med"))) {
     printf("   cumemguard-report: %.3f s (min %.3f)\n",
            cmgb_get("report.read.s_med"), cmgb_get("report.read.s_min"));
-  else
+    if (!isnan(cmgb_get("report.read_nosym.s_med")))
+      printf("   cumemguard-report --no-symbolize: %.3f s (min %.3f)\n",
+             cmgb_get("report.read_nosym.s_med"),
+             cmgb_get("report.read_nosym.s_min"));
+  } else
     printf("   cumemguard-report: %s\n", cmgb_tool_state);
 
   print_repeats();
@@ -604,6 +608,12 @@ cmgb_write_json(const char *path)
   else
     jstat(f, "read_s", cmgb_get("report.read.s_med"),
           cmgb_get("report.read.s_min"));
+  fputs(", ", f);
+  if (isnan(cmgb_get("report.read_nosym.s_med")))
+    fputs("\"read_nosym_s\": null", f);
+  else
+    jstat(f, "read_nosym_s", cmgb_get("report.read_nosym.s_med"),
+          cmgb_get("report.read_nosym.s_min"));
   fputs(", \"read_state\": ", f);
   jstr(f, cmgb_tool_state);
   fputs("},\n  \"repeats\": [", f);
