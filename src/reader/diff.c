@@ -10,8 +10,9 @@
  *
  * The groups of both views are put in one array with their key and sorted,
  * so that equal keys meet; the work is O(n log n) in the number of groups.
- * Groups that a suppression hid are left out of both sides.  Groups whose
- * count and bytes did not change are not printed.  The diff command, which
+ * Groups that a suppression hid are left out of both sides.  What grew
+ * comes first, then what is still held unchanged (after a release, the
+ * question is what did not go), then what shrank.  The diff command, which
  * reads the two reports and prints this, is at the end.
  */
 #include "config.h"
@@ -59,16 +60,31 @@ compare_keys(const void *a, const void *b)
   return strcmp(x->kind, y->kind);
 }
 
-/* Largest growth first, then largest shrinking; equal ones by key. */
+/* What a group did: the order they are listed in. */
+enum what { GREW, HELD, SHRANK };
+
+static enum what
+what_of(const struct change *c)
+{
+  if (c->delta_bytes > 0 || (c->delta_bytes == 0 && c->delta_count > 0))
+    return GREW;
+  return c->delta_bytes == 0 && c->delta_count == 0 ? HELD : SHRANK;
+}
+
+/* What grew, largest growth first; then what is still held unchanged,
+ * largest first, since after a release that is the question; then what
+ * shrank, largest first.  Equal ones by key. */
 static int
 compare_deltas(const void *a, const void *b)
 {
   const struct change *x = a, *y = b;
-  bool gx = x->delta_bytes > 0 || (x->delta_bytes == 0 && x->delta_count > 0);
-  bool gy = y->delta_bytes > 0 || (y->delta_bytes == 0 && y->delta_count > 0);
+  enum what wx = what_of(x), wy = what_of(y);
+  bool gx = wx == GREW;
 
-  if (gx != gy)
-    return gx ? -1 : 1;
+  if (wx != wy)
+    return wx < wy ? -1 : 1;
+  if (wx == HELD && x->new_bytes != y->new_bytes)
+    return x->new_bytes > y->new_bytes ? -1 : 1;
   if (x->delta_bytes != y->delta_bytes)
     return (x->delta_bytes > y->delta_bytes) == gx ? -1 : 1;
   if (x->delta_count != y->delta_count)
@@ -125,8 +141,7 @@ changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
   for (size_t i = 0; i < o; i++) {
     c[i].delta_count = (int64_t)c[i].new_count - (int64_t)c[i].base_count;
     c[i].delta_bytes = (int64_t)c[i].new_bytes - (int64_t)c[i].base_bytes;
-    if (c[i].delta_count != 0 || c[i].delta_bytes != 0)
-      c[n++] = c[i];
+    c[n++] = c[i];
   }
   qsort(c, n, sizeof(*c), compare_deltas);
   *n_out = n;
@@ -145,19 +160,14 @@ signed_size(int64_t delta, char *buf)
   return buf;
 }
 
-static bool
-is_growth(const struct change *c)
-{
-  return c->delta_bytes > 0 || (c->delta_bytes == 0 && c->delta_count > 0);
-}
-
+/* --min-bytes: of the change, or of what is held. */
 static bool
 is_shown(const struct change *c, const struct cmg__tool_opts *o)
 {
   uint64_t mag =
       c->delta_bytes < 0 ? (uint64_t)-c->delta_bytes : (uint64_t)c->delta_bytes;
 
-  return mag >= o->min_bytes;
+  return (what_of(c) == HELD ? c->new_bytes : mag) >= o->min_bytes;
 }
 
 static int
@@ -233,6 +243,17 @@ print_source(FILE *f, const char *label, const struct cmg__tool_view *v)
             v->sources[i].file, v->sources[i].command);
 }
 
+/* A group's title (the user's line first) and frames. */
+static void
+print_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
+            const struct cmg__tool_opts *o)
+{
+  if (!o->all_frames && cmg__tool_put_title(f, "  ", ix, stack))
+    fputc('\n', f);
+  cmg__tool_print_frames(f, ix, stack, o->all_frames);
+  fprintf(f, "\n");
+}
+
 static void
 print_change(FILE *f, const struct cmg__tool_index *ix, const struct change *c,
              const struct cmg__tool_opts *o)
@@ -242,10 +263,18 @@ print_change(FILE *f, const struct cmg__tool_index *ix, const struct change *c,
                      : c->new_count == 0 ? ", gone"
                                          : "";
 
+  if (what_of(c) == HELD) {
+    fprintf(f, "Still held: %s in %" PRIu64 " %s (%s, %s), unchanged, from:\n",
+            cmg__format_size(c->new_bytes, b, sizeof(b)), c->new_count,
+            cmg__tool_plural(c->new_count, "allocation", "allocations"), c->api,
+            cmg__tool_where(c->kind, c->device, where, sizeof(where)));
+    print_stack(f, ix, c->stack, o);
+    return;
+  }
   fprintf(f,
           "%s by %s (%+" PRId64 " %s), to %s in %" PRIu64 " %s "
           "(%s, %s%s) from:\n",
-          is_growth(c) ? "Grew" : "Shrank",
+          what_of(c) == GREW ? "Grew" : "Shrank",
           cmg__format_size(c->delta_bytes < 0 ? (uint64_t)-c->delta_bytes
                                               : (uint64_t)c->delta_bytes,
                            a, sizeof(a)),
@@ -255,8 +284,7 @@ print_change(FILE *f, const struct cmg__tool_index *ix, const struct change *c,
           cmg__format_size(c->new_bytes, b, sizeof(b)), c->new_count,
           cmg__tool_plural(c->new_count, "allocation", "allocations"), c->api,
           cmg__tool_where(c->kind, c->device, where, sizeof(where)), what);
-  cmg__tool_print_frames(f, ix, c->stack, o->all_frames);
-  fprintf(f, "\n");
+  print_stack(f, ix, c->stack, o);
 }
 
 static void
@@ -264,8 +292,8 @@ print_text(FILE *f, const struct cmg__tool_view *base,
            const struct cmg__tool_view *now, const struct change *c, size_t n,
            const struct cmg__tool_opts *o)
 {
-  uint64_t bb, bc, nb, nc, left = 0, grew = 0, shrank = 0;
-  size_t shown_grew = 0, shown_shrank = 0;
+  uint64_t bb, bc, nb, nc, left = 0, count[3] = { 0, 0, 0 };
+  size_t shown_of[3] = { 0, 0, 0 };
   char a[SIZE_BUF];
 
   fprintf(f, "cumemguard diff\n");
@@ -275,20 +303,17 @@ print_text(FILE *f, const struct cmg__tool_view *base,
   print_devices(f, base, now);
 
   for (size_t i = 0; i < n; i++) {
-    size_t *shown = is_growth(&c[i]) ? &shown_grew : &shown_shrank;
+    enum what w = what_of(&c[i]);
 
-    if (is_growth(&c[i]))
-      grew++;
-    else
-      shrank++;
-    if (!is_shown(&c[i], o) || (o->top != 0 && *shown >= o->top)) {
+    count[w]++;
+    if (!is_shown(&c[i], o) || (o->top != 0 && shown_of[w] >= o->top)) {
       left++;
       continue;
     }
-    (*shown)++;
+    shown_of[w]++;
     print_change(f, base->ix, &c[i], o);
   }
-  if (n == 0)
+  if (count[GREW] + count[SHRANK] == 0)
     fprintf(f, "No leak group changed.\n\n");
   if (left > 0)
     fprintf(f,
@@ -300,13 +325,15 @@ print_text(FILE *f, const struct cmg__tool_view *base,
   cmg__tool_leaked(now, &nb, &nc);
   fprintf(f,
           "SUMMARY: cumemguard: leaked %s (%+" PRId64 " bytes) in %+" PRId64
-          " %s; %" PRIu64 " leak %s grew, %" PRIu64 " shrank\n",
+          " %s; %" PRIu64 " leak %s grew, %" PRIu64 " shrank, %" PRIu64
+          " held\n",
           signed_size((int64_t)nb - (int64_t)bb, a), (int64_t)nb - (int64_t)bb,
           (int64_t)nc - (int64_t)bc,
           (int64_t)nc - (int64_t)bc == 1 || (int64_t)nc - (int64_t)bc == -1
               ? "allocation"
               : "allocations",
-          grew, cmg__tool_plural(grew, "group", "groups"), shrank);
+          count[GREW], cmg__tool_plural(count[GREW], "group", "groups"),
+          count[SHRANK], count[HELD]);
 }
 
 static cJSON *
@@ -360,8 +387,9 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
           const struct change *c, size_t n, const struct cmg__tool_opts *o)
 {
   cJSON *d = cJSON_CreateObject(), *a = cJSON_CreateArray();
+  cJSON *held = cJSON_CreateArray();
   uint64_t bb, bc, nb, nc;
-  size_t grew = 0, shrank = 0;
+  size_t shown_of[3] = { 0, 0, 0 };
 
   cmg__tool_leaked(base, &bb, &bc);
   cmg__tool_leaked(now, &nb, &nc);
@@ -375,11 +403,11 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
   cJSON_AddNumberToObject(d, "delta_bytes", (double)nb - (double)bb);
   cJSON_AddNumberToObject(d, "delta_allocations", (double)nc - (double)bc);
   for (size_t i = 0; i < n; i++) {
-    size_t *shown = is_growth(&c[i]) ? &grew : &shrank;
+    enum what w = what_of(&c[i]);
 
-    if (!is_shown(&c[i], o) || (o->top != 0 && *shown >= o->top))
+    if (!is_shown(&c[i], o) || (o->top != 0 && shown_of[w] >= o->top))
       continue;
-    (*shown)++;
+    shown_of[w]++;
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "api", c[i].api);
     cJSON_AddStringToObject(e, "kind", c[i].kind);
@@ -396,9 +424,10 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
     cJSON_AddNumberToObject(e, "delta_bytes", (double)c[i].delta_bytes);
     cJSON_AddItemToObject(e, "frames",
                           cmg__tool_frames_json(base->ix, c[i].stack));
-    cJSON_AddItemToArray(a, e);
+    cJSON_AddItemToArray(w == HELD ? held : a, e);
   }
   cJSON_AddItemToObject(d, "changes", a);
+  cJSON_AddItemToObject(d, "held", held);
   return d;
 }
 

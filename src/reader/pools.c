@@ -126,3 +126,36 @@ cmg__tool_pool_of(const struct cmg__tool_index *ix, uint32_t stack,
   }
   return label;
 }
+
+/* Memory a library keeps for the life of the process once it has started:
+ * a handle's workspace, a communicator's buffers.  It is live at exit by
+ * design, whatever the program does, so it is marked, as pool blocks are,
+ * rather than taken for a leak of the program's. */
+static const struct {
+  const char *function; /* a frame's function, whole */
+  const char *label;
+} held_by[] = {
+  { "cublasCreate_v2", "cuBLAS handle (cublasCreate_v2)" },
+  { "cublasLtCreate", "cuBLASLt handle (cublasLtCreate)" },
+  { "cudnnCreate", "cuDNN handle (cudnnCreate)" },
+  { "ncclCommInitRank", "NCCL communicator (ncclCommInitRank)" },
+  { "ncclCommInitRankConfig", "NCCL communicator (ncclCommInitRankConfig)" },
+  { "ncclCommInitAll", "NCCL communicators (ncclCommInitAll)" },
+  { "ncclCommSplit", "NCCL communicator (ncclCommSplit)" },
+};
+
+const char *
+cmg__tool_held_by(const struct cmg__tool_index *ix, uint32_t stack)
+{
+  if (stack == CMG__TOOL_NONE)
+    return NULL;
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
+  for (uint32_t k = 0; k < s->n; k++) {
+    const char *fn = ix->frames[s->frames[k]].function;
+
+    for (size_t i = 0; fn != NULL && i < N(held_by); i++)
+      if (strcmp(fn, held_by[i].function) == 0)
+        return held_by[i].label;
+  }
+  return NULL;
+}

@@ -17,4 +17,9 @@ const char *cmg__tool_pool_of(const struct cmg__tool_index *ix, uint32_t stack,
                               const char *api,
                               const struct cmg__tool_report *r);
 
+/* The library that keeps a leak group's memory for the life of the
+ * process (a cuBLAS or cuDNN handle's workspace, an NCCL communicator's
+ * buffers), by a function of its stack; NULL when none does. */
+const char *cmg__tool_held_by(const struct cmg__tool_index *ix, uint32_t stack);
+
 #endif /* CMG_READER_POOLS_H */

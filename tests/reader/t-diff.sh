@@ -37,7 +37,7 @@ is "$(grep '^Grew by ' "$tmp/out")" \
 Grew by 1.0 MiB (+1 allocation), to 2.0 MiB in 2 allocations (cudaMalloc, device 0) from:" \
   "text: by how much, to what, and which is new"
 is "$(tail -n 1 "$tmp/out")" \
-  "SUMMARY: cumemguard: leaked +4.0 MiB (+4194304 bytes) in +2 allocations; 2 leak groups grew, 0 shrank" \
+  "SUMMARY: cumemguard: leaked +4.0 MiB (+4194304 bytes) in +2 allocations; 2 leak groups grew, 0 shrank, 0 held" \
   "text: the SUMMARY line"
 
 tool diff "$B" "$A"
@@ -46,12 +46,12 @@ is "$(grep '^Shrank by ' "$tmp/out")" \
 Shrank by 1.0 MiB (-1 allocation), to 1.0 MiB in 1 allocation (cudaMalloc, device 0) from:" \
   "reversed: the same two groups shrank"
 is "$(tail -n 1 "$tmp/out")" \
-  "SUMMARY: cumemguard: leaked -4.0 MiB (-4194304 bytes) in -2 allocations; 0 leak groups grew, 2 shrank" \
+  "SUMMARY: cumemguard: leaked -4.0 MiB (-4194304 bytes) in -2 allocations; 0 leak groups grew, 2 shrank, 0 held" \
   "reversed: the SUMMARY line"
 
 tool diff "$A" "$A"
 is "$(grep -c '^No leak group changed\.$' "$tmp/out")/$(tail -n 1 "$tmp/out")" \
-  "1/SUMMARY: cumemguard: leaked 0 B (+0 bytes) in +0 allocations; 0 leak groups grew, 0 shrank" \
+  "1/SUMMARY: cumemguard: leaked 0 B (+0 bytes) in +0 allocations; 0 leak groups grew, 0 shrank, 1 held" \
   "a report against itself: nothing changed"
 
 # A third run on another path into CUDA: the same sites, another API.

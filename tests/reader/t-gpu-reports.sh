@@ -28,6 +28,12 @@ for f in "$D"/*.json; do
 done
 tool diff "$D/torch-release-before.json" "$D/torch-release-after.json"
 is "$rc" 0 "diff of the two dumps around a release"
+held=$(grep -n '^Still held' "$tmp/out" | head -n 1 | cut -d: -f1)
+shrank=$(grep -n '^Shrank' "$tmp/out" | head -n 1 | cut -d: -f1)
+is "$([ -n "$held" ] && [ -n "$shrank" ] && [ "$held" -lt "$shrank" ]; echo $?)" 0 \
+  "the release: what is still held is listed before what shrank"
+is "$(sed -n '/^Still held/,/^$/p' "$tmp/out" | grep -c '^  train (s1_release.py:11) > ')" 6 \
+  "and names the user's line that made each of the six held groups it can"
 tool merge "$D"/*.json
 is "$rc" 0 "merge of them all"
 
