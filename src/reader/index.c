@@ -149,11 +149,36 @@ has_prefix(const char *s, const char *prefix)
 static bool
 is_cuda_api(const char *fn)
 {
+  /* The static runtime's own functions, once .symtab names them. */
+  if (has_prefix(fn, "cudart::") || has_prefix(fn, "__cudart"))
+    return true;
   if (has_prefix(fn, "cuda"))
     return fn[4] >= 'A' && fn[4] <= 'Z';
   if (has_prefix(fn, "cu"))
     return fn[2] >= 'A' && fn[2] <= 'Z';
   return false;
+}
+
+const char *
+cmg__tool_runtime_entry(const struct cmg__tool_index *ix, uint32_t stack,
+                        const char *api)
+{
+  const char *entry = NULL;
+
+  if (stack == CMG__TOOL_NONE || !has_prefix(api, "cu") || api[2] < 'A' ||
+      api[2] > 'Z')
+    return api;
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
+  for (uint32_t k = 0; k < s->n; k++) {
+    const struct cmg__tool_frame *f = &ix->frames[s->frames[k]];
+
+    if (!(f->class & CMG__TOOL_FRAME_CUDA))
+      break;
+    if (has_prefix(f->function, "cuda") && f->function[4] >= 'A' &&
+        f->function[4] <= 'Z')
+      entry = f->name != NULL ? f->name : f->function;
+  }
+  return entry != NULL ? entry : api;
 }
 
 static unsigned

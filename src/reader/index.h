@@ -110,6 +110,12 @@ void cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
 void cmg__tool_put_label(FILE *f, const struct cmg__tool_index *ix,
                          uint32_t frame);
 
+/* The API a group's stack says the program called: the runtime entry
+ * (cudaMalloc) of a statically linked runtime, whose driver call (api,
+ * cuMemAlloc_v2) is what the library saw, or api itself. */
+const char *cmg__tool_runtime_entry(const struct cmg__tool_index *ix,
+                                    uint32_t stack, const char *api);
+
 /* The same in a malloc'd string; NULL when out of memory. */
 char *cmg__tool_label(const struct cmg__tool_index *ix, uint32_t frame);
 

@@ -398,7 +398,7 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
     struct leak_key k;
 
     k.stack = l->stack != CMG__TOOL_NONE ? ids[l->stack] : CMG__TOOL_NONE;
-    k.api = l->api;
+    k.api = cmg__tool_runtime_entry(v->ix, k.stack, l->api);
     k.kind = l->kind;
     const char *pool = cmg__tool_is_device_kind(l->kind)
                            ? cmg__tool_pool_of(v->ix, k.stack, l->api, r)

@@ -7,6 +7,8 @@
 # folded, flame, pprof, timeline, diff and merge.  A stripped copy, a file
 # replaced by another build after the run and a file gone since are read
 # honestly: never a wrong name, and the summary says which were not read.
+# A statically linked CUDA runtime's frames hide, and its group is labeled
+# with the runtime entry the program called.
 . "$srcdir/tests/reader/defs.sh"
 P=$top_builddir/tests/reader/prog/symprog
 SRC=$srcdir/tests/reader/prog/symprog.cc
@@ -125,5 +127,18 @@ rm -f "$tmp/prog"
 tool "$tmp/c.json"
 is "$(grep -c "^Not read on this machine, so their frames keep the report.s names: prog (not found here)\.\$" "$tmp/out")" 1 \
   "a file gone since the run: said, in one line"
+
+# A statically linked CUDA runtime: its frames are inside the program, and
+# what the library saw is the driver call the runtime made.  Named from
+# .symtab, those frames hide as the shared runtime's do, and the group is
+# labeled with the entry the program called.
+hguard "--report $tmp/st.json" "$top_builddir/tests/gpu/cmg_alloc_sim_static" \
+  site 1 1M
+is "$(q "$tmp/st.json" '[l["api"] for l in r["leaks"]]')" "['cuMemAlloc_v2']" \
+  "static runtime: the report has the driver call the library saw"
+tool "$tmp/st.json"
+is "$(grep -c '^Leaked 1.0 MiB in 1 allocation (cudaMalloc, device 0) from:$' "$tmp/out")/$(grep '^    #0 ' "$tmp/out" | cut -d' ' -f6 | cut -d+ -f1)" \
+  "1/cmgtest_alloc_leaf" \
+  "and the summary the cudaMalloc the program called, its frames hidden"
 
 done_testing
