@@ -1,6 +1,6 @@
 /*
  * The Python row: what Python frames add to an allocation made from 20
- * Python frames deep (issue 19: at most 1 us).  A Python program calls the
+ * Python frames deep (target: at most 1 us).  A Python program calls the
  * simulated runtime's cudaMalloc and cudaFree through ctypes; each child
  * prints the best of 7 blocks of pairs, in ns per pair, and the figure is
  * the median over processes of python_frames=1 minus python_frames=0, both

@@ -1,4 +1,4 @@
-# Hardening (issue 9): fault injection under make check; sanitizer builds,
+# Hardening: fault injection under make check; sanitizer builds,
 # valgrind and fuzzing as named targets that CI calls.
 #
 #   make check            tests/hardening/t-*.sh and the core stress test
