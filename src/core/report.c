@@ -48,6 +48,7 @@
 #include "core/report_refs.h"
 #include "core/report_timeline.h"
 #include "core/stacks.h"
+#include "core/threads.h"
 #include "core/timeline.h"
 
 struct live {
@@ -60,7 +61,22 @@ struct live {
 
 struct group {
   size_t first, n; /* range in the sorted live array */
+  size_t threads;  /* distinct threads, by tid, first in that range of tids */
   uint64_t bytes;
+};
+
+/* What the report is made of, all of it gathered before its first byte is
+ * written, so that running out of memory leaves nothing half-written (on a
+ * pipe, too). */
+struct report {
+  struct live live;
+  struct group *groups;
+  size_t n_groups;
+  uint32_t *tids; /* the groups' threads, as live.a is laid out */
+  struct cmg__thread_name *names;
+  size_t n_names;
+  struct cmg__refs refs;
+  cJSON *head, *tail; /* the members before "leaks", and after */
 };
 
 static const char *const reasons[4] = { "exit", "signal", "request",
@@ -202,6 +218,27 @@ group_live(const struct live *l, struct group **out)
   qsort(g, n, sizeof(*g), by_bytes);
   *out = g;
   return (ptrdiff_t)n;
+}
+
+/* Each group's distinct threads, into its own range of rep->tids: a group
+ * has no more threads than allocations. */
+static int
+group_threads(struct report *rep)
+{
+  const struct live *l = &rep->live;
+  rep->tids = malloc((l->n ? l->n : 1) * sizeof(*rep->tids));
+  if (rep->tids == NULL)
+    return -ENOMEM;
+  for (size_t i = 0; i < rep->n_groups; i++) {
+    struct group *g = &rep->groups[i];
+    uint32_t *t = rep->tids + g->first;
+    for (size_t j = 0; j < g->n; j++)
+      t[j] = l->a[g->first + j].thread;
+    g->threads = cmg__threads_distinct(t, g->n);
+  }
+  /* Without names (out of memory) the threads are still listed. */
+  rep->names = cmg__threads_sorted(&rep->n_names);
+  return 0;
 }
 
 /* ---- sections ---------------------------------------------------------- */
@@ -410,11 +447,34 @@ allocation(struct cmg__jsonw *w, const struct cmg__alloc *a)
   cmg__jsonw_lit(w, "\n\t\t\t\t}");
 }
 
+/* The threads a leak's allocations were made on, with their names. */
+static void
+threads(struct cmg__jsonw *w, const struct report *rep, const struct group *g)
+{
+  const uint32_t *t = rep->tids + g->first;
+  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"threads\":\t[");
+  for (size_t j = 0; j < g->threads; j++) {
+    const char *name = cmg__threads_find(rep->names, rep->n_names, t[j]);
+    if (j > 0)
+      cmg__jsonw_lit(w, ", ");
+    cmg__jsonw_lit(w, "{\n" ALLOC_TABS "\"tid\":\t");
+    cmg__jsonw_u64(w, t[j]);
+    cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"name\":\t");
+    if (name != NULL)
+      string(w, name);
+    else
+      cmg__jsonw_lit(w, "null");
+    cmg__jsonw_lit(w, "\n\t\t\t\t}");
+  }
+  cmg__jsonw_lit(w, "]");
+}
+
 /* One leak: the allocations of one (stack, api, kind, device). */
 static void
-leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
-     const struct group *g, const struct cmg__refs *r)
+leak(struct cmg__jsonw *w, const struct report *rep, const struct group *g)
 {
+  const struct cmg__alloc *first = &rep->live.a[g->first];
+  const struct cmg__refs *r = &rep->refs;
   cmg__jsonw_lit(w, "{\n" LEAK_TABS "\"stack\":\t");
   if (cmg__refs_is_stack(r, first->stack))
     cmg__jsonw_u64(w, first->stack);
@@ -433,6 +493,7 @@ leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
   number(w, g->n);
   cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"bytes\":\t");
   number(w, g->bytes);
+  threads(w, rep, g);
   cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"allocations\":\t[");
   for (size_t j = 0; j < g->n; j++) {
     if (j > 0)
@@ -443,30 +504,18 @@ leak(struct cmg__jsonw *w, const struct cmg__alloc *first,
 }
 
 static void
-leaks(struct cmg__jsonw *w, const struct live *l, const struct group *g,
-      size_t n_groups, const struct cmg__refs *r)
+leaks(struct cmg__jsonw *w, const struct report *rep)
 {
   cmg__jsonw_lit(w, "[");
-  for (size_t i = 0; i < n_groups; i++) {
+  for (size_t i = 0; i < rep->n_groups; i++) {
     if (i > 0)
       cmg__jsonw_lit(w, ", ");
-    leak(w, &l->a[g[i].first], &g[i], r);
+    leak(w, rep, &rep->groups[i]);
   }
   cmg__jsonw_lit(w, "]");
 }
 
 /* ---- the whole report -------------------------------------------------- */
-
-/* What the report is made of, all of it gathered before its first byte is
- * written, so that running out of memory leaves nothing half-written (on a
- * pipe, too). */
-struct report {
-  struct live live;
-  struct group *groups;
-  size_t n_groups;
-  struct cmg__refs refs;
-  cJSON *head, *tail; /* the members before "leaks", and after */
-};
 
 /* Copies the ledger, groups what is live and adds it up; marks the stacks
  * the leaks refer to. */
@@ -482,6 +531,8 @@ gather_live(struct report *rep)
   if (n_groups < 0 || cmg__refs_init(r) < 0)
     return -ENOMEM;
   rep->n_groups = (size_t)n_groups;
+  if (group_threads(rep) < 0)
+    return -ENOMEM;
   for (size_t i = 0; i < rep->n_groups; i++) {
     uint32_t id = l->a[rep->groups[i].first].stack;
     cmg__refs_mark(r, id);
@@ -555,7 +606,7 @@ emit(int fd, const struct report *rep)
   if (err == 0) {
     cmg__jsonw_put(&w, head, strlen(head) - 2);
     cmg__jsonw_lit(&w, ",\n\t\"leaks\":\t");
-    leaks(&w, &rep->live, rep->groups, rep->n_groups, &rep->refs);
+    leaks(&w, rep);
     cmg__jsonw_lit(&w, ",\n");
     cmg__jsonw_text(&w, tail + 2);
     cmg__jsonw_lit(&w, "\n");
@@ -573,6 +624,8 @@ report_free(struct report *rep)
   cJSON_Delete(rep->tail);
   free(rep->live.a);
   free(rep->groups);
+  free(rep->tids);
+  free(rep->names);
   cmg__refs_free(&rep->refs);
 }
 

@@ -35,6 +35,7 @@
 #include "core/pyline.h"
 #include "core/stacks.h"
 #include "core/symbols.h"
+#include "core/threads.h"
 #include "core/timeline.h"
 #include "core/unwind.h"
 #include "preload/dump.h"
@@ -77,6 +78,7 @@ postfork_child(void)
   cmg__timeline_reset();
   cmg__freed_reset();
   cmg__group_after_fork();
+  cmg__threads_reset();
   cmg__self.tid = 0;
   atomic_store(&child_pending, true);
   atomic_store(&cmg__ready, false);
@@ -121,11 +123,22 @@ cmg__init_slow(void)
   atomic_store_explicit(&cmg__ready, true, memory_order_release);
 }
 
+/* A thread's first allocation: its tid, and its name as it is now. */
+static uint32_t CMG__COLD
+first_tid(void)
+{
+  uint32_t tid = (uint32_t)syscall(SYS_gettid);
+  cmg__threads_note(tid);
+  return tid;
+}
+
+/* The tid doubles as the thread's "named" flag, so naming costs the
+ * allocation path no test of its own. */
 uint32_t CMG__HOT
 cmg__tid(void)
 {
   if (cmg__unlikely(cmg__self.tid == 0))
-    cmg__self.tid = (uint32_t)syscall(SYS_gettid);
+    cmg__self.tid = first_tid();
   return cmg__self.tid;
 }
 

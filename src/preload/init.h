@@ -36,6 +36,8 @@ extern struct cmg__config cmg__cfg;
 /* The frameworks' pool switches as they were when the library started. */
 extern struct cmg__pools cmg__pools_seen;
 
+/* The calling thread's kernel tid; the thread's first call also records
+ * its name (core/threads.h). */
 uint32_t cmg__tid(void);
 
 #endif /* CMG_PRELOAD_INIT_H */

@@ -80,6 +80,24 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
   return a;
 }
 
+/* The threads of a leak group: a name says which thread made memory whose
+ * stack shows no Python (PyTorch's autograd threads). */
+static cJSON *
+threads_json(const struct cmg__tool_threads *t)
+{
+  cJSON *a = cJSON_CreateArray();
+
+  for (size_t i = 0; i < t->n; i++) {
+    cJSON *o = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(o, "source", t->list[i].source);
+    cJSON_AddNumberToObject(o, "tid", t->list[i].tid);
+    cJSON_AddItemToObject(o, "name", string_or_null(t->list[i].name));
+    cJSON_AddItemToArray(a, o);
+  }
+  return a;
+}
+
 static cJSON *
 sources_json(const struct cmg__tool_view *v)
 {
@@ -211,6 +229,10 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
                               v->ix->stacks[l->stack].truncated);
     cJSON_AddItemToObject(
         e, "pool", l->pool ? cJSON_CreateString(l->pool) : cJSON_CreateNull());
+    cJSON_AddItemToObject(e, "held_by",
+                          l->held ? cJSON_CreateString(l->held)
+                                  : cJSON_CreateNull());
+    cJSON_AddItemToObject(e, "threads", threads_json(&l->threads));
     cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, l->stack));
     cJSON_AddItemToArray(leaks, e);
   }

@@ -100,6 +100,36 @@ read_devices(struct cmg__tool_reader *rd, const cJSON *root,
   return 0;
 }
 
+/* leaks[i].threads, absent from reports written before it. */
+static int
+read_threads(struct cmg__tool_reader *rd, const cJSON *leak, const char *at,
+             struct cmg__tool_threads *t)
+{
+  const cJSON *arr, *it;
+  char where[96], sub[128];
+  double tid;
+
+  if (!has_member(leak, "threads"))
+    return 0;
+  CHECK(cmg__tool_array(rd, leak, at, "threads", &arr, &t->cap));
+  t->list = cmg__tool_table(t->cap, sizeof(*t->list));
+  if (t->list == NULL)
+    return -ENOMEM;
+  snprintf(where, sizeof(where), "%s.threads", at);
+  cJSON_ArrayForEach(it, arr)
+  {
+    struct cmg__tool_thread *e = &t->list[t->n];
+
+    CHECK(cmg__tool_element(rd, it, where, t->n, sub, sizeof(sub)));
+    CHECK(cmg__tool_int(rd, it, sub, "tid", 1, UINT32_MAX, NULL, &tid));
+    e->tid = (uint32_t)tid;
+    /* Counted before the name is read, so that a failure frees it. */
+    t->n++;
+    CHECK(cmg__tool_string(rd, it, sub, "name", true, &e->name));
+  }
+  return 0;
+}
+
 /* leaks[] or released[]: groups of (stack, api, kind, device). */
 static int
 read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
@@ -129,6 +159,8 @@ read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
     CHECK(cmg__tool_device(rd, it, at, "device", true, &l->device));
     CHECK(cmg__tool_count(rd, it, at, "count", NULL, &l->count));
     CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &l->bytes));
+    if (strcmp(key, "leaks") == 0)
+      CHECK(read_threads(rd, it, at, &l->threads));
   }
   return 0;
 }
@@ -478,6 +510,54 @@ cmg__tool_read_with(const char *file, unsigned what,
   return rc;
 }
 
+/* A report's groups come one after another, so its threads already in
+ * `to` are the last ones there: the common case (a group's first report, or
+ * one group per report) looks at none. */
+int
+cmg__tool_threads_add(struct cmg__tool_threads *to,
+                      const struct cmg__tool_threads *from, uint32_t source)
+{
+  size_t before = to->n;
+
+  for (size_t i = 0; i < from->n; i++) {
+    const struct cmg__tool_thread *f = &from->list[i];
+    size_t k = before;
+
+    while (k > 0 && to->list[k - 1].source == source &&
+           to->list[k - 1].tid != f->tid)
+      k--;
+    if (k > 0 && to->list[k - 1].source == source)
+      continue;
+    if (to->n == to->cap) {
+      size_t cap = to->cap ? 2 * to->cap : 4;
+      struct cmg__tool_thread *p = realloc(to->list, cap * sizeof(*p));
+
+      if (p == NULL)
+        return -ENOMEM;
+      to->list = p;
+      to->cap = cap;
+    }
+    struct cmg__tool_thread *t = &to->list[to->n];
+
+    t->source = source;
+    t->tid = f->tid;
+    t->name = NULL;
+    if (f->name != NULL && (t->name = strdup(f->name)) == NULL)
+      return -ENOMEM;
+    to->n++;
+  }
+  return 0;
+}
+
+void
+cmg__tool_threads_free(struct cmg__tool_threads *t)
+{
+  for (size_t i = 0; i < t->n; i++)
+    free(t->list[i].name);
+  free(t->list);
+  memset(t, 0, sizeof(*t));
+}
+
 void
 cmg__tool_report_free(struct cmg__tool_report *r)
 {
@@ -495,6 +575,7 @@ cmg__tool_report_free(struct cmg__tool_report *r)
   for (size_t i = 0; r->leaks != NULL && i < r->n_leaks; i++) {
     free(r->leaks[i].api);
     free(r->leaks[i].kind);
+    cmg__tool_threads_free(&r->leaks[i].threads);
   }
   for (size_t i = 0; r->released != NULL && i < r->n_released; i++) {
     free(r->released[i].api);

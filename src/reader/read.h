@@ -38,6 +38,19 @@ struct cmg__tool_rdevice {
   uint64_t live_bytes, peak_bytes, allocations, frees, denied;
 };
 
+/* A thread a leak group's allocations were made on (leaks[].threads). */
+struct cmg__tool_thread {
+  uint32_t source; /* in a view, the report it came from; 0 as read */
+  uint32_t tid;
+  char *name; /* NULL when the library had none for it */
+};
+
+/* The threads of a group, each (source, tid) once, in the order added. */
+struct cmg__tool_threads {
+  size_t n, cap;
+  struct cmg__tool_thread *list;
+};
+
 /* A leak group, or a group released by context teardown. */
 struct cmg__tool_rleak {
   uint32_t stack; /* stack index, or CMG__TOOL_NONE */
@@ -45,6 +58,8 @@ struct cmg__tool_rleak {
   char *kind; /* "device" when the report has no kind */
   int device; /* -1 for none (host memory) */
   uint64_t count, bytes;
+  /* Leaks only, and empty in reports written before threads were. */
+  struct cmg__tool_threads threads;
 };
 
 /* Page-locked host memory, the report's host{} object. */
@@ -116,6 +131,15 @@ int cmg__tool_read(const char *file, struct cmg__tool_report *out, char *err,
 /* cmg__tool_read() that also reads what `what` asks for. */
 int cmg__tool_read_with(const char *file, unsigned what,
                         struct cmg__tool_report *out, char *err, size_t errlen);
+
+/* Adds the threads of `from` not yet in `to`, as those of report
+ * `source`: a view's leak group gathers those of every report's.  Returns 0
+ * or -ENOMEM. */
+int cmg__tool_threads_add(struct cmg__tool_threads *to,
+                          const struct cmg__tool_threads *from,
+                          uint32_t source);
+
+void cmg__tool_threads_free(struct cmg__tool_threads *t);
 
 /* Frees what cmg__tool_read() filled, also after it failed. */
 void cmg__tool_report_free(struct cmg__tool_report *r);

@@ -204,6 +204,20 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
     fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
 }
 
+bool
+cmg__tool_has_user_frame(const struct cmg__tool_index *ix, uint32_t stack)
+{
+  uint32_t lo, hi;
+
+  if (stack == CMG__TOOL_NONE)
+    return false;
+  cmg__tool_stack_range(ix, stack, false, &lo, &hi);
+  for (uint32_t k = lo; k < hi; k++)
+    if (is_user(ix, &ix->stacks[stack], k))
+      return true;
+  return false;
+}
+
 /* A frame as a title names it: a Python file from its package down. */
 static void
 put_title_frame(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)

@@ -49,6 +49,9 @@ void cmg__tool_print_unread(FILE *f, const struct cmg__tool_index *ix);
 bool cmg__tool_put_title(FILE *f, const char *prefix,
                          const struct cmg__tool_index *ix, uint32_t stack);
 
+/* Whether the stack's default view holds a frame of the user's code. */
+bool cmg__tool_has_user_frame(const struct cmg__tool_index *ix, uint32_t stack);
+
 /* Prints the numbered frames of a stack, four spaces in.  By default the
  * interpreter's frames of a stack with Python frames are left out, and
  * where the user's code is in the stack, each run of library frames is

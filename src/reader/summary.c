@@ -227,6 +227,30 @@ print_pool_hint(FILE *f, const struct cmg__tool_view *v)
             size_str(pooled, a), size_str(live, b), pool);
 }
 
+/* A group with no frame of the user's code: the threads it was made on,
+ * by name (PyTorch's autograd threads run no Python), which say more than
+ * its frames. */
+static void
+print_threads(FILE *f, const struct cmg__tool_index *ix,
+              const struct cmg__tool_leak *l)
+{
+  const char *sep = "  on thread ";
+  size_t named = 0;
+
+  if (cmg__tool_has_user_frame(ix, l->stack))
+    return;
+  for (size_t i = 0; i < l->threads.n && named < 4; i++) {
+    if (l->threads.list[i].name == NULL)
+      continue;
+    fprintf(f, "%s%s", sep, l->threads.list[i].name);
+    sep = ", ";
+    named++;
+  }
+  if (named > 0)
+    fprintf(f, "%s (no frame of your code)\n",
+            l->threads.n > named ? ", ..." : "");
+}
+
 static void
 print_leaks(FILE *f, const struct cmg__tool_view *v,
             const struct cmg__tool_opts *o)
@@ -251,15 +275,19 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
       continue;
     }
     listed++;
-    fprintf(f, "Leaked %s in %" PRIu64 " %s (%s, %s)%s%s%s from:\n",
+    fprintf(f, "Leaked %s in %" PRIu64 " %s (%s, %s)%s%s%s%s%s%s from:\n",
             size_str(l->bytes, a), l->count,
             cmg__tool_plural(l->count, "allocation", "allocations"), l->api,
             cmg__tool_where(l->kind, cmg__tool_ordinal(v, l->device), where,
                             sizeof(where)),
             l->pool ? ", a pool block of the " : "", l->pool ? l->pool : "",
-            l->pool ? "," : "");
+            l->pool ? "," : "", l->held ? ", kept by a " : "",
+            l->held ? l->held : "",
+            l->held ? " for the life of the process," : "");
     if (!o->all_frames && cmg__tool_put_title(f, "  ", ix, l->stack))
       fputc('\n', f);
+    else if (!o->all_frames)
+      print_threads(f, ix, l);
     cmg__tool_print_frames(f, ix, l->stack, o->all_frames);
     fprintf(f, "\n");
     cmg__tool_stack_range(ix, l->stack, o->all_frames, &lo, &hi);

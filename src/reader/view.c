@@ -51,6 +51,7 @@ cmg__tool_view_free(struct cmg__tool_view *v)
   for (size_t i = 0; i < v->n_leaks; i++) {
     free(v->leaks[i].api);
     free(v->leaks[i].kind);
+    cmg__tool_threads_free(&v->leaks[i].threads);
   }
   for (size_t i = 0; i < v->n_peaks; i++)
     free(v->peaks[i].comp.items);
@@ -228,7 +229,8 @@ leak_eq(const void *ctx, uint32_t i, const void *key)
 
 static int
 add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
-         uint64_t bytes, const char *pool)
+         uint64_t bytes, const char *pool,
+         const struct cmg__tool_threads *threads)
 {
   uint64_t h =
       cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k->stack, sizeof(k->stack));
@@ -267,7 +269,10 @@ add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
    * framework's pool off) stays a pool block: the pool was there once. */
   if (l->pool == NULL)
     l->pool = pool;
-  return 0;
+  if (l->held == NULL)
+    l->held = cmg__tool_held_by(v->ix, k->stack);
+  return cmg__tool_threads_add(&l->threads, threads,
+                               (uint32_t)v->n_sources - 1);
 }
 
 static int
@@ -404,7 +409,7 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
                            ? cmg__tool_pool_of(v->ix, k.stack, l->api, r)
                            : NULL;
     if (device_of(v, r, l->device, &k.device) != 0 ||
-        add_leak(v, &k, l->count, l->bytes, pool) != 0)
+        add_leak(v, &k, l->count, l->bytes, pool, &l->threads) != 0)
       goto out;
   }
   for (size_t i = 0; i < r->n_released; i++) {

@@ -39,8 +39,13 @@ struct cmg__tool_leak {
   uint64_t count, bytes;
   const char *pool; /* the framework pool it is a block of (pools.c), or
                      * NULL */
+  const char *held; /* the library that keeps it for the process's life
+                     * (pools.c's cmg__tool_held_by), or NULL */
   uint32_t rule;    /* suppression rule that hid it, or NONE */
   uint32_t order;   /* first-seen order, to sort stably */
+  /* The threads its allocations were made on, with the index of their
+   * report in the view's sources. */
+  struct cmg__tool_threads threads;
 };
 
 /* A peak or first-denial composition with its context. */

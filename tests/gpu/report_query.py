@@ -16,6 +16,9 @@ Names available to the expressions:
                       whose base name contains `part`
     has_python(sid)   stack sid has a Python frame
     threads(g)        the threads group g's allocations were made on
+    thread_names(g)   their names, as each thread was named when it first
+                      allocated (None for one the library could not name;
+                      [] from reports written before names)
     off_main(g)       group g was made only on threads other than the
                       process's main thread
     silent_main(gs)   the groups of gs made on the main thread whose stacks
@@ -73,6 +76,10 @@ def has_python(sid):
 
 def threads(g):
     return sorted({a["thread"] for a in g.get("allocations", [])})
+
+
+def thread_names(g):
+    return [t["name"] for t in g.get("threads", [])]
 
 
 def off_main(g):

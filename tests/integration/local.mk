@@ -6,6 +6,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-limits.sh \
 	tests/integration/t-config.sh \
 	tests/integration/t-threads.sh \
+	tests/integration/t-thread-names.sh \
 	tests/integration/t-fork.sh \
 	tests/integration/t-install.sh \
 	tests/integration/t-install-deps.sh \

@@ -90,6 +90,9 @@ static const struct spec specs[] = {
   { "kill", OP_KILL, "G", false, 0 },
   { "sleep", OP_SLEEP, "N", false, 0 },
   { "many", OP_MANY, "NS", false, 0 },
+  { "name", OP_NAME, "W", false, 0 },
+  { "thread", OP_THREAD, "W", false, 0 },
+  { "endthread", OP_ENDTHREAD, "", false, 0 },
   { "vmm", OP_VMM, "Se", true, 0 },
   { "vmm_host", OP_VMM_HOST, "S", true, 0 },
   { "vmm_free", OP_VMM_FREE, "I", false, 0 },
@@ -228,9 +231,10 @@ static void
 parse(int argc, char **argv)
 {
   ops = calloc((size_t)argc, sizeof(*ops));
-  int *forks = calloc((size_t)argc, sizeof(*forks));
-  int nforks = 0, nallocs = 0, npools = 0, nctxs = 0;
-  if (ops == NULL || forks == NULL) {
+  /* The fork and thread blocks still open, innermost last. */
+  int *blocks = calloc((size_t)argc, sizeof(*blocks));
+  int nblocks = 0, nallocs = 0, npools = 0, nctxs = 0;
+  if (ops == NULL || blocks == NULL) {
     perror(prog);
     exit(EXIT_BAD_SCRIPT);
   }
@@ -320,6 +324,10 @@ parse(int argc, char **argv)
       bad(opword + 1, argv[opword + 1], "expected a site from 1 to 3");
     if (sp->kind == OP_DEEP && (op->arg[0] < 1 || op->arg[0] > DEEP_MAX))
       bad(opword + 1, argv[opword + 1], "expected a depth from 1 to 4096");
+    /* The kernel keeps 15 bytes of a thread's name. */
+    if ((sp->kind == OP_NAME || sp->kind == OP_THREAD) &&
+        (op->word[0] == '\0' || strlen(op->word) > 15))
+      bad(opword + 1, argv[opword + 1], "expected a name of 1 to 15 bytes");
     if (sp->allocates)
       op->index = nallocs++;
     if (sp->numbers == 'p')
@@ -328,18 +336,21 @@ parse(int argc, char **argv)
       op->number = nctxs++;
     if (sp->kind == OP_PITCH && op->arg[2] == 0)
       op->arg[2] = 4;
-    if (sp->kind == OP_FORK)
-      forks[nforks++] = nops;
-    if (sp->kind == OP_ENDFORK) {
-      if (nforks == 0)
-        bad(opword, argv[opword], "endfork without fork");
-      ops[forks[--nforks]].match = nops;
+    if (sp->kind == OP_FORK || sp->kind == OP_THREAD)
+      blocks[nblocks++] = nops;
+    if (sp->kind == OP_ENDFORK || sp->kind == OP_ENDTHREAD) {
+      enum kind opens = sp->kind == OP_ENDFORK ? OP_FORK : OP_THREAD;
+      if (nblocks == 0 || ops[blocks[nblocks - 1]].spec->kind != opens)
+        bad(opword, argv[opword], sp->kind == OP_ENDFORK
+                                      ? "endfork without fork"
+                                      : "endthread without thread");
+      ops[blocks[--nblocks]].match = nops;
     }
     nops++;
   }
-  while (nforks > 0)
-    ops[forks[--nforks]].match = nops;
-  free(forks);
+  while (nblocks > 0)
+    ops[blocks[--nblocks]].match = nops;
+  free(blocks);
   app_ptrs = calloc((size_t)nallocs + 1, sizeof(*app_ptrs));
   app_slots = calloc((size_t)nallocs + 1, sizeof(*app_slots));
   app_pools = calloc((size_t)npools + 1, sizeof(*app_pools));
@@ -554,6 +565,7 @@ do_free_thread(const struct op *op)
 
 struct worker {
   pthread_t tid;
+  int index;
   int dev;
   uint64_t pairs;
   size_t size;
@@ -566,6 +578,9 @@ static void *
 worker_main(void *arg)
 {
   struct worker *w = arg;
+  char name[16];
+  snprintf(name, sizeof(name), "cmgtest-w%d", w->index);
+  pthread_setname_np(pthread_self(), name);
   int rc = app_be->set_device(w->dev);
   if (rc != 0) {
     w->failed = w->pairs;
@@ -603,6 +618,7 @@ do_threads(const struct op *op)
       exit(1);
     }
     for (int k = 0; k < n; k++) {
+      ws[k].index = k;
       ws[k].dev = app_cur_dev;
       ws[k].pairs = op->arg[1];
       ws[k].size = op->arg[2];
@@ -900,7 +916,10 @@ run(int from, int to)
     case OP_FORK:
       i = do_fork(i);
       continue;
-    case OP_ENDFORK:
+    case OP_THREAD:
+      i = app_do_thread(op, i);
+      continue;
+    case OP_ENDFORK: case OP_ENDTHREAD:
       break;
     case OP_STATS:
       do_stats(dev);
@@ -938,6 +957,12 @@ run(int from, int to)
     }
     i++;
   }
+}
+
+void
+app_run(int from, int to)
+{
+  run(from, to);
 }
 
 int

@@ -19,6 +19,7 @@ enum kind {
   OP_INFO, OP_INFO_NULL, OP_TOTAL, OP_DEVICE, OP_THREADS, OP_FORK, OP_ENDFORK,
   OP_RESET, OP_STATS, OP_CMG, OP_WHATIS, OP_GETPROC, OP_EXIT,
   OP_SITE, OP_DEEP, OP_DUMP, OP_KILL, OP_SLEEP, OP_MANY,
+  OP_NAME, OP_THREAD, OP_ENDTHREAD,
   OP_VMM, OP_VMM_HOST, OP_VMM_FREE, OP_VMM_RETAIN, OP_VMM_RELEASE,
   OP_VMM_EXPORT, OP_VMM_IMPORT,
   OP_POOL_CREATE, OP_POOL_ALLOC, OP_POOL_ALLOC_PTSZ, OP_POOL_DESTROY,
@@ -55,7 +56,7 @@ struct op {
   const char *format; /* the f argument */
   int index;          /* allocation index, for allocating operations */
   int number;         /* pool or context number, for those that make one */
-  int match;          /* fork: its endfork, or the script's end */
+  int match;          /* fork, thread: its end, or the script's end */
 };
 
 /* What the optional operations remember of an allocation index besides
@@ -93,5 +94,12 @@ APP_HIDDEN void app_name_pointer(void *fn, char *name, size_t len,
 
 /* Runs one of the optional operations (app_ops.c). */
 APP_HIDDEN void app_run_more(const struct op *op);
+
+/* Runs the operations from index `from` up to `to` (app.c). */
+APP_HIDDEN void app_run(int from, int to);
+
+/* `thread`, the operation at index `at`: runs its block on a new thread
+ * and waits for it; returns the index after the block (app_ops.c). */
+APP_HIDDEN int app_do_thread(const struct op *op, int at);
 
 #endif /* CMGSIM_APP_INT_H */

@@ -9,12 +9,21 @@
  * app_ptrs and whose handle, size and exported descriptor go to
  * app_slots, so that the matching free operation can find them; pools
  * and contexts have numbers of their own.  NVML is reached without
- * starting CUDA.  See README.md for each operation's output line.
+ * starting CUDA.  `name` and `thread` give threads names, as frameworks
+ * name the threads they allocate from.  See README.md for each
+ * operation's output line.
  */
+/* For pthread_setname_np. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
 #include "app_int.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Says so, and returns true, when this program cannot do `op`. */
@@ -593,10 +602,58 @@ do_entry(const struct op *op)
        (unsigned long long)(uintptr_t)fn);
 }
 
+/* name: the calling thread's, as pthread_setname_np sets it. */
+static void
+do_name(const struct op *op)
+{
+  int rc = pthread_setname_np(pthread_self(), op->word);
+  app_line("name name=%s rc=%d", op->word, rc);
+}
+
+struct block {
+  const struct op *op;
+  int from, to;
+  int rc;
+};
+
+static void *
+block_main(void *arg)
+{
+  struct block *b = arg;
+  b->rc = pthread_setname_np(pthread_self(), b->op->word);
+  if (b->rc == 0)
+    b->rc = app_be->set_device(app_cur_dev);
+  if (b->rc == 0)
+    app_run(b->from, b->to);
+  return NULL;
+}
+
+/* thread: the block on a thread of its own, named before it runs a step,
+ * with the current device selected; the parent waits for it.  CUDA starts
+ * first, in the parent, whose context later steps keep. */
+int
+app_do_thread(const struct op *op, int at)
+{
+  struct block b = { .op = op, .from = at + 1, .to = op->match };
+  pthread_t t;
+  b.rc = app_ensure_started();
+  if (b.rc == 0 && pthread_create(&t, NULL, block_main, &b) != 0) {
+    perror("thread");
+    exit(1);
+  }
+  if (b.rc == 0)
+    pthread_join(t, NULL);
+  app_line("thread name=%s rc=%d", op->word, b.rc);
+  return op->match + 1;
+}
+
 void
 app_run_more(const struct op *op)
 {
   switch (op->spec->kind) {
+  case OP_NAME:
+    do_name(op);
+    break;
   case OP_VMM: case OP_VMM_HOST:
     do_vmm(op);
     break;
