@@ -245,7 +245,10 @@ look_up(struct module *m, uint64_t offset, size_t *n)
     outer->has_function_offset = true;
     outer->function_offset = off + (pc != offset ? 1 : 0);
   }
-  return s;
+  /* Kept for the life of the command, one per distinct address: only the
+   * room used. */
+  struct sym *fit = realloc(s, (*n > 0 ? *n : 1) * sizeof(*s));
+  return fit != NULL ? fit : s;
 }
 
 /* ---- modules -------------------------------------------------------------- */
