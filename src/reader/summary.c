@@ -251,50 +251,172 @@ print_threads(FILE *f, const struct cmg__tool_index *ix,
             l->threads.n > named ? ", ..." : "");
 }
 
+/* A leak group as the summary shows it, after its first line: the title
+ * (or its threads) and the frames; NULL when out of memory. */
+static char *
+group_body(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
+           const struct cmg__tool_opts *o)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+
+  if (f == NULL)
+    return NULL;
+  if (!o->all_frames && cmg__tool_put_title(f, "  ", v->ix, l->stack))
+    fputc('\n', f);
+  else if (!o->all_frames)
+    print_threads(f, v->ix, l);
+  cmg__tool_print_frames(f, v->ix, l->stack, o->all_frames);
+  if (fclose(f) != 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+/* Leak groups that read the same in the default view: one block, with
+ * how many groups (stacks) it holds; --all-frames keeps each apart. */
+struct block {
+  const struct cmg__tool_leak *first;
+  char *body; /* the first group's */
+  char *key;  /* the body less frame numbers and folded frame counts */
+  uint64_t bytes, count;
+  unsigned groups;
+};
+
+/* body without the numbers that differ between stacks a person reads as
+ * one: "#45 " and "... 35 frames", in place.  NULL stays NULL. */
+static char *
+key_of(char *body)
+{
+  char *o = body;
+  const char *p = body;
+
+  if (body == NULL)
+    return NULL;
+  while (*p != '\0') {
+    if (*p == '#' || strncmp(p, "... ", 4) == 0) {
+      size_t keep = *p == '#' ? 1 : 4;
+
+      for (size_t i = 0; i < keep; i++)
+        *o++ = *p++;
+      while (*p >= '0' && *p <= '9')
+        p++;
+      continue;
+    }
+    *o++ = *p++;
+  }
+  *o = '\0';
+  return body;
+}
+
+static bool
+reads_same(const struct block *b, const struct cmg__tool_leak *l,
+           const char *key)
+{
+  const struct cmg__tool_leak *x = b->first;
+
+  return strcmp(x->api, l->api) == 0 && strcmp(x->kind, l->kind) == 0 &&
+         x->device == l->device && x->pool == l->pool && x->held == l->held &&
+         strcmp(b->key, key) == 0;
+}
+
+static int
+by_block_bytes(const void *a, const void *b)
+{
+  const struct block *x = a, *y = b;
+
+  if (x->bytes != y->bytes)
+    return x->bytes < y->bytes ? 1 : -1;
+  return x->first < y->first ? -1 : x->first > y->first ? 1 : 0;
+}
+
+/* The unsuppressed groups as blocks, largest first; NULL when out of
+ * memory (*n 0). */
+static struct block *
+blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
+          size_t *n)
+{
+  struct block *b = calloc(v->n_leaks ? v->n_leaks : 1, sizeof(*b));
+
+  *n = 0;
+  for (size_t i = 0; b != NULL && i < v->n_leaks; i++) {
+    const struct cmg__tool_leak *l = &v->leaks[i];
+    char *body, *key;
+    size_t k = 0;
+
+    if (l->rule != CMG__TOOL_NONE || (body = group_body(v, l, o)) == NULL)
+      continue;
+    if ((key = key_of(strdup(body))) == NULL) {
+      free(body);
+      continue;
+    }
+    while (!o->all_frames && k < *n && !reads_same(&b[k], l, key))
+      k++;
+    if (o->all_frames || k == *n) {
+      k = (*n)++;
+      b[k] = (struct block){ l, body, key, 0, 0, 0 };
+    } else {
+      free(body);
+      free(key);
+    }
+    b[k].bytes = cmg__tool_add(b[k].bytes, l->bytes);
+    b[k].count = cmg__tool_add(b[k].count, l->count);
+    b[k].groups++;
+  }
+  if (b != NULL)
+    qsort(b, *n, sizeof(*b), by_block_bytes);
+  return b;
+}
+
+static void
+print_block(FILE *f, const struct cmg__tool_view *v, const struct block *b)
+{
+  const struct cmg__tool_leak *l = b->first;
+  char a[SIZE_BUF], where[64], groups[32] = "";
+
+  if (b->groups > 1)
+    snprintf(groups, sizeof(groups), ", %u stacks", b->groups);
+  fprintf(
+      f, "Leaked %s in %" PRIu64 " %s%s (%s, %s)%s%s%s%s%s%s from:\n",
+      size_str(b->bytes, a), b->count,
+      cmg__tool_plural(b->count, "allocation", "allocations"), groups, l->api,
+      cmg__tool_where(l->kind, cmg__tool_ordinal(v, l->device), where,
+                      sizeof(where)),
+      l->pool ? ", a pool block of the " : "", l->pool ? l->pool : "",
+      l->pool ? "," : "", l->held ? ", kept by a " : "", l->held ? l->held : "",
+      l->held ? " for the life of the process," : "");
+  fprintf(f, "%s\n", b->body);
+}
+
 static void
 print_leaks(FILE *f, const struct cmg__tool_view *v,
             const struct cmg__tool_opts *o)
 {
   const struct cmg__tool_index *ix = v->ix;
   uint64_t left_bytes = 0, left_count = 0, left_groups = 0;
-  char a[SIZE_BUF], where[64];
-  bool hidden = false, any = false;
-  size_t listed = 0;
+  char a[SIZE_BUF];
+  bool hidden = false;
+  size_t listed = 0, n;
+  struct block *b = blocks_of(v, o, &n);
 
-  for (size_t i = 0; i < v->n_leaks; i++) {
-    const struct cmg__tool_leak *l = &v->leaks[i];
-    uint32_t lo, hi;
+  for (size_t i = 0; b != NULL && i < n; i++) {
+    uint32_t lo, hi, stack = b[i].first->stack;
 
-    if (l->rule != CMG__TOOL_NONE)
-      continue;
-    any = true;
-    if (!cmg__tool_is_listed(l, o, listed)) {
-      left_groups++;
-      left_bytes = cmg__tool_add(left_bytes, l->bytes);
-      left_count = cmg__tool_add(left_count, l->count);
+    if (b[i].bytes < o->min_bytes || (o->top != 0 && listed >= o->top)) {
+      left_groups += b[i].groups;
+      left_bytes = cmg__tool_add(left_bytes, b[i].bytes);
+      left_count = cmg__tool_add(left_count, b[i].count);
       continue;
     }
     listed++;
-    fprintf(f, "Leaked %s in %" PRIu64 " %s (%s, %s)%s%s%s%s%s%s from:\n",
-            size_str(l->bytes, a), l->count,
-            cmg__tool_plural(l->count, "allocation", "allocations"), l->api,
-            cmg__tool_where(l->kind, cmg__tool_ordinal(v, l->device), where,
-                            sizeof(where)),
-            l->pool ? ", a pool block of the " : "", l->pool ? l->pool : "",
-            l->pool ? "," : "", l->held ? ", kept by a " : "",
-            l->held ? l->held : "",
-            l->held ? " for the life of the process," : "");
-    if (!o->all_frames && cmg__tool_put_title(f, "  ", ix, l->stack))
-      fputc('\n', f);
-    else if (!o->all_frames)
-      print_threads(f, ix, l);
-    cmg__tool_print_frames(f, ix, l->stack, o->all_frames);
-    fprintf(f, "\n");
-    cmg__tool_stack_range(ix, l->stack, o->all_frames, &lo, &hi);
-    if (l->stack != CMG__TOOL_NONE && (lo > 0 || hi < ix->stacks[l->stack].n))
+    print_block(f, v, &b[i]);
+    cmg__tool_stack_range(ix, stack, o->all_frames, &lo, &hi);
+    if (stack != CMG__TOOL_NONE && (lo > 0 || hi < ix->stacks[stack].n))
       hidden = true;
   }
-  if (!any)
+  if (n == 0)
     fprintf(f, "No device memory leaked.\n\n");
   if (left_groups > 0)
     fprintf(f,
@@ -306,6 +428,11 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
   if (hidden)
     fprintf(f, "Frames inside the CUDA runtime and driver and the C "
                "start-up code are not\nshown; --all-frames shows them.\n\n");
+  for (size_t i = 0; b != NULL && i < n; i++) {
+    free(b[i].body);
+    free(b[i].key);
+  }
+  free(b);
   cmg__tool_print_unread(f, ix);
   print_pool_hint(f, v);
 }
