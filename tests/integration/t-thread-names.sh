@@ -21,8 +21,15 @@ guard "--report $R" app_rt_shared site 1 1M \
 is "$rc/$(val 3 rc)/$(val 7 rc)" 0/0/0 "the program and its threads ran"
 validate "$R"
 pid=$(q "$R" 'r["process"]["pid"]')
-is "$(threads 1)" "[($pid, 'app_rt_shared')]" \
-  "the main thread: its tid is the pid, its name the program's"
+# Under a tool that runs the program itself (valgrind), the main thread
+# bears the tool's name, as the kernel shows it.
+if [ -z "${CMG_TEST_PREFIX:-}" ]; then
+  is "$(threads 1)" "[($pid, 'app_rt_shared')]" \
+    "the main thread: its tid is the pid, its name the program's"
+else
+  is "$(threads 1 | sed "s/^\[($pid, '[^']*')\]\$/ok/")" ok \
+    "the main thread: its tid is the pid, and it is named"
+fi
 is "$(q "$R" "[l['threads'][0]['name'] for l in r['leaks'] if 'cmgtest_site_2' in fn(l['stack'])]")" \
   "['pt_autograd_0']" "a thread that leaked is named in its group"
 autograd=$(q "$R" "[l['threads'][0]['tid'] for l in r['leaks'] if 'cmgtest_site_2' in fn(l['stack'])][0]")
