@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "reader/fields.h"
@@ -282,9 +283,16 @@ open_module(struct module *m)
     m->note = "the report has no build-id to check";
     return;
   }
-  fd = open(m->path, O_RDONLY | O_CLOEXEC);
+  /* A report's path is data: a device or a pipe there is never read. */
+  struct stat st;
+  fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     m->note = "not found here";
+    return;
+  }
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    m->note = "not a regular file here";
     return;
   }
   m->dwfl = dwfl_begin(&callbacks);

@@ -128,6 +128,15 @@ tool "$tmp/c.json"
 is "$(grep -c "^Not read on this machine, so their frames keep the report.s names: prog (not found here)\.\$" "$tmp/out")" 1 \
   "a file gone since the run: said, in one line"
 
+# A report's paths are data: one naming a device is not read.
+python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+r["modules"][0]["path"] = "/dev/zero"
+json.dump(r, open(sys.argv[2], "w"))' "$tmp/a.json" "$tmp/dev.json"
+tool "$tmp/dev.json"
+is "$rc/$(grep -c '^Not read on this machine, so their frames keep the report.s names: zero (not a regular file here)\.$' "$tmp/out")" 0/1 \
+  "a module path naming a device is not read, and said"
+
 # A statically linked CUDA runtime: its frames are inside the program, and
 # what the library saw is the driver call the runtime made.  Named from
 # .symtab, those frames hide as the shared runtime's do, and the group is
