@@ -69,7 +69,7 @@ struct module {
 };
 
 static bool off;
-static struct module *modules;
+static struct module **modules;
 static size_t n_modules, cap_modules;
 
 static const Dwfl_Callbacks callbacks = {
@@ -308,13 +308,15 @@ open_module(struct module *m)
     m->note = "another build here: its build-id is not the report's";
 }
 
+/* The module of path and build_id, opened the first time.  Each lives on
+ * its own, so the pointers handed out stay good as the table grows. */
 static struct module *
 find_module(const char *path, const char *build_id)
 {
   struct module *m;
 
   for (size_t i = 0; i < n_modules; i++) {
-    m = &modules[i];
+    m = modules[i];
     if (strcmp(m->path, path) == 0 &&
         (m->build_id == NULL
              ? build_id == NULL
@@ -323,22 +325,24 @@ find_module(const char *path, const char *build_id)
   }
   if (n_modules == cap_modules) {
     size_t cap = cap_modules ? cap_modules * 2 : 16;
+    struct module **t = realloc(modules, cap * sizeof(*t));
 
-    if ((m = realloc(modules, cap * sizeof(*m))) == NULL)
+    if (t == NULL)
       return NULL;
-    modules = m;
+    modules = t;
     cap_modules = cap;
   }
-  m = &modules[n_modules];
-  memset(m, 0, sizeof(*m));
+  if ((m = calloc(1, sizeof(*m))) == NULL)
+    return NULL;
   m->path = strdup(path);
   m->build_id = build_id != NULL ? strdup(build_id) : NULL;
   if (m->path == NULL || (build_id != NULL && m->build_id == NULL)) {
     free(m->path);
     free(m->build_id);
+    free(m);
     return NULL;
   }
-  n_modules++;
+  modules[n_modules++] = m;
   open_module(m);
   return m;
 }
@@ -568,7 +572,7 @@ void
 cmg__tool_symbolize_end(void)
 {
   for (size_t i = 0; i < n_modules; i++) {
-    struct module *m = &modules[i];
+    struct module *m = modules[i];
 
     for (size_t k = 0; k < m->cap_hits; k++)
       if (m->hits[k].n != SIZE_MAX)
@@ -578,6 +582,7 @@ cmg__tool_symbolize_end(void)
       dwfl_end(m->dwfl);
     free(m->path);
     free(m->build_id);
+    free(m);
   }
   free(modules);
   modules = NULL;

@@ -137,6 +137,24 @@ tool "$tmp/dev.json"
 is "$rc/$(grep -c '^Not read on this machine, so their frames keep the report.s names: zero (not a regular file here)\.$' "$tmp/out")" 0/1 \
   "a module path naming a device is not read, and said"
 
+# More modules than the first table of them holds: each stays whole as
+# the table grows (run under ASan by check-tool-asan, valgrind by
+# check-valgrind).
+python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+for i in range(40):
+    r["modules"].append({"path": "/nonexistent/lib%d.so" % i,
+                         "build_id": "%040x" % i, "base": "0x0"})
+    r["frames"].append({"address": "0x%x" % (0x1000 + i),
+                        "module": len(r["modules"]) - 1,
+                        "offset": "0x%x" % (0x1000 + i), "function": None,
+                        "function_offset": None})
+r["stacks"][0]["frames"] += list(range(len(r["frames"]) - 40, len(r["frames"])))
+json.dump(r, open(sys.argv[2], "w"))' "$tmp/a.json" "$tmp/many.json"
+tool --all-frames "$tmp/many.json"
+is "$rc/$(grep -c '^    #[0-9]* ? (lib[0-9]*\.so+0x' "$tmp/out")" 0/40 \
+  "a report of 43 modules: each read or said, none mixed up"
+
 # A statically linked CUDA runtime: its frames are inside the program, and
 # what the library saw is the driver call the runtime made.  Named from
 # .symtab, those frames hide as the shared runtime's do, and the group is
