@@ -26,7 +26,7 @@ libcmg_core_la_SOURCES = \
 	src/core/report_timeline.c src/core/report_timeline.h \
 	src/core/segment.c src/core/segment.h \
 	src/core/size.c src/core/size.h \
-	src/core/stacks.c src/core/stacks.h \
+	src/core/stacks.c src/core/stacks.h src/core/stackword.h \
 	src/core/symbols.c src/core/symbols.h \
 	src/core/tally.c src/core/tally.h \
 	src/core/threads.c src/core/threads.h \

@@ -48,8 +48,15 @@
 #include "core/pyframes.h"
 #include "core/pyline.h"
 
-/* Python frames read per capture, at most: deeper recursion is cut. */
+/* Python frames kept per capture, at most.  Of a deeper chain the
+ * innermost PY_MAX - PY_OUTER and the outermost PY_OUTER are kept (the
+ * program's entry and its loop are the user's), with a cut between. */
 #define PY_MAX 128
+#define PY_OUTER 32
+#define PY_INNER (PY_MAX - PY_OUTER)
+/* Frame objects followed per capture, at most: a chain corrupted under our
+ * feet (no GIL is held) may loop. */
+#define PY_STEPS 4096
 #define NONE ((size_t)-1)
 #define OWNED_BY_CSTACK 3 /* _PyFrameOwner, 3.12 and 3.13 */
 
@@ -375,38 +382,89 @@ site_of(uintptr_t f)
   return cmg__py_site(&L.objects, &w);
 }
 
-/* The thread's Python frames as tagged words, innermost first; ends[i] is
- * set on the last frame each eval-loop C frame runs.  Sets *cut when the
- * chain went on past PY_MAX frames. */
-static unsigned
-walk(uintptr_t *words, bool *ends, bool *cut)
+/* A frame the C stack owns: 3.12's and 3.13's shim at each eval entry. */
+static inline bool
+is_shim(uintptr_t f)
 {
-  unsigned n = 0;
+  return L.fr_is_entry == NONE &&
+         *(const unsigned char *)(f + L.fr_owner) == OWNED_BY_CSTACK;
+}
+
+/* The thread's frame objects, innermost first, into fs (room for PY_MAX):
+ * all of them when they fit, else the innermost PY_INNER and then the
+ * outermost PY_OUTER in order.  *left is the code frames passed over
+ * between the two, CMG__CUT_UNKNOWN when the chain did not end within
+ * PY_STEPS (the outermost are then not known and not kept). */
+static unsigned
+chain(uintptr_t *fs, uint32_t *left)
+{
   uintptr_t f = current_frame();
-  for (unsigned steps = 0; f != 0 && steps < PY_MAX * 2 && n < PY_MAX;
-       steps++) {
-    unsigned char owner = *(const unsigned char *)(f + L.fr_owner);
-    if (L.fr_is_entry == NONE && owner == OWNED_BY_CSTACK) {
-      if (n > 0)
-        ends[n - 1] = true;
+  unsigned n = 0;
+  *left = 0;
+  for (; f != 0 && n < PY_STEPS; n++) {
+    if (n < PY_MAX) {
+      fs[n] = f;
     } else {
-      uint32_t site = site_of(f);
-      if (site != 0) {
-        ends[n] = false;
-        words[n++] = CMG__PY_TAG | site;
-      }
-      /* A byte, not a bool: a torn frame may hold any value there. */
-      if (L.fr_is_entry != NONE &&
-          *(const unsigned char *)(f + L.fr_is_entry) != 0 && n > 0)
-        ends[n - 1] = true;
+      uintptr_t *slot = &fs[PY_INNER + (n - PY_INNER) % PY_OUTER];
+      *left += !is_shim(*slot);
+      *slot = f;
     }
     uintptr_t prev = word_at(f, L.fr_previous);
     f = prev != f && is_pointer(prev) ? prev : 0;
   }
+  if (f != 0) {
+    *left = CMG__CUT_UNKNOWN;
+    return PY_INNER;
+  }
+  if (n <= PY_MAX)
+    return n;
+  /* The ring's oldest entry is the outermost of the cut's neighbours. */
+  uintptr_t ring[PY_OUTER];
+  unsigned first = (n - PY_INNER) % PY_OUTER;
+  for (unsigned i = 0; i < PY_OUTER; i++)
+    ring[i] = fs[PY_INNER + (first + i) % PY_OUTER];
+  memcpy(fs + PY_INNER, ring, sizeof(ring));
+  return PY_MAX;
+}
+
+/* The thread's Python frames as tagged words, innermost first, with a cut
+ * word where chain() left frames out; ends[i] is set on the last frame each
+ * eval-loop C frame runs.  words and ends have room for PY_MAX + 1. */
+static unsigned
+walk(uintptr_t *words, bool *ends, bool *cut)
+{
+  uintptr_t fs[PY_MAX];
+  uint32_t left;
+  unsigned m = chain(fs, &left), n = 0;
+  bool cut_here = left != 0;
+  for (unsigned i = 0; i < m; i++) {
+    if (i == PY_INNER && cut_here) {
+      ends[n] = false;
+      words[n++] = cmg__cut_word(true, left);
+    }
+    uintptr_t f = fs[i];
+    if (is_shim(f)) {
+      if (n > 0)
+        ends[n - 1] = true;
+      continue;
+    }
+    uint32_t site = site_of(f);
+    if (site != 0) {
+      ends[n] = false;
+      words[n++] = CMG__PY_TAG | site;
+    }
+    /* A byte, not a bool: a torn frame may hold any value there. */
+    if (L.fr_is_entry != NONE &&
+        *(const unsigned char *)(f + L.fr_is_entry) != 0 && n > 0)
+      ends[n - 1] = true;
+  }
+  if (cut_here && m == PY_INNER) {
+    ends[n] = false;
+    words[n++] = cmg__cut_word(true, left);
+  }
   if (n > 0)
     ends[n - 1] = true;
-  if (f != 0)
-    *cut = true;
+  *cut |= cut_here;
   return n;
 }
 
@@ -416,27 +474,69 @@ is_eval(uintptr_t ip)
   return ip - 1 >= eval_lo && ip - 1 < eval_hi;
 }
 
+/* Python frames, consumed a group (the frames one eval-loop C frame runs)
+ * at a time. */
+struct groups {
+  const uintptr_t *words;
+  const bool *ends;
+  unsigned n, next, left;
+};
+
+static unsigned
+take_group(struct groups *g, uintptr_t *out, unsigned room)
+{
+  unsigned o = 0;
+  while (o < room && g->next < g->n) {
+    out[o++] = g->words[g->next];
+    if (g->ends[g->next++]) {
+      g->left--;
+      break;
+    }
+  }
+  return o;
+}
+
+/* Eval frames outward of the native cut in ips, which the outermost
+ * groups belong to. */
+static unsigned
+evals_past_cut(const uintptr_t *ips, unsigned n)
+{
+  unsigned i = 0, e = 0;
+  while (i < n && !cmg__is_cut(ips[i]))
+    i++;
+  for (; i < n; i++)
+    e += is_eval(ips[i]);
+  return e;
+}
+
 unsigned
 cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
                bool *cut)
 {
-  uintptr_t py[PY_MAX];
-  bool ends[PY_MAX];
-  unsigned np = walk(py, ends, cut), k = 0, o = 0, i = 0;
+  uintptr_t py[PY_MAX + 1];
+  bool ends[PY_MAX + 1];
+  struct groups g = { py, ends, walk(py, ends, cut), 0, 0 };
+  for (unsigned k = 0; k < g.n; k++)
+    g.left += ends[k];
+  unsigned outer = evals_past_cut(ips, n), o = 0, i = 0;
+  /* One word is kept back for the cut that ends a stack that did not fit. */
+  max--;
   for (; i < n && o < max; i++) {
-    if (k == np || !is_eval(ips[i])) {
+    if (cmg__is_cut(ips[i])) {
       out[o++] = ips[i];
-      continue;
-    }
-    while (o < max && k < np) {
-      out[o++] = py[k];
-      if (ends[k++])
-        break;
+      while (g.left > outer && o < max)
+        o += take_group(&g, out + o, max - o);
+    } else if (g.left > 0 && is_eval(ips[i])) {
+      o += take_group(&g, out + o, max - o);
+    } else {
+      out[o++] = ips[i];
     }
   }
-  while (k < np && o < max)
-    out[o++] = py[k++];
-  if (i < n || k < np)
+  while (g.next < g.n && o < max)
+    out[o++] = py[g.next++];
+  if (i < n || g.next < g.n) {
+    out[o++] = cmg__cut_word(i == n, CMG__CUT_UNKNOWN);
     *cut = true;
+  }
   return o;
 }

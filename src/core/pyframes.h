@@ -11,21 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A stack word with this bit is a Python frame: the rest is its site id
- * (pyline.h).  No user-space return address has it. */
-#define CMG__PY_TAG ((uintptr_t)1 << 63)
-
-static inline bool
-cmg__py_is_frame(uintptr_t word)
-{
-  return (word & CMG__PY_TAG) != 0;
-}
-
-static inline uint32_t
-cmg__py_frame_site(uintptr_t word)
-{
-  return (uint32_t)(word & ~CMG__PY_TAG);
-}
+#include "core/stackword.h"
 
 /* Looks for a CPython in the process and, when python_frames is on, stacks
  * are captured and its version is supported, turns Python frames on.
@@ -37,8 +23,12 @@ extern _Atomic bool cmg__py_on;
 
 /* Writes into out (room for max words) the native frames ips[0..n) with
  * the calling thread's Python frames in place of the eval loop's frames,
- * innermost first; Python frames no eval frame took are appended.  Sets
- * *cut when the stack did not fit.  Returns the words written. */
+ * innermost first; Python frames no eval frame took are appended.  At a
+ * cut in ips, the Python frames of the eval frames it left out are placed
+ * after it.  A Python stack deeper than its budget keeps its innermost and
+ * outermost frames, with a cut between them.  Sets *cut when anything was
+ * cut, and ends out with a cut when the stack did not fit in max words.
+ * Returns the words written. */
 unsigned cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out,
                         unsigned max, bool *cut);
 

@@ -18,6 +18,7 @@
 #include "core/pyline.h"
 #include "core/report_refs.h"
 #include "core/stacks.h"
+#include "core/stackword.h"
 #include "core/symbols.h"
 
 /* An integer as raw JSON text.  cJSON prints every number with "%1.15g"
@@ -107,8 +108,9 @@ gather_ips(struct cmg__refs *r)
         return -ENOMEM;
       r->ips = p;
     }
-    memcpy(r->ips + n, v.ips, v.depth * sizeof(*v.ips));
-    n += v.depth;
+    for (unsigned i = 0; i < v.depth; i++)
+      if (!cmg__is_cut(v.ips[i]))
+        r->ips[n++] = v.ips[i];
   }
   if (n > 1) /* r->ips is NULL when no stack is referenced */
     qsort(r->ips, n, sizeof(*r->ips), by_ip);
@@ -120,21 +122,53 @@ gather_ips(struct cmg__refs *r)
   return 0;
 }
 
+/* Where a stack's capture left frames out: before which of its frames,
+ * how many (null when the walk did not reach the end), and of which
+ * language. */
+static cJSON *
+cut_json(uintptr_t word, unsigned at)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddItemToObject(o, "at", integer(at));
+  uint32_t n = cmg__cut_frames(word);
+  cJSON_AddItemToObject(
+      o, "frames", n != CMG__CUT_UNKNOWN ? integer(n) : cJSON_CreateNull());
+  cJSON_AddStringToObject(o, "lang",
+                          cmg__cut_is_python(word) ? "python" : "native");
+  return o;
+}
+
+static cJSON *
+stack_json(const struct cmg__refs *r, uint32_t id,
+           const struct cmg__stack_view *v)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "id", id);
+  cJSON_AddBoolToObject(o, "truncated", v->truncated);
+  cJSON *f = cJSON_AddArrayToObject(o, "frames");
+  cJSON *cuts = NULL;
+  unsigned at = 0;
+  for (unsigned i = 0; i < v->depth; i++) {
+    if (!cmg__is_cut(v->ips[i])) {
+      cJSON_AddItemToArray(f, integer(ip_index(r, v->ips[i])));
+      at++;
+      continue;
+    }
+    if (cuts == NULL)
+      cuts = cJSON_AddArrayToObject(o, "cuts");
+    cJSON_AddItemToArray(cuts, cut_json(v->ips[i], at));
+  }
+  return o;
+}
+
 static cJSON *
 stacks_json(const struct cmg__refs *r)
 {
   cJSON *a = cJSON_CreateArray();
   for (uint32_t id = 1; id <= r->n_stacks; id++) {
     struct cmg__stack_view v;
-    if (!r->used[id] || cmg__stacks_get(id, &v) < 0)
-      continue;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "id", id);
-    cJSON_AddBoolToObject(o, "truncated", v.truncated);
-    cJSON *f = cJSON_AddArrayToObject(o, "frames");
-    for (unsigned i = 0; i < v.depth; i++)
-      cJSON_AddItemToArray(f, integer(ip_index(r, v.ips[i])));
-    cJSON_AddItemToArray(a, o);
+    if (r->used[id] && cmg__stacks_get(id, &v) == 0)
+      cJSON_AddItemToArray(a, stack_json(r, id, &v));
   }
   return a;
 }

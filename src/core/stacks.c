@@ -50,18 +50,20 @@
 #include "core/pages.h"
 #include "core/pyframes.h"
 #include "core/stacks.h"
+#include "core/stackword.h"
 #include "core/unwind.h"
 
-/* Frames of our own that capture may find on the stack: capture itself,
- * the allocation machinery and the wrapper above the caller's first frame,
- * and a runtime wrapper further down.  Every frame asked of libunwind costs
- * about 14 ns, so this is tight; more of ours than this still works, the
- * stack is then only marked truncated sooner. */
+/* Frames of our own that capture may find on the stack above the
+ * caller's first frame: capture itself, the allocation machinery and the
+ * wrapper. */
 #define SPARE 4
 /* How far below the caller's first frame a runtime wrapper of ours can
  * stand: libcudart's few frames between its entry point and the driver. */
 #define OURS_WITHIN 12
 #define CAPTURE_MAX (CMG__STACK_DEPTH_MAX + SPARE + 1)
+/* A stored stack: stack_depth native frames at most, Python frames on top,
+ * and up to two cut words (one native, one Python). */
+#define WORDS_MAX (CMG__STACK_DEPTH_MAX + 2)
 
 #define MIN_SLOTS 1024
 #define PAGE_IDS 4096u /* record pointers per id page */
@@ -161,14 +163,33 @@ cmg__stacks_configure(unsigned depth)
 /* Splice step: the calling thread's Python frames in place of the
  * interpreter's eval-loop frames (pyframes.c).  stack_depth bounds the
  * native frames; the Python frames come on top, up to
- * CMG__STACK_DEPTH_MAX words in all.  Out of line, so that a process
+ * WORDS_MAX words in all.  Out of line, so that a process
  * without Python pays one load for it and no stack space. */
 static __attribute__((noinline)) uint32_t
 with_python_frames(const uintptr_t *ips, unsigned n, bool truncated)
 {
-  uintptr_t words[CMG__STACK_DEPTH_MAX];
-  unsigned m = cmg__py_splice(ips, n, words, CMG__STACK_DEPTH_MAX, &truncated);
+  uintptr_t words[WORDS_MAX];
+  unsigned m = cmg__py_splice(ips, n, words, WORDS_MAX, &truncated);
   return cmg__stacks_intern(words, m, truncated);
+}
+
+/* A stack deeper than depth keeps its innermost frames (the allocation's
+ * API and the library path to it) and its outermost quarter (main, the
+ * thread's start, the program's own loop), with a cut word between them
+ * that counts what was left out.  When the capture did not reach the
+ * outermost frame, the cut ends the stack and its count is unknown.
+ * Returns the words now in ips[0..). */
+static unsigned
+cut_to_depth(uintptr_t *ips, unsigned n, unsigned depth, bool complete)
+{
+  if (complete && n <= depth)
+    return n;
+  unsigned outer = complete ? depth / 4 : 0;
+  unsigned inner = (n < depth ? n : depth) - outer;
+  uintptr_t *tail = ips + n - outer;
+  ips[inner] = cmg__cut_word(false, complete ? n - depth : CMG__CUT_UNKNOWN);
+  memmove(ips + inner + 1, tail, outer * sizeof(*ips));
+  return inner + 1 + outer;
 }
 
 /* Not inlined, so that __builtin_return_address(0) is the frame of
@@ -186,8 +207,7 @@ cmg__stacks_walk(void)
    * would make the library fail to dlopen ("cannot allocate memory in
    * static TLS block"), and this keeps capture reentrant. */
   uintptr_t ips[CAPTURE_MAX];
-  int cap = (int)depth + SPARE + 1;
-  int n = cmg__unwind(ips, cap);
+  int n = cmg__unwind(ips, CAPTURE_MAX);
   /* libunwind can end a stack with null frames (KDE bug 379082). */
   while (n > 0 && ips[n - 1] == 0)
     n--;
@@ -214,11 +234,11 @@ cmg__stacks_walk(void)
 
   if (end <= skip)
     return CMG__STACK_NONE;
-  unsigned left = (unsigned)(end - skip);
-  /* One frame more than asked for is captured, so a full buffer always
-   * means the real stack was deeper than depth. */
-  bool truncated = left > depth || n == cap;
-  unsigned keep = left > depth ? depth : left;
+  /* The whole stack is walked, so that its outermost frames are known; a
+   * full buffer means it went on past them. */
+  unsigned keep =
+      cut_to_depth(ips + skip, (unsigned)(end - skip), depth, n < CAPTURE_MAX);
+  bool truncated = keep != (unsigned)(end - skip) || n == CAPTURE_MAX;
   if (atomic_load_explicit(&cmg__py_on, memory_order_relaxed))
     return with_python_frames(ips + skip, keep, truncated);
   return cmg__stacks_intern(ips + skip, keep, truncated);
@@ -357,8 +377,8 @@ cmg__stacks_intern(const uintptr_t *ips, unsigned depth, bool truncated)
 {
   if (ips == NULL || depth == 0)
     return CMG__STACK_NONE;
-  if (depth > CMG__STACK_DEPTH_MAX) {
-    depth = CMG__STACK_DEPTH_MAX;
+  if (depth > WORDS_MAX) {
+    depth = WORDS_MAX;
     truncated = true;
   }
   uint64_t h = hash_frames(ips, depth, truncated);

@@ -66,7 +66,8 @@ static const struct flag flags[] = {
     "write the leak report to PATTERN: %p pid, %h host,\n"
     "%t unix time, %% a '%' (default " CMG__REPORT_DEFAULT ")" },
   { "stack-depth", "stack_depth", "N",
-    "record N frames of each allocation's stack, 0 for\n"
+    "record N native frames of each allocation's stack\n"
+    "(its innermost and outermost when deeper), 0 for\n"
     "none (default " STR(CMG__STACK_DEPTH_DEFAULT) ", at most " STR(
         CMG__STACK_DEPTH_MAX) ")" },
   { "stack-mode", "stack_mode", "MODE",

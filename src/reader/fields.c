@@ -130,26 +130,46 @@ cmg__tool_member(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
 }
 
 /* "AT: expected WANT, got WHAT" for an array element. */
+/* What was found instead: a number or a short string itself, else its
+ * kind, so that the line names the bad value. */
+static void
+describe(const cJSON *got, char *buf, size_t len)
+{
+  enum { SHOWN = 40 };
+
+  if (cJSON_IsNumber(got)) {
+    snprintf(buf, len, "%.17g", got->valuedouble);
+    return;
+  }
+  char *clean = cJSON_IsString(got) && strlen(got->valuestring) <= SHOWN
+                    ? cmg__tool_clean_string(got->valuestring)
+                    : NULL;
+  if (clean != NULL)
+    snprintf(buf, len, "\"%s\"", clean);
+  else
+    snprintf(buf, len, "%s", cmg__tool_kind(got));
+  free(clean);
+}
+
 int
 cmg__tool_fail_item(struct cmg__tool_reader *rd, const char *at,
                     const char *want, const cJSON *got)
 {
-  if (cJSON_IsNumber(got))
-    return cmg__tool_fail(rd, "%s: expected %s, got %.17g", at, want,
-                          got->valuedouble);
-  return cmg__tool_fail(rd, "%s: expected %s, got %s", at, want,
-                        cmg__tool_kind(got));
+  char what[96];
+
+  describe(got, what, sizeof(what));
+  return cmg__tool_fail(rd, "%s: expected %s, got %s", at, want, what);
 }
 
 int
 cmg__tool_wrong(struct cmg__tool_reader *rd, const char *at, const char *key,
                 const char *want, const cJSON *got)
 {
-  if (cJSON_IsNumber(got))
-    return cmg__tool_fail(rd, "%s%s%s: expected %s, got %.17g", at,
-                          at[0] ? "." : "", key, want, got->valuedouble);
+  char what[96];
+
+  describe(got, what, sizeof(what));
   return cmg__tool_fail(rd, "%s%s%s: expected %s, got %s", at, at[0] ? "." : "",
-                        key, want, cmg__tool_kind(got));
+                        key, want, what);
 }
 
 /* An integer in [min, max]; a null is allowed (and *has cleared) when has

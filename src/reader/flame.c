@@ -155,9 +155,10 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
   l->device_root = with_device;
   if (with_device)
     l->labels[n++] = device_label(ls, device);
-  /* A cut stack does not start where the program did; say so at its root. */
-  if (stack != CMG__TOOL_NONE && ix->stacks[stack].truncated &&
-      hi == ix->stacks[stack].n)
+  /* A cut stack does not start where the program did; say so at its root.
+   * Reports that record where a stack was cut show the cut as a frame. */
+  if (stack != CMG__TOOL_NONE && hi == ix->stacks[stack].n &&
+      cmg__tool_is_cut_unplaced(ix, stack))
     l->labels[n++] = "(truncated)";
   for (uint32_t k = hi; k > lo; k--) {
     uint32_t fr = ix->stacks[stack].frames[k - 1];

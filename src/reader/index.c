@@ -355,6 +355,7 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
   f.inlined = rf->inlined;
   f.file = rf->file;
   f.line = rf->line;
+  f.cut = rf->cut;
   struct frame_key k = frame_key(&f);
   uint64_t h =
       cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k.module, sizeof(k.module));
@@ -391,11 +392,13 @@ intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
                                         ? ix->modules[nf->module].name
                                         : NULL,
                                     nf->function);
-  nf->code = cmg__tool_code_of(nf->python ? nf->file
-                               : nf->module != CMG__TOOL_NONE
-                                   ? ix->modules[nf->module].path
-                                   : NULL,
-                               nf->python);
+  /* A cut is nobody's code: it never names a group. */
+  nf->code = nf->cut ? CMG__TOOL_CODE_LIBRARY
+                     : cmg__tool_code_of(nf->python ? nf->file
+                                         : nf->module != CMG__TOOL_NONE
+                                             ? ix->modules[nf->module].path
+                                             : NULL,
+                                         nf->python);
   *out = (uint32_t)ix->n_frames++;
   cmg__tool_map_set(&ix->frame_map, slot, h, *out);
   return 0;
@@ -506,6 +509,17 @@ out:
   free(frames);
   free(path);
   return rc;
+}
+
+bool
+cmg__tool_is_cut_unplaced(const struct cmg__tool_index *ix, uint32_t stack)
+{
+  const struct cmg__tool_stack *s = &ix->stacks[stack];
+
+  for (uint32_t k = 0; k < s->n; k++)
+    if (ix->frames[s->frames[k]].cut != 0)
+      return false;
+  return s->truncated;
 }
 
 void

@@ -38,6 +38,7 @@ struct cmg__tool_frame {
   bool inlined;  /* a call inlined at the next frame's address */
   char *file;    /* its source file (Python's, or DWARF's), else NULL */
   uint64_t line; /* its line, 0 when none */
+  uint32_t cut;  /* frames left out by the capture (cmg__tool_rframe) */
 };
 
 struct cmg__tool_stack {
@@ -103,6 +104,11 @@ void cmg__tool_index_free(struct cmg__tool_index *ix);
 /* The shown range of a stack: [lo, hi), or everything with all_frames. */
 void cmg__tool_stack_range(const struct cmg__tool_index *ix, uint32_t stack,
                            bool all_frames, uint32_t *lo, uint32_t *hi);
+
+/* Whether the stack was truncated without saying where: a report from
+ * before stacks' cuts were recorded. */
+bool cmg__tool_is_cut_unplaced(const struct cmg__tool_index *ix,
+                               uint32_t stack);
 
 /* Prints a frame's short name: its function, else "module+0xOFFSET", else
  * its address; a Python frame's is "function (file.py:LINE)", with the

@@ -18,6 +18,7 @@
 #include "reader/json.h"
 #include "reader/read.h"
 #include "reader/show.h"
+#include "reader/stacks.h"
 #include "reader/supp.h"
 #include "reader/tool.h"
 #include "reader/view.h"
@@ -74,6 +75,11 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
       cJSON_AddStringToObject(o, "name", fr->name);
     if (fr->inlined)
       cJSON_AddBoolToObject(o, "inlined", true);
+    if (fr->cut != 0) /* frames the capture left out here; null: unknown */
+      cJSON_AddItemToObject(o, "cut",
+                            fr->cut != CMG__TOOL_CUT_UNKNOWN
+                                ? cJSON_CreateNumber((double)fr->cut)
+                                : cJSON_CreateNull());
     cJSON_AddBoolToObject(o, "hidden", k < s->lo || k >= s->hi);
     cJSON_AddItemToArray(a, o);
   }

@@ -86,6 +86,16 @@ tests_reader_prog_symprog_CXXFLAGS = -g -fno-omit-frame-pointer \
 tests_reader_prog_symprog_LDFLAGS = -no-install
 tests_reader_prog_symprog_LDADD = tests/sim/libcudart.la
 
+# A native extension with a deep call path to the CUDA runtime, for the
+# Python program of t-deep-stacks.sh to load from its site-packages.
+check_LTLIBRARIES += tests/reader/prog/libdeepnat.la
+tests_reader_prog_libdeepnat_la_SOURCES = tests/reader/prog/deepnat.c
+tests_reader_prog_libdeepnat_la_CFLAGS = -g -fno-omit-frame-pointer \
+	-fno-optimize-sibling-calls
+tests_reader_prog_libdeepnat_la_LDFLAGS = -module -avoid-version \
+	-rpath /nowhere
+tests_reader_prog_libdeepnat_la_LIBADD = tests/sim/libcudart.la
+
 TOOL_TESTS = \
 	tests/reader/t-summary.sh \
 	tests/reader/t-diff.sh \
@@ -101,7 +111,8 @@ TOOL_TESTS = \
 	tests/reader/t-python.sh \
 	tests/reader/t-gpu-reports.sh \
 	tests/reader/t-symbols.sh \
-	tests/reader/t-user-first.sh
+	tests/reader/t-user-first.sh \
+	tests/reader/t-deep-stacks.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \

@@ -454,8 +454,8 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
     rc =
         cmg__tool_read_frames(rd, root, r->n_modules, &r->frames, &r->n_frames);
   if (rc == 0)
-    rc = cmg__tool_read_stacks(rd, root, r->n_frames, &r->stacks, &r->n_stacks,
-                               &ids);
+    rc = cmg__tool_read_stacks(rd, root, &r->frames, &r->n_frames, &r->stacks,
+                               &r->n_stacks, &ids);
   if (rc == 0)
     rc = read_devices(rd, root, r);
   if (rc == 0)

@@ -15,6 +15,7 @@
 #include "reader/code.h"
 #include "reader/index.h"
 #include "reader/show.h"
+#include "reader/stacks.h"
 #include "reader/tool.h"
 #include "reader/view.h"
 
@@ -83,6 +84,27 @@ is_user(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
         uint32_t k)
 {
   return ix->frames[s->frames[k]].code == CMG__TOOL_CODE_USER;
+}
+
+static bool
+is_cut(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+       uint32_t k)
+{
+  return ix->frames[s->frames[k]].cut != 0;
+}
+
+/* "... 38 native frames not recorded here": a cut's frame is named
+ * "[38 native frames not recorded]". */
+static void
+put_cut(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
+{
+  const char *name = ix->frames[frame].function;
+  int len = (int)strlen(name);
+
+  if (len >= 2 && name[0] == '[')
+    fprintf(f, "    ... %.*s here\n", len - 2, name + 1);
+  else
+    fprintf(f, "    ... %s\n", name);
 }
 
 /* Where a library's frame is, for a folded run: its module, or for a
@@ -183,12 +205,22 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
   bool mine = false;
   for (uint32_t k = lo; k < hi && !all_frames; k++)
     mine = mine || is_user(ix, s, k);
+  /* Frames keep their depth in the stack: past a cut, the frames it left
+   * out are counted in. */
+  int64_t depth_past = -(int64_t)lo;
   for (uint32_t k = lo; k < hi; k++) {
+    uint32_t cut = ix->frames[s->frames[k]].cut;
+    if (cut != 0) {
+      put_cut(f, ix, s->frames[k]);
+      depth_past += cut != CMG__TOOL_CUT_UNKNOWN ? (int64_t)cut - 1 : -1;
+      continue;
+    }
     if (mine && !is_user(ix, s, k)) {
       uint32_t b = k;
-      while (b < hi && !is_user(ix, s, b))
+      while (b < hi && !is_user(ix, s, b) && !is_cut(ix, s, b))
         b++;
-      uint32_t next = print_run(f, ix, s, k, b, python, b < hi);
+      uint32_t next =
+          print_run(f, ix, s, k, b, python, b < hi && !is_cut(ix, s, b));
       if (next > k) {
         k = next - 1;
         continue;
@@ -196,11 +228,11 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
     }
     if (is_left_out(ix, s, k, python))
       continue;
-    fprintf(f, "    #%u ", k - lo);
+    fprintf(f, "    #%" PRId64 " ", k + depth_past);
     cmg__tool_put_frame(f, ix, s->frames[k], all_frames);
     fputc('\n', f);
   }
-  if (hi == s->n && s->truncated)
+  if (hi == s->n && cmg__tool_is_cut_unplaced(ix, stack))
     fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
 }
 
@@ -248,8 +280,10 @@ cmg__tool_put_title(FILE *f, const char *prefix,
   bool python = has_python(ix, s, lo, hi);
   /* The call: the nearest frame inside the user's with a name. */
   for (u = lo; u < hi && !is_user(ix, s, u); u++)
-    if (!is_left_out(ix, s, u, python) &&
-        ix->frames[s->frames[u]].function != NULL)
+    if (is_cut(ix, s, u))
+      callee = UINT32_MAX; /* what the user's frame called is not known */
+    else if (!is_left_out(ix, s, u, python) &&
+             ix->frames[s->frames[u]].function != NULL)
       callee = u;
   if (u == hi || callee == UINT32_MAX)
     return false;

@@ -186,14 +186,114 @@ sort_ids(struct cmg__tool_reader *rd, struct cmg__tool_id *ids, size_t n)
   return 0;
 }
 
+/* The frames table, grown for the cuts' frames. */
+struct growing {
+  struct cmg__tool_rframe **frames;
+  size_t *n, cap;
+};
+
+/* A cut's frame: module-less, named for what was left out. */
+static int
+add_cut_frame(struct growing *g, bool python, bool has_count, double count,
+              uint32_t *out)
+{
+  char name[64];
+
+  if (*g->n == g->cap) {
+    size_t cap = g->cap * 2 + 16;
+    struct cmg__tool_rframe *p = realloc(*g->frames, cap * sizeof(*p));
+    if (p == NULL)
+      return -ENOMEM;
+    *g->frames = p;
+    g->cap = cap;
+  }
+  if (has_count)
+    snprintf(name, sizeof(name), "[%.0f %s %s not recorded]", count,
+             python ? "Python" : "native", count == 1 ? "frame" : "frames");
+  else
+    snprintf(name, sizeof(name), "[more %s frames not recorded]",
+             python ? "Python" : "native");
+  struct cmg__tool_rframe *fr = &(*g->frames)[*g->n];
+  memset(fr, 0, sizeof(*fr));
+  fr->module = CMG__TOOL_NONE;
+  fr->cut = has_count ? (uint32_t)count : CMG__TOOL_CUT_UNKNOWN;
+  if ((fr->function = strdup(name)) == NULL)
+    return -ENOMEM;
+  *out = (uint32_t)(*g->n)++;
+  return 0;
+}
+
+/* One element of a stack's cuts: its frame goes in before frame at; the
+ * cuts come in order of place, as the writer made them. */
+static int
+read_cut(struct cmg__tool_reader *rd, const cJSON *c, const char *at,
+         struct cmg__tool_rstack *s, uint32_t recorded, uint32_t *last,
+         struct growing *g)
+{
+  const cJSON *lang;
+  bool has_count;
+  double where, count;
+  uint32_t frame;
+
+  CHECK(cmg__tool_int(rd, c, at, "at", 0, recorded, NULL, &where));
+  if ((uint32_t)where < *last)
+    return cmg__tool_fail(rd, "%s.at: %.0f comes before the cut listed before",
+                          at, where);
+  CHECK(cmg__tool_int(rd, c, at, "frames", 1, UINT32_MAX - 1, &has_count,
+                      &count));
+  CHECK(cmg__tool_member(rd, c, at, "lang", &lang));
+  bool python = cJSON_IsString(lang) && !strcmp(lang->valuestring, "python");
+  if (!python &&
+      !(cJSON_IsString(lang) && !strcmp(lang->valuestring, "native")))
+    return cmg__tool_wrong(rd, at, "lang", "\"native\" or \"python\"", lang);
+  CHECK(add_cut_frame(g, python, has_count, count, &frame));
+  uint32_t *p = realloc(s->frames, (s->n + 1) * sizeof(*p));
+  if (p == NULL)
+    return -ENOMEM;
+  s->frames = p;
+  uint32_t k = (uint32_t)where + (s->n - recorded);
+  memmove(p + k + 1, p + k, (s->n - k) * sizeof(*p));
+  p[k] = frame;
+  s->n++;
+  *last = (uint32_t)where;
+  return 0;
+}
+
+/* A stack's cuts, an optional member: reports before it have none. */
+static int
+read_cuts(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
+          struct cmg__tool_rstack *s, struct growing *g)
+{
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(it, "cuts"), *c;
+  char where[96];
+  size_t i = 0;
+  uint32_t last = 0, recorded = s->n;
+
+  if (arr == NULL)
+    return 0;
+  snprintf(where, sizeof(where), "%s.cuts", at);
+  if (!cJSON_IsArray(arr))
+    return cmg__tool_wrong(rd, at, "cuts", "an array", arr);
+  cJSON_ArrayForEach(c, arr)
+  {
+    char el[128];
+
+    CHECK(cmg__tool_element(rd, c, where, i++, el, sizeof(el)));
+    CHECK(read_cut(rd, c, el, s, recorded, &last, g));
+  }
+  return 0;
+}
+
 int
 cmg__tool_read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
-                      size_t n_frames, struct cmg__tool_rstack **out, size_t *n,
+                      struct cmg__tool_rframe **frames, size_t *n_frames,
+                      struct cmg__tool_rstack **out, size_t *n,
                       struct cmg__tool_id **ids_out)
 {
   const cJSON *arr, *it;
   char at[64];
-  size_t i = 0;
+  size_t i = 0, recorded = *n_frames;
+  struct growing g = { frames, n_frames, *n_frames };
 
   CHECK(cmg__tool_array(rd, root, "", "stacks", &arr, n));
   if (*n >= CMG__TOOL_NONE)
@@ -217,7 +317,8 @@ cmg__tool_read_stacks(struct cmg__tool_reader *rd, const cJSON *root,
     if (!cJSON_IsBool(t))
       return cmg__tool_wrong(rd, at, "truncated", "a boolean", t);
     s->truncated = cJSON_IsTrue(t);
-    CHECK(read_stack_frames(rd, it, at, sizeof(at), n_frames, s));
+    CHECK(read_stack_frames(rd, it, at, sizeof(at), recorded, s));
+    CHECK(read_cuts(rd, it, at, s, &g));
   }
   return sort_ids(rd, ids, *n);
 }

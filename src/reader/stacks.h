@@ -32,7 +32,14 @@ struct cmg__tool_rframe {
   bool inlined;  /* a call inlined at the next frame's address */
   char *file;    /* the source file (Python's, or DWARF's), else NULL */
   uint64_t line; /* its line; 0 when none is known */
+  /* Not 0: not a frame but the place of a stack's "cuts" entry, and how
+   * many frames the capture left out there (CMG__TOOL_CUT_UNKNOWN when it
+   * did not say).  function says so, and of which language, so that every
+   * output shows it as it shows a frame. */
+  uint32_t cut;
 };
+
+#define CMG__TOOL_CUT_UNKNOWN UINT32_MAX
 
 struct cmg__tool_rstack {
   bool truncated;
@@ -62,12 +69,14 @@ int cmg__tool_read_frames(struct cmg__tool_reader *rd, const struct cJSON *root,
                           size_t n_modules, struct cmg__tool_rframe **out,
                           size_t *n);
 
-/* stacks[], whose frames index the n_frames frames already read, and into
+/* stacks[], whose frames index the *n_frames frames already read, and into
  * *ids, sorted by id, each stack's id for cmg__tool_stack_ref; the caller
- * frees *ids, also when this fails. */
+ * frees *ids, also when this fails.  Each stack's cuts become frames of
+ * their own (cut), added to *frames, at their places in the stack. */
 int cmg__tool_read_stacks(struct cmg__tool_reader *rd, const struct cJSON *root,
-                          size_t n_frames, struct cmg__tool_rstack **out,
-                          size_t *n, struct cmg__tool_id **ids);
+                          struct cmg__tool_rframe **frames, size_t *n_frames,
+                          struct cmg__tool_rstack **out, size_t *n,
+                          struct cmg__tool_id **ids);
 
 /* The stack index of o's "stack" member (an id among ids[n], sorted by id,
  * or null) into *out: CMG__TOOL_NONE for null.  Returns 0, or -EINVAL

@@ -18,6 +18,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/stacks.h"
+#include "core/stackword.h"
 #include "core/symbols.h"
 #include "../tap.h"
 
@@ -54,7 +55,8 @@ test_intern(void)
     deep[i] = 0x500000 + (uintptr_t)i;
   uint32_t id = cmg__stacks_intern(deep, CMG__STACK_DEPTH_MAX + 4, false);
   is_int(cmg__stacks_get(id, &v), 0, "over-deep stack kept");
-  is_int(v.depth, CMG__STACK_DEPTH_MAX, "cut to the maximum");
+  /* stack_depth native frames, and room for a native and a Python cut. */
+  is_int(v.depth, CMG__STACK_DEPTH_MAX + 2, "cut to the maximum");
   ok(v.truncated, "and marked truncated");
 }
 
@@ -209,17 +211,31 @@ test_capture(void)
   cmg__stacks_configure(0);
   is_int(shallow_capture(), CMG__STACK_NONE, "depth 0: no capture");
 
+  cmg__stacks_configure(CMG__STACK_DEPTH_MAX);
+  struct cmg__stack_view whole;
+  is_int(cmg__stacks_get(test_recurse(RECURSION), &whole), 0, "a whole stack");
+  ok(!whole.truncated && whole.depth > RECURSION + 2,
+     "the whole recursion and what called it (%u frames)", whole.depth);
+
   cmg__stacks_configure(8);
   uint32_t id = test_recurse(RECURSION);
   ok(id != CMG__STACK_NONE, "captured a deep stack");
   is_int(cmg__stacks_get(id, &v), 0, "get");
-  is_int(v.depth, 8, "cut at depth 8");
+  is_int(v.depth, 9, "depth 8: eight frames and a cut");
   ok(v.truncated, "marked truncated");
   int in_recursion = 1;
-  for (unsigned i = 0; i < v.depth; i++)
+  for (unsigned i = 0; i < 6; i++)
     in_recursion &= cmg__symbolize(v.ips[i], &s) == 0 &&
-                    strcmp(s.function, "test_recurse") == 0;
-  ok(in_recursion, "every frame in the recursion, none of capture's");
+                    strcmp(s.function, "test_recurse") == 0 &&
+                    v.ips[i] == whole.ips[i];
+  ok(in_recursion, "the six innermost: the recursion, none of capture's");
+  ok(cmg__is_cut(v.ips[6]) && !cmg__cut_is_python(v.ips[6]),
+     "then a cut of native frames");
+  is_int(cmg__cut_frames(v.ips[6]), whole.depth - 8,
+         "that counts the frames left out");
+  ok(v.ips[7] == whole.ips[whole.depth - 2] &&
+         v.ips[8] == whole.ips[whole.depth - 1],
+     "then the two outermost frames");
   is_int(test_recurse(RECURSION), id, "same stack, same id");
 
   cmg__stacks_configure(64);
