@@ -210,6 +210,23 @@ handle_wait_timeout(struct cmg__config *cfg, int index, const char *value,
   return cmg__duration_parse(value, len, &cfg->wait_timeout_ns);
 }
 
+/* snapshot=TIME rewrites the report every TIME, so that a process killed
+ * outright leaves the last one; 0 (the default) writes none. */
+static int
+handle_snapshot(struct cmg__config *cfg, int index, const char *value,
+                size_t len)
+{
+  cfg->snapshot_ns = 0;
+  if (len == 1 && value[0] == '0')
+    return 0;
+  int rc = cmg__duration_parse(value, len, &cfg->snapshot_ns);
+  if (rc == 0 && cfg->snapshot_ns < 1000000000ull)
+    rc = -ERANGE;
+  if (rc != 0)
+    cfg->snapshot_ns = 0;
+  return rc;
+}
+
 /* group=NAME: it becomes part of a file name in /dev/shm, so only these
  * characters, and never a '/'. */
 static int
@@ -237,17 +254,24 @@ handle_group_limit(struct cmg__config *cfg, int index, const char *value,
   return cmg__size_parse(value, len, true, slot);
 }
 
+/* A switch: 0 or 1; a bad value leaves the default (fallback). */
+static int
+parse_switch(const char *value, size_t len, bool fallback, bool *out)
+{
+  unsigned on;
+  int rc = parse_uint(value, len, 1, &on);
+
+  *out = rc != 0 ? fallback : on == 1;
+  return rc == -ERANGE ? -EINVAL : rc;
+}
+
 /* no_pools=1 asks the frameworks for one driver allocation per tensor
  * (pools.c sets their switches); 0 is the default, spelled out. */
 static int
 handle_no_pools(struct cmg__config *cfg, int index, const char *value,
                 size_t len)
 {
-  unsigned on;
-  int rc = parse_uint(value, len, 1, &on);
-
-  cfg->no_pools = rc == 0 && on == 1;
-  return rc == -ERANGE ? -EINVAL : rc;
+  return parse_switch(value, len, false, &cfg->no_pools);
 }
 
 /* timeline=0 keeps no memory-over-time series: the report has no
@@ -256,11 +280,7 @@ static int
 handle_timeline(struct cmg__config *cfg, int index, const char *value,
                 size_t len)
 {
-  unsigned on;
-  int rc = parse_uint(value, len, 1, &on);
-
-  cfg->timeline = rc != 0 || on == 1;
-  return rc == -ERANGE ? -EINVAL : rc;
+  return parse_switch(value, len, true, &cfg->timeline);
 }
 
 /* python_frames=0 keeps Python processes' stacks native only. */
@@ -268,11 +288,15 @@ static int
 handle_python_frames(struct cmg__config *cfg, int index, const char *value,
                      size_t len)
 {
-  unsigned on;
-  int rc = parse_uint(value, len, 1, &on);
+  return parse_switch(value, len, true, &cfg->python_frames);
+}
 
-  cfg->python_frames = rc != 0 || on == 1;
-  return rc == -ERANGE ? -EINVAL : rc;
+/* signal_report=0 leaves the deadly signals' default actions alone. */
+static int
+handle_signal_report(struct cmg__config *cfg, int index, const char *value,
+                     size_t len)
+{
+  return parse_switch(value, len, true, &cfg->signal_report);
 }
 
 static const char size_expected[] =
@@ -296,6 +320,9 @@ static const char on_exceed_expected[] = "one of fail, warn, wait";
 static const char wait_timeout_expected[] =
     "a duration such as 30s, 500ms, 2m or 1h";
 static const char wait_timeout_range[] = "a duration from 1ms to 24h";
+static const char snapshot_expected[] =
+    "a duration such as 30s, 10m or 1h, or 0 for none";
+static const char snapshot_range[] = "a duration from 1s to 24h, or 0";
 static const char group_expected[] =
     "a group name of letters, digits, '-', '_' and '.'";
 static const char group_range[] = "a group name of 1 to 63 characters";
@@ -329,6 +356,8 @@ static const struct option options[] = {
   { "no_pools", false, handle_no_pools, zero_or_one, zero_or_one },
   { "timeline", false, handle_timeline, zero_or_one, zero_or_one },
   { "python_frames", false, handle_python_frames, zero_or_one, zero_or_one },
+  { "signal_report", false, handle_signal_report, zero_or_one, zero_or_one },
+  { "snapshot", false, handle_snapshot, snapshot_expected, snapshot_range },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -506,6 +535,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
   cfg->stack_depth = CMG__STACK_DEPTH_DEFAULT;
   cfg->timeline = true;
   cfg->python_frames = true;
+  cfg->signal_report = true;
   cfg->max_alloc = CMG__NO_LIMIT;
   cfg->host_limit = CMG__NO_LIMIT;
   cfg->wait_timeout_ns = CMG__WAIT_TIMEOUT_DEFAULT_NS;

@@ -42,6 +42,7 @@ struct cmg__config {
   uint64_t host_limit; /* host_limit=SIZE; CMG__NO_LIMIT when unset */
   enum cmg__on_exceed on_exceed;
   uint64_t wait_timeout_ns;      /* wait_timeout=DURATION; default 30 s */
+  uint64_t snapshot_ns;          /* snapshot=DURATION; 0 = none (default) */
   char group[64];                /* group=NAME; "" for none */
   struct cmg__limit group_limit; /* group_limit=SIZE */
   struct cmg__limit group_limit_dev[CMG__MAX_DEVICES]; /* group_limit.N */
@@ -53,6 +54,7 @@ struct cmg__config {
   bool no_pools;                   /* no_pools=1: frameworks' pools off */
   bool timeline;                   /* timeline=0|1; default 1 */
   bool python_frames;              /* python_frames=0|1; default 1 */
+  bool signal_report; /* signal_report=0|1: a report as a signal kills */
 };
 
 /* Parses a whole option string into *cfg (zeroed, then the defaults).  On error

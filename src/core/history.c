@@ -110,11 +110,12 @@ cmg__start_unix(void)
   return start_unix;
 }
 
-void CMG__HOT
+bool CMG__HOT
 cmg__history_touch(void)
 {
-  if (!atomic_load_explicit(&touched, memory_order_relaxed))
-    atomic_store_explicit(&touched, true, memory_order_relaxed);
+  if (cmg__likely(atomic_load_explicit(&touched, memory_order_relaxed)))
+    return false;
+  return !atomic_exchange(&touched, true);
 }
 
 bool

@@ -75,8 +75,9 @@ uint64_t cmg__now_ns(void);
 uint64_t cmg__now_coarse_ns(void);
 double cmg__start_unix(void);
 
-/* Notes that the process used device memory: only then is a report due. */
-void cmg__history_touch(void);
+/* Notes that the process used device memory: only then is a report due.
+ * True for the call that noted it first. */
+bool cmg__history_touch(void);
 bool cmg__history_touched(void);
 
 void cmg__history_set_device(int device, const char *name, const char *uuid);

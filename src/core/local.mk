@@ -29,6 +29,7 @@ libcmg_core_la_SOURCES = \
 	src/core/stacks.c src/core/stacks.h src/core/stackword.h \
 	src/core/symbols.c src/core/symbols.h \
 	src/core/tally.c src/core/tally.h \
+	src/core/text.c src/core/text.h \
 	src/core/threads.c src/core/threads.h \
 	src/core/timeline.c src/core/timeline.h \
 	src/core/unwind.c src/core/unwind.h

@@ -350,7 +350,8 @@ mix(uint64_t h, uint64_t v)
 
 /* The site of a frame's code at its current instruction; 0 for a frame
  * that is not a code object's, or not yet started (Python's tracebacks
- * leave those out too). */
+ * leave those out too); CMG__PY_NO_ROOM for one whose site the table has
+ * no room to name. */
 static uint32_t
 site_of(uintptr_t f)
 {
@@ -427,9 +428,27 @@ chain(uintptr_t *fs, uint32_t *left)
   return PY_MAX;
 }
 
+/* Appends a cut of `frames` Python frames to words, into the cut just
+ * before it when its group goes on: one place, one count.  Returns n. */
+static unsigned
+add_cut(uintptr_t *words, bool *ends, unsigned n, uint32_t frames)
+{
+  uintptr_t last = n > 0 ? words[n - 1] : 0;
+  if (n > 0 && !ends[n - 1] && cmg__is_cut(last) && cmg__cut_is_python(last)) {
+    words[n - 1] =
+        cmg__cut_word(true, (uint64_t)cmg__cut_frames(last) + frames);
+    return n;
+  }
+  ends[n] = false;
+  words[n] = cmg__cut_word(true, frames);
+  return n + 1;
+}
+
 /* The thread's Python frames as tagged words, innermost first, with a cut
- * word where chain() left frames out; ends[i] is set on the last frame each
- * eval-loop C frame runs.  words and ends have room for PY_MAX + 1. */
+ * word where chain() left frames out or a site could not be named; ends[i]
+ * is set on the last frame each eval-loop C frame runs.  words and ends
+ * have room for PY_MAX + 1: each frame takes a word at most, and chain()'s
+ * cut one more. */
 static unsigned
 walk(uintptr_t *words, bool *ends, bool *cut)
 {
@@ -438,10 +457,8 @@ walk(uintptr_t *words, bool *ends, bool *cut)
   unsigned m = chain(fs, &left), n = 0;
   bool cut_here = left != 0;
   for (unsigned i = 0; i < m; i++) {
-    if (i == PY_INNER && cut_here) {
-      ends[n] = false;
-      words[n++] = cmg__cut_word(true, left);
-    }
+    if (i == PY_INNER && cut_here)
+      n = add_cut(words, ends, n, left);
     uintptr_t f = fs[i];
     if (is_shim(f)) {
       if (n > 0)
@@ -449,7 +466,10 @@ walk(uintptr_t *words, bool *ends, bool *cut)
       continue;
     }
     uint32_t site = site_of(f);
-    if (site != 0) {
+    if (site == CMG__PY_NO_ROOM) {
+      n = add_cut(words, ends, n, 1);
+      *cut = true;
+    } else if (site != 0) {
       ends[n] = false;
       words[n++] = CMG__PY_TAG | site;
     }
@@ -458,10 +478,8 @@ walk(uintptr_t *words, bool *ends, bool *cut)
         *(const unsigned char *)(f + L.fr_is_entry) != 0 && n > 0)
       ends[n - 1] = true;
   }
-  if (cut_here && m == PY_INNER) {
-    ends[n] = false;
-    words[n++] = cmg__cut_word(true, left);
-  }
+  if (cut_here && m == PY_INNER)
+    n = add_cut(words, ends, n, left);
   if (n > 0)
     ends[n - 1] = true;
   *cut |= cut_here;

@@ -16,7 +16,8 @@
  * pointers, inserted under one mutex, memory from mmap only (never malloc:
  * we run inside the program's allocator and CUDA calls).  The table has a
  * fixed size, mapped on first use; past MAX_SITES distinct sites a new one
- * gets no id, and its frame is left out of the stack.
+ * gets no id, and its frame is left out of the stack, counted, and marked
+ * there as a cut of one Python frame.
  */
 #include "config.h"
 
@@ -26,6 +27,7 @@
 
 #include "core/pages.h"
 #include "core/pyline.h"
+#include "core/text.h"
 
 #define SLOTS (1u << 16)
 #define MAX_SITES (SLOTS / 2)
@@ -47,6 +49,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct site *) *slots; /* SLOTS of them, once mapped */
 static struct site **by_id;           /* MAX_SITES, index id - 1 */
 static _Atomic uint32_t nsites;
+static _Atomic uint64_t dropped;
 static struct cmg__chunks chunks = { .size = CHUNK };
 
 /* ---- reading the interpreter's objects ------------------------------- */
@@ -82,10 +85,13 @@ put_utf8(char *dst, uint32_t c)
   return 4;
 }
 
-/* Copies a str object as UTF-8 into dst (cap bytes with the NUL), cut at a
- * character boundary; "?" for anything but a compact string, the only kind
- * code objects hold.  The state word's bits (interned:2, kind:3, compact:1,
- * ascii:1) are the same in 3.11 to 3.13. */
+/* Copies a str object into dst (cap bytes with the NUL, at most
+ * FILE_MAX) as the report writes text (text.h): its characters as UTF-8,
+ * a lone surrogate encoded like any other character (Python's
+ * "surrogatepass") and so escaped byte by byte, as is a NUL; "?" for
+ * anything but a compact string, the only kind code objects hold.  At most
+ * cap characters are read.  The state word's bits (interned:2, kind:3,
+ * compact:1, ascii:1) are the same in 3.11 to 3.13. */
 static void
 copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
 {
@@ -100,20 +106,21 @@ copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
     return;
   if (ascii) {
     size_t n = (size_t)len < cap - 1 ? (size_t)len : cap - 1;
-    memcpy(dst, (const char *)(s + o->ascii_size), n);
-    dst[n] = '\0';
+    cmg__text_escape(dst, cap, (const char *)(s + o->ascii_size), n);
     return;
   }
+  /* Escaping never shortens, so cap bytes of UTF-8 are enough. */
+  char utf8[FILE_MAX];
   const unsigned char *data = (const unsigned char *)(s + o->compact_size);
   size_t n = 0;
-  for (int64_t i = 0; i < len && n + 5 <= cap; i++) {
+  for (int64_t i = 0; i < len && n + 4 <= cap; i++) {
     uint32_t c = kind == 1   ? data[i]
                  : kind == 2 ? ((const uint16_t *)data)[i]
                  : kind == 4 ? ((const uint32_t *)data)[i]
                              : '?';
-    n += put_utf8(dst + n, c > 0x10ffff ? '?' : c);
+    n += put_utf8(utf8 + n, c > 0x10ffff ? '?' : c);
   }
-  dst[n] = '\0';
+  cmg__text_escape(dst, cap, utf8, n);
 }
 
 /* ---- location tables -------------------------------------------------- */
@@ -257,7 +264,7 @@ insert(const struct cmg__py_objects *o, const struct cmg__py_where *w,
        uint64_t h)
 {
   char function[FUNCTION_MAX], file[FILE_MAX];
-  uint32_t id = 0;
+  uint32_t id = CMG__PY_NO_ROOM;
   size_t empty;
   pthread_mutex_lock(&lock);
   if (!ensure_table())
@@ -287,7 +294,15 @@ insert(const struct cmg__py_objects *o, const struct cmg__py_where *w,
   atomic_store_explicit(&slots[empty], s, memory_order_release);
 out:
   pthread_mutex_unlock(&lock);
+  if (id == CMG__PY_NO_ROOM)
+    atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
   return id;
+}
+
+uint64_t
+cmg__py_sites_dropped(void)
+{
+  return atomic_load_explicit(&dropped, memory_order_relaxed);
 }
 
 uint32_t

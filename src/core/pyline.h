@@ -32,10 +32,18 @@ struct cmg__py_where {
   int firstlineno;
 };
 
-/* The id (>= 1) of the site, naming it on first sight; 0 when the site
- * table is full or cannot be mapped.  Lock-free for a site already seen. */
+/* What cmg__py_site() returns for a site it cannot name: the table is
+ * full or cannot be mapped.  Never an id. */
+#define CMG__PY_NO_ROOM UINT32_MAX
+
+/* The id (>= 1) of the site, naming it on first sight; CMG__PY_NO_ROOM,
+ * counted, when it cannot.  Lock-free for a site already seen. */
 uint32_t cmg__py_site(const struct cmg__py_objects *o,
                       const struct cmg__py_where *w);
+
+/* How many times cmg__py_site() returned CMG__PY_NO_ROOM: the Python
+ * frames left out of stacks for want of room to name their sites. */
+uint64_t cmg__py_sites_dropped(void);
 
 struct cmg__py_site_view {
   const char *function; /* qualified name */

@@ -48,6 +48,7 @@
 #include "core/report_refs.h"
 #include "core/report_timeline.h"
 #include "core/stacks.h"
+#include "core/text.h"
 #include "core/threads.h"
 #include "core/timeline.h"
 
@@ -79,8 +80,9 @@ struct report {
   cJSON *head, *tail; /* the members before "leaks", and after */
 };
 
-static const char *const reasons[4] = { "exit", "signal", "request",
-                                        "soft_limit" };
+static const char *const reasons[CMG__REASONS] = { "exit",    "signal",
+                                                   "request", "soft_limit",
+                                                   "killed",  "snapshot" };
 
 /* The process being reported on, while its report is written: reports are
  * written one at a time (their caller serializes them). */
@@ -243,6 +245,30 @@ group_threads(struct report *rep)
 
 /* ---- sections ---------------------------------------------------------- */
 
+/* How the process ends, where this report is its last word: by exit
+ * with a status, or killed by a signal; null while it runs on. */
+static cJSON *
+end_json(const struct cmg__process *p)
+{
+  if (p->reason != CMG__REASON_EXIT && p->reason != CMG__REASON_KILLED)
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  if (p->reason == CMG__REASON_EXIT) {
+    cJSON_AddStringToObject(o, "by", "exit");
+    cJSON_AddItemToObject(o, "status",
+                          p->status >= 0 ? cJSON_CreateNumber(p->status)
+                                         : cJSON_CreateNull());
+    return o;
+  }
+  char name[16];
+  const char *abbrev = sigabbrev_np(p->status);
+  snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
+  cJSON_AddStringToObject(o, "by", "signal");
+  cJSON_AddNumberToObject(o, "signal", p->status);
+  cJSON_AddStringToObject(o, "name", name);
+  return o;
+}
+
 static cJSON *
 process_json(const struct cmg__process *p)
 {
@@ -251,14 +277,16 @@ process_json(const struct cmg__process *p)
   cJSON *o = cJSON_CreateObject();
   cJSON_AddNumberToObject(o, "pid", p->pid);
   cJSON_AddNumberToObject(o, "ppid", p->ppid);
-  cJSON_AddStringToObject(o, "exe", p->exe ? p->exe : "");
+  cJSON_AddItemToObject(o, "exe", cmg__text_json(p->exe ? p->exe : ""));
   cJSON *argv = cJSON_AddArrayToObject(o, "argv");
   for (size_t i = 0; p->argv != NULL && p->argv[i] != NULL; i++)
-    cJSON_AddItemToArray(argv, cJSON_CreateString(p->argv[i]));
-  cJSON_AddStringToObject(o, "hostname", p->hostname ? p->hostname : "");
+    cJSON_AddItemToArray(argv, cmg__text_json(p->argv[i]));
+  cJSON_AddItemToObject(o, "hostname",
+                        cmg__text_json(p->hostname ? p->hostname : ""));
   cJSON_AddNumberToObject(o, "start_time", cmg__start_unix());
   cJSON_AddNumberToObject(o, "end_time", now.tv_sec + now.tv_nsec / 1e9);
   cJSON_AddStringToObject(o, "reason", reasons[p->reason]);
+  cJSON_AddItemToObject(o, "end", end_json(p));
   return o;
 }
 
@@ -455,15 +483,18 @@ threads(struct cmg__jsonw *w, const struct report *rep, const struct group *g)
   cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"threads\":\t[");
   for (size_t j = 0; j < g->threads; j++) {
     const char *name = cmg__threads_find(rep->names, rep->n_names, t[j]);
+    char text[CMG__TEXT_ROOM(CMG__THREAD_NAME)];
     if (j > 0)
       cmg__jsonw_lit(w, ", ");
     cmg__jsonw_lit(w, "{\n" ALLOC_TABS "\"tid\":\t");
     cmg__jsonw_u64(w, t[j]);
     cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"name\":\t");
-    if (name != NULL)
-      string(w, name);
-    else
+    if (name != NULL) {
+      cmg__text_escape(text, sizeof(text), name, strlen(name));
+      string(w, text);
+    } else {
       cmg__jsonw_lit(w, "null");
+    }
     cmg__jsonw_lit(w, "\n\t\t\t\t}");
   }
   cmg__jsonw_lit(w, "]");

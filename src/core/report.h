@@ -15,7 +15,11 @@ enum cmg__reason {
   CMG__REASON_SIGNAL,
   CMG__REASON_REQUEST,
   CMG__REASON_SOFT_LIMIT,
+  CMG__REASON_KILLED,   /* as a signal's default action ends the process */
+  CMG__REASON_SNAPSHOT, /* every snapshot=TIME while the process runs */
 };
+
+#define CMG__REASONS 6
 
 /* What the report says of the process; filled by the caller. */
 struct cmg__process {
@@ -32,6 +36,9 @@ struct cmg__process {
    * library's own numbering. */
   const char *(*api_name)(unsigned fn);
   enum cmg__reason reason;
+  /* How the process ends: its exit status (CMG__REASON_EXIT, -1 when not
+   * known) or the signal that kills it (CMG__REASON_KILLED). */
+  int status;
 };
 
 /* Writes the report to `path` through a temporary file in the same

@@ -17,6 +17,7 @@
 #include "core/report.h"
 #include "core/report_options.h"
 #include "core/size.h"
+#include "core/text.h"
 
 cJSON *
 cmg__report_bytes(uint64_t v)
@@ -47,9 +48,8 @@ pool_switches_json(const struct cmg__pools *pools)
     const struct cmg__pools_seen *s = &pools->seen[i];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", cmg__pools_switches[i].name);
-    cJSON_AddItemToObject(o, "value",
-                          s->is_set ? cJSON_CreateString(s->value)
-                                    : cJSON_CreateNull());
+    cJSON_AddItemToObject(
+        o, "value", s->is_set ? cmg__text_json(s->value) : cJSON_CreateNull());
     const char *who = !s->is_set ? NULL : s->by_us ? "cumemguard" : "user";
     cJSON_AddItemToObject(o, "set_by",
                           who ? cJSON_CreateString(who) : cJSON_CreateNull());
@@ -64,7 +64,7 @@ cmg__report_options_json(const struct cmg__process *p)
   const struct cmg__config *c = p->cfg;
   cJSON *o = cJSON_CreateObject();
   cJSON_AddItemToObject(o, "string",
-                        p->options ? cJSON_CreateString(p->options)
+                        p->options ? cmg__text_json(p->options)
                                    : cJSON_CreateNull());
   cJSON_AddItemToObject(o, "limit", limit_json(&c->limit));
   cJSON *per = cJSON_AddObjectToObject(o, "limits");
@@ -75,11 +75,13 @@ cmg__report_options_json(const struct cmg__process *p)
     snprintf(key, sizeof(key), "%d", i);
     cJSON_AddItemToObject(per, key, limit_json(&c->limit_dev[i]));
   }
-  cJSON_AddStringToObject(o, "report", c->report);
+  cJSON_AddItemToObject(o, "report", cmg__text_json(c->report));
   cJSON_AddNumberToObject(o, "stack_depth", c->stack_depth);
   static const char *const stack_mode[] = { "auto", "fp", "dwarf" };
   cJSON_AddStringToObject(o, "stack_mode", stack_mode[c->stack_mode]);
   cJSON_AddBoolToObject(o, "python_frames", c->python_frames);
+  cJSON_AddBoolToObject(o, "signal_report", c->signal_report);
+  cJSON_AddNumberToObject(o, "snapshot", c->snapshot_ns / 1e9);
   const char *sig = cmg__signal_name(c->dump_signal);
   cJSON_AddItemToObject(o, "dump_signal",
                         sig ? cJSON_CreateString(sig) : cJSON_CreateNull());

@@ -20,6 +20,7 @@
 #include "core/stacks.h"
 #include "core/stackword.h"
 #include "core/symbols.h"
+#include "core/text.h"
 
 /* An integer as raw JSON text.  cJSON prints every number with "%1.15g"
  * and reads it back to check the round trip; integers need neither. */
@@ -179,18 +180,23 @@ module_index(cJSON *modules, const struct cmg__symbol *s)
 {
   int i = 0;
   cJSON *m;
+  char *path = cmg__text_dup(s->module);
+  const char *text = path != NULL ? path : "?";
   cJSON_ArrayForEach(m, modules)
   {
-    const cJSON *path = cJSON_GetObjectItemCaseSensitive(m, "path");
-    if (strcmp(path->valuestring, s->module) == 0)
-      return i;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(m, "path");
+    if (strcmp(p->valuestring, text) == 0)
+      break;
     i++;
   }
-  m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "path", s->module);
-  cJSON_AddStringToObject(m, "build_id", s->build_id);
-  cJSON_AddItemToObject(m, "base", hex(s->module_base));
-  cJSON_AddItemToArray(modules, m);
+  if (m == NULL) {
+    m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "path", text);
+    cJSON_AddStringToObject(m, "build_id", s->build_id);
+    cJSON_AddItemToObject(m, "base", hex(s->module_base));
+    cJSON_AddItemToArray(modules, m);
+  }
+  free(path);
   return i;
 }
 
@@ -227,7 +233,7 @@ add_frames(cJSON *root, const struct cmg__refs *r)
       cJSON_AddNumberToObject(o, "module", module_index(modules, &s));
       cJSON_AddItemToObject(o, "offset", hex(s.offset));
       cJSON_AddItemToObject(o, "function",
-                            s.function[0] ? cJSON_CreateString(s.function)
+                            s.function[0] ? cmg__text_json(s.function)
                                           : cJSON_CreateNull());
       cJSON_AddNumberToObject(o, "function_offset", s.function_offset);
     } else {
@@ -241,7 +247,8 @@ add_frames(cJSON *root, const struct cmg__refs *r)
 }
 
 /* Present when the process runs a CPython: its version, whether its
- * frames are in the stacks and, when not, the one line saying why. */
+ * frames are in the stacks and, when not, the one line saying why, and the
+ * frames left out for want of room in the site table. */
 static void
 add_python(cJSON *root)
 {
@@ -254,6 +261,7 @@ add_python(cJSON *root)
   cJSON_AddBoolToObject(o, "frames", st.frames);
   cJSON_AddItemToObject(
       o, "note", st.frames ? cJSON_CreateNull() : cJSON_CreateString(st.why));
+  cJSON_AddItemToObject(o, "sites_dropped", integer(cmg__py_sites_dropped()));
 }
 
 int

@@ -85,7 +85,7 @@ freed_json(struct cmg__refs *refs, const char *(*api)(unsigned fn))
 }
 
 cJSON *
-cmg__report_timeline(uint64_t now_ns, const char *const reasons[4],
+cmg__report_timeline(uint64_t now_ns, const char *const reasons[CMG__REASONS],
                      struct cmg__refs *refs, const char *(*api)(unsigned fn))
 {
   struct cmg__timeline *t = malloc(sizeof(*t));
@@ -105,8 +105,9 @@ cmg__report_timeline(uint64_t now_ns, const char *const reasons[4],
   for (size_t i = 0; i < n; i++) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "time", seconds(dumps[i].time_ns));
-    cJSON_AddStringToObject(e, "reason",
-                            reasons[dumps[i].reason < 4 ? dumps[i].reason : 0]);
+    cJSON_AddStringToObject(
+        e, "reason",
+        reasons[dumps[i].reason < CMG__REASONS ? dumps[i].reason : 0]);
     cJSON_AddItemToArray(list, e);
   }
   cJSON_AddNumberToObject(o, "dumps_total", (double)total);

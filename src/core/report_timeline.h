@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "core/report.h"
+
 struct cJSON;
 struct cmg__refs;
 
@@ -15,7 +17,7 @@ struct cmg__refs;
  * API labels of allocations; the freed allocations' stacks are marked in
  * refs. */
 struct cJSON *cmg__report_timeline(uint64_t now_ns,
-                                   const char *const reasons[4],
+                                   const char *const reasons[CMG__REASONS],
                                    struct cmg__refs *refs,
                                    const char *(*api)(unsigned fn));
 

@@ -55,55 +55,6 @@ cmg__threads_note(uint32_t tid)
   atomic_store_explicit(&e->ready, true, memory_order_release);
 }
 
-/* Bytes of the UTF-8 character s starts, 0 when it starts none (RFC 3629:
- * no overlong forms, no surrogates, nothing past U+10FFFF). */
-static size_t
-utf8_length(const unsigned char *s)
-{
-  unsigned char lo = 0x80, hi = 0xbf;
-  size_t n;
-  if (s[0] < 0x80)
-    return 1;
-  if (s[0] >= 0xc2 && s[0] <= 0xdf)
-    n = 2;
-  else if (s[0] >= 0xe0 && s[0] <= 0xef)
-    n = 3;
-  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-    n = 4;
-  else
-    return 0;
-  if (s[0] == 0xe0)
-    lo = 0xa0;
-  else if (s[0] == 0xed)
-    hi = 0x9f;
-  else if (s[0] == 0xf0)
-    lo = 0x90;
-  else if (s[0] == 0xf4)
-    hi = 0x8f;
-  if (s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 2; i < n; i++)
-    if (s[i] < 0x80 || s[i] > 0xbf)
-      return 0;
-  return n;
-}
-
-/* The kernel cuts a name at 15 bytes, inside a character if need be, and
- * takes any bytes: what is not UTF-8 becomes '?', so the report stays
- * JSON every reader takes. */
-static void
-clean(char *name)
-{
-  unsigned char *s = (unsigned char *)name;
-  while (*s != '\0') {
-    size_t n = utf8_length(s);
-    if (n == 0)
-      *s++ = '?';
-    else
-      s += n;
-  }
-}
-
 struct ordered {
   struct cmg__thread_name t;
   size_t at; /* the entry's index: a later one names a reused tid */
@@ -142,8 +93,7 @@ cmg__threads_sorted(size_t *n)
   for (size_t i = 0; i < k; i++) {
     if (i + 1 < k && o[i + 1].t.tid == o[i].t.tid)
       continue;
-    out[*n] = o[i].t;
-    clean(out[(*n)++].name);
+    out[(*n)++] = o[i].t;
   }
   free(o);
   if (*n == 0) {

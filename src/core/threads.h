@@ -12,7 +12,8 @@
 /* How many threads are named; later ones are not. */
 #define CMG__THREADS_MAX 4096
 
-/* A name as the kernel keeps it (comm): at most 15 bytes and the NUL. */
+/* A name as the kernel keeps it (comm): at most 15 bytes, any but NUL, and
+ * the NUL; the report escapes what is not UTF-8 (text.h). */
 #define CMG__THREAD_NAME 16
 
 struct cmg__thread_name {

@@ -233,7 +233,7 @@ print_help(void)
          "soft_limit(.N),\n"
          "                      max_alloc, host_limit, group, "
          "group_limit(.N), no_pools,\n"
-         "                      python_frames,\n"
+         "                      python_frames, signal_report, snapshot,\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
          "  " CMG__LIBRARY_VAR "  the library to preload; by default\n"

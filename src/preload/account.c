@@ -34,6 +34,7 @@
 #include "core/timeline.h"
 #include "preload/account.h"
 #include "preload/context.h"
+#include "preload/death.h"
 #include "preload/dump.h"
 #include "preload/init.h"
 #include "preload/real.h"
@@ -286,7 +287,8 @@ cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
   /* Without a context the driver refuses the call itself. */
   if (device < 0 || device >= CMG__SLOTS)
     return CUDA_SUCCESS;
-  cmg__history_touch();
+  if (cmg__unlikely(cmg__history_touch()))
+    cmg__death_arm();
   if (device != CMG__HOST)
     cmg__device_setup(device);
   c->stack = cmg__stacks_capture();

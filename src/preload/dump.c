@@ -1,7 +1,11 @@
 /*
  * When reports are written: once at exit by a process that used device
  * memory (never by one that did not, such as a forked child that only
- * execs), on a dump signal, and on request through cmg_dump().
+ * execs), as a deadly signal kills it (death.c), every snapshot=TIME, on a
+ * dump signal, and on request through cmg_dump().  Snapshots go to the
+ * path the last report will take, named once, so that a process killed
+ * outright (SIGKILL, the OOM killer) leaves its last snapshot there and one
+ * that ends otherwise replaces it.
  *
  * A dump signal's handler only writes a byte to a pipe; a thread of ours
  * reads it and writes the report, because nothing a report needs (malloc,
@@ -20,12 +24,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +50,16 @@
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static int wake[2] = { -1, -1 };
+/* The process whose dump thread runs, and that thread: a forked child has
+ * none until it starts its own. */
+static _Atomic pid_t thread_pid, thread_tid;
+/* The signal killing the process, and whether its report is written. */
+static _Atomic int death_signal;
+static _Atomic bool death_written;
 static char cwd[PATH_MAX];
+/* With snapshots: the path of the process's last report, fixed at its
+ * first snapshot (a pattern's %t would move it). */
+static char run_path[PATH_MAX + CMG__REPORT_MAX];
 static const struct cmg__config *cfg;
 
 /* Reads /proc/self/cmdline into a NULL-terminated argv (malloc'd). */
@@ -105,7 +120,7 @@ api_name(unsigned fn)
 }
 
 static int
-dump(const char *path, enum cmg__reason reason)
+dump(const char *path, enum cmg__reason reason, int status)
 {
   char host[256] = "", exe[PATH_MAX] = "", final[PATH_MAX + CMG__REPORT_MAX];
   uint64_t n = 0, bytes = 0;
@@ -114,7 +129,16 @@ dump(const char *path, enum cmg__reason reason)
   exe[len > 0 ? len : 0] = '\0';
 
   pthread_mutex_lock(&dump_lock);
-  int err = report_path(path ? path : cfg->report, host, final, sizeof(final));
+  int err = 0;
+  bool last = path == NULL && cfg->snapshot_ns != 0 &&
+              (reason == CMG__REASON_EXIT || reason == CMG__REASON_KILLED ||
+               reason == CMG__REASON_SNAPSHOT);
+  if (last && run_path[0] != '\0')
+    memcpy(final, run_path, sizeof(run_path));
+  else if ((err = report_path(path ? path : cfg->report, host, final,
+                              sizeof(final))) == 0 &&
+           last)
+    memcpy(run_path, final, sizeof(run_path));
   char **argv = read_argv();
   struct cmg__process proc = {
     .pid = (long)getpid(),
@@ -127,6 +151,7 @@ dump(const char *path, enum cmg__reason reason)
     .pools = &cmg__pools_seen,
     .api_name = api_name,
     .reason = reason,
+    .status = status,
   };
   if (err == 0)
     err = cmg__report_write(final, &proc, &n, &bytes);
@@ -164,14 +189,17 @@ static void
 postfork_child(void)
 {
   pthread_mutex_init(&dump_lock, NULL);
+  run_path[0] = '\0';
 }
 
-/* The report first, so it carries the group's usage with ours in it. */
+/* The report first, so it carries the group's usage with ours in it.
+ * on_exit rather than atexit: the report says the exit status. */
 static void
-at_exit(void)
+at_exit(int status, void *arg)
 {
+  (void)arg;
   if (cmg__history_touched())
-    dump(NULL, CMG__REASON_EXIT);
+    dump(NULL, CMG__REASON_EXIT, status & 0xff);
   cmg__group_leave();
 }
 
@@ -198,24 +226,91 @@ cmg__dump_request(enum cmg__reason reason)
   wake_dumper(reason);
 }
 
+/* The last report of a process a signal is killing: the group's usage
+ * goes with it, since no exit follows. */
+static void
+dump_death(void)
+{
+  dump(NULL, CMG__REASON_KILLED, atomic_load(&death_signal));
+  cmg__group_leave();
+  atomic_store(&death_written, true);
+}
+
+/* Milliseconds until the next snapshot is due, -1 for none. */
+static int
+until_snapshot(uint64_t due)
+{
+  if (cfg->snapshot_ns == 0)
+    return -1;
+  uint64_t now = cmg__now_ns();
+  return due > now ? (int)((due - now + 999999) / 1000000) : 0;
+}
+
 static void *
 dumper(void *arg)
 {
   char c;
+  uint64_t due = cmg__now_ns() + cfg->snapshot_ns;
+  atomic_store(&thread_tid, (pid_t)syscall(SYS_gettid));
   for (;;) {
-    ssize_t n = read(wake[0], &c, 1);
-    if (n == 1)
-      dump(NULL, (enum cmg__reason)c);
+    struct pollfd p = { .fd = wake[0], .events = POLLIN };
+    int ready = poll(&p, 1, until_snapshot(due));
+    if (ready == 0) {
+      if (cmg__history_touched())
+        dump(NULL, CMG__REASON_SNAPSHOT, -1);
+      due = cmg__now_ns() + cfg->snapshot_ns;
+      continue;
+    }
+    ssize_t n = ready > 0 ? read(wake[0], &c, 1) : -1;
+    if (n == 1 && c == CMG__REASON_KILLED)
+      dump_death();
+    else if (n == 1)
+      dump(NULL, (enum cmg__reason)c, -1);
     else if (n == 0 || errno != EINTR)
       return arg;
   }
 }
 
+bool
+cmg__dump_can_report_death(pid_t tid)
+{
+  return wake[1] >= 0 && atomic_load(&thread_pid) == getpid() &&
+         atomic_load(&thread_tid) != tid && cmg__history_touched();
+}
+
+void
+cmg__dump_request_death(int sig)
+{
+  atomic_store(&death_signal, sig);
+  wake_dumper(CMG__REASON_KILLED);
+}
+
+bool
+cmg__dump_death_written(void)
+{
+  return atomic_load(&death_written);
+}
+
+/* The dump thread serves dump_signal and soft-limit snapshots from the
+ * start, and the report of a deadly signal once device memory is used. */
+static bool
+needs_thread(void)
+{
+  if (cfg->dump_signal != 0 || cfg->soft_limit.kind != CMG__LIMIT_NONE ||
+      cfg->snapshot_ns != 0)
+    return true;
+  for (int i = 0; i < CMG__MAX_DEVICES; i++)
+    if (cfg->soft_limit_dev[i].kind != CMG__LIMIT_NONE)
+      return true;
+  return cfg->signal_report && cmg__history_touched();
+}
+
 void
 cmg__dump_start_thread(void)
 {
-  if (wake[0] < 0)
-    return; /* not wanted, or its pipe could not be made */
+  /* Not wanted, its pipe could not be made, or it runs already. */
+  if (wake[0] < 0 || !needs_thread() || atomic_load(&thread_pid) == getpid())
+    return;
   pthread_t t;
   pthread_attr_t attr;
   sigset_t all, old;
@@ -224,25 +319,15 @@ cmg__dump_start_thread(void)
   /* The thread must not take the program's signals. */
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  if (pthread_create(&t, &attr, dumper, NULL) != 0)
-    cmg__log("cannot start the dump thread: dump_signal and soft-limit "
-             "snapshots will not be written");
-  else
+  if (pthread_create(&t, &attr, dumper, NULL) != 0) {
+    cmg__log("cannot start the dump thread: dump_signal, soft-limit and "
+             "signal reports will not be written");
+  } else {
+    atomic_store(&thread_pid, getpid());
     pthread_setname_np(t, "cumemguard");
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_attr_destroy(&attr);
-}
-
-/* The dump thread serves dump_signal and soft-limit snapshots. */
-static bool
-needs_thread(void)
-{
-  if (cfg->dump_signal != 0 || cfg->soft_limit.kind != CMG__LIMIT_NONE)
-    return true;
-  for (int i = 0; i < CMG__MAX_DEVICES; i++)
-    if (cfg->soft_limit_dev[i].kind != CMG__LIMIT_NONE)
-      return true;
-  return false;
 }
 
 void
@@ -251,9 +336,9 @@ cmg__dump_setup(const struct cmg__config *options)
   cfg = options;
   if (getcwd(cwd, sizeof(cwd)) == NULL)
     cwd[0] = '\0';
-  atexit(at_exit);
+  on_exit(at_exit, NULL);
   pthread_atfork(NULL, NULL, postfork_child);
-  if (!needs_thread())
+  if (!needs_thread() && !cfg->signal_report)
     return;
   if (pipe2(wake, O_CLOEXEC) < 0 || fcntl(wake[1], F_SETFL, O_NONBLOCK) < 0) {
     cmg__log("cannot start the dump thread: %s", strerror(errno));
@@ -275,5 +360,5 @@ cmg__dump_setup(const struct cmg__config *options)
 int
 cmg__dump_now(const char *path, enum cmg__reason reason)
 {
-  return dump(path, reason);
+  return dump(path, reason, -1);
 }

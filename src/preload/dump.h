@@ -5,6 +5,9 @@
 #ifndef CMG_PRELOAD_DUMP_H
 #define CMG_PRELOAD_DUMP_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "core/conf.h"
 #include "core/report.h"
 
@@ -12,11 +15,23 @@
  * when the options want one.  cfg stays the process's options. */
 void cmg__dump_setup(const struct cmg__config *cfg);
 
-/* The dump thread again, in a forked child. */
+/* The dump thread, where the options or a deadly signal's report need it
+ * and it does not run in this process yet (a forked child's first use). */
 void cmg__dump_start_thread(void);
 
 /* Asks the dump thread for a snapshot report. */
 void cmg__dump_request(enum cmg__reason reason);
+
+/* Whether a deadly signal arriving on thread tid can have its report
+ * written: device memory was used, and the dump thread runs in this
+ * process on another thread.  Async-signal-safe, as are the two below. */
+bool cmg__dump_can_report_death(pid_t tid);
+
+/* Asks the dump thread for the report of a process sig is killing. */
+void cmg__dump_request_death(int sig);
+
+/* Whether that report is written (or could not be). */
+bool cmg__dump_death_written(void);
 
 /* Writes a report now, to path or to the report option's; 0 or -errno. */
 int cmg__dump_now(const char *path, enum cmg__reason reason);

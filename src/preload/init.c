@@ -38,6 +38,7 @@
 #include "core/threads.h"
 #include "core/timeline.h"
 #include "core/unwind.h"
+#include "preload/death.h"
 #include "preload/dump.h"
 #include "preload/init.h"
 
@@ -110,6 +111,7 @@ init_once(void)
   cmg__timeline_on = cmg__cfg.timeline;
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);
   cmg__policy_set_max_alloc(cmg__cfg.max_alloc);
+  cmg__death_setup(&cmg__cfg);
   cmg__dump_setup(&cmg__cfg);
   pthread_atfork(prefork, postfork_parent, postfork_child);
 }

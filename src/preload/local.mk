@@ -6,6 +6,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/account.c src/preload/account.h \
 	src/preload/api.c \
 	src/preload/context.c src/preload/context.h \
+	src/preload/death.c src/preload/death.h \
 	src/preload/dump.c src/preload/dump.h \
 	src/preload/fn.h \
 	src/preload/init.c src/preload/init.h \
@@ -21,6 +22,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/hooks/pool.c \
 	src/preload/hooks/resolvers.c \
 	src/preload/hooks/runtime.c \
+	src/preload/hooks/signal.c \
 	src/preload/hooks/vmm.c
 # Frame pointers: the wrappers stand between capture and the program's
 # frames, and capture's fast walk goes through them (core/unwind.c).

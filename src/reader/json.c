@@ -119,6 +119,14 @@ sources_json(const struct cmg__tool_view *v)
     cJSON_AddStringToObject(o, "command", s->command);
     cJSON_AddStringToObject(o, "hostname", s->hostname);
     cJSON_AddStringToObject(o, "reason", s->reason);
+    cJSON_AddItemToObject(o, "exit_status",
+                          s->exit_status >= 0
+                              ? cJSON_CreateNumber(s->exit_status)
+                              : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "killed_by",
+                          s->killed_by != NULL
+                              ? cJSON_CreateString(s->killed_by)
+                              : cJSON_CreateNull());
     cJSON_AddNumberToObject(o, "start_time", s->start_time);
     cJSON_AddNumberToObject(o, "end_time", s->end_time);
     cJSON_AddNumberToObject(o, "live_bytes", (double)s->live_bytes);

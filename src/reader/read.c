@@ -338,6 +338,33 @@ read_summary(struct cmg__tool_reader *rd, const cJSON *root,
 }
 
 /* process{} and summary{}: what the headers of the commands print. */
+/* process.end, absent from reports written before it: how the process
+ * ended, where the report was its last word. */
+static int
+read_end(struct cmg__tool_reader *rd, const cJSON *p,
+         struct cmg__tool_report *r)
+{
+  const cJSON *end = cJSON_GetObjectItemCaseSensitive(p, "end"), *by;
+  bool has;
+  double d;
+
+  r->exit_status = -1;
+  if (end == NULL || cJSON_IsNull(end))
+    return 0;
+  if (!cJSON_IsObject(end))
+    return cmg__tool_wrong(rd, "process", "end", "an object or null", end);
+  CHECK(cmg__tool_member(rd, end, "process.end", "by", &by));
+  if (cJSON_IsString(by) && strcmp(by->valuestring, "exit") == 0) {
+    CHECK(cmg__tool_int(rd, end, "process.end", "status", 0, 255, &has, &d));
+    r->exit_status = has ? (int)d : -1;
+    return 0;
+  }
+  if (!cJSON_IsString(by) || strcmp(by->valuestring, "signal") != 0)
+    return cmg__tool_wrong(rd, "process.end", "by", "\"exit\" or \"signal\"",
+                           by);
+  return cmg__tool_string(rd, end, "process.end", "name", false, &r->killed_by);
+}
+
 static int
 read_process(struct cmg__tool_reader *rd, const cJSON *root,
              struct cmg__tool_report *r)
@@ -352,6 +379,7 @@ read_process(struct cmg__tool_reader *rd, const cJSON *root,
   CHECK(cmg__tool_string(rd, p, "process", "exe", false, &r->exe));
   CHECK(cmg__tool_string(rd, p, "process", "hostname", false, &r->hostname));
   CHECK(cmg__tool_string(rd, p, "process", "reason", false, &r->reason));
+  CHECK(read_end(rd, p, r));
   CHECK(cmg__tool_number(rd, p, "process", "start_time", &r->start_time));
   CHECK(cmg__tool_number(rd, p, "process", "end_time", &r->end_time));
   CHECK(read_command(rd, p, r));
@@ -566,6 +594,7 @@ cmg__tool_report_free(struct cmg__tool_report *r)
   free(r->command);
   free(r->hostname);
   free(r->reason);
+  free(r->killed_by);
   for (size_t i = 0; i < CMG__POOLS_N; i++)
     free(r->pool_values[i]);
   for (size_t i = 0; r->devices != NULL && i < r->n_devices; i++) {

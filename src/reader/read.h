@@ -92,6 +92,10 @@ struct cmg__tool_report {
   char *command; /* argv joined with spaces */
   char *hostname;
   char *reason;
+  /* process.end: the exit status (-1 when not said), or the signal that
+   * killed the process ("SIGTERM"; NULL when none did). */
+  int exit_status;
+  char *killed_by;
   double start_time, end_time;
   uint64_t live_allocations, live_bytes, untracked_frees, denials;
   uint64_t events[3]; /* warn, wait, soft_limit; 0 in older reports */

@@ -45,16 +45,28 @@ size_str(uint64_t bytes, char *buf)
   return cmg__format_size(bytes, buf, SIZE_BUF);
 }
 
+/* When the report was written, and how the process ended if it was the
+ * process's last word: "at exit (status 0)", "as SIGTERM killed it". */
 static const char *
-reason_text(const char *reason)
+reason_text(const struct cmg__tool_source *s, char *buf, size_t len)
 {
-  if (strcmp(reason, "exit") == 0)
+  if (s->killed_by != NULL) {
+    snprintf(buf, len, "as %s killed it", s->killed_by);
+    return buf;
+  }
+  if (strcmp(s->reason, "exit") == 0 && s->exit_status >= 0) {
+    snprintf(buf, len, "at exit (status %d)", s->exit_status);
+    return buf;
+  }
+  if (strcmp(s->reason, "exit") == 0)
     return "at exit";
-  if (strcmp(reason, "signal") == 0)
+  if (strcmp(s->reason, "signal") == 0)
     return "on a signal";
-  if (strcmp(reason, "request") == 0)
+  if (strcmp(s->reason, "request") == 0)
     return "on request (cmg_dump)";
-  return reason;
+  if (strcmp(s->reason, "snapshot") == 0)
+    return "as a snapshot while the process ran";
+  return s->reason;
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -105,20 +117,22 @@ print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
 static void
 print_header(FILE *f, const struct cmg__tool_view *v)
 {
+  char how[96];
+
   if (v->n_sources == 1) {
     const struct cmg__tool_source *s = &v->sources[0];
 
     fprintf(f, "cumemguard report %s\n", s->file);
     fprintf(f, "  process %ld: %s\n", s->pid, s->command);
     fprintf(f, "  written %s, %.3f s after the process started, on %s\n",
-            reason_text(s->reason),
+            reason_text(s, how, sizeof(how)),
             s->end_time > s->start_time ? s->end_time - s->start_time : 0.0,
             s->hostname);
   } else {
     fprintf(f, "cumemguard reports of %zu processes, merged\n", v->n_sources);
     for (size_t i = 0; i < v->n_sources; i++)
       fprintf(f, "  process %ld (%s, written %s): %s\n", v->sources[i].pid,
-              v->sources[i].file, reason_text(v->sources[i].reason),
+              v->sources[i].file, reason_text(&v->sources[i], how, sizeof(how)),
               v->sources[i].command);
   }
   /* The stacks of a Python program without its Python frames: say why. */

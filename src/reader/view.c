@@ -43,6 +43,7 @@ cmg__tool_view_free(struct cmg__tool_view *v)
     free(s->command);
     free(s->hostname);
     free(s->reason);
+    free(s->killed_by);
   }
   for (size_t i = 0; i < v->n_devices; i++) {
     free(v->devices[i].name);
@@ -330,9 +331,12 @@ add_source(struct cmg__tool_view *v, const struct cmg__tool_report *r)
   s->command = strdup(r->command);
   s->hostname = strdup(r->hostname);
   s->reason = strdup(r->reason);
+  s->exit_status = r->exit_status;
+  s->killed_by = r->killed_by != NULL ? strdup(r->killed_by) : NULL;
   v->n_sources++;
   if (s->file == NULL || s->exe == NULL || s->command == NULL ||
-      s->hostname == NULL || s->reason == NULL)
+      s->hostname == NULL || s->reason == NULL ||
+      (r->killed_by != NULL && s->killed_by == NULL))
     return -ENOMEM;
   return 0;
 }

@@ -16,6 +16,8 @@ struct cmg__tool_source {
   char *file;
   long pid;
   char *exe, *command, *hostname, *reason;
+  int exit_status; /* as the report's (cmg__tool_report) */
+  char *killed_by;
   double start_time, end_time;
   uint64_t live_allocations, live_bytes, untracked_frees, denials;
 };

@@ -23,11 +23,14 @@ INTEGRATION_TESTS = \
 	tests/integration/t-cdi.sh \
 	tests/integration/t-metrics.sh \
 	tests/integration/t-python-frames.sh \
+	tests/integration/t-python-names.sh \
+	tests/integration/t-deaths.sh \
 	tests/integration/t-report-property.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/pyframes.py tests/integration/pychurn.py \
-	tests/integration/reportprop.py
+	tests/integration/pynames.py tests/integration/reportprop.py \
+	tests/integration/waitstatus.py
 # t-cdi.sh builds the CDI reference library's checker; Go's build cache
 # is kept in the build tree between runs.
 EXTRA_DIST += tests/cdi/cdicheck.go

@@ -134,7 +134,7 @@ if [ -x "$PYENV/3.10.13/bin/python3" ]; then
   is "$rc" 0 "3.10: the script runs"
   validate "$R"
   is "$(q "$R" '(r["python"], any(f.get("lang") for f in r["frames"]))')" \
-    "({'version': '3.10', 'frames': False, 'note': 'Python 3.10: Python frames need CPython 3.11, 3.12 or 3.13'}, False)" \
+    "({'version': '3.10', 'frames': False, 'note': 'Python 3.10: Python frames need CPython 3.11, 3.12 or 3.13', 'sites_dropped': 0}, False)" \
     "3.10: native stacks, and one line saying why"
 else
   echo "# skip 3.10: $PYENV/3.10.13/bin/python3 is not installed"

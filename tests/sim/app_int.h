@@ -33,6 +33,7 @@ enum kind {
   OP_EXT_DESTROY,
   OP_NVML, OP_NVML2, OP_NVML_UUID, OP_NVML_COUNT, OP_UUID, OP_COUNT,
   OP_ENTRY, OP_ENTRY_PTSZ,
+  OP_CRASH, OP_HANDLE, OP_GETSIG, OP_SIGDFL,
 };
 
 /* Argument letters: S size (K/M/G/T suffixes), N non-negative integer,
@@ -78,6 +79,9 @@ APP_HIDDEN extern uint64_t *app_ctxs;    /* by context number */
 APP_HIDDEN extern int app_cur_dev;       /* the `device` operation's */
 
 /* Prints one line of output and flushes it. */
+/* The signal operations (app_signals.c). */
+APP_HIDDEN void app_run_signals(const struct op *op);
+
 APP_HIDDEN void app_line(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 

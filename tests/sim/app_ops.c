@@ -709,6 +709,9 @@ app_run_more(const struct op *op)
   case OP_ENTRY: case OP_ENTRY_PTSZ:
     do_entry(op);
     break;
+  case OP_CRASH: case OP_HANDLE: case OP_GETSIG: case OP_SIGDFL:
+    app_run_signals(op);
+    break;
   default:
     break;
   }

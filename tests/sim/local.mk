@@ -60,7 +60,8 @@ SIM_APPS = \
 	tests/sim/app_rt_static
 check_PROGRAMS += $(SIM_APPS)
 
-SIM_APP_COMMON = tests/sim/app.c tests/sim/app_ops.c tests/sim/app.h \
+SIM_APP_COMMON = tests/sim/app.c tests/sim/app_ops.c tests/sim/app_signals.c \
+	tests/sim/app.h \
 	tests/sim/app_int.h tests/sim/nvml_abi.h
 # The optional operations over a table of driver entry points.
 SIM_APP_DRVOPS = tests/sim/app_drvops.c tests/sim/app_drv.h

@@ -9,6 +9,7 @@ UNIT_TESTS = \
 	tests/unit/test_pyline \
 	tests/unit/test_stacks \
 	tests/unit/test_tally \
+	tests/unit/test_text \
 	tests/unit/test_threads \
 	tests/unit/test_timeline \
 	tests/unit/test_unwind
@@ -23,6 +24,7 @@ tests_unit_test_preload_env_LDADD = libcmg_ops.la $(UNIT_LDADD) $(CJSON_LIBS)
 tests_unit_test_pyline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
 tests_unit_test_tally_LDADD = $(UNIT_LDADD)
+tests_unit_test_text_LDADD = $(UNIT_LDADD)
 tests_unit_test_threads_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic

@@ -343,7 +343,8 @@ static const struct error_case error_cases[] = {
      "stack_depth, stack_mode, dump_signal, leak_exitcode, on_exceed, "
      "wait_timeout, "
      "soft_limit, soft_limit.N, max_alloc, host_limit, group, "
-     "group_limit, group_limit.N, no_pools, timeline, python_frames"),
+     "group_limit, group_limit.N, no_pools, timeline, python_frames, "
+     "signal_report, snapshot"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
@@ -1112,6 +1113,16 @@ test_config_growth(void)
   is_u64(cfg.wait_timeout_ns, 30000000000ull, "wait_timeout defaults to 30s");
   is_u64(cfg.max_alloc, CMG__NO_LIMIT, "no max_alloc by default");
   is_u64(cfg.host_limit, CMG__NO_LIMIT, "no host_limit by default");
+  is_u64(cfg.snapshot_ns, 0, "no snapshots by default");
+  ok(cfg.signal_report, "signal_report on by default");
+  is_int(cmg__config_parse("snapshot=10s,signal_report=0", &cfg, err,
+                           sizeof(err)),
+         0, "snapshot=10s,signal_report=0");
+  is_u64(cfg.snapshot_ns, 10000000000ull, "a snapshot every 10 s");
+  ok(!cfg.signal_report, "signal_report=0");
+  is_int(cmg__config_parse("snapshot=0", &cfg, err, sizeof(err)), 0,
+         "snapshot=0");
+  is_u64(cfg.snapshot_ns, 0, "snapshot=0: none");
   is_int(cmg__config_parse("on_exceed=WAIT,wait_timeout=1.5m,soft_limit=50%,"
                            "soft_limit.2=1G,max_alloc=2GiB,host_limit=8G",
                            &cfg, err, sizeof(err)),
@@ -1152,6 +1163,13 @@ test_config_growth(void)
     { "soft_limit=lots", "bad value 'soft_limit=lots': expected a size such "
                          "as 4GiB, 512MiB, 1.5GB, 1073741824 or 50% of the "
                          "device" },
+    { "snapshot=often", "bad value 'snapshot=often': expected a duration "
+                        "such as 30s, 10m or 1h, or 0 for none" },
+    { "snapshot=500ms", "bad value 'snapshot=500ms': expected a duration "
+                        "from 1s to 24h, or 0" },
+    { "snapshot=2d", "bad value 'snapshot=2d': expected a duration such as "
+                     "30s, 10m or 1h, or 0 for none" },
+    { "signal_report=yes", "bad value 'signal_report=yes': expected 0 or 1" },
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
     is_int(cmg__config_parse(bad[i].text, &cfg, err, sizeof(err)), -EINVAL,

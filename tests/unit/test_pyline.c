@@ -2,10 +2,11 @@
  * Python sites called directly: the location table's every form (short,
  * one-line, no-column, long with multi-byte varints, no location), the
  * site table's naming from objects laid out as CPython lays out str and
- * bytes (ASCII, Latin-1 and UCS-2 names), one id per (code, offset,
- * fingerprint), a new name for a reused code address, and two threads
- * racing on the same sites.  No interpreter is needed: pyline.c only reads
- * the objects a frame walk hands it.
+ * bytes (ASCII, Latin-1, UCS-2 and UCS-4 names, lone surrogates and NULs
+ * escaped as the report writes text), one id per (code, offset,
+ * fingerprint), a new name for a reused code address, two threads racing
+ * on the same sites, and a full table.  No interpreter is needed:
+ * pyline.c only reads the objects a frame walk hands it.
  */
 #include "config.h"
 
@@ -146,6 +147,24 @@ test_names(void)
   is_str(v.function, "caf\xc3\xa9", "a Latin-1 name as UTF-8");
   is_str(v.file, "\xcf\x80.py", "a UCS-2 name as UTF-8");
 
+  w = where(0x8800, 0, 1);
+  make_str(&qualname, 2, (const uint16_t[]){ 'b', 'a', 'd', 0xdcff }, 4);
+  make_str(&filename, 4, (const uint32_t[]){ 'm', 0xdcff, 0x1f600 }, 3);
+  id = cmg__py_site(&objects, &w);
+  ok(cmg__py_site_get(id, &v), "a site with lone surrogates");
+  is_str(v.function, "bad\\xed\\xb3\\xbf",
+         "a UCS-2 surrogate as its UTF-8 bytes, escaped");
+  is_str(v.file, "m\\xed\\xb3\\xbf\xf0\x9f\x98\x80",
+         "a UCS-4 surrogate too, beside a character kept");
+
+  w = where(0x8900, 0, 1);
+  make_str(&qualname, 0, "a\0b", 3);
+  make_str(&filename, 1, "x\0\xff", 3);
+  id = cmg__py_site(&objects, &w);
+  ok(cmg__py_site_get(id, &v), "a site with NULs in its names");
+  is_str(v.function, "a\\x00b", "an ASCII name goes on past its NUL");
+  is_str(v.file, "x\\x00\xc3\xbf", "a Latin-1 one too");
+
   w = where(0x9000, 0, 1);
   w.qualname = (uintptr_t)other.b;  /* zeroed: not a str */
   id = cmg__py_site(&objects, &w);
@@ -186,6 +205,29 @@ test_threads(void)
   ok(named, "and every one is named");
 }
 
+/* Past the table's 32768 sites a new one gets no id, and each time is
+ * counted; the sites named stay. */
+static void
+test_full(void)
+{
+  make_str(&qualname, 0, "many", 4);
+  uint32_t id = 0;
+  for (uint32_t i = 0; i < 40000 && id != CMG__PY_NO_ROOM; i++) {
+    struct cmg__py_where w = where(0x10000000 + 64 * (uintptr_t)i, 0, 9);
+    id = cmg__py_site(&objects, &w);
+  }
+  is_int(id, CMG__PY_NO_ROOM, "a full table names no new site");
+  is_u64(cmg__py_sites_dropped(), 1, "and counts it");
+  struct cmg__py_where w = where(0x7000, 6, 42);
+  is_int(cmg__py_site(&objects, &w), 1, "a site already named keeps its id");
+  w = where(0x9000000, 0, 9);
+  is_int(cmg__py_site(&objects, &w), CMG__PY_NO_ROOM, "another new one");
+  is_u64(cmg__py_sites_dropped(), 2, "counted too");
+  struct cmg__py_site_view v;
+  ok(cmg__py_site_get(32768, &v) && !cmg__py_site_get(CMG__PY_NO_ROOM, &v),
+     "the last id is known, the mark is not");
+}
+
 int
 main(void)
 {
@@ -193,5 +235,6 @@ main(void)
   test_sites();
   test_names();
   test_threads();
+  test_full();
   return done_testing();
 }

@@ -1,8 +1,9 @@
 /*
  * Thread names: the name a thread had when noted is kept, a tid noted
  * again by a later thread takes the later name, names the kernel cut
- * inside a character stay UTF-8, threads noting at once are all kept, and
- * a full table turns later threads away without harm.
+ * inside a character are kept as bytes and escaped into UTF-8 as the
+ * report writes them, threads noting at once are all kept, and a full
+ * table turns later threads away without harm.
  */
 #include "config.h"
 
@@ -14,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/text.h"
 #include "core/threads.h"
 #include "../tap.h"
 
@@ -54,22 +56,34 @@ test_first_name_kept(void)
   is_str(name_of(self, buf), "(none)", "reset forgets every name");
 }
 
+/* The name of tid as the report writes it (text.h). */
+static const char *
+text_of(uint32_t tid, char *buf, size_t cap)
+{
+  char name[CMG__THREAD_NAME];
+  name_of(tid, name);
+  cmg__text_escape(buf, cap, name, strlen(name));
+  return buf;
+}
+
 static void
 test_cut_character(void)
 {
-  char buf[CMG__THREAD_NAME];
+  char buf[CMG__TEXT_ROOM(CMG__THREAD_NAME)];
   /* 14 bytes and a 2-byte character: the kernel keeps 15 bytes, the
    * character's first half among them. */
   set_name("abcdefghijklmn\xc3\xa9");
   cmg__threads_note(42);
-  is_str(name_of(42, buf), "abcdefghijklmn?", "a cut character becomes '?'");
+  is_str(text_of(42, buf, sizeof(buf)), "abcdefghijklmn\\xc3",
+         "a cut character is written as its byte, escaped");
   set_name("gr\xc3\xbc\xc3\x9f-\xe2\x82\xac");
   cmg__threads_note(43);
-  is_str(name_of(43, buf), "gr\xc3\xbc\xc3\x9f-\xe2\x82\xac",
+  is_str(text_of(43, buf, sizeof(buf)), "gr\xc3\xbc\xc3\x9f-\xe2\x82\xac",
          "whole characters are kept");
   set_name("a\xff\xc0\xed\xa0\x80z");
   cmg__threads_note(44);
-  is_str(name_of(44, buf), "a?????z", "bytes that are not UTF-8 become '?'");
+  is_str(text_of(44, buf, sizeof(buf)), "a\\xff\\xc0\\xed\\xa0\\x80z",
+         "bytes that are not UTF-8 are escaped one by one");
   cmg__threads_reset();
 }
 

@@ -1,0 +1,97 @@
+#!/bin/sh
+# Python names that are not plain UTF-8, under Debian's python3 and each
+# pyenv CPython 3.11, 3.12 and 3.13 present (those absent are skipped with
+# a line): a file whose name is not UTF-8, a qualified name holding a lone
+# surrogate and one holding a NUL, and an argument that is not UTF-8, come
+# out as valid UTF-8, each byte that is not written \xHH
+# (docs/report-format.md); the report validates and the reader takes it.
+# Past the 32768 distinct sites the library names, a frame is left out as a
+# cut, its stack marked truncated, and python.sites_dropped counts it.
+. "$srcdir/tests/integration/defs.sh"
+PY=$srcdir/tests/integration/pynames.py
+PYENV=${PYENV_ROOT:-$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")}/versions
+READER=$top_builddir/cumemguard-report
+
+# strict REPORT: whether REPORT is UTF-8 through and through, and JSON.
+strict() {
+  /usr/bin/python3 -c 'import json, sys
+json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$1" \
+    >"$tmp/strict" 2>&1
+  st=$?
+  tap $st "$2"
+  [ $st -eq 0 ] || sed 's/^/#   /' "$tmp/strict"
+}
+
+# check REPORT: one line per failed expectation, nothing when right.
+check() {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+stacks = {s["id"]: s for s in r["stacks"]}
+leaks = {l["bytes"] >> 20: l for l in r["leaks"]}
+def py(mib):
+    s = stacks[leaks[mib]["stack"]] if mib in leaks else {"frames": []}
+    return [(r["frames"][f]["function"], r["frames"][f]["file"])
+            for f in s["frames"] if r["frames"][f].get("lang")]
+if not any(fn == "in_file" and f.endswith("/mod\\xed\\xb3\\xbf.py")
+           for fn, f in py(1)):
+    print("a file name not UTF-8: %s" % py(1))
+if "bad\\xed\\xb3\\xbf" not in [fn for fn, f in py(2)]:
+    print("a lone surrogate: %s" % py(2))
+if "a\\x00b" not in [fn for fn, f in py(3)]:
+    print("a NUL: %s" % py(3))
+if r["process"]["argv"][-1] != "arg\\xff":
+    print("argv: %s" % r["process"]["argv"])
+if r["python"].get("sites_dropped") != 0:
+    print("python: %s" % r["python"])
+PY
+}
+
+run_version() {
+  name=$1 python=$2
+  if [ ! -x "$python" ]; then
+    echo "# skip $name: $python is not installed"
+    return
+  fi
+  R=$tmp/$name.json
+  mkdir "$tmp/$name"
+  hguard "--report $R" "$python" "$PY" names "$tmp/$name" "$(printf 'arg\377')"
+  is "$rc" 0 "$name: the script runs"
+  strict "$R" "$name: the report is strict UTF-8"
+  validate "$R"
+  check "$R" >"$tmp/check" 2>&1
+  is "$(cat "$tmp/check")" "" \
+    "$name: names, file names and arguments escaped byte by byte"
+  "$READER" "$R" >"$tmp/out" 2>"$tmp/err"
+  is "$?" 0 "$name: cumemguard-report reads it"
+  is "$(grep -c -F -e 'bad\xed\xb3\xbf' -e 'a\x00b' "$tmp/out")" 2 \
+    "$name: and shows the names as written"
+}
+
+run_version debian-3.11 /usr/bin/python3.11
+for v in 3.11.7 3.12.1 3.13.0; do
+  run_version "$v" "$PYENV/$v/bin/python3"
+done
+
+ANY=
+for p in /usr/bin/python3.11 "$PYENV/3.11.7/bin/python3" \
+  "$PYENV/3.12.1/bin/python3" "$PYENV/3.13.0/bin/python3"; do
+  if [ -z "$ANY" ] && [ -x "$p" ]; then ANY=$p; fi
+done
+if [ -n "$ANY" ]; then
+  # 33000 allocations from as many lines, then a leak from a new site.
+  R=$tmp/many.json
+  hguard "--report $R" "$ANY" "$PY" many 33000
+  is "$rc" 0 "33000 sites: the script runs"
+  validate "$R"
+  is "$(q "$R" 'r["python"]["sites_dropped"] > 0')" True \
+    "past 32768 sites, frames left out are counted"
+  is "$(q "$R" '[(s["truncated"], [c["lang"] for c in s.get("cuts", [])]) for s in stacks.values() if s["id"] == r["leaks"][0]["stack"]]')" \
+    "[(True, ['python'])]" "the leak's stack is truncated, a Python cut in it"
+  "$READER" "$R" >"$tmp/out" 2>"$tmp/err"
+  is "$?" 0 "cumemguard-report reads it"
+else
+  echo "# skip 33000 sites: no CPython 3.11-3.13"
+fi
+
+done_testing

@@ -1,0 +1,75 @@
+/*
+ * The report's one rule for text from the process (text.c): valid UTF-8
+ * kept, every other byte and every NUL written as \xHH, one byte at a
+ * time, as Python's "backslashreplace" decodes it; the edges of each form
+ * (overlong, surrogate, past U+10FFFF, cut short) and cuts that fall
+ * inside a character or an escape.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "core/text.h"
+#include "../tap.h"
+
+/* s (n bytes) escaped into a static buffer of cap bytes. */
+static const char *
+esc(const char *s, size_t n, size_t cap)
+{
+  static char buf[256];
+  cmg__text_escape(buf, cap, s, n);
+  return buf;
+}
+
+#define E(lit) esc((lit), sizeof(lit) - 1, 256)
+
+static void
+test_valid(void)
+{
+  is_str(E("Model.build"), "Model.build", "ASCII is kept");
+  is_str(E("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+         "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         "2-, 3- and 4-byte characters are kept");
+  is_str(E("\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf"),
+         "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf",
+         "U+D7FF, U+E000 and U+10FFFF are kept");
+  is_str(E("a\\xffb"), "a\\xffb", "a backslash is kept as it is");
+}
+
+static void
+test_invalid(void)
+{
+  is_str(E("mod\xff.py"), "mod\\xff.py", "a byte that starts nothing");
+  is_str(E("a\0b"), "a\\x00b", "a NUL");
+  is_str(E("\xc0\x80\xc1\xbf"), "\\xc0\\x80\\xc1\\xbf", "2-byte overlongs");
+  is_str(E("\xe0\x9f\xbf"), "\\xe0\\x9f\\xbf", "a 3-byte overlong");
+  is_str(E("\xf0\x8f\xbf\xbf"), "\\xf0\\x8f\\xbf\\xbf", "a 4-byte overlong");
+  is_str(E("bad\xed\xb3\xbf"), "bad\\xed\\xb3\\xbf", "a lone surrogate");
+  is_str(E("\xf4\x90\x80\x80\xf5"), "\\xf4\\x90\\x80\\x80\\xf5",
+         "past U+10FFFF");
+  is_str(E("\xe2\x82z"), "\\xe2\\x82z", "a character cut short");
+  is_str(E("\x80\xbf"), "\\x80\\xbf", "continuation bytes alone");
+  is_str(E("x\xe2\x82"), "x\\xe2\\x82", "cut short at the end");
+}
+
+static void
+test_cut(void)
+{
+  is_str(esc("abc", 3, 1), "", "room for the NUL only");
+  is_str(esc("ab\xffz", 4, 6), "ab", "an escape that does not fit is left");
+  is_str(esc("ab\xffz", 4, 7), "ab\\xff", "one that fits is written whole");
+  is_str(esc("a\xe2\x82\xac", 4, 4), "a",
+         "a character that does not fit is left whole");
+  char *d = cmg__text_dup("\xff\xfe\xfd");
+  is_str(d, "\\xff\\xfe\\xfd", "a copy has room for every escape");
+  free(d);
+}
+
+int
+main(void)
+{
+  test_valid();
+  test_invalid();
+  test_cut();
+  return done_testing();
+}
