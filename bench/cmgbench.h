@@ -175,6 +175,21 @@ void cmgb_run_python(const char *lib, const char *sim, const char *tmpdir);
 void cmgb_print_python(void);
 void cmgb_python_json(FILE *f);
 
+/* ---- snapshot.c: what snapshot=TIME costs a running program ----------- */
+
+struct cmgb_snapshot_plan {
+  long live;           /* allocations held */
+  const char *seconds; /* how long the pairs run, as the child takes it */
+  const char *every;   /* the snapshot option's value */
+};
+
+const struct cmgb_snapshot_plan *cmgb_snapshot_plan(void);
+/* Sets cmgb_broken when a figure is missing. */
+void cmgb_snapshot_require(void);
+/* Its section of the table, and its member of the JSON. */
+void cmgb_print_snapshot(void);
+void cmgb_snapshot_json(FILE *f);
+
 /* ---- work.c: the child modes ------------------------------------------- */
 
 /* Runs `cmgbench --child MODE ...`; returns the exit status. */

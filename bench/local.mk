@@ -15,6 +15,7 @@ bench_cmgbench_SOURCES = \
 	bench/modes.c \
 	bench/paths.c \
 	bench/python.c \
+	bench/snapshot.c \
 	bench/results.c \
 	bench/table.c \
 	bench/util.c \

@@ -247,6 +247,25 @@ run_mem(void)
   run_mem_one("mem.stacks.distinct", "with", "distinct", cmgb_plan->mem_stacks);
 }
 
+/* Pairs over live memory without snapshots, then with them (snapshot.c). */
+static void
+run_snapshot(void)
+{
+  const struct cmgb_snapshot_plan *p = cmgb_snapshot_plan();
+  char live[32], opts[320];
+  snprintf(live, sizeof(live), "%ld", p->live);
+  const char *args[] = { "--child",   "hold",     "--live", live,
+                         "--seconds", p->seconds, NULL };
+  for (int on = 0; on < 2; on++) {
+    options(opts, sizeof(opts), 32);
+    if (on) {
+      size_t len = strlen(opts);
+      snprintf(opts + len, sizeof(opts) - len, ",snapshot=%s", p->every);
+    }
+    run_child(on ? "snapshot.on" : "snapshot.off", opts, args);
+  }
+}
+
 static char report_file[4096];
 
 static void
@@ -443,6 +462,7 @@ main(int argc, char **argv)
   run_repeats(share);
   run_report();
   run_tool();
+  run_snapshot();
   cmgb_run_python(arg.lib, arg.sim, tmpdir);
   run_repeats(cmgb_plan->repeats);
   remove_tmpdir();
@@ -450,6 +470,7 @@ main(int argc, char **argv)
   cmgb_check_complete();
   cmgb_print_table();
   cmgb_print_python();
+  cmgb_print_snapshot();
   if (arg.json != NULL) {
     int err = cmgb_write_json(arg.json);
     if (err != 0) {

@@ -176,6 +176,7 @@ cmgb_check_complete(void)
   cmgb_modes_require();
   require("mem.stacks.distinct.rss_delta");
   require("report.write.s_med");
+  cmgb_snapshot_require();
   for (int i = 0; i < cmgb_plan->repeats; i++)
     for (int p = 0; p < NPATHS; p++) {
       snprintf(key, sizeof(key), "repeat.%d.%s.added_med", i, path_names[p]);
@@ -641,6 +642,7 @@ cmgb_write_json(const char *path)
   }
   fputs("\n  ]", f);
   cmgb_python_json(f);
+  cmgb_snapshot_json(f);
   fputs("\n}\n", f);
   return fclose(f) == 0 ? 0 : -errno;
 }

@@ -47,6 +47,7 @@ struct opts {
   const char *via;        /* loop: the path's name */
   bool direct_only;       /* calls: the direct path (and the floor) only */
   bool nofp;              /* calls: from frames without frame pointers */
+  double seconds;         /* hold: how long the pairs run */
 };
 
 static struct opts o = {
@@ -532,6 +533,42 @@ mode_loop(void)
   return status;
 }
 
+/* ---- hold: pairs over live memory, for as long as a snapshot period ---- */
+
+/* `cmgbench --child hold --live N --seconds S`: N allocations held through
+ * the interposer, then interposed alloc+free pairs for S seconds in blocks
+ * of --block-ms: the mean ns per pair over the whole run (what a program
+ * sees on average, snapshots and all) and the slowest block's (a stall
+ * while one is written). */
+static void
+hold_body(void *arg)
+{
+  uint64_t *held = arg;
+  for (long i = 0; i < o.live[0] && status == 0; i++)
+    if (cmgb_alloc(CMGB_DIRECT, true, &held[i], o.held_bytes) != 0)
+      status = 1;
+  long n = calibrate(CMGB_DIRECT), pairs = 0;
+  double worst = 0;
+  uint64_t t0 = cmgb_now_ns(), end = t0 + (uint64_t)(o.seconds * 1e9);
+  while (status == 0 && cmgb_now_ns() < end) {
+    double ns = block(CMGB_DIRECT, true, n);
+    worst = ns > worst ? ns : worst;
+    pairs += n;
+  }
+  cmgb_put("pair_ns", (double)(cmgb_now_ns() - t0) / (double)pairs);
+  cmgb_put("worst_block_ns", worst);
+}
+
+static int
+mode_hold(void)
+{
+  uint64_t *held = calloc((size_t)o.live[0], sizeof(*held));
+  if (held == NULL || o.seconds <= 0 || cmgb_use_device(0) != 0)
+    return 1;
+  cmgb_at_depth(CMGB_CALL_DEPTH, hold_body, held);
+  return status;
+}
+
 /* ---- options ---------------------------------------------------------- */
 
 static int
@@ -580,6 +617,8 @@ parse(int argc, char **argv)
       o.direct_only = strcmp(v, "direct") == 0;
     else if (strcmp(k, "--frames") == 0)
       o.nofp = strcmp(v, "nofp") == 0;
+    else if (strcmp(k, "--seconds") == 0)
+      o.seconds = atof(v);
     else
       return -1;
   }
@@ -611,6 +650,8 @@ cmgb_child(int argc, char **argv)
     rc = mode_report();
   else if (strcmp(o.mode, "loop") == 0 && o.nlive > 0)
     rc = mode_loop();
+  else if (strcmp(o.mode, "hold") == 0 && o.nlive > 0)
+    rc = mode_hold();
   else
     fprintf(stderr, "cmgbench: unknown child mode %s\n", o.mode);
   if (rc == 0)

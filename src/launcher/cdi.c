@@ -59,7 +59,8 @@ usage(FILE *f)
 {
   fprintf(f, "usage: cumemguard cdi --limit SIZE [--limit SIZE ...] "
              "[--report-dir DIR]\n"
-             "                      [--preload PATHS] [--output FILE]\n");
+             "                      [--snapshot TIME] [--preload PATHS] "
+             "[--output FILE]\n");
 }
 
 static void
@@ -74,6 +75,9 @@ help(void)
          "50%%); repeat\n"
          "  --report-dir DIR    write reports to DIR/cumemguard.%%h.%%p.json,"
          "\n                      DIR mounted read-write at the same path\n"
+         "  --snapshot TIME     with --report-dir: rewrite each report every "
+         "TIME\n                      (30s, 10m), so that a container "
+         "killed outright\n                      leaves its last one\n"
          "  --preload PATHS     keep these LD_PRELOAD entries (':' between "
          "them) after\n                      the library (a sanitizer "
          "runtime leading them stays\n                      first): a "
@@ -116,7 +120,8 @@ device_name(const struct cmg__limit *l, char *out, size_t len)
 
 /* Fills dev for one --limit value: 0, or CMG_EXIT_USAGE after one line. */
 static int
-make_device(const char *value, const char *report_dir, struct device *dev)
+make_device(const char *value, const char *report_dir, const char *snapshot,
+            struct device *dev)
 {
   struct cmg__limit l;
   struct cmg__config cfg;
@@ -138,6 +143,11 @@ make_device(const char *value, const char *report_dir, struct device *dev)
     size_t n = strlen(dev->options);
     snprintf(dev->options + n, sizeof(dev->options) - n,
              ",report=%s/cumemguard.%%h.%%p.json", report_dir);
+  }
+  if (snapshot != NULL) {
+    size_t n = strlen(dev->options);
+    snprintf(dev->options + n, sizeof(dev->options) - n, ",snapshot=%s",
+             snapshot);
   }
   if (cmg__config_parse(dev->options, &cfg, err, sizeof(err)) != 0) {
     cmg__log("--limit %s makes the options '%s', which the library "
@@ -268,6 +278,7 @@ int
 cmg__cdi_main(int argc, char **argv)
 {
   const char *limits[MAX_LIMITS], *report_dir = NULL, *output = NULL;
+  const char *snapshot = NULL;
   const char *preload_also = NULL;
   struct device devs[MAX_LIMITS];
   char *library = NULL, *preload = NULL, *text = NULL;
@@ -290,6 +301,9 @@ cmg__cdi_main(int argc, char **argv)
     } else if (is_option(a, "--report-dir")) {
       slot = &report_dir;
       a = "--report-dir";
+    } else if (is_option(a, "--snapshot")) {
+      slot = &snapshot;
+      a = "--snapshot";
     } else if (is_option(a, "--preload")) {
       slot = &preload_also;
       a = "--preload";
@@ -319,9 +333,14 @@ cmg__cdi_main(int argc, char **argv)
   }
   if (report_dir != NULL && (rc = check_report_dir(report_dir)) != 0)
     return rc;
+  if (snapshot != NULL && report_dir == NULL) {
+    cmg__log("--snapshot %s needs --report-dir: a snapshot is a report",
+             snapshot);
+    return CMG_EXIT_USAGE;
+  }
   rc = CMG_EXIT_USAGE;
   for (int i = 0; i < n; i++) {
-    if (make_device(limits[i], report_dir, &devs[i]) != 0)
+    if (make_device(limits[i], report_dir, snapshot, &devs[i]) != 0)
       return CMG_EXIT_USAGE;
     for (int j = 0; j < i; j++)
       if (strcmp(devs[i].name, devs[j].name) == 0) {

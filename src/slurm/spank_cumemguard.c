@@ -78,8 +78,9 @@ static struct {
   struct cmg__limit max_limit;     /* max_limit=SIZE */
   char default_text[SIZE_TEXT_MAX];
   char max_text[SIZE_TEXT_MAX];
-  char report_dir[PATH_MAX]; /* report_dir=DIR; "" for none */
-  char library[PATH_MAX];    /* library=PATH */
+  char report_dir[PATH_MAX];    /* report_dir=DIR; "" for none */
+  char library[PATH_MAX];       /* library=PATH */
+  char snapshot[SIZE_TEXT_MAX]; /* snapshot=TIME for jobs with a report */
 } site = { .library = LIBRARY_PATH };
 
 /* What the user asked for; "" where nothing was. */
@@ -160,6 +161,24 @@ copy_text(const char *what, const char *value, char *out, size_t len)
   return 0;
 }
 
+/* snapshot=TIME, checked as the library will read it. */
+static int
+read_snapshot(const char *value)
+{
+  struct cmg__config cfg;
+  char opt[SIZE_TEXT_MAX + 16], err[256];
+
+  if (copy_text("snapshot", value, site.snapshot, sizeof(site.snapshot)) != 0)
+    return -1;
+  snprintf(opt, sizeof(opt), "snapshot=%s", value);
+  if (strchr(value, ',') != NULL ||
+      cmg__config_parse(opt, &cfg, err, sizeof(err)) != 0)
+    return refuse("plugstack.conf snapshot='%s': expected a duration such as "
+                  "30s, 10m or 1h, from 1s to 24h, or 0",
+                  value);
+  return 0;
+}
+
 /* Reads one key=value argument of the plugin's line in plugstack.conf. */
 static int
 read_arg(const char *arg)
@@ -187,10 +206,12 @@ read_arg(const char *arg)
                : copy_text("report_dir", v, site.report_dir,
                            sizeof(site.report_dir));
   }
+  if (IS_KEY("snapshot"))
+    return read_snapshot(v);
 #undef IS_KEY
   return refuse("plugstack.conf: unknown argument '%s': expected "
-                "default_limit=SIZE, max_limit=SIZE, report_dir=DIR or "
-                "library=PATH",
+                "default_limit=SIZE, max_limit=SIZE, report_dir=DIR, "
+                "snapshot=TIME or library=PATH",
                 arg);
 }
 
@@ -259,6 +280,21 @@ is_ours(const char *s, size_t len, bool report)
 #undef IS
 }
 
+/* Whether the option string s (may be NULL) has an item with key k. */
+static bool
+has_key(const char *s, const char *k)
+{
+  size_t len = strlen(k);
+
+  for (const char *p = s; p != NULL && *p != '\0';) {
+    size_t n = strcspn(p, ",");
+    if (n > len && p[len] == '=' && strncmp(p, k, len) == 0)
+      return true;
+    p += n + (p[n] == ',');
+  }
+  return false;
+}
+
 /*
  * The task's CUMEMGUARD_OPTIONS: the user's items (env, may be NULL) but
  * ours, then ours.  limit is NULL for no cap (a report only).  Returns a
@@ -302,7 +338,10 @@ build_options(const char *env, uint32_t job, const char *step,
                   at > out ? "," : "", job, limit,
                   req.policy[0] != '\0' ? req.policy : "fail");
   if (with_report)
-    sprintf(at, "%sreport=%s", at > out ? "," : "", report);
+    at += sprintf(at, "%sreport=%s", at > out ? "," : "", report);
+  /* The site's snapshots for a job with a report, unless the user chose. */
+  if (with_report && site.snapshot[0] != '\0' && !has_key(env, "snapshot"))
+    sprintf(at, ",snapshot=%s", site.snapshot);
   return out;
 }
 

@@ -113,6 +113,7 @@ done <"$tmp/cases"
 for bad in "--limit 24X" "--limit 0" "--limit 150%" "--limit" \
   "--limit 1G --limit 1GiB" "--limit 1G --report-dir relative" \
   "--limit 1G --report-dir $tmp/none" "--limit 1G --output $tmp/s.yaml" \
+  "--limit 1G --snapshot 30s" "--limit 1G --report-dir $tmp --snapshot often" \
   "--limit 1G --bogus" ""; do
   # shellcheck disable=SC2086
   "$LAUNCHER" cdi --output "$tmp/bad.json" $bad >"$tmp/out" 2>"$tmp/err"
@@ -126,6 +127,14 @@ is "$(cat "$tmp/err")" "cumemguard: cdi needs at least one --limit SIZE" \
 is "$(cat "$tmp/err")" \
   "cumemguard: bad value '24X' for --limit: expected a size above 0 (4GiB, 1.5GB, 512M) or a share of the device (50%)" \
   "a bad size names the value and what was expected"
+
+"$LAUNCHER" cdi --limit 1G --report-dir "$tmp" --snapshot 30s >"$tmp/out" 2>"$tmp/err"
+is "$?/$(grep -c "\"CUMEMGUARD_OPTIONS=group=cdi-1GiB,group_limit=1G,report=$tmp/cumemguard.%h.%p.json,snapshot=30s\"" "$tmp/out")" \
+  0/1 "--snapshot 30s: the containers' reports are rewritten every 30 s"
+"$LAUNCHER" cdi --limit 1G --snapshot 30s 2>"$tmp/err"
+is "$(cat "$tmp/err")" \
+  "cumemguard: --snapshot 30s needs --report-dir: a snapshot is a report" \
+  "--snapshot without --report-dir says why"
 
 mkdir "$tmp/cdi"
 "$LAUNCHER" cdi --limit 1G --output "$tmp/cdi/cumemguard.json" >"$tmp/out"

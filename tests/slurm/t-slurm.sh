@@ -8,10 +8,11 @@
 # a missing library and an unusable segment stop the step before the
 # program starts (a marker file says whether it did); the report pattern
 # gets the job id; the tasks of a job share one cap; sbatch's option caps
-# its steps; the user's own options and LD_PRELOAD are kept, the library
-# put in it as tests/preload-cases.txt says; status names the job; and no
-# segment is left in /dev/shm.  Without root, the packages or a plugin
-# build, it skips.
+# its steps; a job past its time limit leaves its report (written as
+# Slurm's SIGTERM kills it); the user's own options and LD_PRELOAD are
+# kept, the library put in it as tests/preload-cases.txt says; status
+# names the job; and no segment is left in /dev/shm.  Without root, the
+# packages or a plugin build, it skips.
 . "$srcdir/tests/integration/defs.sh"
 
 skip() {
@@ -258,6 +259,18 @@ tap $([ -n "$f" ]; echo $?) "--gpu-mem-report: a report named with the job and s
 [ -z "$f" ] || is "$(q "$f" 'r["group"]["name"]')" "slurm.$job" \
   "the report names the job's group"
 
+# ---- a job past its time limit ---------------------------------------------
+
+# At the time limit Slurm sends the step's processes SIGTERM (SIGKILL
+# KillWait later): the program writes its report as SIGTERM kills it.
+timeout 200 sbatch --wait --quiet --chdir="$tmp" -o "$tmp/late.out" --time=1 \
+  --wrap "srun --gpu-mem-limit=10M --gpu-mem-report=$tmp/late.%j.%p.json \
+    $APP alloc 3M sleep 600000" >"$tmp/out" 2>"$tmp/err"
+f=$(ls "$tmp"/late.*.json 2>/dev/null | head -n 1)
+tap $([ -n "$f" ]; echo $?) "a job past its time limit leaves its report"
+[ -z "$f" ] || is "$(q "$f" '(r["process"]["end"]["name"], r["summary"]["live_bytes"])')" \
+  "('SIGTERM', 3145728)" "written as SIGTERM killed it, with the live memory"
+
 # ---- status ----------------------------------------------------------------
 
 sr --gpu-mem-limit=10M sh -c "$APP alloc 1M sleep 3000 & sleep 1;
@@ -288,6 +301,18 @@ CUMEMGUARD_OPTIONS=limt=1G refused env "a bad CUMEMGUARD_OPTIONS" \
 plugstack default_limt=20M
 refused arg "a bad plugin argument" \
   "srun: error: cumemguard: plugstack.conf: unknown argument 'default_limt=20M'"
+
+plugstack snapshot=often
+refused snap "a bad snapshot period" \
+  "srun: error: cumemguard: plugstack.conf snapshot='often': expected a duration such as 30s, 10m or 1h, from 1s to 24h, or 0"
+
+# The site's snapshots reach the jobs that write reports.
+mkdir -p "$tmp/rd"
+plugstack report_dir="$tmp/rd" snapshot=1s
+sr --gpu-mem-limit=10M "$APP" alloc 2M
+f=$(ls "$tmp"/rd/*.json 2>/dev/null | head -n 1)
+is "$([ -n "$f" ] && q "$f" 'r["options"]["snapshot"]')" 1 \
+  "snapshot=1s in plugstack.conf: a report_dir job's reports are snapshotted"
 
 echo "required $PLUGIN library=$tmp/none.so" >"$c/plugstack.conf"
 refused lib "a missing library" \
