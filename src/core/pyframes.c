@@ -13,7 +13,9 @@
  * state comes from the runtime's TSS key (the one PyGILState uses, set for
  * every thread that ever ran Python and kept while the GIL is released),
  * read from _PyRuntime at the version's offset and looked up with
- * pthread_getspecific.  Even so every read is checked: pointers must be
+ * pthread_getspecific; in 3.11, where the TSS keeps the main interpreter's
+ * state, a sub-interpreter's state that this thread runs is taken instead
+ * (running_state).  Even so every read is checked: pointers must be
  * aligned user-space addresses, code objects must have &PyCode_Type as
  * their type, offsets must fall inside the code, the walk is bounded and
  * stops at a frame that points to itself.  A wrong Python stack is
@@ -43,10 +45,12 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/pyframes.h"
 #include "core/pyline.h"
+#include "core/unwind.h"
 
 /* Python frames kept per capture, at most.  Of a deeper chain the
  * innermost PY_MAX - PY_OUTER and the outermost PY_OUTER are kept (the
@@ -58,24 +62,30 @@
  * feet (no GIL is held) may loop. */
 #define PY_STEPS 4096
 #define NONE ((size_t)-1)
-#define OWNED_BY_CSTACK 3 /* _PyFrameOwner, 3.12 and 3.13 */
+#define OWNED_BY_GENERATOR 1 /* _PyFrameOwner, 3.11 to 3.13 */
+#define OWNED_BY_CSTACK 3    /* 3.12 and 3.13 */
 
 struct layout {
   unsigned minor;
-  size_t tss_key;       /* _PyRuntimeState: the gilstate Py_tss_t */
-  size_t ts_cframe;     /* PyThreadState.cframe; NONE from 3.13 */
-  size_t current_frame; /* in the _PyCFrame, or (3.13) the state */
+  size_t tss_key;        /* _PyRuntimeState: the gilstate Py_tss_t */
+  size_t rt_running;     /* 3.11: gilstate.tstate_current; NONE after */
+  size_t rt_last_holder; /* 3.11: ceval.gil.last_holder; NONE after */
+  size_t ts_cframe;      /* PyThreadState.cframe; NONE from 3.13 */
+  size_t current_frame;  /* in the _PyCFrame, or (3.13) the state */
   size_t fr_code, fr_previous, fr_instr, fr_owner;
   size_t fr_is_entry; /* 3.11 only; NONE after */
   size_t co_filename, co_qualname, co_linetable, co_firstlineno;
   size_t co_version; /* NONE in 3.11 */
   size_t co_code;    /* co_code_adaptive */
+  size_t co_firsttraceable;
   struct cmg__py_objects objects;
 };
 
 static const struct layout layouts[] = {
   { .minor = 11,
     .tss_key = 592,
+    .rt_running = 576,
+    .rt_last_holder = 368,
     .ts_cframe = 56,
     .current_frame = 8,
     .fr_code = 32,
@@ -89,12 +99,15 @@ static const struct layout layouts[] = {
     .co_firstlineno = 72,
     .co_version = NONE,
     .co_code = 184,
+    .co_firsttraceable = 168,
     .objects = { .ascii_size = 48,
                  .compact_size = 72,
                  .compact_utf8 = 56,
                  .compact_utf8_length = 48 } },
   { .minor = 12,
     .tss_key = 1544,
+    .rt_running = NONE,
+    .rt_last_holder = NONE,
     .ts_cframe = 56,
     .current_frame = 0,
     .fr_code = 0,
@@ -108,6 +121,7 @@ static const struct layout layouts[] = {
     .co_firstlineno = 68,
     .co_version = 92,
     .co_code = 192,
+    .co_firsttraceable = 176,
     .objects = { .ascii_size = 40,
                  .compact_size = 56,
                  .compact_utf8 = 48,
@@ -115,6 +129,8 @@ static const struct layout layouts[] = {
   /* What 3.13's debug offsets give is overwritten from them. */
   { .minor = 13,
     .tss_key = 2160,
+    .rt_running = NONE,
+    .rt_last_holder = NONE,
     .ts_cframe = NONE,
     .current_frame = 72,
     .fr_code = 0,
@@ -128,6 +144,7 @@ static const struct layout layouts[] = {
     .co_firstlineno = 68,
     .co_version = 92,
     .co_code = 200,
+    .co_firsttraceable = 184,
     .objects = { .ascii_size = 40,
                  .compact_size = 56,
                  .compact_utf8 = 48,
@@ -221,6 +238,9 @@ read_debug_offsets(unsigned long hex)
   L.co_linetable = d[DBG_CO_LINETABLE];
   L.co_firstlineno = d[DBG_CO_FIRSTLINENO];
   L.co_code = d[DBG_CO_CODE_ADAPTIVE];
+  /* Not published, but the code object ends with int _co_firsttraceable,
+   * void *co_extra, then the code, in 3.11 to 3.13. */
+  L.co_firsttraceable = L.co_code - 16;
   L.objects.ascii_size = d[DBG_UNICODE_ASCII_SIZE];
   return true;
 }
@@ -322,6 +342,42 @@ word_at(uintptr_t p, size_t off)
   return *(const uintptr_t *)(p + off);
 }
 
+/* Copies n bytes at p into out, true when they could be read: a system
+ * call that fails where a load would fault. */
+static bool
+read_checked(uintptr_t p, void *out, size_t n)
+{
+  struct iovec here = { out, n }, there = { (void *)p, n };
+  return process_vm_readv(getpid(), &here, 1, &there, 1, 0) == (ssize_t)n;
+}
+
+/* 3.11: the state the calling thread runs, when it is not ts, the TSS's.
+ * The TSS holds the thread's main-interpreter state; one that runs a
+ * sub-interpreter (PyThreadState_Swap) is the runtime's tstate_current
+ * while it holds the GIL, and the GIL's last_holder once it released it
+ * (drop_gil sets it, for sub-interpreters) until another thread takes the
+ * GIL.  Either may be another thread's, and last_holder one since freed,
+ * so the state is read with read_checked and taken only when its _PyCFrame
+ * lies on this thread's stack above this call: then it belongs to a C frame
+ * of the eval loop this thread is inside now, whose frames cannot change
+ * while we run.  Else ts. */
+static uintptr_t
+running_state(uintptr_t ts)
+{
+  uintptr_t s = __atomic_load_n((const uintptr_t *)(runtime + L.rt_running),
+                                __ATOMIC_RELAXED);
+  if (s == 0)
+    s = __atomic_load_n((const uintptr_t *)(runtime + L.rt_last_holder),
+                        __ATOMIC_RELAXED);
+  uintptr_t cframe, sp = (uintptr_t)__builtin_frame_address(0);
+  if (s == ts || !is_pointer(s) ||
+      !read_checked(s + L.ts_cframe, &cframe, sizeof(cframe)) ||
+      !is_pointer(cframe) || cframe <= sp ||
+      cframe + L.current_frame + sizeof(uintptr_t) > cmg__stack_top())
+    return ts;
+  return s;
+}
+
 /* The calling thread's innermost frame, or 0. */
 static uintptr_t
 current_frame(void)
@@ -330,6 +386,8 @@ current_frame(void)
   if (tss[0] != 1)
     return 0;
   uintptr_t ts = (uintptr_t)pthread_getspecific((pthread_key_t)tss[1]);
+  if (L.rt_running != NONE)
+    ts = running_state(ts);
   if (!is_pointer(ts))
     return 0;
   if (L.ts_cframe != NONE) {
@@ -349,9 +407,14 @@ mix(uint64_t h, uint64_t v)
 }
 
 /* The site of a frame's code at its current instruction; 0 for a frame
- * that is not a code object's, or not yet started (Python's tracebacks
- * leave those out too); CMG__PY_NO_ROOM for one whose site the table has
- * no room to name. */
+ * that is not a code object's, or one CPython's own walkers (tracebacks,
+ * sys._getframe, PyFrame_GetBack) pass over as incomplete: not a
+ * generator's, and its instruction before the code's _co_firsttraceable
+ * (_PyFrame_IsIncomplete, the same test in 3.11 to 3.13, 3.13 adding the
+ * C stack's shims, which is_shim takes).  That is a frame not yet started,
+ * or 3.13's __init__ shim (_Py_InitCleanup), which a specialized class call
+ * pushes between the caller and __init__.  CMG__PY_NO_ROOM for one whose
+ * site the table has no room to name. */
 static uint32_t
 site_of(uintptr_t f)
 {
@@ -359,8 +422,12 @@ site_of(uintptr_t f)
   if (!is_pointer(code) || word_at(code, 8) != code_type)
     return 0;
   intptr_t units = *(const intptr_t *)(code + 16); /* ob_size */
-  intptr_t lasti =
-      ((intptr_t)word_at(f, L.fr_instr) - (intptr_t)(code + L.co_code)) / 2;
+  intptr_t at = (intptr_t)word_at(f, L.fr_instr) - (intptr_t)(code + L.co_code);
+  int first = *(const int *)(code + L.co_firsttraceable);
+  if (*(const unsigned char *)(f + L.fr_owner) != OWNED_BY_GENERATOR &&
+      at < (intptr_t)first * 2)
+    return 0;
+  intptr_t lasti = at / 2;
   if (lasti < 0 || lasti >= units)
     return 0;
   struct cmg__py_where w = {
@@ -377,8 +444,18 @@ site_of(uintptr_t f)
   uint64_t h = mix(mix(w.qualname, w.filename), w.linetable);
   h = mix(h, (uint64_t)units << 32 | (uint32_t)w.firstlineno);
   h = mix(h, word_at(w.linetable, 16));
-  if (L.co_version != NONE)
+  /* A code object freed and another made at its address: 3.12 and later
+   * number every code object (co_version); 3.11 does not, so its names
+   * tell them apart, read on every capture and so only there: the
+   * qualified name's bytes where Python has no hash of it, the file name's
+   * hash or length alone (reading both names' bytes on every frame of
+   * every capture almost doubled what Python frames cost). */
+  if (L.co_version != NONE) {
     h = mix(h, *(const uint32_t *)(code + L.co_version));
+  } else {
+    h = mix(h, cmg__py_str_hash(&L.objects, w.qualname, true));
+    h = mix(h, cmg__py_str_hash(&L.objects, w.filename, false));
+  }
   w.fingerprint = h;
   return cmg__py_site(&L.objects, &w);
 }

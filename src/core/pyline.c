@@ -8,9 +8,12 @@
  * file name and location table can be read, and the line is decoded once.
  * Later captures only look it up by (code, offset, fingerprint): a code
  * object freed and another allocated at its address differs in the
- * fingerprint (its strings' and table's addresses, first line, sizes and,
- * from 3.12, its serial co_version), so it gets a site of its own instead of
- * the stale name.
+ * fingerprint (its strings' and table's addresses, its qualified and file
+ * names' lengths and first and last bytes, first line, sizes and, from
+ * 3.12, its serial co_version), so it gets a site of its own instead of the
+ * stale name: in 3.11, without co_version, a function of the same shape
+ * made in a loop often takes a freed one's code object, strings and table
+ * addresses all at once, and only the name's content tells them apart.
  *
  * Like stacks.c: found lock-free through an open-addressing table of atomic
  * pointers, inserted under one mutex, memory from mmap only (never malloc:
@@ -121,6 +124,45 @@ copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
     n += put_utf8(utf8 + n, c > 0x10ffff ? '?' : c);
   }
   cmg__text_escape(dst, cap, utf8, n);
+}
+
+/* Bytes of a string's data that its hash reads from each end: enough to
+ * tell apart the names a program makes in a loop (f001, f002) and file
+ * names that share a long directory. */
+#define STR_ENDS 32
+/* A longer string's length is not trusted to find its end: only its first
+ * bytes are read. */
+#define STR_TAIL_MAX 4096
+
+uint64_t
+cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s, bool bytes)
+{
+  if (s == 0 || word_at(s, 8) != o->unicode_type)
+    return 0;
+  int64_t len = *(const int64_t *)(s + 16);
+  /* The string's own hash, where Python computed it (every interned name
+   * has it): one load rather than its bytes. */
+  int64_t cached = *(const int64_t *)(s + 24);
+  if (cached != -1 || !bytes)
+    return (uint64_t)cached ^ (uint64_t)len << 40;
+  uint32_t state = *(const uint32_t *)(s + 32);
+  unsigned kind = state >> 2 & 7;
+  bool compact = state >> 5 & 1, ascii = state >> 6 & 1;
+  if (!compact || len < 0 || (kind != 1 && kind != 2 && kind != 4))
+    return 0;
+  const unsigned char *data =
+      (const unsigned char *)(s + (ascii ? o->ascii_size : o->compact_size));
+  uint64_t n = (uint64_t)len * kind;
+  uint64_t ends[2 * STR_ENDS / 8] = { 0 };
+  memcpy(ends, data, n < STR_ENDS ? n : STR_ENDS);
+  if (n > STR_ENDS && n <= STR_TAIL_MAX)
+    memcpy((char *)ends + STR_ENDS, data + n - STR_ENDS, STR_ENDS);
+  uint64_t h = (uint64_t)len << 3 | kind;
+  for (size_t i = 0; i < sizeof(ends) / 8; i++) {
+    h = (h ^ ends[i]) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  return h;
 }
 
 /* ---- location tables -------------------------------------------------- */

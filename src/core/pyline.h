@@ -32,6 +32,14 @@ struct cmg__py_where {
   int firstlineno;
 };
 
+/* A hash of str object s for a fingerprint: the hash Python keeps in it
+ * when it has computed one, else (with bytes) of its length and first and
+ * last bytes, else of its length alone; 0 for anything but a compact
+ * string.  Reads at most 64 bytes of its data, and its last bytes only
+ * when it is short enough to trust its length. */
+uint64_t cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s,
+                          bool bytes);
+
 /* What cmg__py_site() returns for a site it cannot name: the table is
  * full or cannot be mapped.  Never an id. */
 #define CMG__PY_NO_ROOM UINT32_MAX

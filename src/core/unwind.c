@@ -423,6 +423,15 @@ find_stack(void)
   return r;
 }
 
+uintptr_t
+cmg__stack_top(void)
+{
+  struct range stack = stack_of_thread;
+  if (stack.lo == 0)
+    stack = find_stack();
+  return stack.hi == UINTPTR_MAX ? 0 : stack.hi;
+}
+
 /* fp mode: frame pointers wherever they lead, within bounds.  Returns the
  * number of frames. */
 static int

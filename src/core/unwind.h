@@ -44,6 +44,10 @@ cmg__unwind(uintptr_t *ips, int max)
   return unw_backtrace((void **)ips, max);
 }
 
+/* The end (highest address) of the calling thread's stack, found once per
+ * thread; 0 when unknown. */
+uintptr_t cmg__stack_top(void);
+
 /* In a forked child, before anything else runs. */
 void cmg__unwind_after_fork(void);
 

@@ -8,6 +8,17 @@ names are not plain UTF-8, for tests/integration/t-python-names.sh.
   pynames.py many N           N allocations (rounded up to a hundred),
                               each freed, from as many distinct lines, then
                               a leak (1 MiB) from one more
+  pynames.py reuse N          N functions f000, f001, ... of one shape, each
+                              made, called once (function i leaks i + 1
+                              pages), deleted and collected in turn, so that
+                              their code objects take each other's addresses
+  pynames.py sub              a leak (1 MiB) from alloc < sub_leaf < sub_mid
+                              in a sub-interpreter; exits 77 where there are
+                              no sub-interpreters or no ctypes in them
+  pynames.py init N           N leaks (1 MiB) from Derived.__init__, one
+                              call site, in a loop that specializes the call
+                              (the allocations of its first calls, which run
+                              through other C frames, are freed)
 """
 import ctypes
 import os
@@ -60,9 +71,93 @@ def many(n):
     scope["last"](rt.cudaMalloc, ctypes.byref(p))
 
 
+def reuse(n):
+    import gc
+    for i in range(n):
+        # Same length names, same body: only the constant differs.
+        src = "def f%03d(m, r):\n    m(r, %d)\n" % (i, (i + 1) * 4096)
+        scope = {}
+        exec(compile(src, "<reuse>", "exec"), scope)
+        p = ctypes.c_void_p()
+        scope["f%03d" % i](rt.cudaMalloc, ctypes.byref(p))
+        del scope, src
+        gc.collect()
+
+
+SUB = """
+import ctypes
+rt = ctypes.CDLL("libcudart.so.13")
+rt.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+def alloc(size):
+    p = ctypes.c_void_p()
+    assert rt.cudaMalloc(ctypes.byref(p), size) == 0
+def sub_leaf():
+    alloc(1 << 20)
+def sub_mid():
+    sub_leaf()
+sub_mid()
+"""
+
+
+def sub():
+    try:
+        import _xxsubinterpreters as interpreters
+    except ImportError:
+        try:
+            import _interpreters as interpreters
+        except ImportError:
+            sys.exit(77)
+    # Legacy settings where there is a choice: ctypes is not made for an
+    # isolated one.
+    for how in ({"config": "legacy"}, {"isolated": False}, {}):
+        try:
+            interp = interpreters.create(**how)
+            break
+        except (TypeError, ValueError):
+            pass
+    try:
+        ctypes_ok = "import ctypes\n"
+        if hasattr(interpreters, "exec"):
+            err = interpreters.exec(interp, ctypes_ok)
+            if err is not None:
+                sys.exit(77)
+            err = interpreters.exec(interp, SUB)
+            assert err is None, err
+        else:
+            try:
+                interpreters.run_string(interp, ctypes_ok)
+            except Exception:
+                sys.exit(77)
+            interpreters.run_string(interp, SUB)
+    finally:
+        interpreters.destroy(interp)
+
+
+class Base:
+    pass
+
+
+class Derived(Base):
+    def __init__(self):
+        self.p = alloc(MiB)
+
+
+def init(n):
+    for i in range(n + 10):
+        d = Derived()
+        if i < 10:
+            rt.cudaFree(d.p)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "names":
         names(sys.argv[2])
+    elif sys.argv[1] == "reuse":
+        reuse(int(sys.argv[2]))
+    elif sys.argv[1] == "sub":
+        sub()
+    elif sys.argv[1] == "init":
+        init(int(sys.argv[2]))
     else:
         many(int(sys.argv[2]))
     sys.exit(0)

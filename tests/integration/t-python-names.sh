@@ -7,6 +7,11 @@
 # (docs/report-format.md); the report validates and the reader takes it.
 # Past the 32768 distinct sites the library names, a frame is left out as a
 # cut, its stack marked truncated, and python.sites_dropped counts it.
+# Under each version too: functions of one shape made and freed in turn,
+# whose code objects reuse each other's addresses, each name their own
+# allocation; an allocation in a sub-interpreter names the sub-interpreter's
+# functions (where sub-interpreters load ctypes); and a class call that the
+# interpreter specializes leaves no frame of its own in the stack.
 . "$srcdir/tests/integration/defs.sh"
 PY=$srcdir/tests/integration/pynames.py
 PYENV=${PYENV_ROOT:-$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")}/versions
@@ -66,6 +71,61 @@ run_version() {
   is "$?" 0 "$name: cumemguard-report reads it"
   is "$(grep -c -F -e 'bad\xed\xb3\xbf' -e 'a\x00b' "$tmp/out")" 2 \
     "$name: and shows the names as written"
+  run_reuse "$name" "$python"
+  run_sub "$name" "$python"
+  run_init "$name" "$python"
+}
+
+# pyframes REPORT EXPR: EXPR over each leak's allocation sizes and Python
+# frames (function, file, line), innermost first, as `leaks`.
+pyframes() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+stacks = {s["id"]: s for s in r["stacks"]}
+def py(sid):
+    return [(r["frames"][f]["function"], r["frames"][f]["file"],
+             r["frames"][f].get("line"))
+            for f in stacks[sid]["frames"] if r["frames"][f].get("lang")]
+leaks = [([a["bytes"] for a in l["allocations"]], py(l["stack"]))
+         for l in r["leaks"]]
+print(eval(sys.argv[2]))
+PY
+}
+
+run_reuse() {
+  R=$tmp/$1-reuse.json
+  hguard "--report $R" "$2" "$PY" reuse 200
+  is "$rc" 0 "$1: functions made and freed in turn run"
+  is "$(pyframes "$R" 'sorted(set(("f%03d" % (b // 4096 - 1), f[0][0])
+    for bs, f in leaks for b in bs if f[0][0] != "f%03d" % (b // 4096 - 1)))[:5]')" \
+    "[]" "$1: each allocation names the function that made it"
+  is "$(pyframes "$R" 'sum(len(bs) for bs, f in leaks)')" 200 \
+    "$1: all 200 allocations are reported"
+}
+
+run_sub() {
+  R=$tmp/$1-sub.json
+  hguard "--report $R" "$2" "$PY" sub
+  if [ "$rc" -eq 77 ]; then
+    echo "# skip $1: no sub-interpreters that load ctypes"
+    return
+  fi
+  is "$rc" 0 "$1: a sub-interpreter allocates"
+  is "$(pyframes "$R" '[[n for n, _, _ in f[:3]] for bs, f in leaks]')" \
+    "[['alloc', 'sub_leaf', 'sub_mid']]" \
+    "$1: its allocation names the sub-interpreter's frames"
+}
+
+run_init() {
+  R=$tmp/$1-init.json
+  hguard "--report $R" "$2" "$PY" init 100
+  is "$rc" 0 "$1: 100 class calls allocate"
+  is "$(pyframes "$R" '[(len(bs), [n for n, _, _ in f[:3]]) for bs, f in leaks]')" \
+    "[(100, ['alloc', 'Derived.__init__', 'init'])]" \
+    "$1: one leak group, the call's frames only"
+  is "$(pyframes "$R" '[x for bs, f in leaks for x in f if x[1] == "__init__"]')" \
+    "[]" "$1: no frame of the interpreter's own"
 }
 
 run_version debian-3.11 /usr/bin/python3.11
