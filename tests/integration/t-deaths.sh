@@ -20,6 +20,10 @@ died() {
   got=$(cd "$tmp/guarded" && $WAIT "$LAUNCHER" --report "$tmp/r.json" -- \
     "$SIM/app_driver" "$@" 2>/dev/null | tail -n 1)
   is "$got/$bare" "$want/$want" "$name: dies as it does without us ($want)"
+  if [ -e "$tmp/r.json" ]; then
+    "$top_builddir/cumemguard-report" "$tmp/r.json" >"$tmp/summary" 2>&1
+    is "$?" 0 "$name: cumemguard-report reads the report"
+  fi
 }
 
 mkdir -p "$tmp/bare" "$tmp/guarded"
