@@ -42,6 +42,7 @@
 #include "reader/show.h"
 #include "reader/tool.h"
 #include "reader/view.h"
+#include "reader/xml.h"
 
 #define SIZE_BUF 32
 
@@ -311,34 +312,6 @@ cmg__tool_folded(FILE *f, const struct cmg__tool_view *v,
 
 /* ---- SVG ---------------------------------------------------------------- */
 
-/* Writes at most max_bytes of s (cut at a character boundary), escaped. */
-static void
-put_escaped(FILE *f, const char *s, size_t max_bytes)
-{
-  for (size_t i = 0; s[i] != '\0' && i < max_bytes; i++) {
-    switch (s[i]) {
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    case '\'':
-      fputs("&apos;", f);
-      break;
-    default:
-      fputc(s[i], f);
-      break;
-    }
-  }
-}
-
 /* Bytes of the first `chars` characters of UTF-8 s. */
 static size_t
 char_prefix(const char *s, size_t chars)
@@ -415,7 +388,7 @@ box(struct drawing *d, const char *label, unsigned kind, bool site,
 
   color(label, kind, fill, sizeof(fill));
   fprintf(d->f, "<g><title>");
-  put_escaped(d->f, label, SIZE_MAX);
+  cmg__tool_put_xml(d->f, label, SIZE_MAX);
   fprintf(d->f, ": %s in %" PRIu64 " %s (%" PRIu64 " bytes, %.2f%%)</title>",
           cmg__format_size(bytes, size, sizeof(size)), count,
           cmg__tool_plural(count, "allocation", "allocations"), bytes,
@@ -432,9 +405,9 @@ box(struct drawing *d, const char *label, unsigned kind, bool site,
 
     fprintf(d->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 11.5);
     if (chars <= fit) {
-      put_escaped(d->f, label, SIZE_MAX);
+      cmg__tool_put_xml(d->f, label, SIZE_MAX);
     } else {
-      put_escaped(d->f, label, char_prefix(label, fit - 2));
+      cmg__tool_put_xml(d->f, label, char_prefix(label, fit - 2));
       fputs("..", d->f);
     }
     fputs("</text>", d->f);
@@ -480,7 +453,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
    * anything XML refuses. */
   char *title =
       cmg__tool_clean_string(o->title != NULL ? o->title : titles[o->weight]);
-  put_escaped(d->f, title != NULL ? title : "", SIZE_MAX);
+  cmg__tool_put_xml(d->f, title != NULL ? title : "", SIZE_MAX);
   free(title);
   fprintf(d->f,
           "</text>\n<text x=\"%u\" y=\"42\" text-anchor=\"middle\">"
@@ -493,7 +466,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
   if (v->n_sources == 1) {
     fprintf(d->f, "process %ld, ", v->sources[0].pid);
     char *file = cmg__tool_clean_string(v->sources[0].file);
-    put_escaped(d->f, file != NULL ? file : "", SIZE_MAX);
+    cmg__tool_put_xml(d->f, file != NULL ? file : "", SIZE_MAX);
     free(file);
   } else {
     fprintf(d->f, "%zu processes", v->n_sources);

@@ -26,7 +26,8 @@ TOOL_C = \
 	src/reader/raw.c \
 	src/reader/timeline.c \
 	src/reader/pprof.c \
-	src/reader/plot.c
+	src/reader/plot.c \
+	src/reader/xml.c
 TOOL_H = \
 	src/reader/tool.h \
 	src/reader/check.h \
@@ -50,7 +51,8 @@ TOOL_H = \
 	src/reader/raw.h \
 	src/reader/timeline.h \
 	src/reader/pprof.h \
-	src/reader/plot.h
+	src/reader/plot.h \
+	src/reader/xml.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 # pprof's protocol buffer code, generated from profile.proto in the build
 # tree (so a read-only source tree, as in distcheck, builds too).

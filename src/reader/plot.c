@@ -4,12 +4,14 @@
  * points' max as steps, filled), the least where it differs (a line), the
  * limit (a dashed line), the peak (a dot, labelled) and each denial (a red
  * mark with its details as a tooltip), on axes in seconds and in binary
- * units.  Every text that comes from the report goes through esc(), so the
- * file stays well-formed XML whatever a path or an API name holds.
+ * units.  Every text that comes from the report goes through
+ * cmg__tool_put_xml(), so the file stays well-formed XML whatever a path
+ * or an API name holds.
  */
 #include "config.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@
 #include "reader/run.h"
 #include "reader/series.h"
 #include "reader/tool.h"
+#include "reader/xml.h"
 
 #define WIDTH 900
 #define PANEL 280 /* height of a device's panel */
@@ -34,33 +37,6 @@ struct frame {
   double t_max;          /* seconds at x1 */
   double b_max;          /* bytes at y0 */
 };
-
-/* Text as XML character data or an attribute value. */
-static void
-esc(FILE *f, const char *s)
-{
-  for (; *s; s++) {
-    switch (*s) {
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    case '\'':
-      fputs("&apos;", f);
-      break;
-    default:
-      fputc(*s, f);
-    }
-  }
-}
 
 static double
 x_of(const struct frame *fr, double t)
@@ -106,7 +82,8 @@ axes(FILE *f, const struct frame *fr)
             fr->x0, y, fr->x1, y);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", fr->x0 - 6,
             y + 4);
-    esc(f, cmg__format_size((uint64_t)b, label, sizeof(label)));
+    cmg__tool_put_xml(f, cmg__format_size((uint64_t)b, label, sizeof(label)),
+                      SIZE_MAX);
     fputs("</text>\n", f);
   }
   step = nice_step(fr->t_max, 1e-6);
@@ -165,7 +142,7 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
             "y2=\"%.1f\"/>\n<text class=\"limit\" x=\"%.1f\" y=\"%.1f\" "
             "text-anchor=\"end\">limit ",
             fr->x0, y, fr->x1, y, fr->x1 - 4, y - 5);
-    esc(f, cmg__format_size(limit, a, sizeof(a)));
+    cmg__tool_put_xml(f, cmg__format_size(limit, a, sizeof(a)), SIZE_MAX);
     fputs("</text>\n", f);
   }
   double x = x_of(fr, s->peak_time);
@@ -176,7 +153,7 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
           "peak ",
           x, y, x + (x > (fr->x0 + fr->x1) / 2 ? -8 : 8), y - 8,
           x > (fr->x0 + fr->x1) / 2 ? "end" : "start");
-  esc(f, cmg__format_size(s->peak_bytes, a, sizeof(a)));
+  cmg__tool_put_xml(f, cmg__format_size(s->peak_bytes, a, sizeof(a)), SIZE_MAX);
   fprintf(f, " at %.3f s</text>\n", s->peak_time);
   for (size_t i = 0; i < r->n_denials; i++) {
     const struct cmg__tool_rdenial *d = &r->denials_list[i];
@@ -186,13 +163,16 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
     x = x_of(fr, d->comp.time);
     y = y_of(fr, (double)d->live_bytes);
     fprintf(f, "<g class=\"denial\"><title>denied ");
-    esc(f, d->api);
+    cmg__tool_put_xml(f, d->api, SIZE_MAX);
     fputs(" of ", f);
-    esc(f, cmg__format_size(d->requested_bytes, a, sizeof(a)));
+    cmg__tool_put_xml(f, cmg__format_size(d->requested_bytes, a, sizeof(a)),
+                      SIZE_MAX);
     fputs(" with ", f);
-    esc(f, cmg__format_size(d->live_bytes, b, sizeof(b)));
+    cmg__tool_put_xml(f, cmg__format_size(d->live_bytes, b, sizeof(b)),
+                      SIZE_MAX);
     fprintf(f, " in use, at %.6f s, from ", d->comp.time);
-    esc(f, cmg__tool_raw_stack(r, d->stack, 4, stack, sizeof(stack)));
+    cmg__tool_put_xml(
+        f, cmg__tool_raw_stack(r, d->stack, 4, stack, sizeof(stack)), SIZE_MAX);
     fprintf(f,
             "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
             "y2=\"%.1f\"/><path d=\"M%.1f %.1f l-5 -9 l10 0 Z\"/></g>\n",
@@ -224,7 +204,7 @@ panel(FILE *f, const struct cmg__tool_report *r,
           "<g class=\"device\" data-device=\"%d\">\n<text x=\"%.1f\" "
           "y=\"%.1f\" class=\"panel\">",
           s->device, fr.x0, fr.y0 - 8);
-  esc(f, label);
+  cmg__tool_put_xml(f, label, SIZE_MAX);
   fputs("</text>\n", f);
   envelope(f, &fr, s);
   axes(f, &fr);
@@ -261,9 +241,9 @@ plot(FILE *f, const struct cmg__tool_report *r)
   snprintf(title, sizeof(title), "Memory over time: %s, pid %ld", r->file,
            r->pid);
   fputs("<text x=\"10\" y=\"24\" font-size=\"16\">", f);
-  esc(f, title);
+  cmg__tool_put_xml(f, title, SIZE_MAX);
   fputs("</text>\n<text x=\"10\" y=\"40\" fill=\"#555\">", f);
-  esc(f, r->command ? r->command : "");
+  cmg__tool_put_xml(f, r->command ? r->command : "", SIZE_MAX);
   fputs("</text>\n", f);
   for (size_t i = 0; i < t->n_series; i++)
     panel(f, r, &t->series[i], t_max, (int)i);
