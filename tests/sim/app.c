@@ -12,8 +12,9 @@
  * The interpreter calls CUDA only through the backend table; it looks up
  * the simulated driver's cmgsim_stats and the interposer's cmg_* functions
  * with dlsym, because neither is linked in.  The optional operations (VMM,
- * pools, arrays, host memory, contexts, IPC, NVML...) are in app_ops.c;
- * this file parses them and hands them over.
+ * pools, arrays, host memory, contexts, IPC...) are in app_ops.c, NVML's
+ * in app_nvml.c, and streams, capture and graphs in app_graph.c; this
+ * file parses them and hands them over.
  *
  * `site` and `deep` allocate through exported functions of known names
  * (cmgtest_*), so that report tests can look for them in stack traces: the
@@ -122,6 +123,7 @@ static const struct spec specs[] = {
   { "hostalloc", OP_HOSTALLOC, "Se", true, 0 },
   { "host_free", OP_HOST_FREE, "I", false, 0 },
   { "hoststats", OP_HOSTSTATS, "", false, 0 },
+  { "ctxstats", OP_CTXSTATS, "N", false, 0 },
   { "ctx_create", OP_CTX_CREATE, "", false, 'c' },
   { "ctx_destroy", OP_CTX_DESTROY, "C", false, 0 },
   { "ctx_primary", OP_CTX_PRIMARY, "", false, 0 },
@@ -139,6 +141,7 @@ static const struct spec specs[] = {
   { "nvml2", OP_NVML2, "N", false, 0 },
   { "nvml_uuid", OP_NVML_UUID, "N", false, 0 },
   { "nvml_count", OP_NVML_COUNT, "", false, 0 },
+  { "nvml_procs", OP_NVML_PROCS, "Ne", false, 0 },
   { "uuid", OP_UUID, "N", false, 0 },
   { "count", OP_COUNT, "", false, 0 },
   { "entry", OP_ENTRY, "WNe", false, 0 },
@@ -248,6 +251,9 @@ parse(int argc, char **argv)
     for (size_t k = 0; k < sizeof(specs) / sizeof(specs[0]); k++)
       if (strcmp(specs[k].name, argv[w]) == 0)
         sp = &specs[k];
+    for (size_t k = 0; sp == NULL && k < app_graph_nspecs; k++)
+      if (strcmp(app_graph_specs[k].name, argv[w]) == 0)
+        sp = &app_graph_specs[k];
     if (sp == NULL)
       bad(w, argv[w], "unknown operation");
     if (sp->kind == OP_GETPROC && app_be->getproc == NULL)
@@ -315,6 +321,12 @@ parse(int argc, char **argv)
         if (!ok)
           bad(w, t, "expected a signal name such as USR1 or KILL");
         break;
+      default: {
+        const char *msg = app_graph_arg(a, t, &v);
+        if (msg != NULL)
+          bad(w, t, msg);
+        break;
+      }
       }
       if (!ok)
         bad(w, t, a == 'S' ? "expected a size (bytes, or with K/M/G/T)"
@@ -328,6 +340,9 @@ parse(int argc, char **argv)
       bad(opword + 1, argv[opword + 1], "expected a site from 1 to 3");
     if (sp->kind == OP_DEEP && (op->arg[0] < 1 || op->arg[0] > DEEP_MAX))
       bad(opword + 1, argv[opword + 1], "expected a depth from 1 to 4096");
+    if (sp->kind == OP_NVML_PROCS && op->nargs > 1 &&
+        op->arg[1] > APP_NVML_PROCS_MAX)
+      bad(opword + 2, argv[opword + 2], "expected room for 0 to 16 entries");
     /* The kernel keeps 15 bytes of a thread's name. */
     if ((sp->kind == OP_NAME || sp->kind == OP_THREAD) &&
         (op->word[0] == '\0' || strlen(op->word) > 15))
@@ -338,6 +353,7 @@ parse(int argc, char **argv)
       op->number = npools++;
     if (sp->numbers == 'c')
       op->number = nctxs++;
+    app_graph_number(op);
     if (sp->kind == OP_PITCH && op->arg[2] == 0)
       op->arg[2] = 4;
     if (sp->kind == OP_FORK || sp->kind == OP_THREAD)
@@ -362,7 +378,7 @@ parse(int argc, char **argv)
   for (int i = 0; app_slots != NULL && i < nallocs; i++)
     app_slots[i].fd = -1;
   if (app_ptrs == NULL || app_slots == NULL || app_pools == NULL ||
-      app_ctxs == NULL) {
+      app_ctxs == NULL || !app_graph_tables()) {
     perror(prog);
     exit(EXIT_BAD_SCRIPT);
   }

@@ -29,6 +29,14 @@ struct app_array {
   unsigned int channels;
 };
 
+/* What graph_nodes counts of a graph's nodes. */
+struct app_graph_nodes {
+  size_t n;
+  size_t alloc;
+  size_t free;
+  uint64_t bytes; /* of the allocation nodes */
+};
+
 /* The NVML functions the nvml operations call. */
 struct app_nvml {
   __typeof__(nvmlInit_v2) *init;
@@ -37,6 +45,7 @@ struct app_nvml {
   __typeof__(nvmlDeviceGetUUID) *uuid;
   __typeof__(nvmlDeviceGetMemoryInfo) *memory;
   __typeof__(nvmlDeviceGetMemoryInfo_v2) *memory_v2;
+  __typeof__(nvmlDeviceGetComputeRunningProcesses_v3) *procs;
 };
 
 struct app_backend {
@@ -112,6 +121,33 @@ struct app_backend {
   int (*ext_destroy)(uint64_t ext);
   int (*entry)(const char *symbol, int version, unsigned long long flags,
                bool ptsz, void **fn, int *status);
+  /* Streams, capture and graphs (app_graph.c).  Streams, graphs and
+   * executables travel as uint64_t too; stream 0 is the NULL stream, 1
+   * and 2 CUDA's legacy and per-thread handles.  Modes and statuses are
+   * CUDA's numbers (0 global, 1 thread-local, 2 relaxed; 0 none, 1
+   * active, 2 invalidated). */
+  int (*stream_create)(uint64_t *stream);
+  int (*stream_destroy)(uint64_t stream);
+  int (*stream_sync)(uint64_t stream);
+  int (*capture_begin)(uint64_t stream, int mode);
+  int (*capture_end)(uint64_t stream, uint64_t *graph);
+  int (*capture_status)(uint64_t stream, int *status);
+  int (*alloc_on)(uint64_t stream, size_t size, uint64_t *ptr);
+  int (*free_on)(uint64_t stream, uint64_t ptr);
+  int (*graph_create)(uint64_t *graph);
+  int (*graph_destroy)(uint64_t graph);
+  /* An allocation node on device `dev`; its address goes to *ptr. */
+  int (*graph_alloc)(uint64_t graph, int dev, size_t size, uint64_t *ptr);
+  int (*graph_free)(uint64_t graph, uint64_t ptr);
+  int (*graph_nodes)(uint64_t graph, struct app_graph_nodes *out);
+  int (*instantiate)(uint64_t graph, bool auto_free, uint64_t *exec);
+  int (*instantiate_params)(uint64_t graph, bool auto_free, uint64_t *exec);
+  int (*graph_run)(uint64_t exec, uint64_t stream, bool launch); /* or upload */
+  int (*exec_destroy)(uint64_t exec);
+  int (*graph_trim)(int dev);
+  /* used, used_high, reserved, reserved_high */
+  int (*graph_mem)(int dev, uint64_t out[4]);
+  int (*graph_mem_reset)(int dev);
   /* NVML as this program reaches it; NULL: dlopen("libnvidia-ml.so.1")
    * and dlsym, done by app.c. */
   const struct app_nvml *(*nvml)(void);

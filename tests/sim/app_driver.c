@@ -194,6 +194,28 @@ static struct app_drv linked = {
   .ext_import = cuImportExternalMemory,
   .ext_map = cuExternalMemoryGetMappedBuffer,
   .ext_destroy = cuDestroyExternalMemory,
+  .stream_create = cuStreamCreate,
+  .stream_destroy = cuStreamDestroy,
+  .stream_sync = cuStreamSynchronize,
+  .capture_begin = cuStreamBeginCapture,
+  .capture_end = cuStreamEndCapture,
+  .capture_info = cuStreamGetCaptureInfo,
+  .graph_create = cuGraphCreate,
+  .graph_destroy = cuGraphDestroy,
+  .graph_add_alloc = cuGraphAddMemAllocNode,
+  .graph_add_free = cuGraphAddMemFreeNode,
+  .graph_get_nodes = cuGraphGetNodes,
+  .node_type = cuGraphNodeGetType,
+  .alloc_node_params = cuGraphMemAllocNodeGetParams,
+  .free_node_params = cuGraphMemFreeNodeGetParams,
+  .instantiate = cuGraphInstantiate,
+  .instantiate_params = cuGraphInstantiateWithParams,
+  .graph_upload = cuGraphUpload,
+  .graph_launch = cuGraphLaunch,
+  .exec_destroy = cuGraphExecDestroy,
+  .graph_trim = cuDeviceGraphMemTrim,
+  .graph_mem_get = cuDeviceGetGraphMemAttribute,
+  .graph_mem_set = cuDeviceSetGraphMemAttribute,
 };
 
 static struct app_drv *
@@ -210,6 +232,7 @@ static const struct app_nvml nvml_linked = {
   .uuid = nvmlDeviceGetUUID,
   .memory = nvmlDeviceGetMemoryInfo,
   .memory_v2 = nvmlDeviceGetMemoryInfo_v2,
+  .procs = nvmlDeviceGetComputeRunningProcesses_v3,
 };
 
 static const struct app_nvml *

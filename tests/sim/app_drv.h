@@ -129,7 +129,55 @@
     "cuExternalMemoryGetMappedBuffer", 10000, 0, \
     "cuExternalMemoryGetMappedBuffer") \
   X(ext_destroy, PFN_cuDestroyExternalMemory_v10000, \
-    "cuDestroyExternalMemory", 10000, 0, "cuDestroyExternalMemory")
+    "cuDestroyExternalMemory", 10000, 0, "cuDestroyExternalMemory") \
+  X(stream_create, PFN_cuStreamCreate_v2000, "cuStreamCreate", 2000, 0, \
+    "cuStreamCreate") \
+  X(stream_destroy, PFN_cuStreamDestroy_v4000, "cuStreamDestroy", 4000, 0, \
+    "cuStreamDestroy_v2") \
+  X(stream_sync, PFN_cuStreamSynchronize_v2000, "cuStreamSynchronize", 2000, \
+    0, "cuStreamSynchronize") \
+  X(capture_begin, PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture", \
+    10010, 0, "cuStreamBeginCapture_v2") \
+  X(capture_end, PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", \
+    10000, 0, "cuStreamEndCapture") \
+  X(capture_info, PFN_cuStreamGetCaptureInfo_v12030, \
+    "cuStreamGetCaptureInfo", 12030, 0, "cuStreamGetCaptureInfo_v3") \
+  X(graph_create, PFN_cuGraphCreate_v10000, "cuGraphCreate", 10000, 0, \
+    "cuGraphCreate") \
+  X(graph_destroy, PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 10000, 0, \
+    "cuGraphDestroy") \
+  X(graph_add_alloc, PFN_cuGraphAddMemAllocNode_v11040, \
+    "cuGraphAddMemAllocNode", 11040, 0, "cuGraphAddMemAllocNode") \
+  X(graph_add_free, PFN_cuGraphAddMemFreeNode_v11040, \
+    "cuGraphAddMemFreeNode", 11040, 0, "cuGraphAddMemFreeNode") \
+  X(graph_get_nodes, PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 10000, \
+    0, "cuGraphGetNodes") \
+  X(node_type, PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 10000, \
+    0, "cuGraphNodeGetType") \
+  X(alloc_node_params, PFN_cuGraphMemAllocNodeGetParams_v11040, \
+    "cuGraphMemAllocNodeGetParams", 11040, 0, \
+    "cuGraphMemAllocNodeGetParams") \
+  X(free_node_params, PFN_cuGraphMemFreeNodeGetParams_v11040, \
+    "cuGraphMemFreeNodeGetParams", 11040, 0, "cuGraphMemFreeNodeGetParams") \
+  X(instantiate, PFN_cuGraphInstantiateWithFlags_v11040, \
+    "cuGraphInstantiateWithFlags", 11040, 0, "cuGraphInstantiateWithFlags") \
+  X(instantiate_params, PFN_cuGraphInstantiateWithParams_v12000, \
+    "cuGraphInstantiateWithParams", 12000, 0, \
+    "cuGraphInstantiateWithParams") \
+  X(graph_upload, PFN_cuGraphUpload_v11010, "cuGraphUpload", 11010, 0, \
+    "cuGraphUpload") \
+  X(graph_launch, PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 10000, 0, \
+    "cuGraphLaunch") \
+  X(exec_destroy, PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", \
+    10000, 0, "cuGraphExecDestroy") \
+  X(graph_trim, PFN_cuDeviceGraphMemTrim_v11040, "cuDeviceGraphMemTrim", \
+    11040, 0, "cuDeviceGraphMemTrim") \
+  X(graph_mem_get, PFN_cuDeviceGetGraphMemAttribute_v11040, \
+    "cuDeviceGetGraphMemAttribute", 11040, 0, \
+    "cuDeviceGetGraphMemAttribute") \
+  X(graph_mem_set, PFN_cuDeviceSetGraphMemAttribute_v11040, \
+    "cuDeviceSetGraphMemAttribute", 11040, 0, \
+    "cuDeviceSetGraphMemAttribute")
 
 #define APP_DRV_FIELD(field, type, base, version, flags, elf) type field;
 struct app_drv {
@@ -156,6 +204,10 @@ typedef struct app_drv *app_drv_table(int *rc);
 /* Points every optional operation of `b` at its driver-API version in
  * app_drvops.c, calling through the table `table` returns. */
 void app_drv_fill_ops(struct app_backend *b, app_drv_table *table);
+
+/* Points the stream, capture and graph operations of `b` at their
+ * driver-API versions in app_drvgraph.c (app_drv_fill_ops does). */
+void app_drv_fill_graph_ops(struct app_backend *b, app_drv_table *table);
 
 /* The ipc_open operation of app_drvops.c, for a backend that keeps it for
  * one variant only. */

@@ -474,4 +474,5 @@ app_drv_fill_ops(struct app_backend *b, app_drv_table *t)
   b->ipc_close = ipc_close;
   b->ext_import = ext_import;
   b->ext_destroy = ext_destroy;
+  app_drv_fill_graph_ops(b, t);
 }

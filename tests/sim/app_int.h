@@ -1,8 +1,9 @@
 /*
- * Shared by the two files of the script interpreter: app.c (parsing, the
- * run loop and the operations every program has) and app_ops.c (the
- * optional operations: VMM, pools, arrays, host memory, contexts, IPC,
- * external memory, NVML, entry points).  Not for the backends, which see
+ * Shared by the files of the script interpreter: app.c (parsing, the run
+ * loop and the operations every program has), app_ops.c (the optional
+ * operations: VMM, pools, arrays, host memory, contexts, IPC, external
+ * memory, entry points), app_nvml.c (NVML) and app_graph.c (streams,
+ * capture and graphs).  Not for the backends, which see
  * app.h only.  Names are prefixed and hidden: the programs are linked
  * -rdynamic, and none of this should be exported.
  */
@@ -26,21 +27,30 @@ enum kind {
   OP_POOL_TRIM, OP_POOL_STATS,
   OP_ARRAY, OP_ARRAY3D, OP_MIPMAP, OP_ARRAY_FREE, OP_MIPMAP_FREE,
   OP_MALLOC_ARRAY, OP_MALLOC_3DARRAY, OP_MALLOC3D,
-  OP_HOST, OP_HOSTALLOC, OP_HOST_FREE, OP_HOSTSTATS,
+  OP_HOST, OP_HOSTALLOC, OP_HOST_FREE, OP_HOSTSTATS, OP_CTXSTATS,
   OP_CTX_CREATE, OP_CTX_DESTROY, OP_CTX_PRIMARY, OP_RETAIN, OP_RELEASE,
   OP_RELEASE_LEGACY, OP_RESET_LEGACY, OP_RESET_V2,
   OP_IPC_OPEN, OP_IPC_OPEN_LEGACY, OP_IPC_CLOSE, OP_EXT_IMPORT,
   OP_EXT_DESTROY,
-  OP_NVML, OP_NVML2, OP_NVML_UUID, OP_NVML_COUNT, OP_UUID, OP_COUNT,
+  OP_NVML, OP_NVML2, OP_NVML_UUID, OP_NVML_COUNT, OP_NVML_PROCS, OP_UUID,
+  OP_COUNT,
   OP_ENTRY, OP_ENTRY_PTSZ,
   OP_CRASH, OP_HANDLE, OP_GETSIG, OP_SIGDFL,
+  OP_STREAM, OP_STREAM_DESTROY, OP_SYNC, OP_CAPTURE, OP_CAPTURE_END,
+  OP_CAPTURING, OP_ASYNC_ON, OP_FREE_ASYNC_ON, OP_ASYNC_THREAD,
+  OP_GRAPH, OP_GRAPH_ALLOC, OP_GRAPH_FREE, OP_GRAPH_DESTROY, OP_GRAPH_NODES,
+  OP_INSTANTIATE, OP_INSTANTIATE_PARAMS, OP_UPLOAD, OP_LAUNCH,
+  OP_EXEC_DESTROY, OP_GRAPH_TRIM, OP_GRAPH_MEM, OP_GRAPH_MEM_RESET,
 };
 
 /* Argument letters: S size (K/M/G/T suffixes), N non-negative integer,
  * I allocation index, X hex address, W any word, e optional integer,
  * G signal name, P pool number or "default", C context number, f optional
- * array format name.  `numbers` says what else than an allocation the
- * operation numbers: 'p' a pool, 'c' a context. */
+ * array format name; and for app_graph.c's operations T stream (a number,
+ * 0 or null, legacy, per_thread), H graph number, R executable number, M
+ * capture mode, F instantiation flags.  `numbers` says what else than an
+ * allocation the operation numbers: 'p' a pool, 'c' a context, 's' a
+ * stream, 'g' a graph, 'e' an executable graph. */
 struct spec {
   const char *name;
   enum kind kind;
@@ -71,6 +81,9 @@ struct slot {
 /* What a pool argument holds for "default". */
 #define POOL_DEFAULT UINT64_MAX
 
+/* The most entries nvml_procs gives NVML room for. */
+#define APP_NVML_PROCS_MAX 16
+
 APP_HIDDEN extern const struct app_backend *app_be;
 APP_HIDDEN extern uint64_t *app_ptrs;    /* by allocation index; 0: failed */
 APP_HIDDEN extern struct slot *app_slots; /* by allocation index */
@@ -96,8 +109,23 @@ APP_HIDDEN void *app_find_symbol(const char *name);
 APP_HIDDEN void app_name_pointer(void *fn, char *name, size_t len,
                                  const char **lib);
 
+/* The streams, capture and graph operations (app_graph.c): their specs;
+ * the parsing of their argument letters (NULL, or what is wrong with
+ * word `t`); the numbering of what they make (streams from 1, 0 being
+ * the NULL stream); the tables of what they made, allocated once the
+ * script is parsed (false when out of memory); and running them. */
+APP_HIDDEN extern const struct spec app_graph_specs[];
+APP_HIDDEN extern const size_t app_graph_nspecs;
+APP_HIDDEN const char *app_graph_arg(char a, const char *t, uint64_t *v);
+APP_HIDDEN void app_graph_number(struct op *op);
+APP_HIDDEN bool app_graph_tables(void);
+APP_HIDDEN void app_run_graph(const struct op *op);
+
 /* Runs one of the optional operations (app_ops.c). */
 APP_HIDDEN void app_run_more(const struct op *op);
+
+/* Runs one of the NVML operations (app_nvml.c). */
+APP_HIDDEN void app_run_nvml(const struct op *op);
 
 /* Runs the operations from index `from` up to `to` (app.c). */
 APP_HIDDEN void app_run(int from, int to);

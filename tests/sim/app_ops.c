@@ -1,15 +1,15 @@
 /*
  * The optional operations of the script interpreter: virtual memory,
- * pools, arrays, host memory, contexts, IPC, external memory, NVML, device
- * identity and driver entry points.
+ * pools, arrays, host memory, contexts, IPC, external memory, device
+ * identity and driver entry points (NVML's are in app_nvml.c).
  *
  * Each calls the backend's function for it, and prints "NAME unsupported"
  * (and goes on) where the program's path has none.  Allocation-like
  * operations take the next allocation index, whose address goes to
  * app_ptrs and whose handle, size and exported descriptor go to
  * app_slots, so that the matching free operation can find them; pools
- * and contexts have numbers of their own.  NVML is reached without
- * starting CUDA.  `name` and `thread` give threads names, as frameworks
+ * and contexts have numbers of their own.  `name` and `thread` give
+ * threads names, as frameworks
  * name the threads they allocate from.  See README.md for each
  * operation's output line.
  */
@@ -20,7 +20,6 @@
 
 #include "app_int.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +351,25 @@ do_hoststats(void)
   app_line("hoststats used=%llu", used);
 }
 
+/* ctxstats: what the contexts cost the device, which `stats` counts in
+ * `used` without telling them from allocations. */
+static void
+do_ctxstats(int dev)
+{
+  typedef int bytes_fn(int, unsigned long long *);
+  bytes_fn *bytes_of = (bytes_fn *)app_find_symbol("cmgsim_context_bytes");
+  if (bytes_of == NULL) {
+    app_line("ctxstats absent");
+    return;
+  }
+  unsigned long long bytes = 0;
+  int rc = bytes_of(dev, &bytes);
+  if (rc != 0)
+    app_line("ctxstats dev=%d rc=%d", dev, rc);
+  else
+    app_line("ctxstats dev=%d bytes=%llu", dev, bytes);
+}
+
 /* Contexts and the primary context's reference count. */
 static void
 do_ctx(const struct op *op)
@@ -457,97 +475,6 @@ do_ext(const struct op *op)
          op->index, size, (unsigned long long)ext, (unsigned long long)p);
   else
     app_line("ext_import i=%d size=%llu rc=%d", op->index, size, rc);
-}
-
-/* NVML as this program reaches it: its own table, or dlopen and dlsym of
- * libnvidia-ml.so.1.  NULL when there is none. */
-static const struct app_nvml *
-nvml_table(void)
-{
-  static struct app_nvml t;
-  static bool tried;
-  if (app_be->nvml != NULL)
-    return app_be->nvml();
-  if (!tried) {
-    tried = true;
-    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
-    if (h != NULL) {
-      t.init = (__typeof__(t.init))dlsym(h, "nvmlInit_v2");
-      t.count = (__typeof__(t.count))dlsym(h, "nvmlDeviceGetCount_v2");
-      t.handle = (__typeof__(t.handle))dlsym(h,
-                                             "nvmlDeviceGetHandleByIndex_v2");
-      t.uuid = (__typeof__(t.uuid))dlsym(h, "nvmlDeviceGetUUID");
-      t.memory = (__typeof__(t.memory))dlsym(h, "nvmlDeviceGetMemoryInfo");
-      t.memory_v2 = (__typeof__(t.memory_v2))dlsym(
-          h, "nvmlDeviceGetMemoryInfo_v2");
-    }
-  }
-  if (t.init == NULL || t.count == NULL || t.handle == NULL ||
-      t.uuid == NULL || t.memory == NULL || t.memory_v2 == NULL)
-    return NULL;
-  return &t;
-}
-
-/* The nvml operations; NVML is initialised once, on the first. */
-static void
-do_nvml(const struct op *op)
-{
-  static int init_rc = -1;
-  const struct app_nvml *n = nvml_table();
-  enum kind k = op->spec->kind;
-  const char *name = op->spec->name;
-  int dev = (int)op->arg[0];
-  if (n == NULL) {
-    app_line("%s absent", name);
-    return;
-  }
-  if (init_rc < 0)
-    init_rc = (int)n->init();
-  int rc = init_rc;
-  if (k == OP_NVML_COUNT) {
-    unsigned int count = 0;
-    if (rc == 0)
-      rc = (int)n->count(&count);
-    if (rc == 0)
-      app_line("nvml_count rc=0 n=%u", count);
-    else
-      app_line("nvml_count rc=%d", rc);
-    return;
-  }
-  nvmlDevice_t d = NULL;
-  if (rc == 0)
-    rc = (int)n->handle((unsigned int)dev, &d);
-  if (rc != 0) {
-    app_line("%s dev=%d rc=%d", name, dev, rc);
-    return;
-  }
-  if (k == OP_NVML_UUID) {
-    char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
-    rc = (int)n->uuid(d, uuid, sizeof(uuid));
-    if (rc == 0)
-      app_line("nvml_uuid dev=%d rc=0 uuid=%s", dev, uuid);
-    else
-      app_line("nvml_uuid dev=%d rc=%d", dev, rc);
-  } else if (k == OP_NVML) {
-    nvmlMemory_t m;
-    memset(&m, 0, sizeof(m));
-    rc = (int)n->memory(d, &m);
-    if (rc == 0)
-      app_line("nvml dev=%d rc=0 total=%llu free=%llu used=%llu", dev, m.total,
-           m.free, m.used);
-    else
-      app_line("nvml dev=%d rc=%d", dev, rc);
-  } else {
-    nvmlMemory_v2_t m;
-    memset(&m, 0, sizeof(m));
-    m.version = nvmlMemory_v2;
-    rc = (int)n->memory_v2(d, &m);
-    if (rc == 0)
-      app_line("nvml2 dev=%d rc=0 total=%llu reserved=%llu free=%llu used=%llu",
-           dev, m.total, m.reserved, m.free, m.used);
-    else
-      app_line("nvml2 dev=%d rc=%d", dev, rc);
-  }
 }
 
 static void
@@ -689,6 +616,9 @@ app_run_more(const struct op *op)
   case OP_HOSTSTATS:
     do_hoststats();
     break;
+  case OP_CTXSTATS:
+    do_ctxstats((int)op->arg[0]);
+    break;
   case OP_CTX_CREATE: case OP_CTX_DESTROY: case OP_CTX_PRIMARY:
   case OP_RETAIN: case OP_RELEASE: case OP_RELEASE_LEGACY:
   case OP_RESET_LEGACY: case OP_RESET_V2:
@@ -701,7 +631,8 @@ app_run_more(const struct op *op)
     do_ext(op);
     break;
   case OP_NVML: case OP_NVML2: case OP_NVML_UUID: case OP_NVML_COUNT:
-    do_nvml(op);
+  case OP_NVML_PROCS:
+    app_run_nvml(op);
     break;
   case OP_UUID: case OP_COUNT:
     do_device_info(op);
@@ -713,6 +644,7 @@ app_run_more(const struct op *op)
     app_run_signals(op);
     break;
   default:
+    app_run_graph(op);
     break;
   }
 }

@@ -6,8 +6,8 @@
  * cudaMalloc itself; with the static archive it can only catch the
  * driver calls the runtime makes through cuGetProcAddress.  rc= values are
  * cudaError_t, except for operations the runtime has no call for (VMM,
- * contexts, external memory), which use driver entry points from
- * cudaGetDriverEntryPointByVersion and print the driver's CUresult.
+ * contexts, external memory, graph_nodes), which use driver entry points
+ * from cudaGetDriverEntryPointByVersion and print the driver's CUresult.
  */
 #include "app_drv.h"
 
@@ -369,6 +369,191 @@ ipc_close(uint64_t alias)
   return cudaIpcCloseMemHandle((void *)(uintptr_t)alias);
 }
 
+/* ---- streams, capture and graphs ------------------------------------- */
+
+static cudaStream_t
+stream(uint64_t s)
+{
+  return (cudaStream_t)(uintptr_t)s;
+}
+
+static cudaGraph_t
+graph(uint64_t g)
+{
+  return (cudaGraph_t)(uintptr_t)g;
+}
+
+static int
+stream_create(uint64_t *s)
+{
+  cudaStream_t h = NULL;
+  cudaError_t rc = cudaStreamCreate(&h);
+  *s = (uintptr_t)h;
+  return rc;
+}
+
+static int
+stream_destroy(uint64_t s)
+{
+  return cudaStreamDestroy(stream(s));
+}
+
+static int
+stream_sync(uint64_t s)
+{
+  return cudaStreamSynchronize(stream(s));
+}
+
+static int
+capture_begin(uint64_t s, int mode)
+{
+  return cudaStreamBeginCapture(stream(s), (enum cudaStreamCaptureMode)mode);
+}
+
+static int
+capture_end(uint64_t s, uint64_t *g)
+{
+  cudaGraph_t h = NULL;
+  cudaError_t rc = cudaStreamEndCapture(stream(s), &h);
+  *g = (uintptr_t)h;
+  return rc;
+}
+
+static int
+capture_status(uint64_t s, int *status)
+{
+  enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+  cudaError_t rc = cudaStreamIsCapturing(stream(s), &st);
+  *status = (int)st;
+  return rc;
+}
+
+static int
+alloc_on(uint64_t s, size_t size, uint64_t *ptr)
+{
+  void *p = NULL;
+  cudaError_t rc = cudaMallocAsync(&p, size, stream(s));
+  *ptr = (uintptr_t)p;
+  return rc;
+}
+
+static int
+free_on(uint64_t s, uint64_t ptr)
+{
+  return cudaFreeAsync((void *)(uintptr_t)ptr, stream(s));
+}
+
+static int
+graph_create(uint64_t *g)
+{
+  cudaGraph_t h = NULL;
+  cudaError_t rc = cudaGraphCreate(&h, 0);
+  *g = (uintptr_t)h;
+  return rc;
+}
+
+static int
+graph_destroy(uint64_t g)
+{
+  return cudaGraphDestroy(graph(g));
+}
+
+static int
+graph_alloc(uint64_t g, int dev, size_t size, uint64_t *ptr)
+{
+  struct cudaMemAllocNodeParams p;
+  memset(&p, 0, sizeof(p));
+  p.poolProps.allocType = cudaMemAllocationTypePinned;
+  p.poolProps.handleTypes = cudaMemHandleTypeNone;
+  p.poolProps.location.type = cudaMemLocationTypeDevice;
+  p.poolProps.location.id = dev;
+  p.bytesize = size;
+  cudaGraphNode_t n = NULL;
+  cudaError_t rc = cudaGraphAddMemAllocNode(&n, graph(g), NULL, 0, &p);
+  *ptr = rc == cudaSuccess ? (uintptr_t)p.dptr : 0;
+  return rc;
+}
+
+static int
+graph_free(uint64_t g, uint64_t ptr)
+{
+  cudaGraphNode_t n = NULL;
+  return cudaGraphAddMemFreeNode(&n, graph(g), NULL, 0, (void *)(uintptr_t)ptr);
+}
+
+static int
+instantiate(uint64_t g, bool auto_free, uint64_t *exec)
+{
+  cudaGraphExec_t e = NULL;
+  cudaError_t rc = cudaGraphInstantiate(
+      &e, graph(g), auto_free ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0);
+  *exec = (uintptr_t)e;
+  return rc;
+}
+
+/* An instantiation that succeeds must say so in result_out. */
+static int
+instantiate_params(uint64_t g, bool auto_free, uint64_t *exec)
+{
+  cudaGraphInstantiateParams p;
+  memset(&p, 0, sizeof(p));
+  p.flags = auto_free ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0;
+  p.result_out = cudaGraphInstantiateError;
+  cudaGraphExec_t e = NULL;
+  cudaError_t rc = cudaGraphInstantiateWithParams(&e, graph(g), &p);
+  if (rc == cudaSuccess && p.result_out != cudaGraphInstantiateSuccess)
+    rc = cudaErrorUnknown;
+  *exec = (uintptr_t)e;
+  return rc;
+}
+
+static int
+graph_run(uint64_t exec, uint64_t s, bool launch)
+{
+  cudaGraphExec_t e = (cudaGraphExec_t)(uintptr_t)exec;
+  return launch ? cudaGraphLaunch(e, stream(s)) : cudaGraphUpload(e, stream(s));
+}
+
+static int
+exec_destroy(uint64_t exec)
+{
+  return cudaGraphExecDestroy((cudaGraphExec_t)(uintptr_t)exec);
+}
+
+static int
+graph_trim(int dev)
+{
+  return cudaDeviceGraphMemTrim(dev);
+}
+
+static int
+graph_mem(int dev, uint64_t out[4])
+{
+  static const enum cudaGraphMemAttributeType attrs[4] = {
+    cudaGraphMemAttrUsedMemCurrent, cudaGraphMemAttrUsedMemHigh,
+    cudaGraphMemAttrReservedMemCurrent, cudaGraphMemAttrReservedMemHigh
+  };
+  cudaError_t rc = cudaSuccess;
+  for (int i = 0; i < 4 && rc == cudaSuccess; i++) {
+    unsigned long long v = 0;
+    rc = cudaDeviceGetGraphMemAttribute(dev, attrs[i], &v);
+    out[i] = v;
+  }
+  return rc;
+}
+
+static int
+graph_mem_reset(int dev)
+{
+  unsigned long long zero = 0;
+  cudaError_t rc =
+      cudaDeviceSetGraphMemAttribute(dev, cudaGraphMemAttrUsedMemHigh, &zero);
+  if (rc == cudaSuccess)
+    rc = cudaDeviceSetGraphMemAttribute(dev, cudaGraphMemAttrReservedMemHigh,
+                                        &zero);
+  return rc;
+}
+
 static struct app_backend backend = {
   .name = "runtime",
   .start = NULL,
@@ -408,5 +593,26 @@ main(int argc, char **argv)
   backend.ipc_open = ipc_open;
   backend.ipc_close = ipc_close;
   backend.entry = entry;
+  /* graph_nodes stays the driver's: the runtime has no node queries
+   * here. */
+  backend.stream_create = stream_create;
+  backend.stream_destroy = stream_destroy;
+  backend.stream_sync = stream_sync;
+  backend.capture_begin = capture_begin;
+  backend.capture_end = capture_end;
+  backend.capture_status = capture_status;
+  backend.alloc_on = alloc_on;
+  backend.free_on = free_on;
+  backend.graph_create = graph_create;
+  backend.graph_destroy = graph_destroy;
+  backend.graph_alloc = graph_alloc;
+  backend.graph_free = graph_free;
+  backend.instantiate = instantiate;
+  backend.instantiate_params = instantiate_params;
+  backend.graph_run = graph_run;
+  backend.exec_destroy = exec_destroy;
+  backend.graph_trim = graph_trim;
+  backend.graph_mem = graph_mem;
+  backend.graph_mem_reset = graph_mem_reset;
   return app_main(&backend, argc, argv);
 }

@@ -7,10 +7,20 @@
  * Destroying a context, releasing a primary context for the last time and
  * resetting one free every allocation the context made, on every device
  * (sim_free_owned_by): the records of device addresses (plain, pool, IPC
- * and external-buffer ones) and the arrays.  VMM and host allocations
- * belong to no context and stay.  A primary context keeps its handle
+ * and external-buffer ones), the arrays, the streams and the chunks of
+ * graph memory pools its launches grew.  VMM and host allocations belong
+ * to no context and stay.  A primary context keeps its handle
  * through all this, so a later retain starts a fresh one behind the same
  * pointer.
+ *
+ * Every context also costs its device sim_context_bytes
+ * (CMG_SIM_CONTEXT_BYTES) while it exists, in the device's `used` but not
+ * as an allocation.  A primary context exists from the retain that finds
+ * it missing (refcount 0 -> 1) to its last release.  A reset destroys it
+ * even while retained; the retains then name a context that is made
+ * again, and charged again, by the next call that needs it current or
+ * retains it (sim_current), which is what the next API call on a reset
+ * device does on a real driver.
  *
  * Created contexts are in a fixed list under created_lock, never freed,
  * only marked dead, so a stale handle is detected instead of read after
@@ -18,6 +28,7 @@
  */
 #include "libcuda.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #define SIM_MAX_CONTEXTS 64
@@ -69,7 +80,45 @@ sim_free_owned_by(struct CUctx_st *c)
     free(addrs);
   }
   sim_arrays_teardown(c);
+  sim_streams_teardown(c);
+  sim_graph_mem_teardown(c);
   pthread_mutex_unlock(&sim_obj_lock);
+}
+
+CUresult
+sim_context_charge(struct CUctx_st *c)
+{
+  struct sim_device *d = &sim_devices[c->phys];
+  CUresult rc = CUDA_SUCCESS;
+  pthread_mutex_lock(&d->lock);
+  if (!atomic_load(&c->charged)) {
+    if (sim_context_bytes > d->total - d->used) {
+      rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+      d->used += sim_context_bytes;
+      d->contexts += sim_context_bytes;
+      if (d->used > d->peak)
+        d->peak = d->used;
+      atomic_store(&c->charged, true);
+    }
+  }
+  pthread_mutex_unlock(&d->lock);
+  return rc;
+}
+
+/* Gives back the cost of `c` if it still holds it; once only, however
+ * many threads destroy or reset it at the same time. */
+static void
+context_uncharge(struct CUctx_st *c)
+{
+  struct sim_device *d = &sim_devices[c->phys];
+  pthread_mutex_lock(&d->lock);
+  if (atomic_load(&c->charged)) {
+    d->used -= sim_context_bytes;
+    d->contexts -= sim_context_bytes;
+    atomic_store(&c->charged, false);
+  }
+  pthread_mutex_unlock(&d->lock);
 }
 
 /* ---- contexts ------------------------------------------------------- */
@@ -85,6 +134,11 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
   if (!sim_is_device(dev))
     return CUDA_ERROR_INVALID_DEVICE;
   struct CUctx_st *c = &sim_device(dev)->primary;
+  /* The retain that finds it missing makes it; with no room for it,
+   * nothing is retained.  A release racing this charge can leave it
+   * retained but missing, which its next use repairs (sim_current). */
+  if ((rc = sim_context_charge(c)) != CUDA_SUCCESS)
+    return rc;
   atomic_fetch_add(&c->refs, 1);
   *pctx = c;
   return CUDA_SUCCESS;
@@ -107,8 +161,10 @@ primary_release(CUdevice dev)
     if (refs <= 0)
       return CUDA_ERROR_INVALID_CONTEXT;
   } while (!atomic_compare_exchange_weak(&c->refs, &refs, refs - 1));
-  if (refs == 1)
+  if (refs == 1) {
     sim_free_owned_by(c);
+    context_uncharge(c);
+  }
   return CUDA_SUCCESS;
 }
 
@@ -125,8 +181,9 @@ cuDevicePrimaryCtxRelease(CUdevice dev)
   return primary_release(dev);
 }
 
-/* Destroys every allocation of the primary context, which stays usable:
- * what cudaDeviceReset does to memory. */
+/* Destroys the primary context and every allocation it made: what
+ * cudaDeviceReset does to memory.  Its retains stay, and the next use
+ * makes it again (sim_current). */
 static CUresult
 primary_reset(CUdevice dev)
 {
@@ -136,6 +193,7 @@ primary_reset(CUdevice dev)
   if (!sim_is_device(dev))
     return CUDA_ERROR_INVALID_DEVICE;
   sim_free_owned_by(&sim_device(dev)->primary);
+  context_uncharge(&sim_device(dev)->primary);
   return CUDA_SUCCESS;
 }
 
@@ -171,14 +229,20 @@ ctx_create(CUcontext *pctx, CUdevice dev)
   c->magic = SIM_CTX_ALIVE;
   c->ordinal = dev;
   c->phys = sim_device(dev)->phys;
+  if ((rc = sim_context_charge(c)) != CUDA_SUCCESS) {
+    free(c);
+    return rc;
+  }
   pthread_mutex_lock(&created_lock);
-  if (ncreated == SIM_MAX_CONTEXTS) {
-    pthread_mutex_unlock(&created_lock);
+  bool full = ncreated == SIM_MAX_CONTEXTS;
+  if (!full)
+    created[ncreated++] = c;
+  pthread_mutex_unlock(&created_lock);
+  if (full) {
+    context_uncharge(c);
     free(c);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  created[ncreated++] = c;
-  pthread_mutex_unlock(&created_lock);
   sim_current_ctx = c;
   *pctx = c;
   return CUDA_SUCCESS;
@@ -225,6 +289,7 @@ ctx_destroy(CUcontext ctx)
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
   sim_free_owned_by(ctx);
   ctx->magic = SIM_CTX_DEAD;
+  context_uncharge(ctx);
   if (sim_current_ctx == ctx)
     sim_current_ctx = NULL;
   return CUDA_SUCCESS;
@@ -285,6 +350,25 @@ SIM_EXPORT CUresult
 cuCtxSynchronize(void)
 {
   return sim_current(NULL, NULL);
+}
+
+/* ---- test-only introspection ---------------------------------------- */
+
+/* The bytes the contexts that exist on CUDA ordinal `dev` cost it (part
+ * of cmgsim_stats's `used`), so a test can tell them from allocations.
+ * `bytes` may be NULL.  0 or -EINVAL. */
+SIM_EXPORT int
+cmgsim_context_bytes(int dev, unsigned long long *bytes)
+{
+  sim_configure_once();
+  if (!sim_is_device(dev))
+    return -EINVAL;
+  struct sim_device *d = sim_device(dev);
+  pthread_mutex_lock(&d->lock);
+  if (bytes != NULL)
+    *bytes = d->contexts;
+  pthread_mutex_unlock(&d->lock);
+  return 0;
 }
 
 /* ---- hidden aliases ------------------------------------------------- */

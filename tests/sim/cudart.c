@@ -16,7 +16,8 @@
  * and per thread the current device, whether its primary context has been
  * made current, and the last error.  The same sources build the shared
  * library and the static archive, so both behave alike; arrays, pools,
- * host memory, IPC, copies and kernel launches are in cudart_mem.c.
+ * host memory, IPC, copies and kernel launches are in cudart_mem.c;
+ * streams, capture and graphs in cudart_graph.c.
  */
 #include "cudart.h"
 
@@ -142,6 +143,24 @@ boot(void)
        RESOLVE(ipc_get, "cuIpcGetMemHandle", 4010, 0) &&
        RESOLVE(ipc_open, "cuIpcOpenMemHandle", 11000, 0) &&
        RESOLVE(ipc_close, "cuIpcCloseMemHandle", 4010, 0);
+  ok = ok && RESOLVE(stream_create, "cuStreamCreate", 2000, 0) &&
+       RESOLVE(stream_destroy, "cuStreamDestroy", 4000, 0) &&
+       RESOLVE(stream_sync, "cuStreamSynchronize", 2000, 0) &&
+       RESOLVE(capture_begin, "cuStreamBeginCapture", 10010, 0) &&
+       RESOLVE(capture_end, "cuStreamEndCapture", 10000, 0) &&
+       RESOLVE(capture_status, "cuStreamIsCapturing", 10000, 0) &&
+       RESOLVE(graph_create, "cuGraphCreate", 10000, 0) &&
+       RESOLVE(graph_destroy, "cuGraphDestroy", 10000, 0) &&
+       RESOLVE(graph_add_alloc, "cuGraphAddMemAllocNode", 11040, 0) &&
+       RESOLVE(graph_add_free, "cuGraphAddMemFreeNode", 11040, 0) &&
+       RESOLVE(instantiate, "cuGraphInstantiateWithFlags", 11040, 0) &&
+       RESOLVE(instantiate_params, "cuGraphInstantiateWithParams", 12000, 0) &&
+       RESOLVE(graph_upload, "cuGraphUpload", 11010, 0) &&
+       RESOLVE(graph_launch, "cuGraphLaunch", 10000, 0) &&
+       RESOLVE(exec_destroy, "cuGraphExecDestroy", 10000, 0) &&
+       RESOLVE(graph_trim, "cuDeviceGraphMemTrim", 11040, 0) &&
+       RESOLVE(graph_mem_get, "cuDeviceGetGraphMemAttribute", 11040, 0) &&
+       RESOLVE(graph_mem_set, "cuDeviceSetGraphMemAttribute", 11040, 0);
   if (!ok) {
     boot_error = cudaErrorInitializationError;
     return;
@@ -180,6 +199,13 @@ rt_from_driver(CUresult rc)
   case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
   case CUDA_ERROR_CONTEXT_IS_DESTROYED: return cudaErrorContextIsDestroyed;
   case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
+  case CUDA_ERROR_ILLEGAL_STATE: return cudaErrorIllegalState;
+  case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+    return cudaErrorStreamCaptureUnsupported;
+  case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+    return cudaErrorStreamCaptureInvalidated;
+  case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+    return cudaErrorStreamCaptureWrongThread;
   case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
   case CUDA_ERROR_OPERATING_SYSTEM: return cudaErrorOperatingSystem;
   case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
@@ -583,6 +609,15 @@ static const struct {
     "context is destroyed" },
   { cudaErrorNotSupported, "cudaErrorNotSupported",
     "operation not supported" },
+  { cudaErrorIllegalState, "cudaErrorIllegalState",
+    "the operation is not permitted in the current state" },
+  { cudaErrorStreamCaptureUnsupported, "cudaErrorStreamCaptureUnsupported",
+    "operation not permitted when stream is capturing" },
+  { cudaErrorStreamCaptureInvalidated, "cudaErrorStreamCaptureInvalidated",
+    "operation failed due to a previous error during capture" },
+  { cudaErrorStreamCaptureWrongThread, "cudaErrorStreamCaptureWrongThread",
+    "attempt to terminate a thread-local capture sequence from another "
+    "thread" },
   { cudaErrorUnknown, "cudaErrorUnknown", "unknown error" },
 };
 

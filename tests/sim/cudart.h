@@ -1,10 +1,10 @@
 /*
- * Shared by the two files of the simulated CUDA runtime: cudart.c
- * (bootstrap, devices, plain memory, entry points, errors) and
- * cudart_mem.c (arrays, pools, host memory, IPC, copies, kernels).  Both
- * go into
- * libcudart.so.13 and into libcudart_static.a; the names here are hidden
- * and prefixed, since the archive is linked into programs.
+ * Shared by the files of the simulated CUDA runtime: cudart.c
+ * (bootstrap, devices, plain memory, entry points, errors), cudart_mem.c
+ * (arrays, pools, host memory, IPC, copies, kernels) and cudart_graph.c
+ * (streams, stream capture, graphs).  All go into libcudart.so.13 and
+ * into libcudart_static.a; the names here are hidden and prefixed, since
+ * the archive is linked into programs.
  */
 #ifndef CMGSIM_CUDART_H
 #define CMGSIM_CUDART_H
@@ -63,6 +63,24 @@ struct rt_driver {
   PFN_cuIpcGetMemHandle_v4010 ipc_get;
   PFN_cuIpcOpenMemHandle_v11000 ipc_open;
   PFN_cuIpcCloseMemHandle_v4010 ipc_close;
+  PFN_cuStreamCreate_v2000 stream_create;
+  PFN_cuStreamDestroy_v4000 stream_destroy;
+  PFN_cuStreamSynchronize_v2000 stream_sync;
+  PFN_cuStreamBeginCapture_v10010 capture_begin;
+  PFN_cuStreamEndCapture_v10000 capture_end;
+  PFN_cuStreamIsCapturing_v10000 capture_status;
+  PFN_cuGraphCreate_v10000 graph_create;
+  PFN_cuGraphDestroy_v10000 graph_destroy;
+  PFN_cuGraphAddMemAllocNode_v11040 graph_add_alloc;
+  PFN_cuGraphAddMemFreeNode_v11040 graph_add_free;
+  PFN_cuGraphInstantiateWithFlags_v11040 instantiate;
+  PFN_cuGraphInstantiateWithParams_v12000 instantiate_params;
+  PFN_cuGraphUpload_v11010 graph_upload;
+  PFN_cuGraphLaunch_v10000 graph_launch;
+  PFN_cuGraphExecDestroy_v10000 exec_destroy;
+  PFN_cuDeviceGraphMemTrim_v11040 graph_trim;
+  PFN_cuDeviceGetGraphMemAttribute_v11040 graph_mem_get;
+  PFN_cuDeviceSetGraphMemAttribute_v11040 graph_mem_set;
 };
 
 RT_HIDDEN extern struct rt_driver rt_drv;

@@ -17,7 +17,7 @@
  * calls; contexts and the other families live in files of their own (see
  * libcuda.h), and cuGetProcAddress in procaddr.c.  It also defines the
  * test-only cmgsim_stats and the cmgsim_physical* exports the simulated
- * NVML uses.
+ * NVML uses (contexts.c has cmgsim_context_bytes).
  *
  * Nothing here may call dlsym: the driver must not see an interposer.
  */
@@ -53,6 +53,8 @@ static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static bool config_bad;
 bool sim_opt_trampoline;
 bool sim_opt_trace;
+bool sim_opt_no_graph_attr;
+uint64_t sim_context_bytes;
 static bool opt_fork_poison;
 static long long fail_alloc_after = -1;
 static CUresult fail_alloc_code = CUDA_ERROR_OUT_OF_MEMORY;
@@ -216,9 +218,21 @@ configure(void)
 
   sim_opt_trampoline = env_flag("CMG_SIM_GETPROC_TRAMPOLINE");
   sim_opt_trace = env_flag("CMG_SIM_TRACE");
+  sim_opt_no_graph_attr = env_flag("CMG_SIM_NO_GRAPH_MEM_ATTR");
   opt_fork_poison = env_flag("CMG_SIM_FORK_POISON");
   parse_fail("CMG_SIM_FAIL_ALLOC_AFTER", &fail_alloc_after, &fail_alloc_code);
   parse_fail("CMG_SIM_FAIL_FREE_AFTER", &fail_free_after, &fail_free_code);
+  const char *cost = getenv("CMG_SIM_CONTEXT_BYTES");
+  const char *end;
+  if (cost != NULL && *cost != '\0' &&
+      (!parse_size(cost, &end, &sim_context_bytes) || *end != '\0')) {
+    fprintf(stderr,
+            "cmgsim: CMG_SIM_CONTEXT_BYTES=%s: expected a size "
+            "(bytes, K, M, G or T)\n",
+            cost);
+    config_bad = true;
+    sim_context_bytes = 0;
+  }
   pthread_atfork(lock_all, unlock_all, after_fork_child);
 }
 
@@ -261,6 +275,11 @@ sim_current(struct CUctx_st **ctx, struct sim_device **dev)
     return CUDA_ERROR_INVALID_CONTEXT;
   if (c->magic != SIM_CTX_ALIVE || (c->primary && atomic_load(&c->refs) <= 0))
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  /* A reset destroyed the primary context its retains still name: the
+   * next use makes it again, as a real driver does. */
+  if (c->primary && !atomic_load(&c->charged) &&
+      (rc = sim_context_charge(c)) != CUDA_SUCCESS)
+    return rc;
   if (ctx != NULL)
     *ctx = c;
   if (dev != NULL)
@@ -411,7 +430,7 @@ sim_device_of_address(uint64_t addr)
  * address, and the buffers mapped from external memory (which NVIDIA's
  * documentation says to free with cuMemFree); not IPC mappings, which
  * only cuIpcCloseMemHandle closes. */
-static CUresult
+CUresult
 sim_free(uint64_t addr)
 {
   struct sim_device *cur;
@@ -424,7 +443,7 @@ sim_free(uint64_t addr)
    * context, as on a real driver. */
   struct sim_device *d = sim_device_of_address(addr);
   if (d == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
+    return sim_graph_free(addr);
   if (fail_free_after >= 0 && atomic_load(&free_successes) >= fail_free_after)
     return fail_free_code;
   pthread_mutex_lock(&d->lock);
@@ -562,6 +581,8 @@ alloc_current(CUdeviceptr *dptr, size_t bytesize)
     return rc;
   if (dptr == NULL)
     return CUDA_ERROR_INVALID_VALUE;
+  if ((rc = sim_capture_forbids()) != CUDA_SUCCESS)
+    return rc;
   uint64_t addr;
   rc = dev_alloc(d, bytesize, false, SIM_KIND_PLAIN, NULL, &addr);
   if (rc == CUDA_SUCCESS)
@@ -593,6 +614,8 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
       (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
        ElementSizeBytes != 16))
     return CUDA_ERROR_INVALID_VALUE;
+  if ((rc = sim_capture_forbids()) != CUDA_SUCCESS)
+    return rc;
   if (WidthInBytes > SIZE_MAX - SIM_ALIGN)
     return CUDA_ERROR_OUT_OF_MEMORY;
   size_t pitch = (WidthInBytes + SIM_ALIGN - 1) & ~(size_t)(SIM_ALIGN - 1);
@@ -618,54 +641,13 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
   if (dptr == NULL ||
       (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
     return CUDA_ERROR_INVALID_VALUE;
+  if ((rc = sim_capture_forbids()) != CUDA_SUCCESS)
+    return rc;
   uint64_t addr;
   rc = dev_alloc(d, bytesize, false, SIM_KIND_PLAIN, NULL, &addr);
   if (rc == CUDA_SUCCESS)
     *dptr = addr;
   return rc;
-}
-
-/* Streams are not simulated: stream-ordered calls complete at once, from
- * the current pool of the current context's device, whatever stream is
- * passed (pools.c). */
-static CUresult
-alloc_async(CUdeviceptr *dptr, size_t bytesize)
-{
-  struct sim_device *d;
-  CUresult rc = current_device(&d);
-  if (rc != CUDA_SUCCESS)
-    return rc;
-  if (dptr == NULL)
-    return CUDA_ERROR_INVALID_VALUE;
-  uint64_t addr;
-  rc = sim_pool_alloc_current(d, bytesize, &addr);
-  if (rc == CUDA_SUCCESS)
-    *dptr = addr;
-  return rc;
-}
-
-SIM_EXPORT CUresult
-cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-  return alloc_async(dptr, bytesize);
-}
-
-SIM_EXPORT CUresult
-cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-  return alloc_async(dptr, bytesize);
-}
-
-SIM_EXPORT CUresult
-cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
-{
-  return sim_free(dptr);
-}
-
-SIM_EXPORT CUresult
-cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
-{
-  return sim_free(dptr);
 }
 
 static CUresult
@@ -702,6 +684,8 @@ cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     return rc;
   if (dptr == NULL)
     return CUDA_ERROR_INVALID_VALUE;
+  if ((rc = sim_capture_forbids()) != CUDA_SUCCESS)
+    return rc;
   uint64_t addr;
   rc = dev_alloc(d, bytesize, true, SIM_KIND_PLAIN, NULL, &addr);
   if (rc == CUDA_SUCCESS)
@@ -751,11 +735,23 @@ static const struct {
     "invalid device context" },
   { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
     "invalid resource handle" },
+  { CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+    "the operation is not permitted in the current state" },
   { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
   { CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED",
     "context is destroyed" },
   { CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
     "operation not supported" },
+  { CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+    "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+    "operation not permitted when stream is capturing" },
+  { CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+    "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+    "operation failed due to a previous error during capture" },
+  { CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+    "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD",
+    "attempt to terminate a thread-local capture sequence from another "
+    "thread" },
   { CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
 };
 
@@ -790,8 +786,9 @@ cuGetErrorString(CUresult error, const char **pStr)
 
 /* The driver's own view of a device, so a test can check what the
  * interposer let through.  `dev` is a CUDA ordinal; `used` counts every
- * kind of device allocation (plain, pool, VMM, arrays).  Any pointer may
- * be NULL.  0 or -EINVAL. */
+ * kind of device allocation (plain, pool, VMM, arrays) and the contexts,
+ * which allocs and frees do not count.  Any pointer may be NULL.  0 or
+ * -EINVAL. */
 SIM_EXPORT int
 cmgsim_stats(int dev, unsigned long long *used, unsigned long long *peak_used,
              unsigned long long *allocs, unsigned long long *frees)
@@ -825,7 +822,8 @@ cmgsim_physical_count(void)
 
 /* Physical device `phys`: its UUID as nvidia-smi prints it (`uuid` holds
  * at least 41 bytes; may be NULL), its size and the bytes this process
- * has allocated on it.  0 or -EINVAL. */
+ * holds on it (allocations, contexts, the graph memory pool): NVML's
+ * "used" of the device, and of this process on it.  0 or -EINVAL. */
 SIM_EXPORT int
 cmgsim_physical(int phys, char *uuid, unsigned long long *total,
                 unsigned long long *used)

@@ -4,7 +4,10 @@
  * (cuGetProcAddress), visible.c
  * (CUDA_VISIBLE_DEVICES), vmm.c (virtual memory management), pools.c
  * (memory pools), arrays.c (CUDA arrays), hostmem.c (page-locked host
- * memory) and ipc.c (IPC and external memory).
+ * memory), ipc.c (IPC and external memory), streams.c (streams, stream
+ * capture and the stream-ordered allocation calls), graphs.c (graphs and
+ * their nodes) and graphexec.c (executable graphs and each device's graph
+ * memory pool; graphs.h is what the two graph files share).
  *
  * __CUDA_API_VERSION_INTERNAL is defined, as NVIDIA's own driver build
  * does, because only then does cuda.h declare the legacy 32-bit entry
@@ -13,7 +16,8 @@
  *
  * Locks: sim_obj_lock guards every registry of driver objects (VMM
  * handles, reservations and mappings, pools, arrays, host allocations,
- * external memory) and is taken before any device lock; a device's lock
+ * external memory, streams and their captures, graphs, executable graphs
+ * and the graph memory pools) and is taken before any device lock; a device's lock
  * guards its counters, its arenas and its table of live addresses (and
  * the counters of the pools on it); created_lock in contexts.c is taken
  * last.  The fork handlers take them all in that order.
@@ -46,6 +50,17 @@
 #undef cuArray3DGetDescriptor
 #undef cuIpcOpenMemHandle
 #undef cuGetProcAddress
+#undef cuStreamDestroy
+#undef cuStreamSynchronize
+#undef cuStreamIsCapturing
+#undef cuStreamGetCaptureInfo
+#undef cuStreamBeginCapture
+#undef cuStreamEndCapture
+#undef cuGraphAddNode
+#undef cuGraphInstantiate
+#undef cuGraphInstantiateWithParams
+#undef cuGraphUpload
+#undef cuGraphLaunch
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -84,10 +99,6 @@ extern __typeof__(*(PFN_cuMemAllocFromPoolAsync_v11020_ptsz)0)
   X(cuMemFree_v2) \
   X(cuMemAllocPitch_v2) \
   X(cuMemAllocManaged) \
-  X(cuMemAllocAsync) \
-  X(cuMemAllocAsync_ptsz) \
-  X(cuMemFreeAsync) \
-  X(cuMemFreeAsync_ptsz) \
   X(cuMemGetInfo) \
   X(cuMemGetInfo_v2) \
   X(cuGetErrorName) \
@@ -164,6 +175,61 @@ extern __typeof__(*(PFN_cuMemAllocFromPoolAsync_v11020_ptsz)0)
   X(cuExternalMemoryGetMappedBuffer) \
   X(cuDestroyExternalMemory)
 
+#define SIM_STREAM_FUNCTIONS(X) \
+  X(cuStreamCreate) \
+  X(cuStreamCreateWithPriority) \
+  X(cuStreamDestroy) \
+  X(cuStreamDestroy_v2) \
+  X(cuStreamSynchronize) \
+  X(cuStreamSynchronize_ptsz) \
+  X(cuStreamIsCapturing) \
+  X(cuStreamIsCapturing_ptsz) \
+  X(cuStreamGetCaptureInfo) \
+  X(cuStreamGetCaptureInfo_ptsz) \
+  X(cuStreamGetCaptureInfo_v2) \
+  X(cuStreamGetCaptureInfo_v2_ptsz) \
+  X(cuStreamGetCaptureInfo_v3) \
+  X(cuStreamGetCaptureInfo_v3_ptsz) \
+  X(cuStreamBeginCapture) \
+  X(cuStreamBeginCapture_ptsz) \
+  X(cuStreamBeginCapture_v2) \
+  X(cuStreamBeginCapture_v2_ptsz) \
+  X(cuStreamEndCapture) \
+  X(cuStreamEndCapture_ptsz) \
+  X(cuMemAllocAsync) \
+  X(cuMemAllocAsync_ptsz) \
+  X(cuMemFreeAsync) \
+  X(cuMemFreeAsync_ptsz)
+
+#define SIM_GRAPH_FUNCTIONS(X) \
+  X(cuGraphCreate) \
+  X(cuGraphDestroy) \
+  X(cuGraphAddEmptyNode) \
+  X(cuGraphAddMemAllocNode) \
+  X(cuGraphAddMemFreeNode) \
+  X(cuGraphAddNode) \
+  X(cuGraphAddNode_v2) \
+  X(cuGraphGetNodes) \
+  X(cuGraphNodeGetType) \
+  X(cuGraphMemAllocNodeGetParams) \
+  X(cuGraphMemFreeNodeGetParams)
+
+#define SIM_GRAPH_EXEC_FUNCTIONS(X) \
+  X(cuGraphInstantiate) \
+  X(cuGraphInstantiate_v2) \
+  X(cuGraphInstantiateWithFlags) \
+  X(cuGraphInstantiateWithParams) \
+  X(cuGraphInstantiateWithParams_ptsz) \
+  X(cuGraphExecGetFlags) \
+  X(cuGraphUpload) \
+  X(cuGraphUpload_ptsz) \
+  X(cuGraphLaunch) \
+  X(cuGraphLaunch_ptsz) \
+  X(cuGraphExecDestroy) \
+  X(cuDeviceGraphMemTrim) \
+  X(cuDeviceGetGraphMemAttribute) \
+  X(cuDeviceSetGraphMemAttribute)
+
 #define SIM_DECLARE_HIDDEN(fn) \
   extern __typeof__(fn) hid_##fn __attribute__((visibility("hidden")));
 #define SIM_DEFINE_ALIAS(fn) \
@@ -175,6 +241,9 @@ SIM_POOL_FUNCTIONS(SIM_DECLARE_HIDDEN)
 SIM_ARRAY_FUNCTIONS(SIM_DECLARE_HIDDEN)
 SIM_HOST_FUNCTIONS(SIM_DECLARE_HIDDEN)
 SIM_IPC_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_STREAM_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_GRAPH_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_GRAPH_EXEC_FUNCTIONS(SIM_DECLARE_HIDDEN)
 
 /* ---- state shared by the driver's files ----------------------------- */
 
@@ -187,6 +256,12 @@ struct CUctx_st {
   int phys;        /* index into sim_devices */
   bool primary;
   atomic_int refs; /* retain count of a primary context */
+  /* Whether the context exists on its device, holding its cost
+   * (sim_context_bytes): a created one from cuCtxCreate to its
+   * destruction, a primary one from a retain (or its next use after a
+   * reset) to its last release or a reset.  Written under the device's
+   * lock; read without it on every call that needs a context. */
+  atomic_bool charged;
 };
 
 /* A physical device.  CUDA ordinals map onto these through
@@ -205,7 +280,9 @@ struct sim_device {
   uint64_t total;
   struct CUctx_st primary;
   _Alignas(64) pthread_mutex_t lock;
-  uint64_t used;   /* every counted allocation, whatever its kind */
+  uint64_t used;   /* every counted allocation, whatever its kind, and
+                     the contexts */
+  uint64_t contexts; /* the part of `used` that is contexts */
   uint64_t peak;
   uint64_t allocs;
   uint64_t frees;
@@ -221,6 +298,13 @@ SIM_HIDDEN extern pthread_mutex_t sim_obj_lock;
 /* Set from the environment by sim_configure_once. */
 SIM_HIDDEN extern bool sim_opt_trampoline;
 SIM_HIDDEN extern bool sim_opt_trace;
+/* CMG_SIM_NO_GRAPH_MEM_ATTR: a driver that does not answer
+ * cuDeviceGetGraphMemAttribute (801). */
+SIM_HIDDEN extern bool sim_opt_no_graph_attr;
+/* CMG_SIM_CONTEXT_BYTES: what each context costs its device, as a
+ * real driver's contexts take device memory nobody allocated (about 518
+ * MiB on an H100).  0 by default. */
+SIM_HIDDEN extern uint64_t sim_context_bytes;
 
 /* Reads the environment and sets the devices up, once per process. */
 SIM_HIDDEN void sim_configure_once(void);
@@ -263,11 +347,23 @@ SIM_HIDDEN CUresult sim_dev_alloc(struct sim_device *d, uint64_t bytes,
  * and gives its address and charge back; false if there is none. */
 SIM_HIDDEN bool sim_dev_release_locked(struct sim_device *d, uint64_t addr);
 
+/* cuMemFree and cuMemFreeAsync outside a capture: frees the allocation
+ * at `addr`, whatever made it (a graph allocation through
+ * sim_graph_free).  Needs a current context. */
+SIM_HIDDEN CUresult sim_free(uint64_t addr);
+
 /* Contexts (contexts.c): takes (true) or drops created_lock, for the
  * fork handlers; and frees everything context `c` owns, on every device
  * (its teardown). */
 SIM_HIDDEN void sim_contexts_lock(bool lock);
 SIM_HIDDEN void sim_free_owned_by(struct CUctx_st *c);
+
+/* Makes context `c` exist on its device, charging its cost there unless
+ * it already does: CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY with nothing
+ * changed when the device has no room.  Not an allocation: failure
+ * injection does not apply, and allocs/frees do not count it.  Takes the
+ * device's lock. */
+SIM_HIDDEN CUresult sim_context_charge(struct CUctx_st *c);
 
 /* Formats the UUID of physical device `phys` as nvidia-smi does,
  * "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (41 bytes with the NUL), and
@@ -286,7 +382,8 @@ SIM_HIDDEN int sim_parse_visible(const char *spec, int nphys,
  * destroyed pool with its last allocation. */
 SIM_HIDDEN void sim_pool_account(void *pool, uint64_t bytes, bool add);
 
-/* Allocates from the current pool of `d` (cuMemAllocAsync). */
+/* Allocates from the current pool of `d` (cuMemAllocAsync).  Caller
+ * holds sim_obj_lock. */
 SIM_HIDDEN CUresult sim_pool_alloc_current(struct sim_device *d,
                                            uint64_t bytes, uint64_t *addr);
 
@@ -297,5 +394,49 @@ SIM_HIDDEN void sim_arrays_teardown(const struct CUctx_st *ctx);
 /* Host memory (hostmem.c): counts VMM host allocations with the
  * page-locked ones.  Caller holds sim_obj_lock. */
 SIM_HIDDEN void sim_host_account(uint64_t bytes, bool add);
+
+/* Streams (streams.c).  Where stream-ordered work on `s` goes, sim_obj_lock
+ * held: CUDA_SUCCESS with *graph the capture graph of a capturing stream,
+ * or NULL for a stream whose work runs now; CUDA_ERROR_INVALID_HANDLE for
+ * a handle that is no stream, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED for an
+ * invalidated capture. */
+SIM_HIDDEN CUresult sim_stream_target(CUstream s, CUgraph *graph);
+
+/* For a graph upload or launch, sim_obj_lock held: CUDA_SUCCESS for a
+ * stream that runs work now, CUDA_ERROR_INVALID_HANDLE for no stream, and
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for a capturing one, whose capture
+ * it invalidates. */
+SIM_HIDDEN CUresult sim_stream_uncaptured(CUstream s);
+
+/* The synchronous allocation calls: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ * while a stream captures in CU_STREAM_CAPTURE_MODE_GLOBAL, which
+ * invalidates those captures; else CUDA_SUCCESS, without a lock. */
+SIM_HIDDEN CUresult sim_capture_forbids(void);
+
+/* Destroys every stream context `c` made, ending their captures.  Caller
+ * holds sim_obj_lock. */
+SIM_HIDDEN void sim_streams_teardown(const struct CUctx_st *c);
+
+/* Graphs (graphs.c, graphexec.c); sim_obj_lock held by the caller of all
+ * but sim_graph_free.  A capture graph is a graph that only its stream
+ * may use until the capture ends: ended, it is kept (the caller's) or
+ * destroyed. */
+SIM_HIDDEN CUgraph sim_graph_new_capture(void);
+SIM_HIDDEN void sim_graph_end_capture(CUgraph g, bool keep);
+
+/* A captured cuMemAllocAsync (an allocation node of `bytes` on `d`, whose
+ * address goes to *addr) or cuMemFreeAsync (a free node). */
+SIM_HIDDEN CUresult sim_graph_capture_alloc(CUgraph g, struct sim_device *d,
+                                            uint64_t bytes, uint64_t *addr);
+SIM_HIDDEN CUresult sim_graph_capture_free(CUgraph g, uint64_t addr);
+
+/* cuMemFree of a graph allocation (`addr` in no device's arena): frees it
+ * if a launch made it and nothing freed it yet, else
+ * CUDA_ERROR_INVALID_VALUE.  Takes sim_obj_lock. */
+SIM_HIDDEN CUresult sim_graph_free(uint64_t addr);
+
+/* Gives back the graph memory pool chunks context `c` grew, on every
+ * device (its teardown). */
+SIM_HIDDEN void sim_graph_mem_teardown(const struct CUctx_st *c);
 
 #endif /* CMGSIM_LIBCUDA_H */

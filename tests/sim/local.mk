@@ -24,6 +24,10 @@ tests_sim_libcuda_la_SOURCES = \
 	tests/sim/arrays.c \
 	tests/sim/hostmem.c \
 	tests/sim/ipc.c \
+	tests/sim/streams.c \
+	tests/sim/graphs.c \
+	tests/sim/graphs.h \
+	tests/sim/graphexec.c \
 	tests/sim/arena.c \
 	tests/sim/arena.h
 tests_sim_libcuda_la_CFLAGS = $(SIM_CFLAGS)
@@ -32,7 +36,7 @@ tests_sim_libcuda_la_LDFLAGS = -version-info 1:0:0 -rpath /nowhere \
 tests_sim_libcuda_la_LIBADD = -lpthread
 
 SIM_CUDART_SOURCES = tests/sim/cudart.c tests/sim/cudart.h \
-	tests/sim/cudart_mem.c
+	tests/sim/cudart_mem.c tests/sim/cudart_graph.c
 tests_sim_libcudart_la_SOURCES = $(SIM_CUDART_SOURCES)
 tests_sim_libcudart_la_CFLAGS = $(SIM_CFLAGS)
 tests_sim_libcudart_la_LDFLAGS = -version-info 13:0:0 -rpath /nowhere
@@ -61,10 +65,11 @@ SIM_APPS = \
 check_PROGRAMS += $(SIM_APPS)
 
 SIM_APP_COMMON = tests/sim/app.c tests/sim/app_ops.c tests/sim/app_signals.c \
-	tests/sim/app.h \
+	tests/sim/app_graph.c tests/sim/app_nvml.c tests/sim/app.h \
 	tests/sim/app_int.h tests/sim/nvml_abi.h
 # The optional operations over a table of driver entry points.
-SIM_APP_DRVOPS = tests/sim/app_drvops.c tests/sim/app_drv.h
+SIM_APP_DRVOPS = tests/sim/app_drvops.c tests/sim/app_drvgraph.c \
+	tests/sim/app_drv.h
 # -no-install (no wrapper scripts) is spelled out rather than taken from
 # TEST_LDFLAGS: automake -Werror rejects an _LDFLAGS variable that names
 # no target, so that one may not survive.

@@ -7,9 +7,16 @@
  * for it, so a tool can match NVML devices to CUDA ordinals by UUID.  The
  * numbers come from the simulated driver's own accounting: nvmlInit loads
  * libcuda.so.1 (the same copy the process uses, if it has one) and asks
- * its cmgsim_physical* exports.  "used" is what this process has
- * allocated on the device, nvidia-smi's view of a GPU with one process on
- * it; "reserved" is always 0.  Nothing needs cuInit.
+ * its cmgsim_physical* exports.  "used" is all this process holds on the
+ * device (allocations and the contexts' cost), nvidia-smi's view of a GPU
+ * with one process on it; "reserved" is always 0.  Nothing needs cuInit.
+ *
+ * nvmlDeviceGetComputeRunningProcesses lists that one process, with all
+ * it holds on the device, as the real one lists every process.  The
+ * environment can make it look like a process in a container
+ * (CMG_SIM_NVML_PID, the host's pid where NVML reports one) or one that
+ * may not list processes (CMG_SIM_NVML_PROCESSES=denied), both of which
+ * an interposer reading NVML must survive.
  *
  * State (the init count and the device table) is under one mutex; the
  * driver's functions are resolved once and kept, and libcuda is never
@@ -18,14 +25,20 @@
 #include "nvml_abi.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NVML_EXPORT __attribute__((visibility("default")))
 #define MAX_DEVICES 16
 #define UUID_TEXT 41
+/* gpuInstanceId and computeInstanceId without MIG. */
+#define NOT_MIG 0xFFFFFFFFu
 
 struct nvmlDevice_st {
   int phys;
@@ -38,13 +51,49 @@ static struct nvmlDevice_st devices[MAX_DEVICES];
 static int (*physical_count)(void);
 static int (*physical)(int phys, char *uuid, unsigned long long *total,
                        unsigned long long *used);
+/* From the environment, at the first nvmlInit that finds it well formed;
+ * unchanged after. */
+static bool env_read;
+static unsigned int opt_pid; /* CMG_SIM_NVML_PID; 0: getpid() */
+static bool opt_denied;      /* CMG_SIM_NVML_PROCESSES=denied */
+
+/* false, after a message, for a malformed variable. */
+static bool
+read_env(void)
+{
+  const char *pid = getenv("CMG_SIM_NVML_PID");
+  const char *procs = getenv("CMG_SIM_NVML_PROCESSES");
+  unsigned long n = 0;
+  if (pid != NULL && *pid != '\0') {
+    char *end;
+    errno = 0;
+    n = strtoul(pid, &end, 10);
+    if (*pid < '0' || *pid > '9' || *end != '\0' || errno != 0 || n == 0 ||
+        n > UINT_MAX) {
+      fprintf(stderr, "cmgsim: CMG_SIM_NVML_PID=%s: expected a pid\n", pid);
+      return false;
+    }
+  }
+  bool denied = procs != NULL && strcmp(procs, "denied") == 0;
+  if (procs != NULL && *procs != '\0' && !denied) {
+    fprintf(stderr, "cmgsim: CMG_SIM_NVML_PROCESSES=%s: expected denied\n",
+            procs);
+    return false;
+  }
+  opt_pid = (unsigned int)n;
+  opt_denied = denied;
+  env_read = true;
+  return true;
+}
 
 static nvmlReturn_t
 init(void)
 {
   nvmlReturn_t rc = NVML_SUCCESS;
   pthread_mutex_lock(&lock);
-  if (physical == NULL) {
+  if (!env_read && !read_env())
+    rc = NVML_ERROR_UNKNOWN;
+  if (rc == NVML_SUCCESS && physical == NULL) {
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
     if (h != NULL) {
       physical_count = (int (*)(void))dlsym(h, "cmgsim_physical_count");
@@ -249,6 +298,73 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *mem)
   return NVML_SUCCESS;
 }
 
+/* The compute processes on a device, into an array of v1 structs or of
+ * the later ones: this process, if it holds anything there (used > 0),
+ * with the driver's count of all it holds.  *infoCount is the array's
+ * size on entry and the number of processes on return; too small, it
+ * says how many are needed. */
+static nvmlReturn_t
+processes(nvmlDevice_t device, unsigned int *infoCount, void *infos, bool v1)
+{
+  nvmlReturn_t rc = check_device(device);
+  if (rc != NVML_SUCCESS)
+    return rc;
+  if (infoCount == NULL)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  if (opt_denied)
+    return NVML_ERROR_NO_PERMISSION;
+  unsigned long long used;
+  if (physical(device->phys, NULL, NULL, &used) != 0)
+    return NVML_ERROR_UNKNOWN;
+  unsigned int n = used > 0 ? 1 : 0;
+  if (*infoCount < n) {
+    *infoCount = n;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  if (n > 0 && infos == NULL)
+    return NVML_ERROR_INVALID_ARGUMENT;
+  *infoCount = n;
+  if (n == 0)
+    return NVML_SUCCESS;
+  unsigned int pid = opt_pid != 0 ? opt_pid : (unsigned int)getpid();
+  if (v1) {
+    nvmlProcessInfo_v1_t *p = infos;
+    p->pid = pid;
+    p->usedGpuMemory = used;
+  } else {
+    nvmlProcessInfo_t *p = infos;
+    p->pid = pid;
+    p->usedGpuMemory = used;
+    p->gpuInstanceId = NOT_MIG;
+    p->computeInstanceId = NOT_MIG;
+  }
+  return NVML_SUCCESS;
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
+                                        unsigned int *infoCount,
+                                        nvmlProcessInfo_t *infos)
+{
+  return processes(device, infoCount, infos, false);
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
+                                        unsigned int *infoCount,
+                                        nvmlProcessInfo_v2_t *infos)
+{
+  return processes(device, infoCount, infos, false);
+}
+
+NVML_EXPORT nvmlReturn_t
+nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device,
+                                     unsigned int *infoCount,
+                                     nvmlProcessInfo_v1_t *infos)
+{
+  return processes(device, infoCount, infos, true);
+}
+
 NVML_EXPORT const char *
 nvmlErrorString(nvmlReturn_t result)
 {
@@ -257,6 +373,7 @@ nvmlErrorString(nvmlReturn_t result)
   case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
   case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
   case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+  case NVML_ERROR_NO_PERMISSION: return "Insufficient Permissions";
   case NVML_ERROR_NOT_FOUND: return "Not Found";
   case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
   case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";

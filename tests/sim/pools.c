@@ -317,17 +317,16 @@ cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
 CUresult
 sim_pool_alloc_current(struct sim_device *d, uint64_t bytes, uint64_t *addr)
 {
-  pthread_mutex_lock(&sim_obj_lock);
-  struct CUmemPoolHandle_st *p = current_of(d);
-  CUresult rc = sim_dev_alloc(d, bytes, SIM_KIND_POOL, p, addr);
-  pthread_mutex_unlock(&sim_obj_lock);
-  return rc;
+  return sim_dev_alloc(d, bytes, SIM_KIND_POOL, current_of(d), addr);
 }
 
 /* Needs a current context, which owns the allocation (its teardown frees
- * it); the memory counts against the pool's device. */
+ * it); the memory counts against the pool's device.  On a capturing
+ * stream nothing is allocated: the capture graph gets an allocation node
+ * on the pool's device (streams.c). */
 static CUresult
-alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool)
+alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                CUstream hStream)
 {
   CUresult rc = sim_current(NULL, NULL);
   if (rc != CUDA_SUCCESS)
@@ -335,10 +334,15 @@ alloc_from_pool(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool)
   if (dptr == NULL)
     return CUDA_ERROR_INVALID_VALUE;
   uint64_t addr;
+  CUgraph g = NULL;
   pthread_mutex_lock(&sim_obj_lock);
   if (!is_pool(pool))
     rc = CUDA_ERROR_INVALID_VALUE;
   else
+    rc = sim_stream_target(hStream, &g);
+  if (rc == CUDA_SUCCESS && g != NULL)
+    rc = sim_graph_capture_alloc(g, pool->dev, bytesize, &addr);
+  else if (rc == CUDA_SUCCESS)
     rc = sim_dev_alloc(pool->dev, bytesize, SIM_KIND_POOL, pool, &addr);
   pthread_mutex_unlock(&sim_obj_lock);
   if (rc == CUDA_SUCCESS)
@@ -350,14 +354,14 @@ SIM_EXPORT CUresult
 cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
                         CUmemoryPool pool, CUstream hStream)
 {
-  return alloc_from_pool(dptr, bytesize, pool);
+  return alloc_from_pool(dptr, bytesize, pool, hStream);
 }
 
 SIM_EXPORT CUresult
 cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                              CUmemoryPool pool, CUstream hStream)
 {
-  return alloc_from_pool(dptr, bytesize, pool);
+  return alloc_from_pool(dptr, bytesize, pool, hStream);
 }
 
 /* ---- hidden aliases ------------------------------------------------- */

@@ -199,6 +199,100 @@ TRAMP(cuExternalMemoryGetMappedBuffer,
       (p, e, d))
 TRAMP(cuDestroyExternalMemory, (CUexternalMemory e), (e))
 
+/* Streams, capture and stream-ordered allocation (streams.c). */
+TRAMP(cuStreamCreate, (CUstream *s, unsigned int f), (s, f))
+TRAMP(cuStreamCreateWithPriority, (CUstream *s, unsigned int f, int p),
+      (s, f, p))
+TRAMP(cuStreamDestroy, (CUstream s), (s))
+TRAMP(cuStreamDestroy_v2, (CUstream s), (s))
+TRAMP(cuStreamSynchronize, (CUstream s), (s))
+TRAMP(cuStreamSynchronize_ptsz, (CUstream s), (s))
+TRAMP(cuStreamIsCapturing, (CUstream s, CUstreamCaptureStatus *st), (s, st))
+TRAMP(cuStreamIsCapturing_ptsz, (CUstream s, CUstreamCaptureStatus *st),
+      (s, st))
+TRAMP(cuStreamGetCaptureInfo,
+      (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id), (s, st, id))
+TRAMP(cuStreamGetCaptureInfo_ptsz,
+      (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id), (s, st, id))
+TRAMP(cuStreamGetCaptureInfo_v2,
+      (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+       const CUgraphNode **d, size_t *n),
+      (s, st, id, g, d, n))
+TRAMP(cuStreamGetCaptureInfo_v2_ptsz,
+      (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+       const CUgraphNode **d, size_t *n),
+      (s, st, id, g, d, n))
+TRAMP(cuStreamGetCaptureInfo_v3,
+      (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+       const CUgraphNode **d, const CUgraphEdgeData **e, size_t *n),
+      (s, st, id, g, d, e, n))
+TRAMP(cuStreamGetCaptureInfo_v3_ptsz,
+      (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+       const CUgraphNode **d, const CUgraphEdgeData **e, size_t *n),
+      (s, st, id, g, d, e, n))
+TRAMP(cuStreamBeginCapture, (CUstream s), (s))
+TRAMP(cuStreamBeginCapture_ptsz, (CUstream s), (s))
+TRAMP(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m), (s, m))
+TRAMP(cuStreamBeginCapture_v2_ptsz, (CUstream s, CUstreamCaptureMode m),
+      (s, m))
+TRAMP(cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g))
+TRAMP(cuStreamEndCapture_ptsz, (CUstream s, CUgraph *g), (s, g))
+
+/* Graphs (graphs.c). */
+TRAMP(cuGraphCreate, (CUgraph *g, unsigned int f), (g, f))
+TRAMP(cuGraphDestroy, (CUgraph g), (g))
+TRAMP(cuGraphAddEmptyNode,
+      (CUgraphNode *n, CUgraph g, const CUgraphNode *d, size_t nd),
+      (n, g, d, nd))
+TRAMP(cuGraphAddMemAllocNode,
+      (CUgraphNode *n, CUgraph g, const CUgraphNode *d, size_t nd,
+       CUDA_MEM_ALLOC_NODE_PARAMS *p),
+      (n, g, d, nd, p))
+TRAMP(cuGraphAddMemFreeNode,
+      (CUgraphNode *n, CUgraph g, const CUgraphNode *d, size_t nd,
+       CUdeviceptr p),
+      (n, g, d, nd, p))
+TRAMP(cuGraphAddNode,
+      (CUgraphNode *n, CUgraph g, const CUgraphNode *d, size_t nd,
+       CUgraphNodeParams *p),
+      (n, g, d, nd, p))
+TRAMP(cuGraphAddNode_v2,
+      (CUgraphNode *n, CUgraph g, const CUgraphNode *d,
+       const CUgraphEdgeData *e, size_t nd, CUgraphNodeParams *p),
+      (n, g, d, e, nd, p))
+TRAMP(cuGraphGetNodes, (CUgraph g, CUgraphNode *n, size_t *c), (g, n, c))
+TRAMP(cuGraphNodeGetType, (CUgraphNode n, CUgraphNodeType *t), (n, t))
+TRAMP(cuGraphMemAllocNodeGetParams,
+      (CUgraphNode n, CUDA_MEM_ALLOC_NODE_PARAMS *p), (n, p))
+TRAMP(cuGraphMemFreeNodeGetParams, (CUgraphNode n, CUdeviceptr *p), (n, p))
+
+/* Executable graphs and the graph memory pools (graphexec.c). */
+TRAMP(cuGraphInstantiate,
+      (CUgraphExec *e, CUgraph g, CUgraphNode *n, char *l, size_t s),
+      (e, g, n, l, s))
+TRAMP(cuGraphInstantiate_v2,
+      (CUgraphExec *e, CUgraph g, CUgraphNode *n, char *l, size_t s),
+      (e, g, n, l, s))
+TRAMP(cuGraphInstantiateWithFlags,
+      (CUgraphExec *e, CUgraph g, unsigned long long f), (e, g, f))
+TRAMP(cuGraphInstantiateWithParams,
+      (CUgraphExec *e, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
+      (e, g, p))
+TRAMP(cuGraphInstantiateWithParams_ptsz,
+      (CUgraphExec *e, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p),
+      (e, g, p))
+TRAMP(cuGraphExecGetFlags, (CUgraphExec e, cuuint64_t *f), (e, f))
+TRAMP(cuGraphUpload, (CUgraphExec e, CUstream s), (e, s))
+TRAMP(cuGraphUpload_ptsz, (CUgraphExec e, CUstream s), (e, s))
+TRAMP(cuGraphLaunch, (CUgraphExec e, CUstream s), (e, s))
+TRAMP(cuGraphLaunch_ptsz, (CUgraphExec e, CUstream s), (e, s))
+TRAMP(cuGraphExecDestroy, (CUgraphExec e), (e))
+TRAMP(cuDeviceGraphMemTrim, (CUdevice d), (d))
+TRAMP(cuDeviceGetGraphMemAttribute,
+      (CUdevice d, CUgraphMem_attribute a, void *v), (d, a, v))
+TRAMP(cuDeviceSetGraphMemAttribute,
+      (CUdevice d, CUgraphMem_attribute a, void *v), (d, a, v))
+
 struct proc_row {
   const char *name; /* base name, as callers ask for it */
   int version;      /* CUDA version that introduced this variant */
@@ -297,6 +391,51 @@ struct proc_row {
   R(cuImportExternalMemory, 10000, cuImportExternalMemory) \
   R(cuExternalMemoryGetMappedBuffer, 10000, cuExternalMemoryGetMappedBuffer) \
   R(cuDestroyExternalMemory, 10000, cuDestroyExternalMemory) \
+  R(cuStreamCreate, 2000, cuStreamCreate) \
+  R(cuStreamCreateWithPriority, 5050, cuStreamCreateWithPriority) \
+  R(cuStreamDestroy, 2000, cuStreamDestroy) \
+  R(cuStreamDestroy, 4000, cuStreamDestroy_v2) \
+  R(cuStreamSynchronize, 2000, cuStreamSynchronize) \
+  P(cuStreamSynchronize, 7000, cuStreamSynchronize_ptsz) \
+  R(cuStreamIsCapturing, 10000, cuStreamIsCapturing) \
+  P(cuStreamIsCapturing, 10000, cuStreamIsCapturing_ptsz) \
+  R(cuStreamGetCaptureInfo, 10010, cuStreamGetCaptureInfo) \
+  P(cuStreamGetCaptureInfo, 10010, cuStreamGetCaptureInfo_ptsz) \
+  R(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2) \
+  P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2_ptsz) \
+  R(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3) \
+  P(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3_ptsz) \
+  R(cuStreamBeginCapture, 10000, cuStreamBeginCapture) \
+  P(cuStreamBeginCapture, 10000, cuStreamBeginCapture_ptsz) \
+  R(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2) \
+  P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2_ptsz) \
+  R(cuStreamEndCapture, 10000, cuStreamEndCapture) \
+  P(cuStreamEndCapture, 10000, cuStreamEndCapture_ptsz) \
+  R(cuGraphCreate, 10000, cuGraphCreate) \
+  R(cuGraphDestroy, 10000, cuGraphDestroy) \
+  R(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode) \
+  R(cuGraphAddMemAllocNode, 11040, cuGraphAddMemAllocNode) \
+  R(cuGraphAddMemFreeNode, 11040, cuGraphAddMemFreeNode) \
+  R(cuGraphAddNode, 12020, cuGraphAddNode) \
+  R(cuGraphAddNode, 12030, cuGraphAddNode_v2) \
+  R(cuGraphGetNodes, 10000, cuGraphGetNodes) \
+  R(cuGraphNodeGetType, 10000, cuGraphNodeGetType) \
+  R(cuGraphMemAllocNodeGetParams, 11040, cuGraphMemAllocNodeGetParams) \
+  R(cuGraphMemFreeNodeGetParams, 11040, cuGraphMemFreeNodeGetParams) \
+  R(cuGraphInstantiate, 10000, cuGraphInstantiate) \
+  R(cuGraphInstantiate, 11000, cuGraphInstantiate_v2) \
+  R(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags) \
+  R(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams) \
+  P(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams_ptsz) \
+  R(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags) \
+  R(cuGraphUpload, 11010, cuGraphUpload) \
+  P(cuGraphUpload, 11010, cuGraphUpload_ptsz) \
+  R(cuGraphLaunch, 10000, cuGraphLaunch) \
+  P(cuGraphLaunch, 10000, cuGraphLaunch_ptsz) \
+  R(cuGraphExecDestroy, 10000, cuGraphExecDestroy) \
+  R(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim) \
+  R(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute) \
+  R(cuDeviceSetGraphMemAttribute, 11040, cuDeviceSetGraphMemAttribute) \
   R(cuGetProcAddress, 11030, cuGetProcAddress) \
   R(cuGetProcAddress, 12000, cuGetProcAddress_v2)
 

@@ -1,12 +1,15 @@
 #!/bin/sh
 # The simulated CUDA itself, without the interposer: every allocation
 # family through every program that reaches it, with the driver's exact
-# accounting (stats), context teardown, VMM reference counts,
-# CUDA_VISIBLE_DEVICES, NVML, entry points, and that a naive preload
+# accounting (stats), context teardown and what contexts cost, VMM
+# reference counts, streams, stream capture and the graph memory pool,
+# CUDA_VISIBLE_DEVICES, NVML and its process list, entry points, and that
+# a naive preload
 # (cuMemCreate and cuGetProcAddress_v2, no dlsym hook) is reached only by
 # the program that calls the driver by name.
 . "$srcdir/tests/integration/defs.sh"
-unset CUDA_VISIBLE_DEVICES CMG_SIM_FAIL_ALLOC_AFTER CMG_SIM_FAIL_FREE_AFTER
+unset CUDA_VISIBLE_DEVICES CMG_SIM_FAIL_ALLOC_AFTER CMG_SIM_FAIL_FREE_AFTER \
+  CMG_SIM_CONTEXT_BYTES CMG_SIM_NVML_PID CMG_SIM_NVML_PROCESSES
 
 MiB=1048576
 ALL="app_driver app_dlsym app_getproc app_rt_shared app_rt_static"
@@ -16,6 +19,16 @@ RUNTIME="app_rt_shared app_rt_static"
 # line N: line N of the output.
 line() {
   sed -n "${1}p" "$tmp/out"
+}
+
+# pidbare APP SCRIPT...: bare, with the program's pid as line 1 ("pid=N"):
+# the shell prints its own and execs the program, which keeps it.
+pidbare() {
+  app=$1
+  shift
+  sh -c 'echo "pid=$$"; exec "$@"' sh "$SIM/$app" "$@" >"$tmp/out" \
+    2>"$tmp/err"
+  rc=$?
 }
 
 for a in $ALL; do
@@ -161,6 +174,283 @@ for a in $ALL; do
     "$a: nvml2"
 done
 
+# What contexts cost (CMG_SIM_CONTEXT_BYTES), as on an H100, where each
+# takes about 518 MiB that nobody allocated: in used and against free
+# memory, never as an allocation.  A plain run holds the primary context.
+C=$((500 * MiB))
+for a in $ALL; do
+  CMG_SIM_DEVICES=4G CMG_SIM_CONTEXT_BYTES=500M bare $a info stats 0 \
+    ctxstats 0 alloc 1M ctx_create ctx_create info stats 0 ctx_destroy 0 \
+    stats 0 nvml 0 ctx_destroy 1 ctx_primary stats 0 reset stats 0 info \
+    release stats 0 retain ctxstats 0
+  is "$(val 1 free)|$(line 2)|$(line 3)" \
+    "$((4096 * MiB - C))|stats dev=0 used=$C peak=$C allocs=0 frees=0|ctxstats dev=0 bytes=$C" \
+    "$a: a plain run holds one context, which is no allocation"
+  is "$(val 7 free)/$(val 8 used)/$(val 8 allocs)" \
+    $((4096 * MiB - 3 * C - MiB))/$((3 * C + MiB))/1 \
+    "$a: two created contexts cost two more"
+  is "$(line 9)/$(val 10 used)/$(val 10 frees)/$(val 11 used)" \
+    "ctx_destroy c=0 rc=0/$((2 * C + MiB))/0/$((2 * C + MiB))" \
+    "$a: ctx_destroy gives one back, no free; NVML's used has the rest"
+  is "$(val 14 used)/$(line 15)/$(val 16 used)/$(val 16 frees)" \
+    "$((C + MiB))/reset dev=0 rc=0/0/1" \
+    "$a: a reset destroys the primary context and its memory"
+  is "$(val 17 free)/$(line 18)/$(val 19 used)/$(line 21)/$(val 19 peak)" \
+    "$((4096 * MiB - C))/release dev=0 rc=0/0/ctxstats dev=0 bytes=$C/$((3 * C + MiB))" \
+    "$a: its next use makes it again; the last release ends it, a retain makes it"
+
+  # No room for a context: its creation fails, nothing changed.
+  CMG_SIM_DEVICES=1G CMG_SIM_CONTEXT_BYTES=500M bare $a ctx_create \
+    ctx_create stats 0 alloc 1M
+  is "$(val 1 rc)/$(val 2 rc)/$(val 3 used)/$(val 3 peak)/$(val 4 rc)" \
+    0/2/$((2 * C))/$((2 * C))/0 "$a: cuCtxCreate on a full device fails with 2"
+  CMG_SIM_DEVICES=256M CMG_SIM_CONTEXT_BYTES=500M bare $a alloc 1M \
+    stats 0 nvml_procs 0
+  is "$(val 1 rc)/$(val 2 used)/$(line 3)" \
+    "2/0/nvml_procs dev=0 rc=0 count=0" \
+    "$a: a device without room for the primary context runs nothing"
+
+  # NVML lists the process, with all it holds, under its own pid.
+  CMG_SIM_DEVICES=4G,1G CMG_SIM_CONTEXT_BYTES=500M pidbare $a \
+    nvml_procs 0 alloc 1G nvml_procs 0 nvml_procs 1 ctx_create \
+    nvml_procs 0 nvml_procs 0 0 nvml_procs 0 1 nvml2 0
+  pid=$(val 1 pid)
+  is "$(line 2)" "nvml_procs dev=0 rc=0 count=0" \
+    "$a: nvml_procs lists no process before CUDA"
+  is "$(line 4)" \
+    "nvml_procs dev=0 rc=0 count=1 pid=$pid used=$((1024 * MiB + C))" \
+    "$a: then this one, with its allocations and its context"
+  is "$(line 5)/$(val 7 used)/$(val 10 used)" \
+    "nvml_procs dev=1 rc=0 count=0/$((1024 * MiB + 2 * C))/$((1024 * MiB + 2 * C))" \
+    "$a: none on an idle device; a created context counts, as in nvml2"
+  is "$(line 8)/$(line 9)" \
+    "nvml_procs dev=0 rc=7 count=1/nvml_procs dev=0 rc=0 count=1 pid=$pid used=$((1024 * MiB + 2 * C))" \
+    "$a: no room says how much is needed; room for one is enough"
+
+  # A pid namespace's view, and a process that may not list others.
+  CMG_SIM_NVML_PID=4242 bare $a alloc 1M nvml_procs 0
+  is "$(line 2)" "nvml_procs dev=0 rc=0 count=1 pid=4242 used=$MiB" \
+    "$a: CMG_SIM_NVML_PID"
+  CMG_SIM_NVML_PROCESSES=denied bare $a alloc 1M nvml_procs 0 nvml 0
+  is "$(line 2)/$(val 3 used)" "nvml_procs dev=0 rc=4/$MiB" \
+    "$a: CMG_SIM_NVML_PROCESSES=denied; memory still reads"
+done
+CMG_SIM_CONTEXT_BYTES=500M CMG_SIM_FAIL_ALLOC_AFTER=0 bare app_getproc \
+  ctx_create stats 0 alloc 1M
+is "$(val 1 rc)/$(val 2 used)/$(val 2 allocs)/$(val 3 rc)" 0/$((2 * C))/0/2 \
+  "CMG_SIM_FAIL_ALLOC_AFTER does not apply to contexts"
+CMG_SIM_CONTEXT_BYTES=500M bare app_rt_shared graph graph_alloc 0 0 1G \
+  instantiate 0 0 upload 0 0 alloc 1M nvml_procs 0
+is "$(val 6 used)" $((1024 * MiB + C + MiB)) \
+  "nvml_procs counts the graph memory pool too"
+bare app_driver alloc 1M ctxstats 0 ctxstats 1
+is "$(line 2)/$(line 3)" "ctxstats dev=0 bytes=0/ctxstats dev=1 rc=-22" \
+  "contexts cost nothing by default"
+CMG_SIM_CONTEXT_BYTES=5X bare app_driver alloc 1M nvml 0
+is "$(val 1 rc)/$(val 2 rc)/$(grep -c CMG_SIM_CONTEXT_BYTES "$tmp/err")" 1/999/1 \
+  "a malformed CMG_SIM_CONTEXT_BYTES: cuInit returns 1, nvmlInit 999"
+for v in CMG_SIM_NVML_PID=0 CMG_SIM_NVML_PID=x CMG_SIM_NVML_PROCESSES=yes; do
+  env "$v" "$SIM/app_dlsym" nvml_procs 0 >"$tmp/out" 2>"$tmp/err"
+  is "$(line 1)/$(grep -c "${v%%=*}" "$tmp/err")" "nvml_procs dev=0 rc=999/1" \
+    "a malformed $v: nvmlInit returns 999"
+done
+
+# Streams, capture and graphs with memory nodes, through every program.
+GiB=$((1024 * MiB))
+for a in $ALL; do
+  # Capture allocates nothing: the capture graph gets the nodes, and the
+  # allocation its node's fixed address, in a range of its own.
+  CMG_SIM_DEVICES=8G bare $a stream capture 1 global capturing 1 \
+    async_on 1 1G info stats 0 free_async_on 1 0 capture_end 1 capturing 1 \
+    graph_nodes 0
+  is "$(line 1)/$(line 2)/$(line 3)" \
+    "stream s=1 rc=0/capture s=1 rc=0/capturing s=1 rc=0 status=active" \
+    "$a: stream, capture, capturing"
+  is "$(line 4)" "async_on i=0 s=1 size=$GiB rc=0 ptr=0x500000000000" \
+    "$a: async_on a capturing stream returns the node's address"
+  is "$(val 5 free)/$(val 6 used)/$(val 6 allocs)" $((8 * GiB))/0/0 \
+    "$a: and allocates nothing"
+  is "$(line 7)/$(line 8)/$(line 9)" \
+    "free_async_on i=0 s=1 rc=0/capture_end s=1 g=0 rc=0/capturing s=1 rc=0 status=none" \
+    "$a: a captured free; capture_end ends the capture"
+  is "$(line 10)" "graph_nodes g=0 rc=0 n=2 alloc=1 free=1 bytes=$GiB" \
+    "$a: the graph has the allocation and free nodes"
+
+  # The graph memory pool, as an H100 showed it: a graph that allocates
+  # and frees 2 GiB takes 2 GiB at upload and nothing more at launch; a
+  # second graph allocating 3 GiB without freeing takes 1 GiB more.
+  CMG_SIM_DEVICES=8G bare $a stream capture 1 relaxed async_on 1 2G \
+    free_async_on 1 0 capture_end 1 instantiate 0 0 graph_mem 0 stats 0 \
+    upload 0 1 graph_mem 0 info nvml 0 stats 0 launch 0 1 launch 0 1 \
+    launch 0 0 graph_mem 0 stats 0 graph graph_alloc 1 0 3G \
+    instantiate_params 1 0 launch 1 0 graph_mem 0 stats 0 graph_trim 0 \
+    graph_mem 0 info
+  is "$(line 6)/$(line 7)/$(val 8 used)" \
+    "instantiate e=0 g=0 rc=0/graph_mem dev=0 rc=0 used=0 used_high=0 reserved=0 reserved_high=0/0" \
+    "$a: instantiate reserves nothing"
+  is "$(line 9)|$(line 10)" \
+    "upload e=0 s=1 rc=0|graph_mem dev=0 rc=0 used=$((2 * GiB)) used_high=$((2 * GiB)) reserved=$((2 * GiB)) reserved_high=$((2 * GiB))" \
+    "$a: upload grows the pool to the graph's footprint"
+  is "$(val 11 free)/$(val 12 used)/$(val 13 used)/$(val 13 allocs)" \
+    $((6 * GiB))/$((2 * GiB))/$((2 * GiB))/1 \
+    "$a: info, NVML and stats count the pool's reserved bytes"
+  is "$(val 14 rc)$(val 15 rc)$(val 16 rc)/$(val 17 reserved)/$(val 17 used)/$(val 18 allocs)" \
+    000/$((2 * GiB))/$((2 * GiB))/1 "$a: relaunches take nothing more"
+  is "$(line 20)/$(line 21)/$(line 22)" \
+    "graph_alloc i=1 g=1 dev=0 size=$((3 * GiB)) rc=0 ptr=0x500080000000/instantiate_params e=1 g=1 rc=0/launch e=1 s=0 rc=0" \
+    "$a: a second graph, instantiated with parameters, launches"
+  is "$(val 23 used)/$(val 23 reserved)/$(val 24 used)/$(val 24 allocs)" \
+    $((3 * GiB))/$((3 * GiB))/$((3 * GiB))/2 \
+    "$a: it takes 1 GiB more, reusing the 2"
+  is "$(line 25)/$(val 26 reserved)/$(val 27 free)" \
+    "graph_trim dev=0 rc=0/$((3 * GiB))/$((5 * GiB))" \
+    "$a: a trim frees nothing while 3 GiB are in use"
+
+  # Relaunching a graph whose allocations were not freed: invalid unless
+  # it was instantiated to free them itself; one executable per graph.
+  CMG_SIM_DEVICES=8G bare $a graph graph_alloc 0 0 1G instantiate 0 0 \
+    launch 0 0 launch 0 0 graph graph_alloc 1 0 1G instantiate 1 auto \
+    launch 1 0 launch 1 0 graph_mem 0 instantiate 0 0 exec_destroy 0 \
+    instantiate 0 auto launch 3 0
+  is "$(val 4 rc)/$(val 5 rc)" 0/1 \
+    "$a: a relaunch with its allocation live is invalid"
+  is "$(val 9 rc)/$(val 10 rc)" 0/0 "$a: with auto-free it is not"
+  is "$(val 11 used)/$(val 11 reserved)" $((2 * GiB))/$((2 * GiB)) \
+    "$a: auto-free reuses its own memory"
+  is "$(line 12)/$(line 13)/$(line 14)/$(val 15 rc)" \
+    "instantiate e=2 g=0 rc=1/exec_destroy e=0 rc=0/instantiate e=3 g=0 rc=0/0" \
+    "$a: a second executable of a graph only after the first is destroyed"
+
+  # Escaped allocations: freed by free or free_async (once), the memory
+  # stays in the pool; a trim gives back all but what is still in use.
+  CMG_SIM_DEVICES=8G bare $a graph graph_alloc 0 0 1G graph_alloc 0 0 2G \
+    graph_free 0 1 instantiate 0 0 launch 0 0 graph_mem 0 graph_trim 0 \
+    graph_mem 0 stats 0 free 0 free 0 graph_mem 0 launch 0 0 graph_mem 0 \
+    free_async 0 graph_mem_reset 0 graph_mem 0 graph_trim 0 graph_mem 0 \
+    info stats 0
+  is "$(line 4)/$(val 6 rc)/$(val 7 used)/$(val 7 reserved)" \
+    "graph_free g=0 i=1 rc=0/0/$((3 * GiB))/$((3 * GiB))" \
+    "$a: 1 GiB escapes, 2 GiB are freed inside the graph"
+  is "$(line 9)" \
+    "graph_mem dev=0 rc=0 used=$GiB used_high=$((3 * GiB)) reserved=$GiB reserved_high=$((3 * GiB))" \
+    "$a: a trim gives back all but the escaped allocation"
+  is "$(val 10 used)/$(val 10 frees)" $GiB/1 "$a: to the device"
+  is "$(line 11)/$(line 12)/$(val 13 used)/$(val 13 reserved)" \
+    "free i=0 rc=0/free i=0 rc=1/0/$GiB" \
+    "$a: free frees an escaped allocation once; the pool keeps the memory"
+  is "$(val 14 rc)/$(val 15 used)/$(val 15 reserved)" \
+    0/$((3 * GiB))/$((3 * GiB)) "$a: a relaunch grows the pool again"
+  is "$(line 16)|$(line 18)" \
+    "free_async i=0 rc=0|graph_mem dev=0 rc=0 used=$((2 * GiB)) used_high=$((2 * GiB)) reserved=$((3 * GiB)) reserved_high=$((3 * GiB))" \
+    "$a: free_async too; graph_mem_reset resets the highs to the current values"
+  is "$(line 20)|$(val 21 free)|$(val 22 used)" \
+    "graph_mem dev=0 rc=0 used=0 used_high=$((2 * GiB)) reserved=0 reserved_high=$((3 * GiB))|$((8 * GiB))|0" \
+    "$a: nothing in use, a trim empties the pool"
+
+  # A graph and its executable destroyed while its memory is in use.
+  CMG_SIM_DEVICES=8G bare $a graph graph_alloc 0 0 1G instantiate 0 0 \
+    launch 0 0 exec_destroy 0 graph_destroy 0 graph_mem 0 free_async 0 \
+    free_async 0 graph_mem 0 stats 0
+  is "$(line 5)/$(line 6)/$(val 7 used)/$(val 7 reserved)" \
+    "exec_destroy e=0 rc=0/graph_destroy g=0 rc=0/$GiB/$GiB" \
+    "$a: destroyed, the memory stays in use"
+  is "$(val 8 rc)/$(val 9 rc)/$(val 10 used)/$(val 11 used)" \
+    0/1/0/$GiB "$a: until it is freed, into the pool"
+
+  # A full device: instantiating succeeds, upload and launch fail with
+  # nothing changed.
+  CMG_SIM_DEVICES=4G bare $a alloc 3G graph graph_alloc 0 0 2G \
+    instantiate 0 0 upload 0 0 launch 0 0 graph_mem 0 stats 0 free 0 \
+    launch 0 0 graph_mem 0 stats 0
+  is "$(val 4 rc)/$(val 5 rc)/$(val 6 rc)" 0/2/2 \
+    "$a: out of memory at upload and launch"
+  is "$(line 7)/$(val 8 used)/$(val 8 allocs)" \
+    "graph_mem dev=0 rc=0 used=0 used_high=0 reserved=0 reserved_high=0/$((3 * GiB))/1" \
+    "$a: and nothing changed"
+  is "$(val 10 rc)/$(val 11 reserved)/$(val 12 used)" \
+    0/$((2 * GiB))/$((2 * GiB)) "$a: once there is room, it launches"
+
+  # The pool's memory belongs to the context whose launch grew it: a
+  # primary reset or a context's destruction gives it back, and its
+  # streams go with the context.
+  CMG_SIM_DEVICES=4G bare $a stream graph graph_alloc 0 0 1G \
+    instantiate 0 0 launch 0 1 stats 0 reset graph_mem 0 stats 0 free 0 \
+    sync 1 ctx_create graph graph_alloc 1 0 2G graph_alloc 1 0 1G \
+    graph_free 1 2 instantiate 1 0 launch 1 0 graph_mem 0 ctx_destroy 0 \
+    graph_mem 0 ctx_primary info
+  is "$(val 6 used)/$(line 8)/$(val 9 used)" \
+    "$GiB/graph_mem dev=0 rc=0 used=0 used_high=$GiB reserved=0 reserved_high=$GiB/0" \
+    "$a: a primary reset gives the pool back"
+  is "$(val 10 rc)/$(val 11 rc)" 1/400 \
+    "$a: with the allocations in it, and the context's streams"
+  is "$(val 18 rc)/$(val 19 used)/$(val 19 reserved)" \
+    0/$((3 * GiB))/$((3 * GiB)) "$a: a launch in a created context"
+  is "$(line 20)/$(val 21 reserved)/$(val 23 free)" \
+    "ctx_destroy c=0 rc=0/0/$((4 * GiB))" \
+    "$a: its destruction gives the pool back"
+
+  # Two streams capture at once, each into its own graph; a thread-local
+  # capture takes work from another thread, as capture is per stream; the
+  # NULL stream allocates meanwhile.
+  CMG_SIM_DEVICES=8G bare $a stream stream capture 1 thread \
+    capture 2 relaxed async_thread 1 2M async_on 2 1M async_on 0 4M \
+    capturing 1 capturing 2 stats 0 capture_end 2 capture_end 1 \
+    graph_nodes 0 graph_nodes 1 free_async 2 stats 0
+  is "$(line 5)|$(line 6)|$(line 7)" \
+    "async_thread i=0 s=1 size=$((2 * MiB)) rc=0 ptr=0x500000000000|async_on i=1 s=2 size=$MiB rc=0 ptr=0x500000200000|async_on i=2 s=0 size=$((4 * MiB)) rc=0 ptr=0x7f0000000000" \
+    "$a: async_thread into a capture, two captures, the NULL stream"
+  is "$(val 8 status)/$(val 9 status)/$(val 10 used)" active/active/$((4 * MiB)) \
+    "$a: both capture; only the NULL stream's allocation counts"
+  is "$(line 11)/$(line 12)/$(val 13 bytes)/$(val 14 bytes)" \
+    "capture_end s=2 g=0 rc=0/capture_end s=1 g=1 rc=0/$MiB/$((2 * MiB))" \
+    "$a: each graph has its own stream's nodes"
+  is "$(val 15 rc)/$(val 16 used)" 0/0 "$a: the NULL stream's is freed"
+
+  # Invalidated captures: cuMemAlloc during a global capture fails (900)
+  # and invalidates it, not a relaxed one; so does a sync of the
+  # capturing stream; capture_end then fails (901).
+  CMG_SIM_DEVICES=8G bare $a stream stream capture 1 global \
+    capture 2 relaxed alloc 1M capturing 1 capturing 2 async_on 1 1M \
+    capture_end 1 alloc 1M capture_end 2 capture 1 relaxed sync 1 \
+    capturing 1 capture_end 1 capture_end 1 stream_destroy 1 capture 1 global
+  is "$(val 5 rc)/$(val 6 status)/$(val 7 status)" 900/invalidated/active \
+    "$a: cuMemAlloc during a global capture fails and invalidates it"
+  is "$(val 8 rc)/$(line 9)" "901/capture_end s=1 g=0 rc=901" \
+    "$a: work on an invalidated capture fails, and so does its end"
+  is "$(val 10 rc)/$(line 11)" "0/capture_end s=2 g=1 rc=0" \
+    "$a: after it cuMemAlloc works; the relaxed capture survived"
+  is "$(val 12 rc)/$(val 13 rc)/$(val 14 status)/$(val 15 rc)" \
+    0/900/invalidated/901 "$a: a sync of a capturing stream invalidates it"
+  is "$(val 16 rc)/$(line 17)/$(val 18 rc)" "401/stream_destroy s=1 rc=0/400" \
+    "$a: capture_end without a capture; a destroyed stream"
+
+  # The special streams never capture (a failed capture_end takes a
+  # graph number all the same); graph nodes are checked.
+  CMG_SIM_DEVICES=1G,1G bare $a capture 0 global capture legacy thread \
+    capture per_thread relaxed capture_end legacy async_on legacy 1M \
+    async_on per_thread 1M sync 0 sync legacy graph graph_alloc 1 2 1M \
+    alloc 1M graph_free 1 3 graph_alloc 1 1 512M graph_free 1 4 \
+    graph_free 1 4 instantiate 1 0 launch 0 0 stats 0 stats 1 graph_mem 1 \
+    graph_mem 0
+  is "$(val 1 rc)/$(val 2 rc)/$(val 3 rc)/$(line 4)/$(line 9)" \
+    "900/900/900/capture_end s=legacy g=0 rc=401/graph g=1 rc=0" \
+    "$a: capture on the NULL, legacy and per-thread streams"
+  is "$(val 5 rc)/$(val 6 rc)/$(val 7 rc)/$(val 8 rc)" 0/0/0/0 \
+    "$a: which run work at once"
+  is "$(val 10 rc)/$(val 12 rc)/$(val 14 rc)/$(val 15 rc)" 1/1/0/1 \
+    "$a: no node on an unknown device, no free of a plain allocation, nor twice"
+  is "$(val 17 rc)/$(val 19 used)/$(val 20 reserved)/$(val 21 reserved)" \
+    0/$((512 * MiB))/$((512 * MiB))/0 \
+    "$a: an allocation node on device 1 takes device 1's pool"
+done
+
+# Failure injection counts a growth of the pool as one allocation.
+CMG_SIM_DEVICES=8G CMG_SIM_FAIL_ALLOC_AFTER=1 bare app_getproc graph \
+  graph_alloc 0 0 1M instantiate 0 0 launch 0 0 graph_mem 0 graph \
+  graph_alloc 1 0 1M instantiate 1 0 upload 1 0 graph_mem 0
+is "$(val 4 rc)/$(val 5 reserved)/$(val 9 rc)/$(val 10 reserved)" 0/$MiB/2/$MiB \
+  "CMG_SIM_FAIL_ALLOC_AFTER applies to the graph memory pool"
+
 # Invalid entries end the list; no entry, no device.  Each line: the
 # value, how many devices it shows, the physical device of ordinal 0.
 while IFS='|' read -r v n phys; do
@@ -220,7 +510,21 @@ for row in "cuCtxCreate 2000 0 cuCtxCreate" "cuCtxCreate 11040 0 cuCtxCreate_v3"
            "cuIpcOpenMemHandle 11000 0 cuIpcOpenMemHandle_v2" \
            "cuMemAllocFromPoolAsync 11020 2 cuMemAllocFromPoolAsync_ptsz" \
            "cuMemRetainAllocationHandle 11000 0 cuMemRetainAllocationHandle" \
-           "cuMipmappedArrayGetMemoryRequirements 11060 0 cuMipmappedArrayGetMemoryRequirements"; do
+           "cuMipmappedArrayGetMemoryRequirements 11060 0 cuMipmappedArrayGetMemoryRequirements" \
+           "cuStreamDestroy 2000 0 cuStreamDestroy" "cuStreamDestroy 13000 0 cuStreamDestroy_v2" \
+           "cuStreamSynchronize 7000 2 cuStreamSynchronize_ptsz" \
+           "cuStreamSynchronize 6050 2 cuStreamSynchronize" \
+           "cuStreamBeginCapture 10000 2 cuStreamBeginCapture_ptsz" \
+           "cuStreamBeginCapture 12000 0 cuStreamBeginCapture_v2" \
+           "cuStreamGetCaptureInfo 11030 0 cuStreamGetCaptureInfo_v2" \
+           "cuStreamGetCaptureInfo 12030 2 cuStreamGetCaptureInfo_v3_ptsz" \
+           "cuStreamEndCapture 10000 2 cuStreamEndCapture_ptsz" \
+           "cuGraphAddNode 12020 0 cuGraphAddNode" "cuGraphAddNode 12030 0 cuGraphAddNode_v2" \
+           "cuGraphInstantiate 10000 0 cuGraphInstantiate" \
+           "cuGraphInstantiate 12000 0 cuGraphInstantiate_v2" \
+           "cuGraphInstantiateWithParams 12000 2 cuGraphInstantiateWithParams_ptsz" \
+           "cuGraphUpload 11010 2 cuGraphUpload_ptsz" "cuGraphLaunch 10000 0 cuGraphLaunch" \
+           "cuDeviceSetGraphMemAttribute 11040 0 cuDeviceSetGraphMemAttribute"; do
   set -- $row
   bare app_getproc getproc "$1" "$2" "$3"
   is "$(val 1 fn)/$(val 1 lib)" "$4/libcuda.so.1" "getproc $1 $2 $3"
