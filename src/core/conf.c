@@ -291,6 +291,15 @@ handle_python_frames(struct cmg__config *cfg, int index, const char *value,
   return parse_switch(value, len, true, &cfg->python_frames);
 }
 
+/* count_context=0 counts allocations only, leaving contexts and modules
+ * outside the caps. */
+static int
+handle_count_context(struct cmg__config *cfg, int index, const char *value,
+                     size_t len)
+{
+  return parse_switch(value, len, true, &cfg->count_context);
+}
+
 /* signal_report=0 leaves the deadly signals' default actions alone. */
 static int
 handle_signal_report(struct cmg__config *cfg, int index, const char *value,
@@ -358,6 +367,7 @@ static const struct option options[] = {
   { "python_frames", false, handle_python_frames, zero_or_one, zero_or_one },
   { "signal_report", false, handle_signal_report, zero_or_one, zero_or_one },
   { "snapshot", false, handle_snapshot, snapshot_expected, snapshot_range },
+  { "count_context", false, handle_count_context, zero_or_one, zero_or_one },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -536,6 +546,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
   cfg->timeline = true;
   cfg->python_frames = true;
   cfg->signal_report = true;
+  cfg->count_context = true;
   cfg->max_alloc = CMG__NO_LIMIT;
   cfg->host_limit = CMG__NO_LIMIT;
   cfg->wait_timeout_ns = CMG__WAIT_TIMEOUT_DEFAULT_NS;

@@ -55,6 +55,7 @@ struct cmg__config {
   bool timeline;                   /* timeline=0|1; default 1 */
   bool python_frames;              /* python_frames=0|1; default 1 */
   bool signal_report; /* signal_report=0|1: a report as a signal kills */
+  bool count_context; /* count_context=0|1: caps count contexts and modules */
 };
 
 /* Parses a whole option string into *cfg (zeroed, then the defaults).  On error

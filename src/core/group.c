@@ -86,6 +86,9 @@ static bool registry; /* in the registry, not in a group */
 static struct seg *seg;
 static int seg_fd = -1;
 static struct seg_slot *mine;
+/* What the process's contexts take, kept for a slot claimed later:
+ * contexts are made before the first allocation joins the group. */
+static _Atomic uint64_t noted[SEG_DEVICES];
 static char group[64];
 static char shm_name[96];  /* "/cumemguard.<uid>.<group>" */
 static char shm_path[112]; /* the same under /dev/shm, for messages */
@@ -177,6 +180,10 @@ join_locked(struct seg *s, char *err, size_t errlen)
                          "all %u member slots of %s "
                          "are taken",
                          SEG_SLOTS, shm_path);
+  for (int d = 0; d < SEG_DEVICES; d++)
+    atomic_store_explicit(&sl->dev[d].context,
+                          atomic_load_explicit(&noted[d], memory_order_relaxed),
+                          memory_order_relaxed);
   mine = sl;
   return 0;
 }
@@ -456,10 +463,10 @@ cmg__group_solo_peak(int device, uint64_t used)
     ;
 }
 
-/* reserve, with -EPERM for a broken group. */
+/* reserve, with -EPERM for a broken group; `force` counts past the cap. */
 static int
-reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
-        uint64_t *limit_out)
+reserve(int d, uint64_t bytes, uint64_t physical, bool force,
+        uint64_t *used_out, uint64_t *limit_out)
 {
   struct seg *s;
 
@@ -484,7 +491,7 @@ reserve(int d, uint64_t bytes, uint64_t physical, uint64_t *used_out,
     atomic_store_explicit(&physical_seen[d], physical, memory_order_relaxed);
     atomic_compare_exchange_strong(&s->dev[d].physical, &none, physical);
   }
-  uint64_t limit = cap_of(d, physical);
+  uint64_t limit = force ? CMG__NO_LIMIT : cap_of(d, physical);
   *limit_out = limit;
   struct cmg__member m = member();
   cmg__group_maybe_scan(s, &m, SCAN_PERIOD_NS);
@@ -505,9 +512,29 @@ int
 cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
                    uint64_t *used_out, uint64_t *limit_out)
 {
-  int rc = reserve(device, bytes, physical, used_out, limit_out);
+  int rc = reserve(device, bytes, physical, false, used_out, limit_out);
 
   return rc == -EPERM ? -ENOMEM : rc;
+}
+
+void
+cmg__group_note_context(int device, uint64_t bytes)
+{
+  if (device < 0 || device >= SEG_DEVICES)
+    return;
+  atomic_store_explicit(&noted[device], bytes, memory_order_relaxed);
+  if (mine != NULL &&
+      atomic_load_explicit(&state, memory_order_acquire) == JOINED)
+    atomic_store_explicit(&mine->dev[device].context, bytes,
+                          memory_order_relaxed);
+}
+
+int
+cmg__group_force(int device, uint64_t bytes, uint64_t physical)
+{
+  uint64_t used, limit;
+
+  return reserve(device, bytes, physical, true, &used, &limit);
 }
 
 void
@@ -538,7 +565,7 @@ cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
   uint64_t deadline = cmg__group_clock_ns(CLOCK_MONOTONIC) + timeout_ns;
 
   for (;;) {
-    int rc = reserve(device, bytes, physical, used_out, limit_out);
+    int rc = reserve(device, bytes, physical, false, used_out, limit_out);
     struct seg *s = seg;
     struct seg_slot *sl = mine;
     uint64_t now = cmg__group_clock_ns(CLOCK_MONOTONIC);
@@ -551,7 +578,7 @@ cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
     atomic_fetch_add(&s->h.waiters, 1);
     atomic_fetch_add(&sl->waiting, 1);
     atomic_thread_fence(memory_order_seq_cst);
-    rc = reserve(device, bytes, physical, used_out, limit_out);
+    rc = reserve(device, bytes, physical, false, used_out, limit_out);
     if (rc == -ENOMEM) {
       /* Once a second at least, so that this process reclaims a dead
        * member itself when nobody else allocates. */

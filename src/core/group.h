@@ -32,6 +32,14 @@ void cmg__group_count_denial(void);
 int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
                        uint64_t *used_out, uint64_t *limit_out);
 
+/* Tells the status view what this process's contexts and modules take on
+ * `device` (a figure, not a reservation). */
+void cmg__group_note_context(int device, uint64_t bytes);
+
+/* Counts bytes the driver has already handed out, past the cap if need
+ * be: 0, or -EPERM for a broken group (nothing counted). */
+int cmg__group_force(int device, uint64_t bytes, uint64_t physical);
+
 /* For a process in the registry: counts bytes in its slot and returns
  * true (the whole reservation: no cap); false otherwise, for
  * cmg__group_reserve.  The allocation path's one extra cost for a process

@@ -71,6 +71,7 @@ cmg__group_empty_slot(struct seg *s, struct seg_slot *sl,
       gave = true;
     }
     atomic_store_explicit(&sl->dev[d].peak, 0, memory_order_relaxed);
+    atomic_store_explicit(&sl->dev[d].context, 0, memory_order_relaxed);
   }
   cmg__seg_empty_held(sl);
   atomic_store_explicit(&sl->denials, 0, memory_order_relaxed);

@@ -408,6 +408,24 @@ cmg__ledger_remove(uint64_t addr, unsigned kind, struct cmg__alloc *out)
 }
 
 int
+cmg__ledger_shrink(uint64_t addr, unsigned kind, uint64_t bytes,
+                   struct cmg__alloc *out)
+{
+  struct shard *s = shard_for(addr);
+  lock(s);
+  ptrdiff_t i = find(s, addr, kind);
+  int rc = i < 0 ? -ENOENT : s->entries[i].size <= bytes ? -EINVAL : 0;
+  if (rc == 0) {
+    s->entries[i].size -= bytes;
+    unpack(addr, &s->entries[i], out);
+  }
+  unlock(s);
+  if (rc == 0 && cmg__kind_counts(kind))
+    cmg__tally_add(tally(out->device, CMG__TALLY_BYTES_GONE), bytes);
+  return rc;
+}
+
+int
 cmg__ledger_addref(uint64_t addr, unsigned kind)
 {
   struct shard *s = shard_for(addr);

@@ -23,6 +23,8 @@ enum cmg__kind {
   CMG__KIND_HOST,      /* page-locked host memory: counted on CMG__HOST */
   CMG__KIND_IMPORT,    /* memory another process owns: never counted */
   CMG__KIND_VMM_OTHER, /* a cuMemCreate handle at a non-device location */
+  CMG__KIND_GRAPH,     /* what a device's graph memory pool grew by: counted */
+  CMG__KIND_CONTEXT,   /* what a context's creation took (count_context) */
   CMG__KIND_COUNT
 };
 
@@ -63,6 +65,12 @@ int cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale);
 /* Removes the entry for (addr, kind) into *out, leaving the counters alone
  * until the real free succeeded; -ENOENT if it is not tracked. */
 int cmg__ledger_remove(uint64_t addr, unsigned kind, struct cmg__alloc *out);
+
+/* Takes `bytes` off the size of the entry for (addr, kind), counted as
+ * gone (a graph memory pool that gave part of a growth back); -ENOENT if
+ * it is not tracked, -EINVAL if it is smaller than that. */
+int cmg__ledger_shrink(uint64_t addr, unsigned kind, uint64_t bytes,
+                       struct cmg__alloc *out);
 
 /* Takes one more reference on an entry (cuMemRetainAllocationHandle). */
 int cmg__ledger_addref(uint64_t addr, unsigned kind);

@@ -8,6 +8,7 @@ libcmg_core_la_SOURCES = \
 	src/core/conf_report.c src/core/conf_report.h \
 	src/core/elfsym.c src/core/elfsym.h \
 	src/core/freed.c src/core/freed.h \
+	src/core/held.c src/core/held.h \
 	src/core/group.c src/core/group.h \
 	src/core/group_reclaim.c src/core/group_reclaim.h \
 	src/core/history.c src/core/history.h \

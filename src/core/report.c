@@ -57,6 +57,7 @@ struct live {
   size_t n, cap;
   bool oom;
   uint64_t device_allocations, device_bytes; /* device memory only */
+  uint64_t held_allocations, held_bytes;     /* of which the driver's */
   uint64_t host_bytes;
 };
 
@@ -100,6 +101,7 @@ static const char *const kind_names[CMG__KIND_COUNT] = {
   [CMG__KIND_DEVICE] = "device", [CMG__KIND_ARRAY] = "array",
   [CMG__KIND_VMM] = "vmm",       [CMG__KIND_HOST] = "host",
   [CMG__KIND_IMPORT] = "import", [CMG__KIND_VMM_OTHER] = "vmm_host",
+  [CMG__KIND_GRAPH] = "graph",   [CMG__KIND_CONTEXT] = "context",
 };
 
 /* Device memory: what the limits count and the summary adds up. */
@@ -107,7 +109,8 @@ static bool
 is_device_memory(unsigned kind)
 {
   return kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY ||
-         kind == CMG__KIND_VMM;
+         kind == CMG__KIND_VMM || kind == CMG__KIND_GRAPH ||
+         kind == CMG__KIND_CONTEXT;
 }
 
 static double
@@ -569,9 +572,13 @@ gather_live(struct report *rep)
     cmg__refs_mark(r, id);
   }
   for (size_t i = 0; i < l->n; i++) {
+    bool held =
+        l->a[i].kind == CMG__KIND_GRAPH || l->a[i].kind == CMG__KIND_CONTEXT;
     if (is_device_memory(l->a[i].kind)) {
       l->device_bytes += l->a[i].size;
       l->device_allocations++;
+      l->held_bytes += held ? l->a[i].size : 0;
+      l->held_allocations += held;
     } else if (l->a[i].kind == CMG__KIND_HOST)
       l->host_bytes += l->a[i].size;
   }
@@ -708,9 +715,11 @@ cmg__report_write(const char *path, const struct cmg__process *proc,
     err = -errno;
   if (err < 0 && tmp[0] != '\0')
     unlink(tmp);
+  /* What the program allocated: a graph memory pool or a context is the
+   * driver's to keep, never a leak. */
   if (err == 0) {
-    *live_allocations = rep.live.device_allocations;
-    *live_bytes = rep.live.device_bytes;
+    *live_allocations = rep.live.device_allocations - rep.live.held_allocations;
+    *live_bytes = rep.live.device_bytes - rep.live.held_bytes;
   }
   report_free(&rep);
   return err;

@@ -43,7 +43,9 @@ struct cmg__process {
 
 /* Writes the report to `path` through a temporary file in the same
  * directory and a rename, so the path never holds a partial report.
- * Returns 0 or a negative errno; on success fills the live totals. */
+ * Returns 0 or a negative errno; on success fills the totals of the live
+ * device allocations, not counting what graph memory pools and contexts
+ * hold. */
 int cmg__report_write(const char *path, const struct cmg__process *proc,
                       uint64_t *live_allocations, uint64_t *live_bytes);
 

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "core/base.h"
+#include "core/held.h"
 #include "core/group.h"
 #include "core/history.h"
 #include "core/ledger.h"
@@ -27,6 +28,67 @@ cmg__report_device(int device)
 {
   return cmg__is_report_device(device) ? cJSON_CreateNumber(device)
                                        : cJSON_CreateNull();
+}
+
+/* null for a device whose graph memory pool was never used. */
+static cJSON *
+graph_memory(int device)
+{
+  struct cmg__graphmem g;
+  if (cmg__graphmem_get(device, &g) < 0)
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "reserved_bytes", g.reserved);
+  cJSON_AddNumberToObject(o, "reserved_high_bytes", g.reserved_high);
+  cJSON_AddNumberToObject(o, "used_bytes", g.used);
+  cJSON_AddNumberToObject(o, "used_high_bytes", g.used_high);
+  cJSON_AddStringToObject(o, "source", g.from_driver ? "driver" : "estimate");
+  cJSON_AddNumberToObject(o, "launches", g.launches);
+  cJSON_AddNumberToObject(o, "uploads", g.uploads);
+  cJSON_AddNumberToObject(o, "trims", g.trims);
+  cJSON_AddNumberToObject(o, "denied", g.denied);
+  return o;
+}
+
+static cJSON *
+bytes_or_null(bool known, uint64_t bytes)
+{
+  return known ? cJSON_CreateNumber(bytes) : cJSON_CreateNull();
+}
+
+/* What the process takes on the card: its allocations (live_bytes less the
+ * contexts it counts), its contexts and modules, and what NVML says of the
+ * whole; null for a device none of whose contexts was seen. */
+static cJSON *
+footprint(int device, uint64_t live)
+{
+  struct cmg__footprint f;
+  if (cmg__footprint_get(device, &f) < 0)
+    return cJSON_CreateNull();
+  static const char *const sources[] = { NULL, "nvml", "driver" };
+  bool measured = f.source != CMG__FOOTPRINT_NONE;
+  uint64_t counted = f.counted ? f.context_bytes : 0;
+  uint64_t allocated = live > counted ? live - counted : 0;
+  uint64_t explained = allocated + (measured ? f.context_bytes : 0);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "contexts", f.contexts);
+  cJSON_AddItemToObject(o, "context_bytes",
+                        bytes_or_null(measured, f.context_bytes));
+  cJSON_AddItemToObject(o, "source",
+                        measured ? cJSON_CreateString(sources[f.source])
+                                 : cJSON_CreateNull());
+  cJSON_AddItemToObject(
+      o, "why", f.why[0] ? cJSON_CreateString(f.why) : cJSON_CreateNull());
+  cJSON_AddNumberToObject(o, "allocated_bytes", allocated);
+  cJSON_AddItemToObject(o, "process_bytes",
+                        bytes_or_null(f.has_process, f.process_bytes));
+  cJSON_AddItemToObject(
+      o, "unexplained_bytes",
+      bytes_or_null(f.has_process && measured, f.process_bytes > explained
+                                                   ? f.process_bytes - explained
+                                                   : 0));
+  cJSON_AddBoolToObject(o, "counted", f.counted);
+  return o;
 }
 
 static bool
@@ -60,6 +122,8 @@ cmg__report_devices_json(void)
     cJSON_AddNumberToObject(o, "frees", s.frees);
     cJSON_AddNumberToObject(o, "released", s.released);
     cJSON_AddNumberToObject(o, "denied", s.denials);
+    cJSON_AddItemToObject(o, "graph_memory", graph_memory(d));
+    cJSON_AddItemToObject(o, "footprint", footprint(d, s.live_bytes));
     cJSON_AddItemToArray(a, o);
     cmg__history_device_free(&h);
   }

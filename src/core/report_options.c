@@ -82,6 +82,7 @@ cmg__report_options_json(const struct cmg__process *p)
   cJSON_AddBoolToObject(o, "python_frames", c->python_frames);
   cJSON_AddBoolToObject(o, "signal_report", c->signal_report);
   cJSON_AddNumberToObject(o, "snapshot", c->snapshot_ns / 1e9);
+  cJSON_AddBoolToObject(o, "count_context", c->count_context);
   const char *sig = cmg__signal_name(c->dump_signal);
   cJSON_AddItemToObject(o, "dump_signal",
                         sig ? cJSON_CreateString(sig) : cJSON_CreateNull());

@@ -65,7 +65,11 @@ struct seg_device {
 struct seg_held {
   _Atomic uint64_t used;
   _Atomic uint64_t peak;
-  uint64_t spare[14];
+  /* What its contexts and modules took, as measured when each was made:
+   * part of used under count_context=1, beside it otherwise (0 from a
+   * library that did not measure it). */
+  _Atomic uint64_t context;
+  uint64_t spare[13];
 };
 
 /* A registry member's bytes on each device as one of its threads counted

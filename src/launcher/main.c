@@ -234,6 +234,7 @@ print_help(void)
          "                      max_alloc, host_limit, group, "
          "group_limit(.N), no_pools,\n"
          "                      python_frames, signal_report, snapshot,\n"
+         "                      count_context,\n"
          "                      as the flags above; a flag replaces the "
          "same key\n"
          "  " CMG__LIBRARY_VAR "  the library to preload; by default\n"

@@ -91,6 +91,7 @@ process(const struct seg_slot *sl, bool alive)
     cJSON_AddNumberToObject(x, "device", d);
     cJSON_AddItemToObject(x, "live", u64(sl->dev[d].used));
     cJSON_AddItemToObject(x, "peak", u64(sl->dev[d].peak));
+    cJSON_AddItemToObject(x, "context", u64(sl->dev[d].context));
     cJSON_AddItemToArray(a, x);
   }
   return o;

@@ -109,6 +109,9 @@ process(FILE *f, const struct seg_slot *sl, bool alive)
       fprintf(f, "%6d %12s %12s", d,
               cmg__format_size(sl->dev[d].used, b, sizeof(b)),
               cmg__format_size(sl->dev[d].peak, cc, sizeof(cc)));
+    if (d < SEG_DEVICES && sl->dev[d].context != 0)
+      fprintf(f, "  contexts %s",
+              cmg__format_size(sl->dev[d].context, b, sizeof(b)));
     if (sl->denials != 0 && !any)
       fprintf(f, "  %u denied", (unsigned)sl->denials);
     fprintf(f, "%s\n", alive ? "" : "  dead");

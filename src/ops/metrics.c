@@ -106,7 +106,13 @@ group_limit(const struct seg *c, int d, uint64_t *out)
   return true;
 }
 
-enum which { LIMIT, USED, PEAK, MEMBERS, P_USED, P_PEAK, P_DENIALS };
+enum which { LIMIT, USED, PEAK, MEMBERS, P_USED, P_PEAK, P_CONTEXT, P_DENIALS };
+
+static uint64_t
+held(const struct seg_held *h, enum which w)
+{
+  return w == P_USED ? h->used : w == P_PEAK ? h->peak : h->context;
+}
 
 /* The series of one family for every segment. */
 static void
@@ -156,8 +162,7 @@ series(FILE *f, enum which w, const char *name, const struct cmg__seg_entry *e,
           fprintf(f, "} %u\n", (unsigned)sl->denials);
           break;
         }
-        fprintf(f, ",device=\"%d\"} %" PRIu64 "\n", d,
-                (uint64_t)(w == P_USED ? sl->dev[d].used : sl->dev[d].peak));
+        fprintf(f, ",device=\"%d\"} %" PRIu64 "\n", d, held(&sl->dev[d], w));
       }
     }
   }
@@ -184,6 +189,10 @@ cmg__metrics_print(FILE *f, const struct cmg__seg_entry *e,
       "Device memory a guarded process holds on a device, in bytes." },
     { P_PEAK, "cumemguard_process_peak_bytes", "gauge",
       "The most a guarded process held at once on a device, in bytes." },
+    { P_CONTEXT, "cumemguard_process_context_bytes", "gauge",
+      "Device memory a guarded process's CUDA contexts and modules took on a "
+      "device when each was made, in bytes (part of used under "
+      "count_context=1)." },
     { P_DENIALS, "cumemguard_process_denials_total", "counter",
       "Device allocations refused to a guarded process." },
   };

@@ -79,6 +79,7 @@ copy_seg(struct seg *dst, const struct seg *src)
     for (int d = 0; d < SEG_DEVICES; d++) {
       to->dev[d].used = member ? cmg__seg_held(from, d) : 0;
       to->dev[d].peak = member ? atomic_load(&from->dev[d].peak) : 0;
+      to->dev[d].context = member ? atomic_load(&from->dev[d].context) : 0;
     }
   }
 }

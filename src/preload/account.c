@@ -263,36 +263,44 @@ reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
   return -EALREADY;
 }
 
-CUresult CMG__HOT
-cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
-                 int device, uint64_t bytes)
+/* Fills in who calls, where and from which stack: false when there is no
+ * device to count on (the driver then refuses the call itself). */
+static CMG__HOT bool
+setup(struct cmg__call *c, enum cmg__fn fn, unsigned kind, int device)
 {
-  c->tracked = false;
-  if (cmg__self.depth++ > 0)
-    return CUDA_SUCCESS;
   cmg__init();
   c->fn = cmg__self.label ? cmg__self.label : (uint8_t)fn;
   c->kind = (uint8_t)kind;
-  /* Device memory and arrays die with the context that made them. */
+  /* Device memory, arrays and graph pools die with the context. */
   c->ctx = 0;
   if (kind == CMG__KIND_HOST)
     device = CMG__HOST;
-  else if (kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY) {
+  else if (kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY ||
+           kind == CMG__KIND_GRAPH) {
     int current = cmg__context_device(&c->ctx);
     if (device == CMG__CURRENT)
       device = current;
   } else if (device == CMG__CURRENT)
     device = cmg__current_device();
   c->device = device;
-  /* Without a context the driver refuses the call itself. */
   if (device < 0 || device >= CMG__SLOTS)
-    return CUDA_SUCCESS;
+    return false;
   if (cmg__unlikely(cmg__history_touch()))
     cmg__death_arm();
   if (device != CMG__HOST)
     cmg__device_setup(device);
   c->stack = cmg__stacks_capture();
-  c->r = (struct cmg__reservation){ .device = device, .bytes = bytes };
+  return true;
+}
+
+CUresult CMG__HOT
+cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
+                 int device, uint64_t bytes)
+{
+  c->tracked = false;
+  if (cmg__self.depth++ > 0 || !setup(c, fn, kind, device))
+    return CUDA_SUCCESS;
+  c->r = (struct cmg__reservation){ .device = c->device, .bytes = bytes };
   uint64_t used = 0;
   int err = cmg__kind_counts(kind) ? reserve(c, bytes, &used) : 0;
   if (err < 0) {
@@ -303,6 +311,28 @@ cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
   }
   c->tracked = true;
   return CUDA_SUCCESS;
+}
+
+/* The driver took the memory without asking: it is in use, so it counts,
+ * past any limit. */
+void CMG__COLD
+cmg__alloc_taken(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes,
+                 uint64_t key, const uint16_t *ctx)
+{
+  struct cmg__call c;
+  c.tracked = false;
+  if (cmg__self.depth++ > 0 || !setup(&c, fn, kind, device) ||
+      !cmg__kind_counts(kind)) {
+    cmg__self.depth--;
+    return;
+  }
+  if (ctx != NULL)
+    c.ctx = *ctx;
+  cmg__policy_force(c.device, bytes, &c.r);
+  if (in_group(c.device, kind) && !cmg__group_solo_add(c.device, bytes))
+    cmg__group_force(c.device, bytes, cmg__policy_physical(c.device));
+  c.tracked = true;
+  cmg__alloc_end(&c, CUDA_SUCCESS, key);
 }
 
 /* Reserves `extra` more for an allocation begun with cmg__alloc_begin whose
@@ -421,6 +451,19 @@ cmg__uncount(const struct cmg__alloc *a, bool released)
   cmg__freed_note(a, now);
 }
 
+void CMG__COLD
+cmg__shrink(uint64_t key, unsigned kind, uint64_t bytes)
+{
+  struct cmg__alloc a;
+  if (cmg__ledger_shrink(key, kind, bytes, &a) < 0 || !cmg__kind_counts(kind))
+    return;
+  cmg__stacks_account(a.stack, a.device, -(int64_t)bytes, 0);
+  give_back(a.device, a.kind, bytes);
+  if (cmg__timeline_on)
+    cmg__timeline_note(a.device, cmg__policy_used(a.device),
+                       cmg__now_coarse_ns());
+}
+
 CUresult CMG__HOT
 cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
               uint64_t key)
@@ -451,6 +494,16 @@ cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
   uint64_t room = used < limit ? limit - used : 0;
   if (room < *free)
     *free = room;
+}
+
+bool
+cmg__virtual_used(int device, uint64_t *used)
+{
+  cmg__device_setup(device);
+  if (cmg__policy_limit(device) == CMG__NO_LIMIT)
+    return false;
+  *used = cmg__policy_used(device);
+  return true;
 }
 
 /* ---- context teardown --------------------------------------------------- */

@@ -37,6 +37,13 @@ CUresult cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
  * gives the reservation back; returns rc. */
 CUresult cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key);
 
+/* Records `bytes` of `kind` on `device` that the driver has already handed
+ * out (a graph memory pool that grew more than its launch reserved, a
+ * context), past any limit, under `key`; it dies with context id *ctx, or
+ * with the current context when ctx is NULL. */
+void cmg__alloc_taken(enum cmg__fn fn, unsigned kind, int device,
+                      uint64_t bytes, uint64_t key, const uint16_t *ctx);
+
 /* Reserves `extra` more for an allocation whose size the real call decided
  * (a pitch): CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY after saying why,
  * with the reservation unchanged; the caller then undoes the allocation. */
@@ -48,6 +55,10 @@ bool cmg__free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a);
 /* After it: counts the free, or puts the entry back if it failed. */
 CUresult cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
                        uint64_t key);
+
+/* Gives back `bytes` of the live entry (key, kind), which keeps the rest
+ * (a graph memory pool trimmed part of a growth). */
+void cmg__shrink(uint64_t key, unsigned kind, uint64_t bytes);
 
 /* Counts an entry that left the ledger as freed or released. */
 void cmg__uncount(const struct cmg__alloc *a, bool released);
@@ -62,6 +73,10 @@ void cmg__device_setup(int device);
 
 /* The device's UUID as "GPU-xxxxxxxx-...", or "" and -ENOENT. */
 int cmg__device_uuid(int device, char *out, size_t len);
+
+/* Under a limit, what the process holds on `device` as the limit counts it
+ * (the same figure cuMemGetInfo's used shows): true with *used set. */
+bool cmg__virtual_used(int device, uint64_t *used);
 
 /* Lowers *free and *total to what the device's limit leaves. */
 void cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total);

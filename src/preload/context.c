@@ -58,8 +58,6 @@ cmg__context_id(CUcontext ctx)
     if (id >= MAX_CONTEXTS)
       return 0;
   }
-  last_ctx = ctx;
-  last_id = (uint16_t)id;
   return (uint16_t)id;
 }
 
@@ -78,7 +76,12 @@ static CMG__COLD int
 context_changed(CUcontext ctx, unsigned gen, uint16_t *id)
 {
   int device = cmg__current_device();
-  *id = cmg__context_id(ctx); /* sets last_ctx and last_id */
+  /* The cache is set only here, all of it at once: an id looked up for
+   * another context (a primary context's retain) must not pair with this
+   * thread's device. */
+  *id = cmg__context_id(ctx);
+  last_ctx = ctx;
+  last_id = *id;
   last_device = device;
   last_generation = gen;
   return device;

@@ -45,6 +45,7 @@
 #include "core/report.h"
 #include "core/size.h"
 #include "preload/dump.h"
+#include "preload/footprint.h"
 #include "preload/fn.h"
 #include "preload/init.h"
 
@@ -100,16 +101,21 @@ report_path(const char *pattern, const char *host, char *out, size_t len)
   return snprintf(out, len, "%s/%s", cwd, name) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
-/* Device memory still allocated, from the counters (no report needed). */
+static void
+count_allocation(const struct cmg__alloc *a, void *arg)
+{
+  if (a->kind == CMG__KIND_DEVICE || a->kind == CMG__KIND_ARRAY ||
+      a->kind == CMG__KIND_VMM)
+    ++*(uint64_t *)arg;
+}
+
+/* Device memory the program still has allocated, from the ledger (no
+ * report needed); graph memory pools and contexts are the driver's. */
 static uint64_t
 live_device_allocations(void)
 {
   uint64_t n = 0;
-  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
-    struct cmg_device_stats s;
-    cmg__ledger_stats(d, &s);
-    n += s.live_allocations;
-  }
+  cmg__ledger_foreach(count_allocation, &n);
   return n;
 }
 
@@ -140,6 +146,7 @@ dump(const char *path, enum cmg__reason reason, int status)
            last)
     memcpy(run_path, final, sizeof(run_path));
   char **argv = read_argv();
+  cmg__footprint_refresh();
   struct cmg__process proc = {
     .pid = (long)getpid(),
     .ppid = (long)getppid(),

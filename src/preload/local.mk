@@ -9,6 +9,9 @@ libcumemguard_la_SOURCES = \
 	src/preload/death.c src/preload/death.h \
 	src/preload/dump.c src/preload/dump.h \
 	src/preload/fn.h \
+	src/preload/footprint.c src/preload/footprint.h \
+	src/preload/forklock.c src/preload/forklock.h \
+	src/preload/graph.c src/preload/graph.h \
 	src/preload/init.c src/preload/init.h \
 	src/preload/real.c src/preload/real.h \
 	src/preload/hooks/hooks.def \
@@ -17,6 +20,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/hooks/array.c \
 	src/preload/hooks/context.c \
 	src/preload/hooks/driver.c \
+	src/preload/hooks/graph.c \
 	src/preload/hooks/host.c \
 	src/preload/hooks/nvml.c \
 	src/preload/hooks/pool.c \

@@ -3,7 +3,9 @@
  * summary prints them, then one line saying whether the leaked device
  * memory is within --max-leak, for CI.  The exit status carries the answer:
  * 0 when it is, CMG__TOOL_EXIT_LEAK when more leaked.  Suppressed groups,
- * pinned host memory and imports never count against the allowance.
+ * pinned host memory, imports, what CUDA graph memory pools hold (the
+ * driver's cache, freed with the context) and what contexts and their
+ * modules took never count against the allowance.
  */
 #include "config.h"
 

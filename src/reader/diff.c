@@ -28,6 +28,7 @@
 #include "core/log.h"
 
 #include "reader/diff.h"
+#include "reader/held.h"
 #include "reader/index.h"
 #include "reader/json.h"
 #include "reader/run.h"
@@ -41,7 +42,7 @@ struct change {
   uint32_t stack;
   int device; /* ordinal, -1 for none */
   const char *api, *kind;
-  bool is_device_memory;
+  bool is_device_memory, graph, context;
   uint64_t base_count, base_bytes, new_count, new_bytes;
   int64_t delta_count, delta_bytes;
 };
@@ -116,6 +117,8 @@ changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
       c[n].api = l->api;
       c[n].kind = l->kind;
       c[n].is_device_memory = l->is_device_memory;
+      c[n].graph = l->graph;
+      c[n].context = l->context;
       if (side == 0) {
         c[n].base_count = l->count;
         c[n].base_bytes = l->bytes;
@@ -287,12 +290,29 @@ print_change(FILE *f, const struct cmg__tool_index *ix, const struct change *c,
   print_stack(f, ix, c->stack, o);
 }
 
+/* The SUMMARY line's word on memory that is not leaked (what graph memory
+ * pools held, what contexts took): how much more or less there was,
+ * beside the leaks' count. */
+static void
+print_apart(FILE *f, const char *what, enum cmg__tool_held by,
+            const struct cmg__tool_view *base, const struct cmg__tool_view *now)
+{
+  uint64_t bb, bc, nb, nc;
+  char a[SIZE_BUF];
+
+  cmg__tool_held(base, by, &bb, &bc);
+  cmg__tool_held(now, by, &nb, &nc);
+  fprintf(f, "; %s %s (%+" PRId64 " bytes), not leaked", what,
+          signed_size((int64_t)nb - (int64_t)bb, a), (int64_t)nb - (int64_t)bb);
+}
+
 static void
 print_text(FILE *f, const struct cmg__tool_view *base,
            const struct cmg__tool_view *now, const struct change *c, size_t n,
            const struct cmg__tool_opts *o)
 {
-  uint64_t bb, bc, nb, nc, left = 0, count[3] = { 0, 0, 0 };
+  uint64_t bb, bc, nb, nc, left = 0, count[3] = { 0, 0, 0 }, graphs = 0;
+  uint64_t contexts = 0;
   size_t shown_of[3] = { 0, 0, 0 };
   char a[SIZE_BUF];
 
@@ -305,7 +325,14 @@ print_text(FILE *f, const struct cmg__tool_view *base,
   for (size_t i = 0; i < n; i++) {
     enum what w = what_of(&c[i]);
 
-    count[w]++;
+    /* Graph memory pools' and contexts' groups are listed as any,
+     * counted apart. */
+    if (c[i].graph)
+      graphs++;
+    else if (c[i].context)
+      contexts++;
+    else
+      count[w]++;
     if (!is_shown(&c[i], o) || (o->top != 0 && shown_of[w] >= o->top)) {
       left++;
       continue;
@@ -325,8 +352,7 @@ print_text(FILE *f, const struct cmg__tool_view *base,
   cmg__tool_leaked(now, &nb, &nc);
   fprintf(f,
           "SUMMARY: cumemguard: leaked %s (%+" PRId64 " bytes) in %+" PRId64
-          " %s; %" PRIu64 " leak %s grew, %" PRIu64 " shrank, %" PRIu64
-          " held\n",
+          " %s; %" PRIu64 " leak %s grew, %" PRIu64 " shrank, %" PRIu64 " held",
           signed_size((int64_t)nb - (int64_t)bb, a), (int64_t)nb - (int64_t)bb,
           (int64_t)nc - (int64_t)bc,
           (int64_t)nc - (int64_t)bc == 1 || (int64_t)nc - (int64_t)bc == -1
@@ -334,6 +360,12 @@ print_text(FILE *f, const struct cmg__tool_view *base,
               : "allocations",
           count[GREW], cmg__tool_plural(count[GREW], "group", "groups"),
           count[SHRANK], count[HELD]);
+  if (graphs > 0)
+    print_apart(f, "CUDA graph memory pools", CMG__TOOL_HELD_GRAPH, base, now);
+  if (contexts > 0)
+    print_apart(f, "CUDA contexts and modules", CMG__TOOL_HELD_CONTEXT, base,
+                now);
+  fprintf(f, "\n");
 }
 
 static cJSON *
@@ -402,6 +434,14 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
   cJSON_AddNumberToObject(d, "new_leaked_bytes", (double)nb);
   cJSON_AddNumberToObject(d, "delta_bytes", (double)nb - (double)bb);
   cJSON_AddNumberToObject(d, "delta_allocations", (double)nc - (double)bc);
+  cmg__tool_held(base, CMG__TOOL_HELD_GRAPH, &bb, &bc);
+  cmg__tool_held(now, CMG__TOOL_HELD_GRAPH, &nb, &nc);
+  cJSON_AddNumberToObject(d, "base_graph_bytes", (double)bb);
+  cJSON_AddNumberToObject(d, "new_graph_bytes", (double)nb);
+  cmg__tool_held(base, CMG__TOOL_HELD_CONTEXT, &bb, &bc);
+  cmg__tool_held(now, CMG__TOOL_HELD_CONTEXT, &nb, &nc);
+  cJSON_AddNumberToObject(d, "base_context_bytes", (double)bb);
+  cJSON_AddNumberToObject(d, "new_context_bytes", (double)nb);
   for (size_t i = 0; i < n; i++) {
     enum what w = what_of(&c[i]);
 

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "reader/held.h"
 #include "reader/index.h"
 #include "reader/json.h"
 #include "reader/read.h"
@@ -104,6 +105,93 @@ threads_json(const struct cmg__tool_threads *t)
   return a;
 }
 
+/* A leak group, or a graph memory pool's or a context's group. */
+static cJSON *
+group_json(const struct cmg__tool_view *v, const struct cmg__tool_leak *l)
+{
+  cJSON *e = cJSON_CreateObject();
+
+  cJSON_AddStringToObject(e, "api", l->api);
+  cJSON_AddStringToObject(e, "kind", l->kind);
+  cJSON_AddBoolToObject(e, "device_memory", l->is_device_memory);
+  if (l->device != CMG__TOOL_NONE)
+    cJSON_AddNumberToObject(e, "device", v->devices[l->device].ordinal);
+  else
+    cJSON_AddNullToObject(e, "device");
+  cJSON_AddNumberToObject(e, "count", (double)l->count);
+  cJSON_AddNumberToObject(e, "bytes", (double)l->bytes);
+  cJSON_AddBoolToObject(e, "truncated",
+                        l->stack != CMG__TOOL_NONE &&
+                            v->ix->stacks[l->stack].truncated);
+  cJSON_AddItemToObject(e, "pool", string_or_null(l->pool));
+  cJSON_AddItemToObject(e, "held_by", string_or_null(l->held));
+  cJSON_AddItemToObject(e, "threads", threads_json(&l->threads));
+  cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, l->stack));
+  return e;
+}
+
+/* devices[].graph_memory as the report has it, summed over processes;
+ * null where no report had one. */
+static cJSON *
+graph_memory_json(const struct cmg__tool_graphmem *g)
+{
+  cJSON *o;
+
+  if (!g->present)
+    return cJSON_CreateNull();
+  o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "reserved_bytes", (double)g->reserved_bytes);
+  cJSON_AddNumberToObject(o, "reserved_high_bytes",
+                          (double)g->reserved_high_bytes);
+  cJSON_AddNumberToObject(o, "used_bytes", (double)g->used_bytes);
+  cJSON_AddNumberToObject(o, "used_high_bytes", (double)g->used_high_bytes);
+  cJSON_AddStringToObject(o, "source", g->estimate ? "estimate" : "driver");
+  cJSON_AddNumberToObject(o, "launches", (double)g->launches);
+  cJSON_AddNumberToObject(o, "uploads", (double)g->uploads);
+  cJSON_AddNumberToObject(o, "trims", (double)g->trims);
+  cJSON_AddNumberToObject(o, "denied", (double)g->denied);
+  return o;
+}
+
+static cJSON *
+count_or_null(bool has, uint64_t n)
+{
+  return has ? cJSON_CreateNumber((double)n) : cJSON_CreateNull();
+}
+
+/* devices[].footprint as the report has it, summed over the processes
+ * whose report has one (processes: how many); null where none had one. */
+static cJSON *
+footprint_json(const struct cmg__tool_device *d)
+{
+  static const char *const sources[] = {
+    [CMG__TOOL_FP_NVML] = "nvml",
+    [CMG__TOOL_FP_DRIVER] = "driver",
+  };
+  const struct cmg__tool_footprint *fp = &d->footprint;
+  cJSON *o;
+
+  if (!fp->present)
+    return cJSON_CreateNull();
+  o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "contexts", (double)fp->contexts);
+  cJSON_AddItemToObject(
+      o, "context_bytes",
+      count_or_null(fp->has_context_bytes, fp->context_bytes));
+  cJSON_AddItemToObject(o, "source", string_or_null(sources[fp->source]));
+  cJSON_AddItemToObject(o, "why", string_or_null(fp->why));
+  cJSON_AddNumberToObject(o, "allocated_bytes", (double)fp->allocated_bytes);
+  cJSON_AddItemToObject(
+      o, "process_bytes",
+      count_or_null(fp->has_process_bytes, fp->process_bytes));
+  cJSON_AddItemToObject(
+      o, "unexplained_bytes",
+      count_or_null(fp->has_unexplained_bytes, fp->unexplained_bytes));
+  cJSON_AddBoolToObject(o, "counted", fp->counted);
+  cJSON_AddNumberToObject(o, "processes", d->footprints);
+  return o;
+}
+
 static cJSON *
 sources_json(const struct cmg__tool_view *v)
 {
@@ -162,6 +250,8 @@ devices_json(const struct cmg__tool_view *v)
     cJSON_AddNumberToObject(o, "allocations", (double)d->allocations);
     cJSON_AddNumberToObject(o, "frees", (double)d->frees);
     cJSON_AddNumberToObject(o, "denied", (double)d->denied);
+    cJSON_AddItemToObject(o, "graph_memory", graph_memory_json(&d->graph));
+    cJSON_AddItemToObject(o, "footprint", footprint_json(d));
     cJSON_AddItemToArray(a, o);
   }
   return a;
@@ -207,7 +297,9 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
   cJSON *supp = cJSON_CreateArray(), *peaks = cJSON_CreateArray();
   cJSON *denials = cJSON_CreateArray(), *omitted = cJSON_CreateObject();
+  cJSON *graph = cJSON_CreateArray(), *context = cJSON_CreateArray();
   uint64_t bytes, count, sup_bytes = 0, sup_count = 0;
+  uint64_t graph_bytes, graph_count, context_bytes, context_count;
   uint64_t left_n = 0, left_bytes = 0, left_count = 0;
   uint64_t other_bytes, other_count;
   size_t listed = 0;
@@ -216,6 +308,11 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   for (size_t i = 0; i < v->n_leaks; i++) {
     const struct cmg__tool_leak *l = &v->leaks[i];
 
+    /* Not leaks, and all listed, as the text lists them. */
+    if (l->graph || l->context) {
+      cJSON_AddItemToArray(l->graph ? graph : context, group_json(v, l));
+      continue;
+    }
     if (l->rule != CMG__TOOL_NONE) {
       sup_bytes = cmg__tool_add(sup_bytes, l->bytes);
       sup_count = cmg__tool_add(sup_count, l->count);
@@ -228,27 +325,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
       continue;
     }
     listed++;
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "api", l->api);
-    cJSON_AddStringToObject(e, "kind", l->kind);
-    cJSON_AddBoolToObject(e, "device_memory", l->is_device_memory);
-    if (l->device != CMG__TOOL_NONE)
-      cJSON_AddNumberToObject(e, "device", v->devices[l->device].ordinal);
-    else
-      cJSON_AddNullToObject(e, "device");
-    cJSON_AddNumberToObject(e, "count", (double)l->count);
-    cJSON_AddNumberToObject(e, "bytes", (double)l->bytes);
-    cJSON_AddBoolToObject(e, "truncated",
-                          l->stack != CMG__TOOL_NONE &&
-                              v->ix->stacks[l->stack].truncated);
-    cJSON_AddItemToObject(
-        e, "pool", l->pool ? cJSON_CreateString(l->pool) : cJSON_CreateNull());
-    cJSON_AddItemToObject(e, "held_by",
-                          l->held ? cJSON_CreateString(l->held)
-                                  : cJSON_CreateNull());
-    cJSON_AddItemToObject(e, "threads", threads_json(&l->threads));
-    cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, l->stack));
-    cJSON_AddItemToArray(leaks, e);
+    cJSON_AddItemToArray(leaks, group_json(v, l));
   }
   cJSON_AddNumberToObject(omitted, "groups", (double)left_n);
   cJSON_AddNumberToObject(omitted, "count", (double)left_count);
@@ -306,6 +383,12 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   cJSON_AddNumberToObject(s, "released_allocations", (double)v->released_count);
   cJSON_AddNumberToObject(s, "leaked_bytes", (double)bytes);
   cJSON_AddNumberToObject(s, "leaked_allocations", (double)count);
+  cmg__tool_held(v, CMG__TOOL_HELD_GRAPH, &graph_bytes, &graph_count);
+  cJSON_AddNumberToObject(s, "graph_bytes", (double)graph_bytes);
+  cJSON_AddNumberToObject(s, "graph_allocations", (double)graph_count);
+  cmg__tool_held(v, CMG__TOOL_HELD_CONTEXT, &context_bytes, &context_count);
+  cJSON_AddNumberToObject(s, "context_bytes", (double)context_bytes);
+  cJSON_AddNumberToObject(s, "context_allocations", (double)context_count);
   cmg__tool_other_live(v, &other_bytes, &other_count);
   cJSON_AddNumberToObject(s, "other_bytes", (double)other_bytes);
   cJSON_AddNumberToObject(s, "other_allocations", (double)other_count);
@@ -324,6 +407,8 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   cJSON_AddItemToObject(s, "python_note", string_or_null(v->python_note));
   cJSON_AddItemToObject(s, "leaks", leaks);
   cJSON_AddItemToObject(s, "omitted", omitted);
+  cJSON_AddItemToObject(s, "graph", graph);
+  cJSON_AddItemToObject(s, "context", context);
   cJSON_AddItemToObject(s, "suppressions", supp);
   cJSON_AddItemToObject(s, "peaks", peaks);
   cJSON_AddItemToObject(s, "first_denials", denials);

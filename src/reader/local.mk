@@ -6,6 +6,7 @@ bin_PROGRAMS += cumemguard-report
 TOOL_C = \
 	src/reader/main.c \
 	src/reader/read.c \
+	src/reader/devices.c \
 	src/reader/fields.c \
 	src/reader/file.c \
 	src/reader/index.c \
@@ -17,6 +18,9 @@ TOOL_C = \
 	src/reader/run.c \
 	src/reader/summary.c \
 	src/reader/json.c \
+	src/reader/footprint.c \
+	src/reader/graphmem.c \
+	src/reader/held.c \
 	src/reader/diff.c \
 	src/reader/flame.c \
 	src/reader/check.c \
@@ -31,10 +35,14 @@ TOOL_C = \
 TOOL_H = \
 	src/reader/tool.h \
 	src/reader/check.h \
+	src/reader/devices.h \
 	src/reader/diff.h \
 	src/reader/fields.h \
+	src/reader/graphmem.h \
+	src/reader/held.h \
 	src/reader/file.h \
 	src/reader/flame.h \
+	src/reader/footprint.h \
 	src/reader/index.h \
 	src/reader/code.h \
 	src/reader/json.h \

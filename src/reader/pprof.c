@@ -8,10 +8,10 @@
  * Sample types are inuse_objects (count) and inuse_space (bytes), as Go's
  * heap profiles name them, so `go tool pprof -sample_index` works as for a
  * heap profile.  A sample is a leak group (--at exit: device memory live
- * when the report was written, the report's leaks of kinds device, array
- * and vmm, which add up to summary.live_bytes), or a stack's share of a
- * device's peak or first denial (--at peak, --at denial), labelled with
- * its device.  Each frame is a location at its own address in a mapping
+ * when the report was written, the report's leaks of kinds device, array,
+ * vmm, graph and context, which add up to summary.live_bytes), or a
+ * stack's share of a device's peak or first denial (--at peak, --at
+ * denial), labelled with its device.  Each frame is a location at its own address in a mapping
  * per module, with the module's path, build-id and load bias, so that
  * pprof can symbolize what the report could not; the name the report
  * gives a frame is its function ("module+0xoffset" when it has none).
@@ -195,13 +195,6 @@ add_sample(struct build *b, uint32_t s, uint64_t count, uint64_t bytes)
   return x;
 }
 
-static bool
-is_device_kind(const char *kind)
-{
-  return strcmp(kind, "device") == 0 || strcmp(kind, "array") == 0 ||
-         strcmp(kind, "vmm") == 0;
-}
-
 static void
 comp_samples(struct build *b, const struct cmg__tool_comp *c, int device)
 {
@@ -225,7 +218,7 @@ samples(struct build *b, enum cmg__tool_at at)
     for (size_t i = 0; i < r->n_leaks && !b->oom; i++) {
       const struct cmg__tool_rleak *l = &r->leaks[i];
 
-      if (!is_device_kind(l->kind))
+      if (!cmg__tool_is_device_kind(l->kind))
         continue;
       Sample *x = add_sample(b, l->stack, l->count, l->bytes);
       if (x == NULL)

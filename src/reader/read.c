@@ -8,8 +8,8 @@
  * the first problem becomes one line naming the field ("leaks[3].stack: 17
  * is not the id of a stack in stacks[]").  Sizes and counts must be
  * integers a double holds exactly (up to 2^53), which every byte count of a
- * real device is.  The stack tables are read by stacks.c and the timeline
- * by series.c, with the same checks.
+ * real device is.  The stack tables are read by stacks.c, devices[] by
+ * devices.c and the timeline by series.c, with the same checks.
  *
  * The format and version come first: a file of another format or a newer
  * version is refused for that reason alone, whatever else it holds.  Keys a
@@ -34,6 +34,7 @@
 
 #include "cumemguard.h"
 
+#include "reader/devices.h"
 #include "reader/fields.h"
 #include "reader/file.h"
 #include "reader/read.h"
@@ -59,45 +60,6 @@ read_python(struct cmg__tool_reader *rd, const cJSON *root,
     return 0;
   CHECK(cmg__tool_object(rd, root, "", "python", &o));
   return cmg__tool_string(rd, o, "python", "note", true, &r->python_note);
-}
-
-static int
-read_devices(struct cmg__tool_reader *rd, const cJSON *root,
-             struct cmg__tool_report *r)
-{
-  const cJSON *arr, *it;
-  char at[64];
-  size_t i = 0;
-
-  CHECK(cmg__tool_array(rd, root, "", "devices", &arr, &r->n_devices));
-  r->devices = cmg__tool_table(r->n_devices, sizeof(*r->devices));
-  if (r->devices == NULL)
-    return -ENOMEM;
-  cJSON_ArrayForEach(it, arr)
-  {
-    struct cmg__tool_rdevice *d = &r->devices[i];
-
-    CHECK(cmg__tool_element(rd, it, "devices", i, at, sizeof(at)));
-    CHECK(cmg__tool_device(rd, it, at, "ordinal", false, &d->ordinal));
-    for (size_t k = 0; k < i; k++) {
-      if (r->devices[k].ordinal == d->ordinal)
-        return cmg__tool_fail(rd, "%s.ordinal: device %d is listed twice", at,
-                              d->ordinal);
-    }
-    i++;
-    CHECK(cmg__tool_string(rd, it, at, "name", false, &d->name));
-    CHECK(cmg__tool_string(rd, it, at, "uuid", false, &d->uuid));
-    CHECK(cmg__tool_count(rd, it, at, "physical_bytes", NULL,
-                          &d->physical_bytes));
-    CHECK(cmg__tool_count(rd, it, at, "limit_bytes", &d->has_limit,
-                          &d->limit_bytes));
-    CHECK(cmg__tool_count(rd, it, at, "live_bytes", NULL, &d->live_bytes));
-    CHECK(cmg__tool_count(rd, it, at, "peak_bytes", NULL, &d->peak_bytes));
-    CHECK(cmg__tool_count(rd, it, at, "allocations", NULL, &d->allocations));
-    CHECK(cmg__tool_count(rd, it, at, "frees", NULL, &d->frees));
-    CHECK(cmg__tool_count(rd, it, at, "denied", NULL, &d->denied));
-  }
-  return 0;
 }
 
 /* leaks[i].threads, absent from reports written before it. */
@@ -163,6 +125,14 @@ read_groups(struct cmg__tool_reader *rd, const cJSON *root, const char *key,
       CHECK(read_threads(rd, it, at, &l->threads));
   }
   return 0;
+}
+
+bool
+cmg__tool_is_device_kind(const char *kind)
+{
+  return strcmp(kind, "device") == 0 || strcmp(kind, "array") == 0 ||
+         strcmp(kind, "vmm") == 0 || strcmp(kind, "graph") == 0 ||
+         strcmp(kind, "context") == 0;
 }
 
 /* host{}, when the report has one. */
@@ -485,7 +455,7 @@ parse(struct cmg__tool_reader *rd, const cJSON *root, unsigned what,
     rc = cmg__tool_read_stacks(rd, root, &r->frames, &r->n_frames, &r->stacks,
                                &r->n_stacks, &ids);
   if (rc == 0)
-    rc = read_devices(rd, root, r);
+    rc = cmg__tool_read_devices(rd, root, r);
   if (rc == 0)
     rc = read_groups(rd, root, "leaks", r, ids, &r->leaks, &r->n_leaks);
   if (rc == 0 && has_member(root, "released"))
@@ -600,6 +570,7 @@ cmg__tool_report_free(struct cmg__tool_report *r)
   for (size_t i = 0; r->devices != NULL && i < r->n_devices; i++) {
     free(r->devices[i].name);
     free(r->devices[i].uuid);
+    free(r->devices[i].footprint.why);
   }
   for (size_t i = 0; r->leaks != NULL && i < r->n_leaks; i++) {
     free(r->leaks[i].api);

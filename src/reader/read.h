@@ -28,6 +28,35 @@ struct cmg__tool_comp {
   struct cmg__tool_share *items;
 };
 
+/* devices[].graph_memory: what the CUDA graph memory pool of a device
+ * held, as the driver's attributes or the library's estimate say. */
+struct cmg__tool_graphmem {
+  bool present;  /* false when null, and in reports written before it */
+  bool estimate; /* source "estimate": the driver could not be asked */
+  uint64_t reserved_bytes, reserved_high_bytes, used_bytes, used_high_bytes;
+  uint64_t launches, uploads, trims, denied;
+};
+
+/* devices[].footprint: what the process took on the card beyond its
+ * allocations (its contexts and the modules loaded into them), as the
+ * library measured it, and NVML's figure for the whole process. */
+enum cmg__tool_fp_source {
+  CMG__TOOL_FP_NONE,   /* not measured: `why` says why */
+  CMG__TOOL_FP_NVML,   /* NVML's per-process usage around each creation */
+  CMG__TOOL_FP_DRIVER, /* the driver's free memory around it */
+};
+
+struct cmg__tool_footprint {
+  bool present; /* false when null, and in reports written before it */
+  bool counted; /* the caps count context_bytes */
+  /* Which of the nullable counts were known. */
+  bool has_context_bytes, has_process_bytes, has_unexplained_bytes;
+  enum cmg__tool_fp_source source; /* NONE exactly when no context_bytes */
+  uint64_t contexts, context_bytes, allocated_bytes, process_bytes;
+  uint64_t unexplained_bytes;
+  char *why; /* why context_bytes is not known, or NULL */
+};
+
 struct cmg__tool_rdevice {
   int ordinal;
   char *name;
@@ -36,6 +65,8 @@ struct cmg__tool_rdevice {
   bool has_limit;
   uint64_t limit_bytes;
   uint64_t live_bytes, peak_bytes, allocations, frees, denied;
+  struct cmg__tool_graphmem graph;
+  struct cmg__tool_footprint footprint;
 };
 
 /* A thread a leak group's allocations were made on (leaks[].threads). */
@@ -125,6 +156,11 @@ struct cmg__tool_report {
 
 /* What cmg__tool_read_with() reads beyond what every command uses. */
 #define CMG__TOOL_READ_LARGEST 1u /* the largest live allocations */
+
+/* True for the kinds that count as device memory (device, array, vmm,
+ * graph, context), as the limits and the report's summary.live_bytes
+ * count them. */
+bool cmg__tool_is_device_kind(const char *kind);
 
 /* Reads and checks the report at `file` ("-" is standard input).  Returns 0,
  * or -EINVAL / -ENOMEM with one line (no file name, no newline) in err

@@ -31,7 +31,8 @@ cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
 {
   *bytes = *count = 0;
   for (size_t i = 0; i < v->n_leaks; i++) {
-    if (v->leaks[i].rule != CMG__TOOL_NONE || !v->leaks[i].is_device_memory)
+    if (v->leaks[i].rule != CMG__TOOL_NONE || !v->leaks[i].is_device_memory ||
+        v->leaks[i].graph || v->leaks[i].context)
       continue;
     *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
     *count = cmg__tool_add(*count, v->leaks[i].count);
@@ -326,4 +327,39 @@ cmg__tool_print_unread(FILE *f, const struct cmg__tool_index *ix)
   }
   if (any)
     fprintf(f, ".\n\n");
+}
+
+/* A group with no frame of the user's code: the threads it was made on,
+ * by name (PyTorch's autograd threads run no Python), which say more than
+ * its frames. */
+static void
+print_threads(FILE *f, const struct cmg__tool_index *ix,
+              const struct cmg__tool_leak *l)
+{
+  const char *sep = "  on thread ";
+  size_t named = 0;
+
+  if (cmg__tool_has_user_frame(ix, l->stack))
+    return;
+  for (size_t i = 0; i < l->threads.n && named < 4; i++) {
+    if (l->threads.list[i].name == NULL)
+      continue;
+    fprintf(f, "%s%s", sep, l->threads.list[i].name);
+    sep = ", ";
+    named++;
+  }
+  if (named > 0)
+    fprintf(f, "%s (no frame of your code)\n",
+            l->threads.n > named ? ", ..." : "");
+}
+
+void
+cmg__tool_print_group(FILE *f, const struct cmg__tool_index *ix,
+                      const struct cmg__tool_leak *l, bool all_frames)
+{
+  if (!all_frames && cmg__tool_put_title(f, "  ", ix, l->stack))
+    fputc('\n', f);
+  else if (!all_frames)
+    print_threads(f, ix, l);
+  cmg__tool_print_frames(f, ix, l->stack, all_frames);
 }

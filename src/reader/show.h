@@ -33,7 +33,9 @@ bool cmg__tool_is_listed(const struct cmg__tool_leak *l,
 void cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
                           uint64_t *count);
 
-/* Leaked bytes and allocations of a view, without suppressed groups. */
+/* Leaked bytes and allocations of a view, without suppressed groups and
+ * without the groups of graph memory pools and of contexts, which are not
+ * leaks. */
 void cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
                       uint64_t *count);
 
@@ -58,6 +60,12 @@ bool cmg__tool_has_user_frame(const struct cmg__tool_index *ix, uint32_t stack);
  * folded into one line but for the frame the user's code called. */
 void cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
                             uint32_t stack, bool all_frames);
+
+/* A leak group's stack as the summary prints it under the group's first
+ * line: the title, or, where no frame is the user's, the threads it was
+ * made on, then the numbered frames. */
+void cmg__tool_print_group(FILE *f, const struct cmg__tool_index *ix,
+                           const struct cmg__tool_leak *l, bool all_frames);
 
 /* "1 allocation" / "3 allocations". */
 const char *cmg__tool_plural(uint64_t n, const char *one, const char *many);

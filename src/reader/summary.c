@@ -2,12 +2,13 @@
  * The summary a person reads: where the report came from, a table of the
  * devices, then the leak groups as LeakSanitizer prints them ("Leaked 3.0
  * MiB in 3 allocations (cudaMalloc, device 0) from:" and numbered frames),
- * the suppressions that hid anything, what was live at each device's peak
- * and at its first denial, and a last `SUMMARY:` line that scripts can
- * grep.  The same view as JSON is json.c's.  The summary and merge
- * commands are at the end of this file: summary prints each report on its
- * own, merge all of them as one view; check (check.c) prints the leaks and
- * the SUMMARY line only.
+ * what CUDA graph memory pools hold and what contexts took, which are no
+ * leaks (held.c's), the suppressions that hid
+ * anything, what was live at each device's peak and at its first denial,
+ * and a last `SUMMARY:` line that scripts can grep.  The same view as
+ * JSON is json.c's.  The summary and merge commands are at the end of this
+ * file: summary prints each report on its own, merge all of them as one
+ * view; check (check.c) prints the leaks and the SUMMARY line only.
  *
  * Sizes are written for people ("3.0 MiB"); the SUMMARY line and the
  * suppressions table carry exact byte counts as well, and --json has
@@ -24,6 +25,9 @@
 
 #include "core/log.h"
 
+#include "reader/footprint.h"
+#include "reader/graphmem.h"
+#include "reader/held.h"
 #include "reader/index.h"
 #include "reader/json.h"
 #include "reader/read.h"
@@ -175,6 +179,8 @@ print_devices(FILE *f, const struct cmg__tool_view *v)
             size_str(v->host.peak_bytes, c), size_str(v->host.live_bytes, d),
             v->host.allocations, v->host.frees, v->host.denied,
             "pinned host memory");
+  cmg__tool_footprint_devices(f, v);
+  cmg__tool_graph_devices(f, v);
   if (v->n_sources > 1)
     fprintf(f, "(devices are matched by UUID; each column is the sum over "
                "the processes,\nso peak is the sum of each process's own "
@@ -241,32 +247,8 @@ print_pool_hint(FILE *f, const struct cmg__tool_view *v)
             size_str(pooled, a), size_str(live, b), pool);
 }
 
-/* A group with no frame of the user's code: the threads it was made on,
- * by name (PyTorch's autograd threads run no Python), which say more than
- * its frames. */
-static void
-print_threads(FILE *f, const struct cmg__tool_index *ix,
-              const struct cmg__tool_leak *l)
-{
-  const char *sep = "  on thread ";
-  size_t named = 0;
-
-  if (cmg__tool_has_user_frame(ix, l->stack))
-    return;
-  for (size_t i = 0; i < l->threads.n && named < 4; i++) {
-    if (l->threads.list[i].name == NULL)
-      continue;
-    fprintf(f, "%s%s", sep, l->threads.list[i].name);
-    sep = ", ";
-    named++;
-  }
-  if (named > 0)
-    fprintf(f, "%s (no frame of your code)\n",
-            l->threads.n > named ? ", ..." : "");
-}
-
-/* A leak group as the summary shows it, after its first line: the title
- * (or its threads) and the frames; NULL when out of memory. */
+/* A leak group as the summary shows it, after its first line; NULL when
+ * out of memory. */
 static char *
 group_body(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
            const struct cmg__tool_opts *o)
@@ -277,11 +259,7 @@ group_body(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
 
   if (f == NULL)
     return NULL;
-  if (!o->all_frames && cmg__tool_put_title(f, "  ", v->ix, l->stack))
-    fputc('\n', f);
-  else if (!o->all_frames)
-    print_threads(f, v->ix, l);
-  cmg__tool_print_frames(f, v->ix, l->stack, o->all_frames);
+  cmg__tool_print_group(f, v->ix, l, o->all_frames);
   if (fclose(f) != 0) {
     free(text);
     return NULL;
@@ -346,8 +324,8 @@ by_block_bytes(const void *a, const void *b)
   return x->first < y->first ? -1 : x->first > y->first ? 1 : 0;
 }
 
-/* The unsuppressed groups as blocks, largest first; NULL when out of
- * memory (*n 0). */
+/* The unsuppressed leak groups as blocks, largest first (graph memory and
+ * contexts are held.c's); NULL when out of memory (*n 0). */
 static struct block *
 blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
           size_t *n)
@@ -360,7 +338,8 @@ blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
     char *body, *key;
     size_t k = 0;
 
-    if (l->rule != CMG__TOOL_NONE || (body = group_body(v, l, o)) == NULL)
+    if (l->rule != CMG__TOOL_NONE || l->graph || l->context ||
+        (body = group_body(v, l, o)) == NULL)
       continue;
     if ((key = key_of(strdup(body))) == NULL) {
       free(body);
@@ -439,6 +418,7 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
             left_groups, cmg__tool_plural(left_groups, "group", "groups"),
             size_str(left_bytes, a), left_count,
             cmg__tool_plural(left_count, "allocation", "allocations"));
+  hidden = cmg__tool_held_text(f, v, o) || hidden;
   if (hidden)
     fprintf(f, "Frames inside the CUDA runtime and driver and the C "
                "start-up code are not\nshown; --all-frames shows them.\n\n");
@@ -619,6 +599,7 @@ print_summary_line(FILE *f, const struct cmg__tool_view *v)
       f, "SUMMARY: cumemguard: %s (%" PRIu64 " bytes) leaked in %" PRIu64 " %s",
       size_str(bytes, a), bytes, count,
       cmg__tool_plural(count, "allocation", "allocations"));
+  cmg__tool_held_summary(f, v);
   if (other_count > 0)
     fprintf(f,
             "; %s (%" PRIu64 " bytes) in %" PRIu64 " %s of host or "

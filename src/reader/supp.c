@@ -15,7 +15,9 @@
  * between stars and never backtracks, so "a*b$" misses "ab_ab"; the glob
  * below backtracks, and matches whatever TemplateMatch matches and those
  * too.  The first rule in file order that matches a leak group hides it;
- * each rule counts the allocations and bytes it hid.
+ * each rule counts the allocations and bytes it hid.  The groups of CUDA
+ * graph memory pools and of contexts are not leaks, and no rule hides
+ * them.
  */
 #include "config.h"
 
@@ -251,7 +253,9 @@ cmg__tool_supp_apply(struct cmg__tool_supp *s, struct cmg__tool_view *v)
       struct cmg__tool_leak *l = &v->leaks[i];
       bool hit = false;
 
-      if (l->rule != CMG__TOOL_NONE)
+      /* Graph memory and contexts are not leaked, so no leak: rule is
+       * about them. */
+      if (l->rule != CMG__TOOL_NONE || l->graph || l->context)
         continue;
       if (l->api[0] != '\0')
         hit = is_glob(g, l->api);

@@ -48,6 +48,7 @@ cmg__tool_view_free(struct cmg__tool_view *v)
   for (size_t i = 0; i < v->n_devices; i++) {
     free(v->devices[i].name);
     free(v->devices[i].uuid);
+    free(v->devices[i].footprint.why);
   }
   for (size_t i = 0; i < v->n_leaks; i++) {
     free(v->leaks[i].api);
@@ -124,6 +125,75 @@ device_of(struct cmg__tool_view *v, const struct cmg__tool_report *r,
   return view_device(v, ordinal, "", "", out);
 }
 
+/* The graph memory of processes that shared a device: each has a pool of
+ * its own, so what they held adds up, while the highs, reached at times
+ * the reports do not say, are the largest one's.  An estimate in any
+ * makes the sum one. */
+static void
+add_graph(struct cmg__tool_graphmem *t, const struct cmg__tool_graphmem *g)
+{
+  if (!g->present)
+    return;
+  t->present = true;
+  t->estimate = t->estimate || g->estimate;
+  t->reserved_bytes = cmg__tool_add(t->reserved_bytes, g->reserved_bytes);
+  t->used_bytes = cmg__tool_add(t->used_bytes, g->used_bytes);
+  if (g->reserved_high_bytes > t->reserved_high_bytes)
+    t->reserved_high_bytes = g->reserved_high_bytes;
+  if (g->used_high_bytes > t->used_high_bytes)
+    t->used_high_bytes = g->used_high_bytes;
+  t->launches = cmg__tool_add(t->launches, g->launches);
+  t->uploads = cmg__tool_add(t->uploads, g->uploads);
+  t->trims = cmg__tool_add(t->trims, g->trims);
+  t->denied = cmg__tool_add(t->denied, g->denied);
+}
+
+/* A nullable count summed: unknown where any part is. */
+static void
+add_known(bool *has, uint64_t *t, bool part_has, uint64_t part)
+{
+  *has = *has && part_has;
+  *t = *has ? cmg__tool_add(*t, part) : 0;
+}
+
+/* The footprints of processes that shared a device: each has contexts of
+ * its own, so bytes and contexts add up; the contexts count against the
+ * caps only where every process counts its own; NVML is the source if it
+ * was any part's, as the library says of contexts measured both ways; the
+ * first reason given says why a sum is unknown.  0 or -ENOMEM. */
+static int
+add_footprint(struct cmg__tool_device *d, const struct cmg__tool_footprint *f)
+{
+  struct cmg__tool_footprint *t = &d->footprint;
+
+  if (!f->present)
+    return 0;
+  if (d->footprints++ == 0) {
+    *t = *f;
+    t->why = NULL;
+  } else {
+    t->contexts = cmg__tool_add(t->contexts, f->contexts);
+    t->allocated_bytes = cmg__tool_add(t->allocated_bytes, f->allocated_bytes);
+    add_known(&t->has_context_bytes, &t->context_bytes, f->has_context_bytes,
+              f->context_bytes);
+    add_known(&t->has_process_bytes, &t->process_bytes, f->has_process_bytes,
+              f->process_bytes);
+    add_known(&t->has_unexplained_bytes, &t->unexplained_bytes,
+              f->has_unexplained_bytes, f->unexplained_bytes);
+    t->counted = t->counted && f->counted;
+    d->mixed_sources =
+        d->mixed_sources || (t->has_context_bytes && f->source != t->source);
+    if (!t->has_context_bytes)
+      t->source = CMG__TOOL_FP_NONE;
+    else if (f->source == CMG__TOOL_FP_NVML)
+      t->source = CMG__TOOL_FP_NVML;
+  }
+  d->counted_any = d->counted_any || f->counted;
+  if (t->why == NULL && f->why != NULL && (t->why = strdup(f->why)) == NULL)
+    return -ENOMEM;
+  return 0;
+}
+
 static int
 add_devices(struct cmg__tool_view *v, const struct cmg__tool_report *r)
 {
@@ -149,15 +219,11 @@ add_devices(struct cmg__tool_view *v, const struct cmg__tool_report *r)
     d->allocations = cmg__tool_add(d->allocations, rd->allocations);
     d->frees = cmg__tool_add(d->frees, rd->frees);
     d->denied = cmg__tool_add(d->denied, rd->denied);
+    add_graph(&d->graph, &rd->graph);
+    if (add_footprint(d, &rd->footprint) != 0)
+      return -ENOMEM;
   }
   return 0;
-}
-
-bool
-cmg__tool_is_device_kind(const char *kind)
-{
-  return strcmp(kind, "device") == 0 || strcmp(kind, "array") == 0 ||
-         strcmp(kind, "vmm") == 0;
 }
 
 int
@@ -185,6 +251,8 @@ cmg__tool_where(const char *kind, int ordinal, char *buf, size_t len)
     snprintf(buf, len, "VMM, %s", dev);
   else if (strcmp(kind, "import") == 0)
     snprintf(buf, len, "imported, %s", dev);
+  else if (strcmp(kind, "graph") == 0)
+    snprintf(buf, len, "graph memory pool, %s", dev);
   else if (ordinal >= 0)
     snprintf(buf, len, "%s, %s", kind, dev);
   else
@@ -255,6 +323,8 @@ add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
     l->rule = CMG__TOOL_NONE;
     l->order = (uint32_t)v->n_leaks;
     l->is_device_memory = cmg__tool_is_device_kind(k->kind);
+    l->graph = strcmp(k->kind, "graph") == 0;
+    l->context = strcmp(k->kind, "context") == 0;
     l->api = strdup(k->api);
     l->kind = strdup(k->kind);
     if (l->api == NULL || l->kind == NULL) {
@@ -409,7 +479,11 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
     k.stack = l->stack != CMG__TOOL_NONE ? ids[l->stack] : CMG__TOOL_NONE;
     k.api = cmg__tool_runtime_entry(v->ix, k.stack, l->api);
     k.kind = l->kind;
-    const char *pool = cmg__tool_is_device_kind(l->kind)
+    /* A graph memory pool and a context are the driver's, whatever code
+     * launched the graph or made the context. */
+    const char *pool = cmg__tool_is_device_kind(l->kind) &&
+                               strcmp(l->kind, "graph") != 0 &&
+                               strcmp(l->kind, "context") != 0
                            ? cmg__tool_pool_of(v->ix, k.stack, l->api, r)
                            : NULL;
     if (device_of(v, r, l->device, &k.device) != 0 ||
@@ -449,7 +523,8 @@ cmg__tool_pool_share(const struct cmg__tool_view *v, uint64_t *pooled,
     const struct cmg__tool_leak *l = &v->leaks[i];
     size_t j = 0;
 
-    if (l->rule != CMG__TOOL_NONE || !l->is_device_memory)
+    if (l->rule != CMG__TOOL_NONE || !l->is_device_memory || l->graph ||
+        l->context)
       continue;
     *live = cmg__tool_add(*live, l->bytes);
     if (l->pool == NULL)

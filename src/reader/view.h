@@ -29,6 +29,14 @@ struct cmg__tool_device {
   bool has_limit, limit_varies;
   uint64_t limit_bytes;
   uint64_t live_bytes, peak_bytes, allocations, frees, denied;
+  /* Summed over the processes, but for the highs, the largest of one. */
+  struct cmg__tool_graphmem graph;
+  /* Summed over the processes whose report has one (footprints of
+   * processes); counted_any: whether any of them counted its contexts;
+   * mixed_sources: whether NVML measured some and the driver others. */
+  struct cmg__tool_footprint footprint;
+  unsigned footprints;
+  bool counted_any, mixed_sources;
   unsigned processes;
 };
 
@@ -36,8 +44,10 @@ struct cmg__tool_leak {
   uint32_t stack; /* interned stack id, or CMG__TOOL_NONE */
   char *api;
   char *kind;
-  bool is_device_memory; /* counts as leaked device memory */
-  uint32_t device;       /* index into the view's devices, or NONE */
+  bool is_device_memory; /* device memory, as the limits count it */
+  bool graph;      /* a CUDA graph memory pool's: device memory, never a leak */
+  bool context;    /* what a CUDA context's creation took: the same */
+  uint32_t device; /* index into the view's devices, or NONE */
   uint64_t count, bytes;
   const char *pool; /* the framework pool it is a block of (pools.c), or
                      * NULL */
@@ -84,10 +94,6 @@ struct cmg__tool_view {
   char *python_note; /* the first report's why Python frames are missing */
 };
 
-/* True for the kinds that count as device memory (device, array, vmm), as
- * the report's summary.live_bytes counts them. */
-bool cmg__tool_is_device_kind(const char *kind);
-
 /* The ordinal of a view's device row, -1 for NONE (host memory). */
 int cmg__tool_ordinal(const struct cmg__tool_view *v, uint32_t device);
 
@@ -107,7 +113,8 @@ void cmg__tool_view_free(struct cmg__tool_view *v);
 int cmg__tool_view_add(struct cmg__tool_view *v,
                        const struct cmg__tool_report *r);
 
-/* The leak groups not suppressed that count as device memory: their bytes
+/* The leak groups not suppressed that count as leaked device memory (graph
+ * memory pools' and contexts' groups are not leaks): their bytes
  * (*live), those of the ones that are pool blocks (*pooled), and the label
  * of the pool holding the most (*pool, NULL when none). */
 void cmg__tool_pool_share(const struct cmg__tool_view *v, uint64_t *pooled,

@@ -25,6 +25,17 @@
  *   kernel I       a kernel writes allocation I and the host reads it
  *                  back: kernel i=5 rc=0 ok=1 (on the simulated runtime,
  *                  which runs no device code: rc=209 ok=0)
+ *   graph SIZE     a graph of two memory-allocation nodes of SIZE each
+ *                  (never freed), instantiated and launched on a stream of
+ *                  its own: graph size=N rc=0 inst=0 launch=0 sync=0
+ *   capture SIZE   the same graph made by capturing two cudaMallocAsync of
+ *                  SIZE: capture size=N rc=0 a=0 b=0 end=0 inst=0 launch=0
+ *                  sync=0
+ *   graph_mem      cudaDeviceGetGraphMemAttribute of device 0:
+ *                  graph_mem rc=0 used=N used_high=N reserved=N
+ *                  reserved_high=N
+ *   trim           trim rc=0 (cudaDeviceGraphMemTrim of device 0)
+ *   pid            pid pid=N (for matching nvidia-smi's list)
  *
  * SIZE takes K, M, G, T suffixes (binary).  A malformed script exits 64.
  */
@@ -39,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define EXIT_BAD_SCRIPT 64
 #define MAX_ALLOCS 4096
@@ -150,6 +162,9 @@ static const struct spec {
   { "alloc", "S", true }, { "site", "NS", true }, { "free", "I", false },
   { "info", "", false },  { "total", "N", false }, { "cmg", "N", false },
   { "sleep", "N", false }, { "exit", "N", false }, { "kernel", "I", false },
+  { "graph", "S", false }, { "capture", "S", false },
+  { "graph_mem", "", false }, { "trim", "", false },
+  { "pid", "", false },
 };
 
 struct op {
@@ -216,6 +231,81 @@ do_kernel(int i)
     ok = rc == 0 && first == seed && last == (seed ^ (uint32_t)(n - 1));
   }
   line("kernel i=%d rc=%d ok=%d", i, rc, ok);
+}
+
+/* Instantiates and launches g on a stream of its own; the executable and
+ * its allocations are kept to the end, as a program's graphs are. */
+static void
+run_graph(cudaGraph_t g, cudaStream_t s, int *inst, int *launch, int *sync)
+{
+  cudaGraphExec_t e = NULL;
+  *inst = (int)cudaGraphInstantiate(&e, g, 0);
+  *launch = *inst == 0 ? (int)cudaGraphLaunch(e, s) : -1;
+  *sync = *launch == 0 ? (int)cudaStreamSynchronize(s) : -1;
+  cudaGetLastError();
+}
+
+static void
+do_graph(size_t size)
+{
+  cudaGraph_t g = NULL;
+  cudaStream_t s = NULL;
+  cudaGraphNode_t n[2];
+  int inst = -1, launch = -1, sync = -1;
+  cudaMemAllocNodeParams p;
+  memset(&p, 0, sizeof(p));
+  p.poolProps.allocType = cudaMemAllocationTypePinned;
+  p.poolProps.location.type = cudaMemLocationTypeDevice;
+  p.poolProps.location.id = 0;
+  p.bytesize = size;
+  int rc = (int)cudaStreamCreate(&s);
+  if (rc == 0)
+    rc = (int)cudaGraphCreate(&g, 0);
+  for (int i = 0; rc == 0 && i < 2; i++)
+    rc = (int)cudaGraphAddMemAllocNode(&n[i], g, i ? n : NULL, i, &p);
+  if (rc == 0)
+    run_graph(g, s, &inst, &launch, &sync);
+  line("graph size=%zu rc=%d inst=%d launch=%d sync=%d", size, rc, inst,
+       launch, sync);
+}
+
+static void
+do_capture(size_t size)
+{
+  cudaGraph_t g = NULL;
+  cudaStream_t s = NULL;
+  void *a = NULL, *b = NULL;
+  int ra = -1, rb = -1, end = -1, inst = -1, launch = -1, sync = -1;
+  int rc = (int)cudaStreamCreate(&s);
+  if (rc == 0)
+    rc = (int)cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (rc == 0) {
+    ra = (int)cudaMallocAsync(&a, size, s);
+    rb = (int)cudaMallocAsync(&b, size, s);
+    end = (int)cudaStreamEndCapture(s, &g);
+  }
+  if (end == 0)
+    run_graph(g, s, &inst, &launch, &sync);
+  line("capture size=%zu rc=%d a=%d b=%d end=%d inst=%d launch=%d sync=%d",
+       size, rc, ra, rb, end, inst, launch, sync);
+}
+
+static void
+do_graph_mem(void)
+{
+  static const cudaGraphMemAttributeType attrs[4] = {
+    cudaGraphMemAttrUsedMemCurrent, cudaGraphMemAttrUsedMemHigh,
+    cudaGraphMemAttrReservedMemCurrent, cudaGraphMemAttrReservedMemHigh,
+  };
+  unsigned long long v[4] = { 0, 0, 0, 0 };
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < 4; i++)
+    rc = (int)cudaDeviceGetGraphMemAttribute(0, attrs[i], &v[i]);
+  if (rc == 0)
+    line("graph_mem rc=0 used=%llu used_high=%llu reserved=%llu "
+         "reserved_high=%llu", v[0], v[1], v[2], v[3]);
+  else
+    line("graph_mem rc=%d", rc);
 }
 
 int
@@ -313,6 +403,16 @@ main(int argc, char **argv)
       exit((int)op->arg[0]);
     } else if (!strcmp(name, "kernel")) {
       do_kernel((int)op->arg[0]);
+    } else if (!strcmp(name, "graph")) {
+      do_graph((size_t)op->arg[0]);
+    } else if (!strcmp(name, "capture")) {
+      do_capture((size_t)op->arg[0]);
+    } else if (!strcmp(name, "graph_mem")) {
+      do_graph_mem();
+    } else if (!strcmp(name, "trim")) {
+      line("trim rc=%d", (int)cudaDeviceGraphMemTrim(0));
+    } else if (!strcmp(name, "pid")) {
+      line("pid pid=%ld", (long)getpid());
     }
   }
   free(ops);

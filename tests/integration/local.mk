@@ -25,6 +25,8 @@ INTEGRATION_TESTS = \
 	tests/integration/t-python-frames.sh \
 	tests/integration/t-python-names.sh \
 	tests/integration/t-deaths.sh \
+	tests/integration/t-graphs.sh \
+	tests/integration/t-footprint.sh \
 	tests/integration/t-report-property.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)

@@ -11,7 +11,10 @@ runtime frames to hide, C start-up frames to hide, a frame without a module
 a denial with and one without a composition, a host denial, teardown
 releases, limit events.  job-b is the same program run again: other
 addresses (ASLR), other stack and frame numbering, and CUDA_VISIBLE_DEVICES
-reversed, so its device 0 is job-a's device 1 (same UUID).
+reversed, so its device 0 is job-a's device 1 (same UUID).  data/graph.json
+is a program whose CUDA graph memory pools grew (job_graph says how), and
+data/context.json one whose CUDA contexts were measured on one device and
+not on the other (job_context).
 
 broken/*.json are reports that must each be refused with one line and exit
 status 2; broken/expected.txt pairs each with a piece of that line."""
@@ -61,7 +64,7 @@ STACKS = {
 
 
 def report(pid, base, order_seed, uuids, leaks, peaks, denials, released,
-           events, host, devices):
+           events, host, devices, frame_defs=FRAMES, stack_defs=STACKS):
     """A report whose tables are numbered in an order made from order_seed;
     addresses are module bases + offsets, the bases from base."""
     rnd = random.Random(order_seed)
@@ -69,11 +72,11 @@ def report(pid, base, order_seed, uuids, leaks, peaks, denials, released,
     rnd.shuffle(mod_order)
     mod_index = {m: i for i, m in enumerate(mod_order)}
     bases = {m: base + m * 0x1000000 for m in range(len(MODULES))}
-    names = list(FRAMES)
+    names = list(frame_defs)
     rnd.shuffle(names)
     frames, frame_index = [], {}
     for n in names:
-        m, off, fn, foff = FRAMES[n]
+        m, off, fn, foff = frame_defs[n]
         if m is None:
             addr = base + 0x7000000 + 0xdead
             frames.append({"address": hex(addr), "module": None, "offset": None,
@@ -82,11 +85,11 @@ def report(pid, base, order_seed, uuids, leaks, peaks, denials, released,
             frames.append({"address": hex(bases[m] + off), "module": mod_index[m],
                            "offset": hex(off), "function": fn, "function_offset": foff})
         frame_index[n] = len(frames) - 1
-    snames = list(STACKS)
+    snames = list(stack_defs)
     rnd.shuffle(snames)
     ids = {n: 10 + 3 * i for i, n in enumerate(snames)}
-    stacks = [{"id": ids[n], "truncated": STACKS[n][1],
-               "frames": [frame_index[f] for f in STACKS[n][0]]} for n in snames]
+    stacks = [{"id": ids[n], "truncated": stack_defs[n][1],
+               "frames": [frame_index[f] for f in stack_defs[n][0]]} for n in snames]
     seq = [0]
 
     def allocs(n, size, dev):
@@ -141,7 +144,7 @@ def report(pid, base, order_seed, uuids, leaks, peaks, denials, released,
     for stack, api, kind, dev, n, size in released:
         r["released"].append({"stack": sid(stack), "api": api, "kind": kind, "device": dev,
                               "count": n, "bytes": n * size, "time": 40.5})
-    device_kinds = ("device", "array", "vmm")
+    device_kinds = ("device", "array", "vmm", "graph", "context")
     live = [l for l in r["leaks"] if l["kind"] in device_kinds]
     r["summary"] = {"live_allocations": sum(l["count"] for l in live),
                     "live_bytes": sum(l["bytes"] for l in live),
@@ -196,6 +199,192 @@ def job_b():
             "allocations": 0, "frees": 0, "denied": 0}
     return report(4243, 0x563200000000, 7, [GPU_B, GPU_A], leaks, peaks, [], [],
                   {"warn": 0, "wait": 0, "soft_limit": 0}, host, devices)
+
+
+# CUDA graph memory: the growths of a device's graph memory pool, each with
+# the stack of the launch or upload that made the pool grow.
+GRAPH_FRAMES = dict(FRAMES, **{
+    "rt_graph": (1, 0x6c3a0, None, 0),
+    "cudaGraphLaunch": (1, 0x6d1f4, "cudaGraphLaunch", 0x64),
+    "launch_step": (0, 0x2520, "launch_step", 0x2a),
+    "capture_graph": (0, 0x2590, "capture_graph", 0x11),
+})
+GRAPH_STACKS = {
+    "weights": STACKS["weights"],
+    "workspace": STACKS["workspace"],
+    "graph_launch": (["rt_graph", "cudaGraphLaunch", "launch_step", "train_step"] + START, False),
+    "graph_upload": (["capture_graph"] + START, False),
+}
+
+
+def graph_memory(reserved, reserved_high, used, used_high, source, launches,
+                 uploads, trims, denied):
+    return {"reserved_bytes": reserved, "reserved_high_bytes": reserved_high,
+            "used_bytes": used, "used_high_bytes": used_high, "source": source,
+            "launches": launches, "uploads": uploads, "trims": trims,
+            "denied": denied}
+
+
+def job_graph():
+    """data/graph.json: a program that launches CUDA graphs on two devices.
+    Device 0's pool grew twice, by a launch and by an upload, and holds
+    both growths at exit, as the driver's attributes say; a launch that
+    would have grown it past the limit was refused.  Device 1's pool grew
+    once and was trimmed back to nothing, as the library estimates (the
+    driver could not be asked).  Beside them, ordinary leaks."""
+    leaks = [("weights", "cudaMalloc", "device", 0, 2, 1536 * MiB),
+             ("graph_launch", "cudaGraphLaunch", "graph", 0, 1, 1 * GiB),
+             ("graph_upload", "cuGraphUpload", "graph", 0, 1, 512 * MiB),
+             ("workspace", "cuMemAlloc_v2", "device", 1, 1, 512 * MiB)]
+    dev_a = 4 * GiB + 512 * MiB
+    devices = {GPU_A[0]: (dev_a, dev_a, 4, 0, 0, 1),
+               GPU_B[0]: (512 * MiB, 768 * MiB, 2, 1, 0, 0)}
+    peaks = [(0, dev_a, 12.5, [("weights", 3 * GiB, 2), ("graph_launch", 1 * GiB, 1),
+                               ("graph_upload", 512 * MiB, 1)]),
+             (1, 768 * MiB, 8.0, [("workspace", 512 * MiB, 1), ("graph_launch", 256 * MiB, 1)])]
+    denials = [(20.5, "cudaGraphLaunch", 0, 12 * GiB, dev_a, 16 * GiB, "graph_launch",
+                [("weights", 3 * GiB, 2), ("graph_launch", 1 * GiB, 1),
+                 ("graph_upload", 512 * MiB, 1)])]
+    host = {"limit_bytes": None, "live_bytes": 0, "peak_bytes": 0,
+            "allocations": 0, "frees": 0, "denied": 0}
+    r = report(4244, 0x561100000000, 11, [GPU_A, GPU_B], leaks, peaks, denials, [],
+               {"warn": 0, "wait": 0, "soft_limit": 0}, host, devices,
+               GRAPH_FRAMES, GRAPH_STACKS)
+    r["group"] = None  # as a writer of graph_memory writes it: schema-valid
+    r["devices"][0]["graph_memory"] = graph_memory(
+        1536 * MiB, 1536 * MiB, 1 * GiB, 1536 * MiB, "driver", 4, 1, 0, 1)
+    r["devices"][1]["graph_memory"] = graph_memory(
+        0, 256 * MiB, 0, 256 * MiB, "estimate", 2, 0, 1, 0)
+    return r
+
+
+def broken_graph(base):
+    """Malformed devices[].graph_memory, from data/graph.json."""
+    out = []
+
+    def mutate(name, fn, expect):
+        r = copy.deepcopy(base)
+        fn(r)
+        out.append((name, r, expect))
+
+    mutate("graph-memory-number.json", lambda r: r["devices"][0].update(graph_memory=1610612736),
+           "devices[0].graph_memory: expected an object or null, got 1610612736")
+    mutate("graph-memory-array.json", lambda r: r["devices"][1].update(graph_memory=[]),
+           "devices[1].graph_memory: expected an object or null, got an array")
+    mutate("graph-reserved-negative.json", lambda r: r["devices"][0]["graph_memory"].update(reserved_bytes=-1),
+           "devices[0].graph_memory.reserved_bytes: expected an integer from 0 to 2^53, got -1")
+    mutate("graph-reserved-string.json", lambda r: r["devices"][0]["graph_memory"].update(reserved_bytes="1.5 GiB"),
+           "devices[0].graph_memory.reserved_bytes: expected an integer from 0 to 2^53, got \"1.5 GiB\"")
+    mutate("graph-source-unknown.json", lambda r: r["devices"][1]["graph_memory"].update(source="nvml"),
+           "devices[1].graph_memory.source: expected \"driver\" or \"estimate\", got \"nvml\"")
+    mutate("graph-source-missing.json", lambda r: r["devices"][0]["graph_memory"].pop("source"),
+           "devices[0].graph_memory.source: missing")
+    mutate("graph-launches-fraction.json", lambda r: r["devices"][0]["graph_memory"].update(launches=2.5),
+           "devices[0].graph_memory.launches: expected an integer from 0 to 2^53, got 2.5")
+    return out
+
+
+# CUDA contexts: what each context's creation took, with the stack that
+# made it; the primary context retained by the program through the driver
+# (as JAX does), another made by a library.
+CONTEXT_FRAMES = dict(FRAMES, **{
+    "init_devices": (0, 0x2640, "init_devices", 0x1d),
+    "model_ctx": (3, 0xb140, "_ZN5model7Context6createEv", 0x2c),
+})
+CONTEXT_STACKS = {
+    "weights": STACKS["weights"],
+    "workspace": STACKS["workspace"],
+    "ctx_primary": (["init_devices"] + START, False),
+    "ctx_create": (["model_ctx", "load_model"] + START, False),
+}
+
+
+def footprint(contexts, context_bytes, source, why, allocated, process,
+              counted):
+    unexplained = None
+    if process is not None and context_bytes is not None:
+        unexplained = max(0, process - allocated - context_bytes)
+    return {"contexts": contexts, "context_bytes": context_bytes,
+            "source": source, "why": why, "allocated_bytes": allocated,
+            "process_bytes": process, "unexplained_bytes": unexplained,
+            "counted": counted}
+
+
+def job_context():
+    """data/context.json: a program with contexts on two devices, written
+    under count_context=1.  On device 0 NVML measured the primary context
+    the program retained (518 MiB) and one that libmodel made
+    (cuCtxCreate_v4, 262 MiB); both count against the caps, as entries of
+    kind context, and a third libmodel context, destroyed before exit, is
+    in released[].  NVML says the process holds 36 MiB more on the card
+    than its allocations and contexts: modules loaded later.  On device 1
+    NVML did not know the GPU, so its context was not measured, not
+    counted, and has no entry."""
+    ctx_a, ctx_b = 518 * MiB, 262 * MiB
+    leaks = [("weights", "cudaMalloc", "device", 0, 2, 512 * MiB),
+             ("ctx_primary", "cuDevicePrimaryCtxRetain", "context", 0, 1, ctx_a),
+             ("ctx_create", "cuCtxCreate_v4", "context", 0, 1, ctx_b),
+             ("workspace", "cuMemAlloc_v2", "device", 1, 1, 512 * MiB)]
+    released = [("ctx_create", "cuCtxCreate_v4", "context", 0, 1, ctx_b)]
+    dev_a = 1 * GiB + ctx_a + ctx_b
+    devices = {GPU_A[0]: (dev_a, dev_a + ctx_b, 5, 0, 1, 0),
+               GPU_B[0]: (512 * MiB, 512 * MiB, 1, 0, 0, 0)}
+    peaks = [(0, dev_a + ctx_b, 6.5, [("weights", 1 * GiB, 2), ("ctx_create", 2 * ctx_b, 2),
+                                      ("ctx_primary", ctx_a, 1)]),
+             (1, 512 * MiB, 7.0, [("workspace", 512 * MiB, 1)])]
+    host = {"limit_bytes": None, "live_bytes": 0, "peak_bytes": 0,
+            "allocations": 0, "frees": 0, "denied": 0}
+    r = report(4245, 0x5a7700000000, 13, [GPU_A, GPU_B], leaks, peaks, [], released,
+               {"warn": 0, "wait": 0, "soft_limit": 0}, host, devices,
+               CONTEXT_FRAMES, CONTEXT_STACKS)
+    r["group"] = None  # as a writer of footprint writes it: schema-valid
+    r["options"]["count_context"] = True
+    r["devices"][0]["footprint"] = footprint(
+        2, ctx_a + ctx_b, "nvml", None, 1 * GiB, 1 * GiB + ctx_a + ctx_b + 36 * MiB, True)
+    r["devices"][1]["footprint"] = footprint(
+        1, None, None, "NVML does not know " + GPU_B[0], 512 * MiB, None, False)
+    return r
+
+
+def broken_context(base):
+    """Malformed devices[].footprint, from data/context.json."""
+    out = []
+
+    def mutate(name, fn, expect):
+        r = copy.deepcopy(base)
+        fn(r)
+        out.append((name, r, expect))
+
+    def fp(r, i):
+        return r["devices"][i]["footprint"]
+
+    mutate("footprint-number.json", lambda r: r["devices"][0].update(footprint=1),
+           "devices[0].footprint: expected an object or null, got 1")
+    mutate("footprint-array.json", lambda r: r["devices"][1].update(footprint=[]),
+           "devices[1].footprint: expected an object or null, got an array")
+    mutate("footprint-contexts-missing.json", lambda r: fp(r, 0).pop("contexts"),
+           "devices[0].footprint.contexts: missing")
+    mutate("footprint-context-bytes-negative.json", lambda r: fp(r, 0).update(context_bytes=-1),
+           "devices[0].footprint.context_bytes: expected an integer from 0 to 2^53 or null, got -1")
+    mutate("footprint-source-unknown.json", lambda r: fp(r, 0).update(source="smi"),
+           "devices[0].footprint.source: expected \"nvml\", \"driver\" or null, got \"smi\"")
+    mutate("footprint-source-unmeasured.json", lambda r: fp(r, 1).update(source="nvml"),
+           "devices[1].footprint.source: expected null where context_bytes is null, got \"nvml\"")
+    mutate("footprint-source-null.json", lambda r: fp(r, 0).update(source=None),
+           "devices[0].footprint.source: expected \"nvml\" or \"driver\" where context_bytes is a number, got null")
+    mutate("footprint-why-number.json", lambda r: fp(r, 1).update(why=3),
+           "devices[1].footprint.why: expected a string or null, got 3")
+    mutate("footprint-allocated-fraction.json", lambda r: fp(r, 0).update(allocated_bytes=1.5),
+           "devices[0].footprint.allocated_bytes: expected an integer from 0 to 2^53, got 1.5")
+    mutate("footprint-process-string.json", lambda r: fp(r, 0).update(process_bytes="1.8 GiB"),
+           "devices[0].footprint.process_bytes: expected an integer from 0 to 2^53 or null, got \"1.8 GiB\"")
+    mutate("footprint-unexplained-alone.json", lambda r: fp(r, 1).update(unexplained_bytes=5),
+           "devices[1].footprint.unexplained_bytes: expected null where process_bytes or context_bytes is null, got 5")
+    mutate("footprint-counted-string.json", lambda r: fp(r, 0).update(counted="yes"),
+           "devices[0].footprint.counted: expected true or false, got \"yes\"")
+    mutate("footprint-counted-missing.json", lambda r: fp(r, 1).pop("counted"),
+           "devices[1].footprint.counted: missing")
+    return out
 
 
 def broken(base):
@@ -271,12 +460,13 @@ def broken(base):
 
 
 def main():
-    a, b = job_a(), job_b()
-    for name, r in (("job-a.json", a), ("job-b.json", b)):
+    a, b, g, c = job_a(), job_b(), job_graph(), job_context()
+    for name, r in (("job-a.json", a), ("job-b.json", b), ("graph.json", g),
+                    ("context.json", c)):
         with open(os.path.join(HERE, "data", name), "w") as f:
             json.dump(r, f, indent=1)
             f.write("\n")
-    cases = broken(a)
+    cases = broken(a) + broken_graph(g) + broken_context(c)
     with open(os.path.join(HERE, "broken", "expected.txt"), "w") as ex:
         ex.write("# FILE<TAB>a piece of the one line cumemguard-report must print\n")
         for name, content, expect in cases:

@@ -66,6 +66,50 @@ tool diff --min-bytes 2M "$A" "$B"
 is "$(grep -c '^Grew by ' "$tmp/out")/$(grep -c '^\.\.\. and 1 smaller change' "$tmp/out")" 1/1 \
   "--min-bytes 2M: the 1M change is left out, and said to be"
 
+# CUDA graph memory and contexts: their groups diff as any, in the words
+# of what holds them (the pool, a context), and the SUMMARY line and
+# --json count them apart from the leaks.  The bases: data/graph.json
+# without the upload's growth and with one weight less, data/context.json
+# before libmodel made its context.
+/usr/bin/python3 - "$TOOLDIR/data" "$tmp" <<'PY'
+import json, sys
+for kind, drop in (("graph", "cuGraphUpload"), ("context", "cuCtxCreate_v4")):
+    r = json.load(open(f"{sys.argv[1]}/{kind}.json"))
+    r["leaks"] = [l for l in r["leaks"] if l["api"] != drop]
+    if kind == "graph":
+        w = [l for l in r["leaks"] if l["api"] == "cudaMalloc"][0]
+        w["count"], w["bytes"], w["allocations"] = 1, w["bytes"] // 2, w["allocations"][:1]
+    json.dump(r, open(f"{sys.argv[2]}/{kind}0.json", "w"))
+PY
+# held KIND CHANGES SUMMARY JSON: diff of $tmp/KIND0.json against
+# data/KIND.json: the first lines of its changes, its SUMMARY line, and
+# --json's (delta_bytes, base_KIND_bytes, new_KIND_bytes, [(kind,
+# delta_bytes) of each change]).
+held() {
+  tool diff "$tmp/${1}0.json" "$TOOLDIR/data/$1.json"
+  is "$(grep '^Grew by \|^Still held: ' "$tmp/out")" "$2" \
+    "$1: its groups diff as any, named as what holds them"
+  is "$(tail -n 1 "$tmp/out")" "$3" \
+    "$1: the SUMMARY line counts them apart from the leaks"
+  tool_json "$tmp/d.json" diff --json "$tmp/${1}0.json" "$TOOLDIR/data/$1.json"
+  is "$(js "$tmp/d.json" "(d['delta_bytes'], d['base_$1_bytes'], d['new_$1_bytes'], [(c['kind'], c['delta_bytes']) for c in d['changes']])")" \
+    "$4" "--json: leaked and $1 bytes apart, the groups together"
+}
+held graph \
+"Grew by 1.5 GiB (+1 allocation), to 3.0 GiB in 2 allocations (cudaMalloc, device 0) from:
+Grew by 512.0 MiB (+1 allocation), to 512.0 MiB in 1 allocation (cuGraphUpload, graph memory pool, device 0, new) from:
+Still held: 1.0 GiB in 1 allocation (cudaGraphLaunch, graph memory pool, device 0), unchanged, from:
+Still held: 512.0 MiB in 1 allocation (cuMemAlloc_v2, device 1), unchanged, from:" \
+  "SUMMARY: cumemguard: leaked +1.5 GiB (+1610612736 bytes) in +1 allocation; 1 leak group grew, 0 shrank, 1 held; CUDA graph memory pools +512.0 MiB (+536870912 bytes), not leaked" \
+  "(1610612736, 1073741824, 1610612736, [('device', 1610612736), ('graph', 536870912)])"
+held context \
+"Grew by 262.0 MiB (+1 allocation), to 262.0 MiB in 1 allocation (cuCtxCreate_v4, context, device 0, new) from:
+Still held: 1.0 GiB in 2 allocations (cudaMalloc, device 0), unchanged, from:
+Still held: 518.0 MiB in 1 allocation (cuDevicePrimaryCtxRetain, context, device 0), unchanged, from:
+Still held: 512.0 MiB in 1 allocation (cuMemAlloc_v2, device 1), unchanged, from:" \
+  "SUMMARY: cumemguard: leaked 0 B (+0 bytes) in +0 allocations; 0 leak groups grew, 0 shrank, 2 held; CUDA contexts and modules +262.0 MiB (+274726912 bytes), not leaked" \
+  "(0, 543162368, 817889280, [('context', 274726912)])"
+
 # The fixed reports: job-b is another rank whose device 0 is job-a's device
 # 1; diff matches devices by ordinal, so the growth moves devices.
 tool_in "$TOOLDIR" diff data/job-a.json data/job-b.json

@@ -35,6 +35,14 @@ is "$(sum "$tmp/f")" "$(js "$D/job-a.json" 'd["summary"]["live_bytes"]')" \
 is "$(grep -cvE '^[^; ][^;]*(;[^;]+)* [0-9]+$' "$tmp/f")" 0 "every line is frames;...;frames BYTES"
 LC_ALL=C sort -c "$tmp/f" 2>/dev/null
 tap $? "the lines are sorted"
+tool folded "$D/graph.json"
+is "$(sum "$tmp/out")/$(grep -c ';cudaGraphLaunch [0-9]*$\|;cuGraphUpload [0-9]*$' "$tmp/out")" \
+  "$(js "$D/graph.json" 'd["summary"]["live_bytes"]')/2" \
+  "graph memory is device memory: its sites are lines, and they add up"
+tool folded "$D/context.json"
+is "$(sum "$tmp/out")/$(grep -c ';cuDevicePrimaryCtxRetain [0-9]*$\|;cuCtxCreate_v4 [0-9]*$' "$tmp/out")" \
+  "$(js "$D/context.json" 'd["summary"]["live_bytes"]')/2" \
+  "so is what contexts took: their sites are lines, and they add up"
 tool folded --weight peak "$D/job-a.json"
 is "$(sum "$tmp/out")" "$(js "$D/job-a.json" 'sum(b["bytes"] for p in d["peaks"] for b in p["by_stack"])')" \
   "weight peak adds up to the peak compositions"

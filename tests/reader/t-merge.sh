@@ -2,7 +2,8 @@
 # merge: the reports of several processes as one view.  Two processes that
 # leak from the same site make one group with the sum of both; devices are
 # matched by UUID, so two ranks that number the same GPU differently add up
-# on one row; the totals are the sums of the reports' totals.
+# on one row; the totals are the sums of the reports' totals, graph memory
+# and contexts included.
 . "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 
@@ -61,6 +62,74 @@ tool merge "$@"
 is "$(tail -n 1 "$tmp/out")" \
   "SUMMARY: cumemguard: 10.0 MiB (10485760 bytes) leaked in 4 allocations" "text: the SUMMARY line"
 is "$(head -n 1 "$tmp/out")" "cumemguard reports of 2 processes, merged" "text: the header"
+
+# merged KIND MEMBER KEYS DEVICES WHAT GROUPS: merge --json of
+# data/KIND.json and a second process's $tmp/KIND2.json: each device's
+# MEMBER, by KEYS, is DEVICES (WHAT says why); the groups of kind KIND
+# (api, count, bytes), their bytes and the leaked bytes are GROUPS, summed
+# apart from the leaks.  Leaves the merge's text in $tmp/out.
+merged() {
+  tool_json "$tmp/m.json" merge --json "$D/$1.json" "$tmp/${1}2.json"
+  is "$(js "$tmp/m.json" "[tuple(x['$2'][k] for k in $3) for x in $s['devices']]")" \
+    "$4" "$5"
+  is "$(js "$tmp/m.json" "[(l['api'], l['count'], l['bytes']) for l in $s['$1']], $s['$1_bytes'], $s['leaked_bytes']")" \
+    "$6" "the $1 groups add up apart from the leaks"
+  tool merge "$D/$1.json" "$tmp/${1}2.json"
+}
+
+# Graph memory of two processes on the same devices: each has its pool,
+# so what they held adds up, counts too; the highs are the larger one's;
+# an estimate in either makes the sum one.  The second process is
+# data/graph.json with device 0 estimated and a higher high.
+/usr/bin/python3 - "$D/graph.json" "$tmp/graph2.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["process"]["pid"] += 1
+r["devices"][0]["graph_memory"].update(source="estimate", reserved_high_bytes=2 << 30)
+json.dump(r, open(sys.argv[2], "w"))
+PY
+merged graph graph_memory \
+  "('reserved_bytes', 'reserved_high_bytes', 'used_bytes', 'used_high_bytes', 'source', 'launches', 'uploads', 'trims', 'denied')" \
+  "[(3221225472, 2147483648, 2147483648, 1610612736, 'estimate', 8, 2, 0, 2), (0, 268435456, 0, 268435456, 'estimate', 4, 0, 2, 0)]" \
+  "graph_memory: sums, the larger highs, an estimate if either is" \
+  "([('cudaGraphLaunch', 2, 2147483648), ('cuGraphUpload', 2, 1073741824)], 3221225472, 7516192768)"
+is "$(grep '^device 0 graph memory: ' "$tmp/out")" \
+  "device 0 graph memory: 3.0 GiB reserved (high 2.0 GiB), 2.0 GiB in use (high 1.5 GiB), cumemguard's estimate; 8 launches, 2 uploads, 0 trims, 2 denied" \
+  "text: the merged line"
+
+# The footprints of two processes on the same devices: their contexts and
+# bytes add up, each null where either is; the caps count the contexts
+# only if both processes' do; NVML is the source if it was either's.  The
+# second process is data/context.json run under count_context=0 (no
+# entries of kind context) and measured by the driver, without NVML's
+# figure for the process.
+/usr/bin/python3 - "$D/context.json" "$tmp/context2.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["process"]["pid"] += 1
+r["options"]["count_context"] = False
+ctx = sum(l["bytes"] for l in r["leaks"] if l["kind"] == "context")
+r["leaks"] = [l for l in r["leaks"] if l["kind"] != "context"]
+r["devices"][0]["live_bytes"] -= ctx
+r["devices"][0]["footprint"].update(source="driver", process_bytes=None,
+                                    unexplained_bytes=None, counted=False)
+json.dump(r, open(sys.argv[2], "w"))
+PY
+merged context footprint \
+  "('contexts', 'context_bytes', 'source', 'why', 'allocated_bytes', 'process_bytes', 'unexplained_bytes', 'counted', 'processes')" \
+  "[(4, 1635778560, 'nvml', None, 2147483648, None, None, False, 2), (2, None, None, 'NVML does not know GPU-0b0b0b0b-5555-6666-7777-888888888888', 1073741824, None, None, False, 2)]" \
+  "footprint: sums, null where either is, counted only if both are, NVML if either" \
+  "([('cuDevicePrimaryCtxRetain', 1, 543162368), ('cuCtxCreate_v4', 1, 274726912)], 817889280, 3221225472)"
+is "$(grep '^device [0-9] on the card' "$tmp/out")" \
+  "device 0 on the card: 2.0 GiB allocated + 1.5 GiB in 4 contexts (NVML's and the driver's counts); NVML gave no figure for the whole process; the caps of some processes count their contexts
+device 1 on the card: not measured (NVML does not know GPU-0b0b0b0b-5555-6666-7777-888888888888); 1.0 GiB allocated, 2 contexts; the caps count allocations only" \
+  "text: the merged lines"
+# With a report written before footprints, only the one that has it is
+# summed, and the line says so.
+tool merge "$D/context.json" "$D/job-a.json"
+is "$(grep '^device 0 on the card' "$tmp/out")" \
+  "device 0 on the card (1 of 2 processes): 1.8 GiB (NVML) = 1.0 GiB allocated + 780.0 MiB in 2 contexts + 36.0 MiB unexplained; the caps count the contexts" \
+  "text: a process without a footprint is not in the sum, and the line says so"
 
 # merge of one report is its summary.
 tool merge "$1"

@@ -73,6 +73,16 @@ top "$tmp/denial.pb.gz"
 is "$(sed -n 's/.*Total samples = \([0-9]*\)B.*/\1/p' "$tmp/top")" \
   "$(q "$tmp/a.json" 'r["denials"][0]["live_bytes"]')" "--at denial: what was live at the denial"
 
+# What CUDA graph memory pools hold and what contexts took is device
+# memory live at exit, as the report counts it.
+for kind in graph context; do
+  tool pprof -o "$tmp/$kind.pb.gz" "$TOOLDIR/data/$kind.json"
+  top "$tmp/$kind.pb.gz"
+  is "$(sed -n 's/.*Total samples = \([0-9]*\)B.*/\1/p' "$tmp/top")" \
+    "$(q "$TOOLDIR/data/$kind.json" 'r["summary"]["live_bytes"]')" \
+    "$kind: the total is the report's live bytes, its $kind groups included"
+done
+
 # Bad input.
 guard "" app_rt_shared site 1 1M
 mv "$(report)" "$tmp/nodenial.json"

@@ -4,7 +4,8 @@
 # truncated stack, a leak without a stack, pinned host memory, denials,
 # events), and for a scripted run of the simulated CUDA with what varies
 # filtered out; its numbers equal the report's; --top, --min-bytes,
-# --all-frames, --json, several files, standard input.
+# --all-frames, --json, several files, standard input; CUDA graph memory;
+# CUDA contexts and each device's footprint on the card.
 . "$srcdir/tests/reader/defs.sh"
 D=$TOOLDIR/data
 
@@ -97,5 +98,91 @@ guard "--report $R" app_driver site 1 1M free 0
 tool "$R"
 is "$(grep -c '^No device memory leaked\.$' "$tmp/out")/$(tail -n 1 "$tmp/out")" \
   "1/SUMMARY: cumemguard: 0 B (0 bytes) leaked in 0 allocations" "nothing leaked"
+
+# CUDA graph memory (data/graph.json): what device 0's graph memory pool
+# grew by, and CUDA contexts (data/context.json): what each context's
+# creation took.  Both are listed apart from the leaks and never counted
+# as leaked, with a line under the device table for each device with
+# graph_memory, or with a footprint, measured (device 0) or not (device 1);
+# --json keeps them apart too.  Reports without either read as before.
+s='d["summaries"][0]'
+
+# held_text KIND WHAT UNIT RULES...: data/KIND.json, a report with WHAT,
+# is valid and its summary is golden/summary-KIND.txt (kept in
+# $tmp/KIND.txt); all its groups of kind KIND, "in 1 UNIT (", are listed
+# whatever --top and --min-bytes say, and leak: RULES that match them all
+# do not hide them, which is no suppression.
+held_text() {
+  r=$D/$1.json kind=$1 what=$2 unit=$3
+  shift 3
+  validate "$r"
+  tool_in "$TOOLDIR" "data/$kind.json"
+  is "$rc" 0 "summary of a report with $what"
+  golden "summary-$kind.txt" "its text"
+  cp "$tmp/out" "$tmp/$kind.txt"
+  tool --top 1 --min-bytes 1G "$r"
+  is "$(grep -c '^Leaked ' "$tmp/out")/$(grep -c " in 1 $unit (" "$tmp/out")" "1/2" \
+    "--top and --min-bytes shorten the leaks, not the $unit groups"
+  printf 'leak:%s\n' "$@" >"$tmp/supp"
+  tool --suppressions "$tmp/supp" "$r"
+  is "$(grep -c " in 1 $unit (" "$tmp/out")/$(grep -c '^SUMMARY: .*suppressed' "$tmp/out")" "2/0" \
+    "no leak: rule hides a $unit group"
+}
+
+# held_json KIND MEMBER EXPR: --json of data/KIND.json lists the report's
+# groups of kind KIND in KIND, not in leaks, with their totals beside the
+# leaks' adding up to the report's live memory, and each device's MEMBER
+# as EXPR of the report's device x says; job-a, written before MEMBER,
+# has neither ($tmp/a.json, its --json above).
+held_json() {
+  tool_in "$TOOLDIR" --json "data/$1.json"
+  golden "summary-$1.json" "--json"
+  cp "$tmp/out" "$tmp/$1.json"
+  is "$(js "$tmp/$1.json" "$s['leaked_bytes'] + $s['$1_bytes'], $s['leaked_allocations'] + $s['$1_allocations']")" \
+    "$(js "$D/$1.json" '(d["summary"]["live_bytes"], d["summary"]["live_allocations"])')" \
+    "--json: leaked memory and $1 groups add up to the report's live bytes"
+  is "$(js "$tmp/$1.json" "[(l['api'], l['kind'], l['device'], l['count'], l['bytes']) for l in $s['$1']]")" \
+    "$(js "$D/$1.json" "[(l['api'], l['kind'], l['device'], l['count'], l['bytes']) for l in d['leaks'] if l['kind'] == '$1']")" \
+    "--json: $1 lists the report's groups of kind $1"
+  is "$(js "$tmp/$1.json" "[l['kind'] for l in $s['leaks']] + [l['device_memory'] for l in $s['$1']]")" \
+    "['device', 'device', True, True]" "--json: and leaks has none of them, which are device memory"
+  is "$(js "$tmp/$1.json" "[x['$2'] for x in $s['devices']]")" \
+    "$(js "$D/$1.json" "[$3 for x in d['devices']]")" \
+    "--json: each device's $2 as the report has it"
+  is "$(js "$tmp/a.json" "[x['$2'] for x in $s['devices']] + [$s['$1'], $s['$1_bytes']]")" \
+    "[None, None, [], 0]" "--json: a report written before $2 has none"
+}
+
+held_text graph "graph memory" growth launch_step cuGraphUpload
+is "$(grep -c '^Leaked ' "$tmp/graph.txt")/$(grep -c 'cudaGraphLaunch\|cuGraphUpload' "$tmp/graph.txt")" \
+  "2/3" "graph memory is not called leaked (its two groups and the denial name their API)"
+held_json graph graph_memory 'x["graph_memory"]'
+
+held_text context contexts context init_devices cuCtxCreate_v4
+is "$(grep -c '^Leaked ' "$tmp/context.txt")/$(grep -c '^[0-9.]* MiB in 1 context (' "$tmp/context.txt")" \
+  "2/2" "contexts are not called leaked"
+is "$(grep '^device [0-9] on the card: ' "$tmp/context.txt")" \
+"device 0 on the card: 1.8 GiB (NVML) = 1.0 GiB allocated + 780.0 MiB in 2 contexts + 36.0 MiB unexplained; the caps count the contexts
+device 1 on the card: not measured (NVML does not know GPU-0b0b0b0b-5555-6666-7777-888888888888); 512.0 MiB allocated, 1 context; the caps count allocations only" \
+  "a line per device: NVML's figure split up, or why it was not measured"
+
+# The line under the table in the other cases: measured by the driver,
+# with no NVML figure for the whole process; not counted (count_context=0).
+/usr/bin/python3 - "$D/context.json" "$tmp/c2.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+fp = r["devices"][0]["footprint"]
+fp.update(source="driver", process_bytes=None, unexplained_bytes=None)
+r["devices"][1]["footprint"].update(why=None)
+json.dump(r, open(sys.argv[2], "w"))
+PY
+tool "$tmp/c2.json"
+is "$(grep '^device [0-9] on the card: ' "$tmp/out")" \
+"device 0 on the card: 1.0 GiB allocated + 780.0 MiB in 2 contexts (the driver's count); NVML gave no figure for the whole process; the caps count the contexts
+device 1 on the card: not measured; 512.0 MiB allocated, 1 context; the caps count allocations only" \
+  "measured by the driver; not measured, with no reason given"
+
+# A summary is of one process, so each footprint says processes 1.
+held_json context footprint 'dict(x["footprint"], processes=1)'
 
 done_testing

@@ -344,7 +344,7 @@ static const struct error_case error_cases[] = {
      "wait_timeout, "
      "soft_limit, soft_limit.N, max_alloc, host_limit, group, "
      "group_limit, group_limit.N, no_pools, timeline, python_frames, "
-     "signal_report, snapshot"),
+     "signal_report, snapshot, count_context"),
   STARTS("LIMIT=1G", "unknown option 'LIMIT=1G'"),
   STARTS("limitx=1G", "unknown option 'limitx=1G'"),
   STARTS(" limit=1G", "unknown option ' limit=1G'"),
@@ -1115,6 +1115,7 @@ test_config_growth(void)
   is_u64(cfg.host_limit, CMG__NO_LIMIT, "no host_limit by default");
   is_u64(cfg.snapshot_ns, 0, "no snapshots by default");
   ok(cfg.signal_report, "signal_report on by default");
+  ok(cfg.count_context, "count_context on by default");
   is_int(cmg__config_parse("snapshot=10s,signal_report=0", &cfg, err,
                            sizeof(err)),
          0, "snapshot=10s,signal_report=0");
@@ -1123,6 +1124,9 @@ test_config_growth(void)
   is_int(cmg__config_parse("snapshot=0", &cfg, err, sizeof(err)), 0,
          "snapshot=0");
   is_u64(cfg.snapshot_ns, 0, "snapshot=0: none");
+  is_int(cmg__config_parse("count_context=0", &cfg, err, sizeof(err)), 0,
+         "count_context=0");
+  ok(!cfg.count_context, "count_context=0: allocations only");
   is_int(cmg__config_parse("on_exceed=WAIT,wait_timeout=1.5m,soft_limit=50%,"
                            "soft_limit.2=1G,max_alloc=2GiB,host_limit=8G",
                            &cfg, err, sizeof(err)),
@@ -1170,6 +1174,7 @@ test_config_growth(void)
     { "snapshot=2d", "bad value 'snapshot=2d': expected a duration such as "
                      "30s, 10m or 1h, or 0 for none" },
     { "signal_report=yes", "bad value 'signal_report=yes': expected 0 or 1" },
+    { "count_context=2", "bad value 'count_context=2': expected 0 or 1" },
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
     is_int(cmg__config_parse(bad[i].text, &cfg, err, sizeof(err)), -EINVAL,

@@ -218,7 +218,13 @@ basic(void)
   ok(cmg__group_usage(0, &u) == 0 && u.used == 10 * MiB &&
      u.mine == 10 * MiB && u.limit == 10 * MiB, "usage: group and mine");
   is_int(cmg__group_members(), 1, "one member");
-  cmg__group_release(0, 10 * MiB);
+  is_int(cmg__group_force(0, 3 * MiB, PHYS), 0,
+         "memory the driver already took counts past the cap");
+  ok(cmg__group_usage(0, &u) == 0 && u.used == 13 * MiB && u.mine == 13 * MiB,
+     "and shows in the group and in the process's slot");
+  is_int(cmg__group_reserve(0, 1, PHYS, &used, &limit), -ENOMEM,
+         "then nothing more fits");
+  cmg__group_release(0, 13 * MiB);
   ok(cmg__group_usage(0, &u) == 0 && u.used == 0 && u.mine == 0,
      "released");
   is_int(cmg__group_reserve(1, 8 * GiB, PHYS, &used, &limit), 0,

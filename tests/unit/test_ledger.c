@@ -59,6 +59,32 @@ test_basics(void)
   is_int(cmg__ledger_insert(&bad, &stale), -EINVAL, "bad device refused");
 }
 
+/* A graph memory pool's growth given back in part: the entry keeps the
+ * rest, and the device counts only what is left. */
+static void
+test_shrink(void)
+{
+  struct cmg__alloc a = mk(0x6a00000000000001, 3 << 20, 2), out, stale;
+  a.kind = CMG__KIND_GRAPH;
+  is_int(cmg__ledger_insert(&a, &stale), 0, "graph entry");
+  is_int(cmg__ledger_shrink(a.addr, CMG__KIND_GRAPH, 1 << 20, &out), 0,
+         "shrink by a part");
+  is_u64(out.size, 2 << 20, "the rest stays");
+  struct cmg_device_stats s;
+  cmg__ledger_stats(2, &s);
+  is_u64(s.live_bytes, 2 << 20, "the device counts the rest");
+  is_u64(s.frees, 0, "a shrink is not a free");
+  is_int(cmg__ledger_shrink(a.addr, CMG__KIND_GRAPH, 2 << 20, &out), -EINVAL,
+         "shrinking it to nothing is refused");
+  is_int(cmg__ledger_shrink(a.addr, CMG__KIND_DEVICE, 1, &out), -ENOENT,
+         "another kind at that key is another entry");
+  is_int(cmg__ledger_remove(a.addr, CMG__KIND_GRAPH, &out), 0, "remove");
+  is_u64(out.size, 2 << 20, "with the size left");
+  cmg__ledger_count_free(&out);
+  cmg__ledger_stats(2, &s);
+  is_u64(s.live_bytes, 0, "all given back");
+}
+
 /* Every field comes back as it went in, at the widest each can be. */
 static void
 test_fields(void)
@@ -251,6 +277,7 @@ int
 main(void)
 {
   test_basics();
+  test_shrink();
   test_fields();
   test_model();
   test_stale();

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "preload/context.h"
+#include "preload/footprint.h"
 #include "preload/hooks/hooks.h"
 #include "preload/init.h"
 
@@ -23,8 +24,11 @@ static _Atomic int retains[CMG__MAX_DEVICES];
   {                                                                            \
     CMG__REAL_OR_FAIL(real, elf)                                               \
     cmg__init();                                                               \
+    struct cmg__ctx_probe p;                                                   \
+    cmg__footprint_before(&p, dev, false);                                     \
     CUresult rc = real args;                                                   \
     cmg__context_created(rc, pctx);                                            \
+    cmg__footprint_after(&p, rc, pctx, CMG__FN_##elf);                         \
     return rc;                                                                 \
   }
 
@@ -54,6 +58,8 @@ CREATE_HOOK(cuCtxCreate_v4,
     CUresult rc = real(ctx);                                                   \
     if (rc == CUDA_SUCCESS && id != 0) {                                       \
       cmg__release_context(id, -1);                                            \
+      cmg__graph_context_gone();                                               \
+      cmg__footprint_gone(id, -1);                                             \
       cmg__context_destroyed(id);                                              \
     }                                                                          \
     return rc;                                                                 \
@@ -62,14 +68,22 @@ CREATE_HOOK(cuCtxCreate_v4,
 DESTROY_HOOK(cuCtxDestroy)
 DESTROY_HOOK(cuCtxDestroy_v2)
 
+/* The first retain makes the primary context: its cost is measured. */
 CUresult CUDAAPI
 cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
   CMG__REAL_OR_FAIL(real, cuDevicePrimaryCtxRetain)
   cmg__init();
+  bool ours = dev >= 0 && dev < CMG__MAX_DEVICES;
+  bool first = ours && atomic_load(&retains[dev]) == 0;
+  struct cmg__ctx_probe p;
+  if (first)
+    cmg__footprint_before(&p, dev, true);
   CUresult rc = real(pctx, dev);
-  if (rc == CUDA_SUCCESS && dev >= 0 && dev < CMG__MAX_DEVICES)
+  if (rc == CUDA_SUCCESS && ours)
     atomic_fetch_add(&retains[dev], 1);
+  if (first)
+    cmg__footprint_after(&p, rc, pctx, CMG__FN_cuDevicePrimaryCtxRetain);
   return rc;
 }
 
@@ -84,8 +98,11 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     int n = atomic_load(&retains[dev]);                                        \
     while (n > 0 && !atomic_compare_exchange_weak(&retains[dev], &n, n - 1))   \
       ;                                                                        \
-    if (n == 1)                                                                \
+    if (n == 1) {                                                              \
       cmg__release_context(0, dev);                                            \
+      cmg__graph_context_gone();                                               \
+      cmg__footprint_gone(0, dev);                                             \
+    }                                                                          \
     return rc;                                                                 \
   }
 
@@ -99,8 +116,11 @@ RELEASE_HOOK(cuDevicePrimaryCtxRelease_v2)
     CMG__REAL_OR_FAIL(real, elf)                                               \
     cmg__init();                                                               \
     CUresult rc = real(dev);                                                   \
-    if (rc == CUDA_SUCCESS)                                                    \
+    if (rc == CUDA_SUCCESS) {                                                  \
       cmg__release_context(0, dev);                                            \
+      cmg__graph_context_gone();                                               \
+      cmg__footprint_gone(0, dev);                                             \
+    }                                                                          \
     return rc;                                                                 \
   }
 

@@ -20,13 +20,15 @@ CMG__ALLOC_HOOK(cuMemAllocManaged,
                 (CUdeviceptr * dptr, size_t bytesize, unsigned int flags),
                 CMG__KIND_DEVICE, CMG__CURRENT, bytesize,
                 (dptr, bytesize, flags), *dptr)
-CMG__FREE_HOOK(cuMemFree_v2, (CUdeviceptr dptr), CMG__KIND_DEVICE, dptr, (dptr))
+CUresult CUDAAPI CMG__ENTRY
+cuMemFree_v2(CUdeviceptr dptr){ CMG__REAL_OR_FAIL(real, cuMemFree_v2)
+                                    CMG__DEVICE_FREE_BODY(dptr, (dptr)) }
 
 /* The pitch, and so the real size, is known only after the call: reserve
  * width x height, then reserve the padding too or undo the allocation. */
 CUresult CUDAAPI
-cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
-                   size_t Height, unsigned int ElementSizeBytes)
+    cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                       size_t Height, unsigned int ElementSizeBytes)
 {
   CMG__REAL_OR_FAIL(real, cuMemAllocPitch_v2)
   struct cmg__call c;

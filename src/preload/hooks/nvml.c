@@ -8,11 +8,13 @@
  * (mixing the two numberings is HAMi's #1381).  That needs CUDA initialized
  * in the process; before that, and for GPUs the process cannot see, NVML's
  * own answer stands.  Matches are cached: a process has a few devices.
+ * The list of processes gets the same view for the process itself.
  */
 #include "config.h"
 
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/base.h"
 #include "preload/account.h"
@@ -110,3 +112,40 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
   }
   return rc;
 }
+
+/* The process's own entry in a device's list of processes says, under a
+ * limit, what the limit counts, as cuMemGetInfo's used and NVML's memory
+ * information do: one figure for the process in every view.  Entries
+ * start with the same two fields in every version of the list. */
+static void
+own_entry(nvmlDevice_t device, unsigned n, void *infos, size_t stride)
+{
+  cmg__init();
+  int ordinal = ordinal_of(device);
+  uint64_t used;
+  if (ordinal < 0 || !cmg__virtual_used(ordinal, &used))
+    return;
+  for (unsigned i = 0; i < n; i++) {
+    nvmlProcessInfo_v1_t *p =
+        (nvmlProcessInfo_v1_t *)((char *)infos + (size_t)i * stride);
+    if (p->pid == (unsigned)getpid() &&
+        p->usedGpuMemory != NVML_VALUE_NOT_AVAILABLE)
+      p->usedGpuMemory = used;
+  }
+}
+
+#define PROCESSES_HOOK(name, type)                                             \
+  nvmlReturn_t name(nvmlDevice_t device, unsigned int *infoCount, type *infos) \
+  {                                                                            \
+    cmg__pfn_##name real = cmg__real(CMG__FN_##name);                          \
+    if (real == NULL)                                                          \
+      return 3;                                                                \
+    nvmlReturn_t rc = real(device, infoCount, infos);                          \
+    if (rc == NVML_SUCCESS && infos != NULL && infoCount != NULL)              \
+      own_entry(device, *infoCount, infos, sizeof(*infos));                    \
+    return rc;                                                                 \
+  }
+
+PROCESSES_HOOK(nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t)
+PROCESSES_HOOK(nvmlDeviceGetComputeRunningProcesses_v2, nvmlProcessInfo_t)
+PROCESSES_HOOK(nvmlDeviceGetComputeRunningProcesses_v3, nvmlProcessInfo_t)

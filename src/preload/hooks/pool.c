@@ -5,7 +5,8 @@
  * pool, and kept in a small table.  A pool the program got some other way
  * counts on the current device.  A pool's destruction leaves its
  * outstanding allocations valid (the driver frees them with their later
- * cuMemFreeAsync), and they stay in the ledger until then.
+ * cuMemFreeAsync), and they stay in the ledger until then.  On a capturing
+ * stream, allocations and frees are graph nodes (preload/graph.c).
  *
  * The table is tiny (programs have a handful of pools) and guarded by one
  * mutex, taken only by pool-level calls and by allocations from explicit
@@ -66,28 +67,28 @@ device_of(CUmemoryPool pool)
   return device;
 }
 
-CMG__ALLOC_HOOK(cuMemAllocAsync,
-                (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-                CMG__KIND_DEVICE, CMG__CURRENT, bytesize,
-                (dptr, bytesize, hStream), *dptr)
-CMG__ALLOC_HOOK(cuMemAllocAsync_ptsz,
-                (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
-                CMG__KIND_DEVICE, CMG__CURRENT, bytesize,
-                (dptr, bytesize, hStream), *dptr)
-CMG__ALLOC_HOOK(cuMemAllocFromPoolAsync,
-                (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool,
-                 CUstream hStream),
-                CMG__KIND_DEVICE, device_of(pool), bytesize,
-                (dptr, bytesize, pool, hStream), *dptr)
-CMG__ALLOC_HOOK(cuMemAllocFromPoolAsync_ptsz,
-                (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool,
-                 CUstream hStream),
-                CMG__KIND_DEVICE, device_of(pool), bytesize,
-                (dptr, bytesize, pool, hStream), *dptr)
-CMG__FREE_HOOK(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream),
-               CMG__KIND_DEVICE, dptr, (dptr, hStream))
-CMG__FREE_HOOK(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream),
-               CMG__KIND_DEVICE, dptr, (dptr, hStream))
+CMG__ASYNC_ALLOC_HOOK(cuMemAllocAsync,
+                      (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
+                      CMG__CURRENT, bytesize, (dptr, bytesize, hStream),
+                      hStream, false)
+CMG__ASYNC_ALLOC_HOOK(cuMemAllocAsync_ptsz,
+                      (CUdeviceptr * dptr, size_t bytesize, CUstream hStream),
+                      CMG__CURRENT, bytesize, (dptr, bytesize, hStream),
+                      hStream, true)
+CMG__ASYNC_ALLOC_HOOK(cuMemAllocFromPoolAsync,
+                      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool,
+                       CUstream hStream),
+                      device_of(pool), bytesize,
+                      (dptr, bytesize, pool, hStream), hStream, false)
+CMG__ASYNC_ALLOC_HOOK(cuMemAllocFromPoolAsync_ptsz,
+                      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool,
+                       CUstream hStream),
+                      device_of(pool), bytesize,
+                      (dptr, bytesize, pool, hStream), hStream, true)
+CMG__ASYNC_FREE_HOOK(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), dptr,
+                     (dptr, hStream), hStream, false)
+CMG__ASYNC_FREE_HOOK(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream),
+                     dptr, (dptr, hStream), hStream, true)
 
 CUresult CUDAAPI
 cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)

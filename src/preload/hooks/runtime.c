@@ -85,3 +85,13 @@ LABEL_HOOK(cudaIpcOpenMemHandle,
            (void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags),
            (devPtr, handle, flags))
 LABEL_HOOK(cudaDeviceReset, (void), ())
+LABEL_HOOK(cudaGraphUpload, (cudaGraphExec_t graphExec, cudaStream_t stream),
+           (graphExec, stream))
+LABEL_HOOK(cudaGraphUpload_ptsz,
+           (cudaGraphExec_t graphExec, cudaStream_t stream),
+           (graphExec, stream))
+LABEL_HOOK(cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream),
+           (graphExec, stream))
+LABEL_HOOK(cudaGraphLaunch_ptsz,
+           (cudaGraphExec_t graphExec, cudaStream_t stream),
+           (graphExec, stream))

@@ -1,0 +1,323 @@
+/*
+ * What a process takes on the card beyond its allocations.  On an H100 a
+ * process holding 1 GiB showed 1542 MiB in nvidia-smi: each CUDA context,
+ * with the modules loaded into it, takes about half a GiB that no
+ * allocation call asks for.  Caps that leave it out overcommit the card.
+ *
+ * Each context's cost is measured around its creation (a primary
+ * context's first retain, cuCtxCreate): what NVML's per-process usage grew
+ * by, or, without NVML, what the driver's free memory fell by where a
+ * context was current to ask it.  Where neither can be read the report
+ * says why; nothing is guessed.  Under count_context (the default) the
+ * cost is a ledger entry of kind context, counted past any limit (the
+ * driver took it already), which dies with its context.  Before each
+ * report NVML's whole figure for the process is read again, so that what
+ * modules and the driver took later shows as unexplained.
+ *
+ * NVML numbers processes by the host's pids: in a container's PID
+ * namespace it lists the process under a pid it does not know itself by,
+ * and the footprint is then not measured, with that reason.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/held.h"
+#include "core/group.h"
+#include "core/ledger.h"
+#include "preload/account.h"
+#include "preload/context.h"
+#include "preload/forklock.h"
+#include "preload/footprint.h"
+#include "preload/hooks/nvml_abi.h"
+#include "preload/init.h"
+#include "preload/real.h"
+
+#define MAX_RECORDS 256
+#define LISTED 64
+
+struct record {
+  uint16_t ctx;
+  int device;
+  bool primary;
+  enum cmg__footprint_source source;
+  uint64_t bytes;
+  uint64_t key; /* its ledger entry, 0 for none */
+};
+
+static struct record records[MAX_RECORDS];
+static size_t n_records;
+static char why[CMG__MAX_DEVICES][sizeof(((struct cmg__footprint *)0)->why)];
+static uint64_t keys;
+
+/* ---- NVML ------------------------------------------------------------- */
+
+static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
+static nvmlReturn_t nvml_rc = -1;
+
+/* NVML is loaded here if the program has not loaded it, and kept: the
+ * measurement needs it whether the program uses it or not. */
+static void
+nvml_start(void)
+{
+  if (dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL) == NULL)
+    return;
+  cmg__pfn_nvmlInit_v2 init = cmg__real(CMG__FN_nvmlInit_v2);
+  nvml_rc = init != NULL ? init() : -1;
+}
+
+/* The process's entry in a device's list, or where it is not: 0 with its
+ * bytes, 1 not listed (*others set), -1 with a reason. */
+static int
+listed_usage(nvmlDevice_t dev, uint64_t *bytes, unsigned *others, char *r,
+             size_t len)
+{
+  cmg__pfn_nvmlDeviceGetComputeRunningProcesses_v3 list =
+      cmg__real(CMG__FN_nvmlDeviceGetComputeRunningProcesses_v3);
+  nvmlProcessInfo_t buf[LISTED], *infos = buf;
+  unsigned n = LISTED;
+  nvmlReturn_t rc = list != NULL ? list(dev, &n, infos) : -1;
+  if (rc == NVML_ERROR_INSUFFICIENT_SIZE &&
+      (infos = calloc(n += 8, sizeof(*infos))) != NULL)
+    rc = list(dev, &n, infos);
+  int found = -1;
+  for (unsigned i = 0; rc == NVML_SUCCESS && i < n; i++)
+    if (infos[i].pid == (unsigned)getpid())
+      found = (int)i;
+  if (list == NULL)
+    snprintf(r, len,
+             "this NVML has no nvmlDeviceGetComputeRunningProcesses_v3");
+  else if (rc == NVML_ERROR_NO_PERMISSION)
+    snprintf(r, len, "NVML refused the list of processes (no permission)");
+  else if (rc != NVML_SUCCESS)
+    snprintf(r, len, "NVML could not list the processes (error %d)", rc);
+  else if (found >= 0 && infos[found].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE)
+    snprintf(r, len, "NVML does not know the process's usage");
+  int out = rc != NVML_SUCCESS ? -1 : found < 0 ? 1 : 0;
+  if (out == 0 && infos[found].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE)
+    out = -1;
+  if (out == 0)
+    *bytes = infos[found].usedGpuMemory;
+  *others = n;
+  if (infos != buf)
+    free(infos);
+  return out;
+}
+
+/* What the process holds on CUDA device `device` as NVML sees it: 0 with
+ * *bytes, 1 when NVML does not list it (*others: how many it lists), -1
+ * with a reason in r. */
+static int
+nvml_usage(int device, uint64_t *bytes, unsigned *others, char *r, size_t len)
+{
+  pthread_once(&nvml_once, nvml_start);
+  cmg__pfn_nvmlDeviceGetHandleByUUID by_uuid =
+      cmg__real(CMG__FN_nvmlDeviceGetHandleByUUID);
+  char uuid[48];
+  nvmlDevice_t dev;
+  nvmlReturn_t rc;
+  if (cmg__real(CMG__FN_nvmlInit_v2) == NULL)
+    snprintf(r, len, "no NVML (libnvidia-ml.so.1 not found)");
+  else if (nvml_rc != NVML_SUCCESS)
+    snprintf(r, len, "NVML did not start (error %d)", nvml_rc);
+  else if (cmg__device_uuid(device, uuid, sizeof(uuid)) < 0)
+    snprintf(r, len, "the driver gave no UUID to match NVML's device with");
+  else if (by_uuid == NULL || (rc = by_uuid(uuid, &dev)) != NVML_SUCCESS)
+    snprintf(r, len, "NVML does not know %s", uuid);
+  else
+    return listed_usage(dev, bytes, others, r, len);
+  return -1;
+}
+
+/* ---- the driver ------------------------------------------------------- */
+
+/* The driver's free memory on the current context's device. */
+static bool
+driver_free(uint64_t *free)
+{
+  cmg__pfn_cuMemGetInfo_v2 info = REAL(cuMemGetInfo_v2);
+  size_t f = 0, t = 0;
+  if (info == NULL || info(&f, &t) != CUDA_SUCCESS)
+    return false;
+  *free = f;
+  return true;
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+/* The device's figures from its contexts: the bytes of those measured, by
+ * NVML if any was, and why the others were not. */
+static void
+publish(int device)
+{
+  struct cmg__footprint f;
+  if (cmg__footprint_get(device, &f) < 0)
+    memset(&f, 0, sizeof(f));
+  unsigned unmeasured = 0;
+  f.contexts = 0;
+  f.context_bytes = 0;
+  f.source = CMG__FOOTPRINT_NONE;
+  f.counted = false;
+  for (size_t i = 0; i < n_records; i++) {
+    const struct record *r = &records[i];
+    if (r->device != device)
+      continue;
+    f.contexts++;
+    f.context_bytes += r->bytes;
+    f.counted = f.counted || r->key != 0;
+    unmeasured += r->source == CMG__FOOTPRINT_NONE;
+    if (r->source == CMG__FOOTPRINT_NVML || f.source == CMG__FOOTPRINT_NONE)
+      f.source = r->source;
+  }
+  f.why[0] = '\0';
+  if (unmeasured == f.contexts && unmeasured > 0)
+    snprintf(f.why, sizeof(f.why), "%s", why[device]);
+  else if (unmeasured > 0)
+    snprintf(f.why, sizeof(f.why), "%u of %u contexts not measured: %s",
+             unmeasured, f.contexts, why[device]);
+  f.counted = f.counted || (cmg__cfg.count_context && unmeasured == 0 &&
+                            f.source != CMG__FOOTPRINT_NONE);
+  cmg__footprint_set(device, &f);
+  cmg__group_note_context(device, f.context_bytes);
+}
+
+static bool
+has_primary(int device)
+{
+  for (size_t i = 0; i < n_records; i++)
+    if (records[i].device == device && records[i].primary)
+      return true;
+  return false;
+}
+
+/* Counts a measured cost against the caps, as the context's own entry. */
+static uint64_t
+count(enum cmg__fn fn, int device, uint16_t ctx, uint64_t bytes)
+{
+  if (!cmg__cfg.count_context || bytes == 0)
+    return 0;
+  uint64_t key = UINT64_C(0xc7) << 56 | (uint64_t)device << 48 | ++keys;
+  struct cmg__alloc a;
+  cmg__alloc_taken(fn, CMG__KIND_CONTEXT, device, bytes, key, &ctx);
+  return cmg__ledger_lookup(key, CMG__KIND_CONTEXT, &a) == 0 ? key : 0;
+}
+
+/* ---- fork ------------------------------------------------------------ */
+
+/* The child has none of its parent's contexts. */
+static void
+forget_all(void)
+{
+  n_records = 0;
+  cmg__held_reset();
+}
+
+/* Held while a context's cost is counted; taken before the ledger's. */
+static struct cmg__forklock guard = CMG__FORKLOCK(forget_all);
+
+/* ---- contexts --------------------------------------------------------- */
+
+void
+cmg__footprint_before(struct cmg__ctx_probe *p, int device, bool primary)
+{
+  *p = (struct cmg__ctx_probe){ .device = device, .primary = primary };
+  if (device < 0 || device >= CMG__MAX_DEVICES)
+    return;
+  cmg__init();
+  unsigned others;
+  p->nvml =
+      nvml_usage(device, &p->nvml_before, &others, p->why, sizeof(p->why));
+  if (cmg__current_device() == device)
+    p->has_free = driver_free(&p->free_before);
+}
+
+/* The cost of the context just made: its source, with the bytes. */
+static enum cmg__footprint_source
+measure(const struct cmg__ctx_probe *p, uint64_t *bytes, char *r, size_t len)
+{
+  uint64_t after = 0, free_after;
+  unsigned others = 0;
+  int got = p->nvml < 0 ? -1 : nvml_usage(p->device, &after, &others, r, len);
+  uint64_t before = p->nvml == 0 ? p->nvml_before : 0;
+  if (got == 0 || (got == 1 && others == 0)) {
+    *bytes = after > before ? after - before : 0;
+    return CMG__FOOTPRINT_NVML;
+  }
+  if (got == 1)
+    snprintf(r, len,
+             "NVML lists %u other process%s but not this one (pid %ld): "
+             "a PID namespace?",
+             others, others == 1 ? "" : "es", (long)getpid());
+  if (p->nvml < 0)
+    snprintf(r, len, "%s", p->why);
+  if (p->has_free && cmg__current_device() == p->device &&
+      driver_free(&free_after)) {
+    *bytes = p->free_before > free_after ? p->free_before - free_after : 0;
+    return CMG__FOOTPRINT_DRIVER;
+  }
+  return CMG__FOOTPRINT_NONE;
+}
+
+void
+cmg__footprint_after(const struct cmg__ctx_probe *p, CUresult rc,
+                     const CUcontext *pctx, enum cmg__fn fn)
+{
+  int d = p->device;
+  if (rc != CUDA_SUCCESS || pctx == NULL || *pctx == NULL || d < 0 ||
+      d >= CMG__MAX_DEVICES)
+    return;
+  uint16_t id = cmg__context_id(*pctx);
+  cmg__device_setup(d);
+  cmg__forklock_take(&guard);
+  if (n_records == MAX_RECORDS || (p->primary && has_primary(d))) {
+    cmg__forklock_give(&guard);
+    return;
+  }
+  struct record rec = { .ctx = id, .device = d, .primary = p->primary };
+  char r[sizeof(why[0])] = "";
+  rec.source = measure(p, &rec.bytes, r, sizeof(r));
+  if (rec.source == CMG__FOOTPRINT_NONE)
+    snprintf(why[d], sizeof(why[d]), "%s", r);
+  else
+    rec.key = count(fn, d, id, rec.bytes);
+  records[n_records++] = rec;
+  publish(d);
+  cmg__forklock_give(&guard);
+}
+
+void
+cmg__footprint_gone(uint16_t ctx, int device)
+{
+  cmg__forklock_take(&guard);
+  for (size_t i = n_records; i-- > 0;) {
+    const struct record *r = &records[i];
+    bool dead = ctx != 0 ? r->ctx == ctx : r->device == device && r->primary;
+    if (!dead)
+      continue;
+    int d = r->device;
+    records[i] = records[--n_records];
+    publish(d);
+  }
+  cmg__forklock_give(&guard);
+}
+
+void
+cmg__footprint_refresh(void)
+{
+  cmg__forklock_take(&guard);
+  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
+    struct cmg__footprint f;
+    if (cmg__footprint_get(d, &f) < 0)
+      continue;
+    char r[sizeof(f.why)];
+    unsigned others;
+    f.has_process = nvml_usage(d, &f.process_bytes, &others, r, sizeof(r)) == 0;
+    cmg__footprint_set(d, &f);
+  }
+  cmg__forklock_give(&guard);
+}

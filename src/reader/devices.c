@@ -1,0 +1,175 @@
+/*
+ * A report's devices[], read as read.c reads the rest: every member
+ * checked, the first problem one line naming it.  Each device's
+ * graph_memory and footprint are optional (null, or absent from reports
+ * written before them); where one is given it must be whole, with values
+ * that agree with each other, or the lines the summary makes of it would
+ * be guesses.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "reader/devices.h"
+#include "reader/fields.h"
+#include "reader/read.h"
+
+/*
+ * devices[i].graph_memory: null for a device whose graph memory pool was
+ * never used, absent from reports written before it; an object must hold
+ * every count and a source this reader knows, or the counts it shows would
+ * be guesses.
+ */
+static int
+read_graph(struct cmg__tool_reader *rd, const cJSON *dev, const char *at,
+           struct cmg__tool_graphmem *g)
+{
+  static const char *const names[] = {
+    "reserved_bytes", "reserved_high_bytes",
+    "used_bytes",     "used_high_bytes",
+    "launches",       "uploads",
+    "trims",          "denied",
+  };
+  uint64_t *const counts[] = {
+    &g->reserved_bytes, &g->reserved_high_bytes,
+    &g->used_bytes,     &g->used_high_bytes,
+    &g->launches,       &g->uploads,
+    &g->trims,          &g->denied,
+  };
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(dev, "graph_memory"), *src;
+  char where[96];
+
+  if (o == NULL || cJSON_IsNull(o))
+    return 0;
+  if (!cJSON_IsObject(o))
+    return cmg__tool_wrong(rd, at, "graph_memory", "an object or null", o);
+  snprintf(where, sizeof(where), "%s.graph_memory", at);
+  for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++)
+    CHECK(cmg__tool_count(rd, o, where, names[k], NULL, counts[k]));
+  CHECK(cmg__tool_member(rd, o, where, "source", &src));
+  const char *name = cJSON_IsString(src) ? src->valuestring : NULL;
+  if (name == NULL ||
+      (strcmp(name, "driver") != 0 && strcmp(name, "estimate") != 0))
+    return cmg__tool_wrong(rd, where, "source", "\"driver\" or \"estimate\"",
+                           src);
+  g->estimate = strcmp(name, "estimate") == 0;
+  g->present = true;
+  return 0;
+}
+
+/* footprint.source: "nvml" or "driver" exactly where context_bytes says
+ * what the contexts took, null where it does not. */
+static int
+read_source(struct cmg__tool_reader *rd, const cJSON *o, const char *where,
+            struct cmg__tool_footprint *fp)
+{
+  const cJSON *src;
+
+  CHECK(cmg__tool_member(rd, o, where, "source", &src));
+  const char *name = cJSON_IsString(src) ? src->valuestring : NULL;
+  if (name != NULL && strcmp(name, "nvml") == 0)
+    fp->source = CMG__TOOL_FP_NVML;
+  else if (name != NULL && strcmp(name, "driver") == 0)
+    fp->source = CMG__TOOL_FP_DRIVER;
+  else if (!cJSON_IsNull(src))
+    return cmg__tool_wrong(rd, where, "source", "\"nvml\", \"driver\" or null",
+                           src);
+  if (fp->has_context_bytes && fp->source == CMG__TOOL_FP_NONE)
+    return cmg__tool_wrong(rd, where, "source",
+                           "\"nvml\" or \"driver\" where context_bytes is "
+                           "a number",
+                           src);
+  if (!fp->has_context_bytes && fp->source != CMG__TOOL_FP_NONE)
+    return cmg__tool_wrong(rd, where, "source",
+                           "null where context_bytes is null", src);
+  return 0;
+}
+
+/*
+ * devices[i].footprint: null for a device none of whose contexts the
+ * library saw made, absent from reports written before it.  The summary
+ * adds allocated_bytes, context_bytes and unexplained_bytes up to
+ * process_bytes, so an unexplained_bytes without the two it is the rest
+ * of is refused.
+ */
+static int
+read_footprint(struct cmg__tool_reader *rd, const cJSON *dev, const char *at,
+               struct cmg__tool_footprint *fp)
+{
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(dev, "footprint"), *b;
+  char where[96];
+
+  if (o == NULL || cJSON_IsNull(o))
+    return 0;
+  if (!cJSON_IsObject(o))
+    return cmg__tool_wrong(rd, at, "footprint", "an object or null", o);
+  snprintf(where, sizeof(where), "%s.footprint", at);
+  CHECK(cmg__tool_count(rd, o, where, "contexts", NULL, &fp->contexts));
+  CHECK(cmg__tool_count(rd, o, where, "context_bytes", &fp->has_context_bytes,
+                        &fp->context_bytes));
+  CHECK(read_source(rd, o, where, fp));
+  CHECK(cmg__tool_string(rd, o, where, "why", true, &fp->why));
+  CHECK(cmg__tool_count(rd, o, where, "allocated_bytes", NULL,
+                        &fp->allocated_bytes));
+  CHECK(cmg__tool_count(rd, o, where, "process_bytes", &fp->has_process_bytes,
+                        &fp->process_bytes));
+  CHECK(cmg__tool_count(rd, o, where, "unexplained_bytes",
+                        &fp->has_unexplained_bytes, &fp->unexplained_bytes));
+  if (fp->has_unexplained_bytes &&
+      (!fp->has_process_bytes || !fp->has_context_bytes))
+    return cmg__tool_wrong(
+        rd, where, "unexplained_bytes",
+        "null where process_bytes or context_bytes is null",
+        cJSON_GetObjectItemCaseSensitive(o, "unexplained_bytes"));
+  CHECK(cmg__tool_member(rd, o, where, "counted", &b));
+  if (!cJSON_IsBool(b))
+    return cmg__tool_wrong(rd, where, "counted", "true or false", b);
+  fp->counted = cJSON_IsTrue(b);
+  fp->present = true;
+  return 0;
+}
+
+int
+cmg__tool_read_devices(struct cmg__tool_reader *rd, const cJSON *root,
+                       struct cmg__tool_report *r)
+{
+  const cJSON *arr, *it;
+  char at[64];
+  size_t i = 0;
+
+  CHECK(cmg__tool_array(rd, root, "", "devices", &arr, &r->n_devices));
+  r->devices = cmg__tool_table(r->n_devices, sizeof(*r->devices));
+  if (r->devices == NULL)
+    return -ENOMEM;
+  cJSON_ArrayForEach(it, arr)
+  {
+    struct cmg__tool_rdevice *d = &r->devices[i];
+
+    CHECK(cmg__tool_element(rd, it, "devices", i, at, sizeof(at)));
+    CHECK(cmg__tool_device(rd, it, at, "ordinal", false, &d->ordinal));
+    for (size_t k = 0; k < i; k++) {
+      if (r->devices[k].ordinal == d->ordinal)
+        return cmg__tool_fail(rd, "%s.ordinal: device %d is listed twice", at,
+                              d->ordinal);
+    }
+    i++;
+    CHECK(cmg__tool_string(rd, it, at, "name", false, &d->name));
+    CHECK(cmg__tool_string(rd, it, at, "uuid", false, &d->uuid));
+    CHECK(cmg__tool_count(rd, it, at, "physical_bytes", NULL,
+                          &d->physical_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "limit_bytes", &d->has_limit,
+                          &d->limit_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "live_bytes", NULL, &d->live_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "peak_bytes", NULL, &d->peak_bytes));
+    CHECK(cmg__tool_count(rd, it, at, "allocations", NULL, &d->allocations));
+    CHECK(cmg__tool_count(rd, it, at, "frees", NULL, &d->frees));
+    CHECK(cmg__tool_count(rd, it, at, "denied", NULL, &d->denied));
+    CHECK(read_graph(rd, it, at, &d->graph));
+    CHECK(read_footprint(rd, it, at, &d->footprint));
+  }
+  return 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * What the summary says about each process's footprint on the card beyond
+ * its allocations.  A CUDA context, with the modules loaded into it, takes
+ * device memory that no allocation asks for (about half a GiB on an H100),
+ * so nvidia-smi shows a process holding more than it allocated.  The
+ * library measures what each context's creation took and, under
+ * count_context, records it as an allocation of kind context with the
+ * stack that made the context, which the caps count.  That memory is not
+ * a leak: the driver frees it with the context.  So the summary lists
+ * these groups apart from the leaks (held.c), and says under the device
+ * table how the card's figure for the process splits into allocations,
+ * contexts and what nothing explains, from devices[].footprint, for the
+ * engineer who wonders where the rest went and the operator who checks
+ * the caps against nvidia-smi.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "core/log.h"
+
+#include "reader/footprint.h"
+#include "reader/show.h"
+#include "reader/view.h"
+
+#define SIZE_BUF 32
+
+/* Whether the caps count the contexts: the last words of a device's line. */
+static const char *
+caps(const struct cmg__tool_device *d)
+{
+  const struct cmg__tool_footprint *fp = &d->footprint;
+
+  if (fp->counted && !fp->has_context_bytes)
+    return "the caps count the contexts that were measured";
+  if (fp->counted)
+    return fp->contexts == 1 ? "the caps count the context"
+                             : "the caps count the contexts";
+  if (d->counted_any)
+    return "the caps of some processes count their contexts";
+  return "the caps count allocations only";
+}
+
+/* The contexts' share where it was measured: "780.0 MiB in 2 contexts",
+ * with the way it was measured where the total does not say it. */
+static void
+print_contexts(FILE *f, const struct cmg__tool_device *d)
+{
+  const struct cmg__tool_footprint *fp = &d->footprint;
+  char a[SIZE_BUF];
+
+  fprintf(f, "%s in %" PRIu64 " %s",
+          cmg__format_size(fp->context_bytes, a, sizeof(a)), fp->contexts,
+          cmg__tool_plural(fp->contexts, "context", "contexts"));
+  if (d->mixed_sources)
+    fprintf(f, " (NVML's and the driver's counts)");
+  else if (fp->source == CMG__TOOL_FP_DRIVER)
+    fprintf(f, " (the driver's count)");
+  else if (!fp->has_process_bytes)
+    fprintf(f, " (NVML's count)");
+}
+
+static void
+print_footprint(FILE *f, const struct cmg__tool_device *d)
+{
+  const struct cmg__tool_footprint *fp = &d->footprint;
+  char a[SIZE_BUF], b[SIZE_BUF];
+
+  fprintf(f, "device %d on the card", d->ordinal);
+  /* A merge of processes some of which have no footprint on the device
+   * (reports written before it) sums only those that have one. */
+  if (d->footprints < d->processes)
+    fprintf(f, " (%u of %u processes)", d->footprints, d->processes);
+  if (!fp->has_context_bytes) {
+    fprintf(f, ": not measured%s%s%s; %s allocated, %" PRIu64 " %s",
+            fp->why != NULL ? " (" : "", fp->why != NULL ? fp->why : "",
+            fp->why != NULL ? ")" : "",
+            cmg__format_size(fp->allocated_bytes, a, sizeof(a)), fp->contexts,
+            cmg__tool_plural(fp->contexts, "context", "contexts"));
+    if (fp->has_process_bytes)
+      fprintf(f, ", %s in all (NVML)",
+              cmg__format_size(fp->process_bytes, b, sizeof(b)));
+    fprintf(f, "; %s\n", caps(d));
+    return;
+  }
+  fprintf(f, ": ");
+  if (fp->has_process_bytes)
+    fprintf(f,
+            "%s (NVML) = ", cmg__format_size(fp->process_bytes, a, sizeof(a)));
+  fprintf(f, "%s allocated + ",
+          cmg__format_size(fp->allocated_bytes, b, sizeof(b)));
+  print_contexts(f, d);
+  if (fp->has_unexplained_bytes)
+    fprintf(f, " + %s unexplained",
+            cmg__format_size(fp->unexplained_bytes, a, sizeof(a)));
+  if (!fp->has_process_bytes)
+    fprintf(f, "; NVML gave no figure for the whole process");
+  fprintf(f, "; %s\n", caps(d));
+}
+
+void
+cmg__tool_footprint_devices(FILE *f, const struct cmg__tool_view *v)
+{
+  for (size_t i = 0; i < v->n_devices; i++)
+    if (v->devices[i].footprint.present)
+      print_footprint(f, &v->devices[i]);
+}

@@ -1,0 +1,42 @@
+/*
+ * held.c: device memory that leak groups hold but that is no leak, what
+ * CUDA graph memory pools grew by (kind graph) and what CUDA contexts and
+ * their modules took (kind context): the summary's sections on it, apart
+ * from the leaks, its totals, and the SUMMARY line's words on it.  The
+ * lines under the device table are graphmem.c's and footprint.c's.
+ */
+#ifndef CMG_READER_HELD_H
+#define CMG_READER_HELD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct cmg__tool_opts;
+struct cmg__tool_view;
+
+/* What holds it, in the order the summary lists them. */
+enum cmg__tool_held {
+  CMG__TOOL_HELD_GRAPH,   /* CUDA graph memory pools */
+  CMG__TOOL_HELD_CONTEXT, /* CUDA contexts and their modules */
+};
+
+/* The bytes and allocations that `by` held in v, suppressed or not (a
+ * context is one allocation). */
+void cmg__tool_held(const struct cmg__tool_view *v, enum cmg__tool_held by,
+                    uint64_t *bytes, uint64_t *count);
+
+/* The graph memory pools' groups, then the contexts', a section per
+ * device, each kind closed by why it is no leak; nothing for a kind that
+ * has none.  Returns whether a stack had frames hidden, which the leaks'
+ * note then covers. */
+bool cmg__tool_held_text(FILE *f, const struct cmg__tool_view *v,
+                         const struct cmg__tool_opts *o);
+
+/* "; 1.5 GiB (1610612736 bytes) in 2 allocations held by CUDA graph
+ * memory pools; 780.0 MiB (817889280 bytes) taken by 2 CUDA contexts and
+ * their modules" for the SUMMARY line, without the kinds that held
+ * nothing. */
+void cmg__tool_held_summary(FILE *f, const struct cmg__tool_view *v);
+
+#endif /* CMG_READER_HELD_H */
