@@ -55,6 +55,23 @@ cmg__kind_counts(unsigned kind)
   return kind != CMG__KIND_IMPORT && kind != CMG__KIND_VMM_OTHER;
 }
 
+/* Device memory: what the limits count and a report's summary adds up. */
+static inline bool
+cmg__kind_is_device(unsigned kind)
+{
+  return kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY ||
+         kind == CMG__KIND_VMM || kind == CMG__KIND_GRAPH ||
+         kind == CMG__KIND_CONTEXT;
+}
+
+/* Device memory the driver keeps for the process (a graph memory pool, a
+ * context) rather than memory the program allocated: never a leak. */
+static inline bool
+cmg__kind_is_drivers(unsigned kind)
+{
+  return kind == CMG__KIND_GRAPH || kind == CMG__KIND_CONTEXT;
+}
+
 /* Records a live allocation and counts it.  Returns 0; 1 when the address
  * was still recorded (its free went unseen): the stale record, copied to
  * *stale, is counted as freed and the caller gives back its bytes; -ENOMEM

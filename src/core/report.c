@@ -104,15 +104,6 @@ static const char *const kind_names[CMG__KIND_COUNT] = {
   [CMG__KIND_GRAPH] = "graph",   [CMG__KIND_CONTEXT] = "context",
 };
 
-/* Device memory: what the limits count and the summary adds up. */
-static bool
-is_device_memory(unsigned kind)
-{
-  return kind == CMG__KIND_DEVICE || kind == CMG__KIND_ARRAY ||
-         kind == CMG__KIND_VMM || kind == CMG__KIND_GRAPH ||
-         kind == CMG__KIND_CONTEXT;
-}
-
 static double
 seconds(uint64_t ns)
 {
@@ -572,9 +563,8 @@ gather_live(struct report *rep)
     cmg__refs_mark(r, id);
   }
   for (size_t i = 0; i < l->n; i++) {
-    bool held =
-        l->a[i].kind == CMG__KIND_GRAPH || l->a[i].kind == CMG__KIND_CONTEXT;
-    if (is_device_memory(l->a[i].kind)) {
+    bool held = cmg__kind_is_drivers(l->a[i].kind);
+    if (cmg__kind_is_device(l->a[i].kind)) {
       l->device_bytes += l->a[i].size;
       l->device_allocations++;
       l->held_bytes += held ? l->a[i].size : 0;

@@ -104,8 +104,7 @@ report_path(const char *pattern, const char *host, char *out, size_t len)
 static void
 count_allocation(const struct cmg__alloc *a, void *arg)
 {
-  if (a->kind == CMG__KIND_DEVICE || a->kind == CMG__KIND_ARRAY ||
-      a->kind == CMG__KIND_VMM)
+  if (cmg__kind_is_device(a->kind) && !cmg__kind_is_drivers(a->kind))
     ++*(uint64_t *)arg;
 }
 

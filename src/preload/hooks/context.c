@@ -19,6 +19,17 @@
 
 static _Atomic int retains[CMG__MAX_DEVICES];
 
+/* A context died (id ctx, or with ctx 0 device's primary context): its
+ * allocations, the graph memory pool's growths it made and its own cost
+ * leave the accounts. */
+static void
+died(uint16_t ctx, int device)
+{
+  cmg__release_context(ctx, device);
+  cmg__graph_context_gone();
+  cmg__footprint_gone(ctx, device);
+}
+
 #define CREATE_HOOK(elf, params, args)                                         \
   CUresult CUDAAPI elf params                                                  \
   {                                                                            \
@@ -57,9 +68,7 @@ CREATE_HOOK(cuCtxCreate_v4,
     uint16_t id = cmg__context_id(ctx);                                        \
     CUresult rc = real(ctx);                                                   \
     if (rc == CUDA_SUCCESS && id != 0) {                                       \
-      cmg__release_context(id, -1);                                            \
-      cmg__graph_context_gone();                                               \
-      cmg__footprint_gone(id, -1);                                             \
+      died(id, -1);                                                            \
       cmg__context_destroyed(id);                                              \
     }                                                                          \
     return rc;                                                                 \
@@ -98,11 +107,8 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     int n = atomic_load(&retains[dev]);                                        \
     while (n > 0 && !atomic_compare_exchange_weak(&retains[dev], &n, n - 1))   \
       ;                                                                        \
-    if (n == 1) {                                                              \
-      cmg__release_context(0, dev);                                            \
-      cmg__graph_context_gone();                                               \
-      cmg__footprint_gone(0, dev);                                             \
-    }                                                                          \
+    if (n == 1)                                                                \
+      died(0, dev);                                                            \
     return rc;                                                                 \
   }
 
@@ -116,11 +122,8 @@ RELEASE_HOOK(cuDevicePrimaryCtxRelease_v2)
     CMG__REAL_OR_FAIL(real, elf)                                               \
     cmg__init();                                                               \
     CUresult rc = real(dev);                                                   \
-    if (rc == CUDA_SUCCESS) {                                                  \
-      cmg__release_context(0, dev);                                            \
-      cmg__graph_context_gone();                                               \
-      cmg__footprint_gone(0, dev);                                             \
-    }                                                                          \
+    if (rc == CUDA_SUCCESS)                                                    \
+      died(0, dev);                                                            \
     return rc;                                                                 \
   }
 
