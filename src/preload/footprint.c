@@ -22,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,29 @@ forget_all(void)
 /* Held while a context's cost is counted; taken before the ledger's. */
 static struct cmg__forklock guard = CMG__FORKLOCK(forget_all);
 
+/* ---- exit ------------------------------------------------------------- */
+
+/* The driver ends the process's contexts in an exit handler that cuInit
+ * registers, and NVML then no longer lists the process.  The report's own
+ * handler was registered earlier, at load, so it runs after the driver's;
+ * this one, registered once a context exists, runs before it and keeps
+ * NVML's figure as the program ended for the report. */
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static atomic_bool exit_sampled;
+
+static void
+sample_at_exit(void)
+{
+  cmg__footprint_refresh();
+  atomic_store(&exit_sampled, true);
+}
+
+static void
+register_exit_sample(void)
+{
+  atexit(sample_at_exit);
+}
+
 /* ---- contexts --------------------------------------------------------- */
 
 void
@@ -288,6 +312,7 @@ cmg__footprint_after(const struct cmg__ctx_probe *p, CUresult rc,
   records[n_records++] = rec;
   publish(d);
   cmg__forklock_give(&guard);
+  pthread_once(&exit_once, register_exit_sample);
 }
 
 void
@@ -309,6 +334,8 @@ cmg__footprint_gone(uint16_t ctx, int device)
 void
 cmg__footprint_refresh(void)
 {
+  if (atomic_load(&exit_sampled))
+    return;
   cmg__forklock_take(&guard);
   for (int d = 0; d < CMG__MAX_DEVICES; d++) {
     struct cmg__footprint f;

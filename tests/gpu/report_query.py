@@ -14,6 +14,8 @@ Names available to the expressions:
     leaks_with(name)  leak groups whose stack has a frame in function `name`
     leaks_in(part)    leak groups whose stack has a frame in a module
                       whose base name contains `part`
+                      (both: the program's memory, not the driver's own
+                      graph pools and contexts, kinds graph and context)
     has_python(sid)   stack sid has a Python frame
     threads(g)        the threads group g's allocations were made on
     thread_names(g)   their names, as each thread was named when it first
@@ -62,12 +64,17 @@ def in_mod(sid, part):
     return any(part in m for m in mods(sid))
 
 
+def _programs():
+    return [g for g in r.get("leaks", [])
+            if g.get("kind") not in ("graph", "context")]
+
+
 def leaks_with(name):
-    return [g for g in r.get("leaks", []) if has_fn(g["stack"], name)]
+    return [g for g in _programs() if has_fn(g["stack"], name)]
 
 
 def leaks_in(part):
-    return [g for g in r.get("leaks", []) if in_mod(g["stack"], part)]
+    return [g for g in _programs() if in_mod(g["stack"], part)]
 
 
 def has_python(sid):

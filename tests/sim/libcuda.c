@@ -63,6 +63,10 @@ static CUresult fail_free_code = CUDA_ERROR_INVALID_VALUE;
 
 static atomic_bool initialized;
 static atomic_bool poisoned;
+/* The driver's exit handler has run: the process holds nothing on the
+ * card any more, and every call is refused as the driver shutting down. */
+static atomic_bool torn_down;
+static pthread_once_t teardown_once = PTHREAD_ONCE_INIT;
 /* Counted only while failure injection wants them: a counter every
  * allocating thread writes would make threads on different devices
  * contend, which a real driver does not. */
@@ -247,6 +251,8 @@ sim_configure_once(void)
 CUresult
 sim_check_init(void)
 {
+  if (atomic_load(&torn_down))
+    return CUDA_ERROR_DEINITIALIZED;
   if (!atomic_load(&initialized) || atomic_load(&poisoned))
     return CUDA_ERROR_NOT_INITIALIZED;
   return CUDA_SUCCESS;
@@ -459,6 +465,22 @@ sim_free(uint64_t addr)
 
 /* ---- initialisation, devices --------------------------------------- */
 
+/* As NVIDIA's driver does, at exit, from a handler that cuInit registers:
+ * the process's contexts end, so NVML no longer lists it, and what runs
+ * after (exit handlers registered before cuInit, library destructors)
+ * finds the driver shut down. */
+static void
+teardown(void)
+{
+  atomic_store(&torn_down, true);
+}
+
+static void
+register_teardown(void)
+{
+  atexit(teardown);
+}
+
 SIM_EXPORT CUresult
 cuInit(unsigned int Flags)
 {
@@ -474,6 +496,7 @@ cuInit(unsigned int Flags)
   if (nvisible == 0)
     return CUDA_ERROR_NO_DEVICE;
   atomic_store(&initialized, true);
+  pthread_once(&teardown_once, register_teardown);
   return CUDA_SUCCESS;
 }
 
@@ -838,7 +861,7 @@ cmgsim_physical(int phys, char *uuid, unsigned long long *total,
   if (total != NULL)
     *total = d->total;
   if (used != NULL)
-    *used = d->used;
+    *used = atomic_load(&torn_down) ? 0 : d->used;
   pthread_mutex_unlock(&d->lock);
   return 0;
 }
