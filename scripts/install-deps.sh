@@ -15,6 +15,10 @@
 # prometheus's promtool the metrics of `cumemguard status --prometheus`
 # (Debian ships promtool only in that package, whose server systemd starts
 # where systemd runs: `systemctl disable --now prometheus` stops it).
+# Chromium and Node.js run the html pages' tests (tests/html): npm installs
+# puppeteer-core, at the versions tests/html/package-lock.json pins, into
+# /usr/local/lib/cumemguard-tests; it drives Debian's chromium and
+# downloads no browser.
 set -eu
 
 pkgs="autoconf automake libtool make gcc pkg-config libunwind-dev libcjson-dev
@@ -22,7 +26,12 @@ python3 python3-jsonschema libxml2-utils clang clang-format libclang-rt-14-dev v
 mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
 golang-github-container-orchestrated-devices-container-device-interface-dev
 prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
-libdw-dev libiberty-dev g++ patchelf"
+libdw-dev libiberty-dev g++ patchelf chromium"
+
+# Node.js 18 or newer with npm: Debian's, unless one is installed already.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  pkgs="$pkgs nodejs npm"
+fi
 
 # CMG_APT names the package tool, for tests that must not install anything.
 apt=${CMG_APT:-apt-get}
@@ -61,5 +70,17 @@ if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1; then
     echo "install-deps: /usr/local/cuda" >&2
     exit 1
   fi
+fi
+
+tests=/usr/local/lib/cumemguard-tests
+here=$(cd "$(dirname "$0")/.." && pwd)
+if ! cmp -s "$here/tests/html/package-lock.json" "$tests/package-lock.json" ||
+   [ ! -d "$tests/node_modules/puppeteer-core" ]; then
+  $as_root mkdir -p "$tests"
+  $as_root cp "$here/tests/html/package.json" "$here/tests/html/package-lock.json" "$tests/"
+  (cd "$tests" && $as_root npm ci --silent --no-audit --no-fund) || {
+    echo "install-deps: npm could not install puppeteer-core into $tests" >&2
+    exit 1
+  }
 fi
 echo "install-deps: done"

@@ -462,12 +462,24 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
     cJSON_AddNumberToObject(e, "new_bytes", (double)c[i].new_bytes);
     cJSON_AddNumberToObject(e, "delta_count", (double)c[i].delta_count);
     cJSON_AddNumberToObject(e, "delta_bytes", (double)c[i].delta_bytes);
-    cJSON_AddItemToObject(e, "frames",
-                          cmg__tool_frames_json(base->ix, c[i].stack));
+    cmg__tool_stack_json(e, base->ix, c[i].stack, o);
     cJSON_AddItemToArray(w == HELD ? held : a, e);
   }
   cJSON_AddItemToObject(d, "changes", a);
   cJSON_AddItemToObject(d, "held", held);
+  return d;
+}
+
+void *
+cmg__tool_diff_json(const struct cmg__tool_view *base,
+                    const struct cmg__tool_view *now,
+                    const struct cmg__tool_opts *o)
+{
+  size_t n;
+  struct change *c = changes(base, now, &n);
+  cJSON *d = c != NULL ? diff_json(base, now, c, n, o) : NULL;
+
+  free(c);
   return d;
 }
 

@@ -16,6 +16,12 @@ int cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
                    const struct cmg__tool_view *now,
                    const struct cmg__tool_opts *o);
 
+/* The difference as the JSON document of diff --json (a cJSON item, as
+ * void *); NULL when out of memory. */
+void *cmg__tool_diff_json(const struct cmg__tool_view *base,
+                          const struct cmg__tool_view *now,
+                          const struct cmg__tool_opts *o);
+
 /* The diff command: the two reports read into views over one index,
  * devices matched by ordinal, and their difference on stdout.  Returns the
  * exit status: 0, or CMG__TOOL_EXIT_ERROR after saying why. */

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -87,6 +88,46 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
   return a;
 }
 
+/* The stack as the text summary shows it: its title and its folded
+ * lines, for readers that show what the summary shows (the html page). */
+static void
+add_text(cJSON *o, const struct cmg__tool_index *ix, uint32_t stack)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+
+  if (f == NULL)
+    return;
+  bool titled = cmg__tool_put_title(f, "", ix, stack);
+  fflush(f);
+  cJSON_AddItemToObject(o, "title",
+                        titled ? cJSON_CreateString(buf) : cJSON_CreateNull());
+  rewind(f);
+  cmg__tool_print_frames(f, ix, stack, false);
+  fputc('\0', f);
+  fclose(f);
+  cJSON *lines = cJSON_AddArrayToObject(o, "lines");
+  for (char *p = buf, *nl; p != NULL && *p != '\0'; p = nl + 1) {
+    nl = strchr(p, '\n');
+    if (nl == NULL)
+      nl = p + strlen(p) - 1;
+    else
+      *nl = '\0';
+    cJSON_AddItemToArray(lines, cJSON_CreateString(p + strspn(p, " ")));
+  }
+  free(buf);
+}
+
+void
+cmg__tool_stack_json(void *obj, const struct cmg__tool_index *ix,
+                     uint32_t stack, const struct cmg__tool_opts *o)
+{
+  cJSON_AddItemToObject(obj, "frames", cmg__tool_frames_json(ix, stack));
+  if (o->stack_text)
+    add_text(obj, ix, stack);
+}
+
 /* The threads of a leak group: a name says which thread made memory whose
  * stack shows no Python (PyTorch's autograd threads). */
 static cJSON *
@@ -107,7 +148,8 @@ threads_json(const struct cmg__tool_threads *t)
 
 /* A leak group, or a graph memory pool's or a context's group. */
 static cJSON *
-group_json(const struct cmg__tool_view *v, const struct cmg__tool_leak *l)
+group_json(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
+           const struct cmg__tool_opts *o)
 {
   cJSON *e = cJSON_CreateObject();
 
@@ -126,7 +168,7 @@ group_json(const struct cmg__tool_view *v, const struct cmg__tool_leak *l)
   cJSON_AddItemToObject(e, "pool", string_or_null(l->pool));
   cJSON_AddItemToObject(e, "held_by", string_or_null(l->held));
   cJSON_AddItemToObject(e, "threads", threads_json(&l->threads));
-  cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, l->stack));
+  cmg__tool_stack_json(e, v->ix, l->stack, o);
   return e;
 }
 
@@ -278,7 +320,7 @@ comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "bytes", (double)s->bytes);
     cJSON_AddNumberToObject(e, "count", (double)s->count);
-    cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, s->stack));
+    cmg__tool_stack_json(e, v->ix, s->stack, o);
     cJSON_AddItemToArray(items, e);
   }
   if (m->has_comp) {
@@ -310,7 +352,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
 
     /* Not leaks, and all listed, as the text lists them. */
     if (l->graph || l->context) {
-      cJSON_AddItemToArray(l->graph ? graph : context, group_json(v, l));
+      cJSON_AddItemToArray(l->graph ? graph : context, group_json(v, l, o));
       continue;
     }
     if (l->rule != CMG__TOOL_NONE) {
@@ -325,7 +367,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
       continue;
     }
     listed++;
-    cJSON_AddItemToArray(leaks, group_json(v, l));
+    cJSON_AddItemToArray(leaks, group_json(v, l, o));
   }
   cJSON_AddNumberToObject(omitted, "groups", (double)left_n);
   cJSON_AddNumberToObject(omitted, "count", (double)left_count);
@@ -354,7 +396,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
                           m->has_limit
                               ? cJSON_CreateNumber((double)m->limit_bytes)
                               : cJSON_CreateNull());
-    cJSON_AddItemToObject(e, "frames", cmg__tool_frames_json(v->ix, m->stack));
+    cmg__tool_stack_json(e, v->ix, m->stack, o);
     cJSON_AddItemToArray(denials, e);
   }
 

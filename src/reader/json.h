@@ -17,6 +17,11 @@ struct cmg__tool_view;
 void *cmg__tool_summary_json(const struct cmg__tool_view *v,
                              const struct cmg__tool_opts *o);
 
+/* Adds to JSON object obj the "frames" of a stack, and with o->stack_text
+ * its "title" (or null) and "lines" as the text summary prints them. */
+void cmg__tool_stack_json(void *obj, const struct cmg__tool_index *ix,
+                          uint32_t stack, const struct cmg__tool_opts *o);
+
 /* JSON array of frames of a stack (all of them, each marked "hidden"). */
 void *cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack);
 

@@ -31,6 +31,7 @@ TOOL_C = \
 	src/reader/timeline.c \
 	src/reader/pprof.c \
 	src/reader/plot.c \
+	src/reader/html.c \
 	src/reader/xml.c
 TOOL_H = \
 	src/reader/tool.h \
@@ -60,15 +61,21 @@ TOOL_H = \
 	src/reader/timeline.h \
 	src/reader/pprof.h \
 	src/reader/plot.h \
+	src/reader/html.h \
 	src/reader/xml.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 # pprof's protocol buffer code, generated from profile.proto in the build
 # tree (so a read-only source tree, as in distcheck, builds too).
 PROFILE_PB = src/reader/profile.pb-c.c src/reader/profile.pb-c.h
-nodist_cumemguard_report_SOURCES = $(PROFILE_PB)
-BUILT_SOURCES = $(PROFILE_PB)
-CLEANFILES += $(PROFILE_PB)
-EXTRA_DIST += src/reader/profile.proto
+nodist_cumemguard_report_SOURCES = $(PROFILE_PB) src/reader/page_html.h
+BUILT_SOURCES = $(PROFILE_PB) src/reader/page_html.h
+CLEANFILES += $(PROFILE_PB) src/reader/page_html.h
+EXTRA_DIST += src/reader/profile.proto src/reader/page.html src/reader/embed.awk
+# The html command's page, carried in the tool as C strings.
+src/reader/page_html.h: $(srcdir)/src/reader/page.html $(srcdir)/src/reader/embed.awk
+	@$(MKDIR_P) src/reader
+	$(AM_V_GEN)$(AWK) -f $(srcdir)/src/reader/embed.awk \
+	  $(srcdir)/src/reader/page.html >$@.tmp && mv -f $@.tmp $@
 src/reader/profile.pb-c.c: $(srcdir)/src/reader/profile.proto
 	@$(MKDIR_P) src/reader
 	$(AM_V_GEN)$(PROTOC_C) --proto_path=$(srcdir)/src/reader \
@@ -122,7 +129,8 @@ TOOL_TESTS = \
 	tests/reader/t-gpu-reports.sh \
 	tests/reader/t-symbols.sh \
 	tests/reader/t-user-first.sh \
-	tests/reader/t-deep-stacks.sh
+	tests/reader/t-deep-stacks.sh \
+	tests/reader/t-html-data.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \
@@ -158,5 +166,6 @@ demo-report: demo cumemguard-report
 	./cumemguard-report demo.json
 	./cumemguard-report flame demo.json -o demo.svg
 	./cumemguard-report plot demo.json -o demo-memory.svg
-	@echo 'demo.svg: the flame graph of demo.json; demo-memory.svg: its memory over time'
+	./cumemguard-report html demo.json -o demo.html
+	@echo 'demo.svg: the flame graph of demo.json; demo-memory.svg: its memory over time; demo.html: all of it on one page'
 .PHONY: demo-report

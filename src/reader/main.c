@@ -43,6 +43,7 @@
 #include "reader/code.h"
 #include "reader/diff.h"
 #include "reader/flame.h"
+#include "reader/html.h"
 #include "reader/plot.h"
 #include "reader/pprof.h"
 #include "reader/run.h"
@@ -62,12 +63,13 @@ enum command {
   CHECK,
   TIMELINE,
   PPROF,
-  PLOT
+  PLOT,
+  HTML
 };
 
 static const char *const command_names[] = {
   "summary", "merge",    "diff",  "folded", "flame",
-  "check",   "timeline", "pprof", "plot",
+  "check",   "timeline", "pprof", "plot",   "html",
 };
 
 /* Options, and the commands each applies to (a bit per command). */
@@ -86,13 +88,14 @@ enum {
   OPT_NO_SYMBOLIZE,
   OPT_USER,
   OPT_LIBRARY,
+  OPT_MERGE,
   OPT_HELP,
   OPT_VERSION,
 };
 
 #define ON(c) (1u << (c))
 #define REPORTS (ON(SUMMARY) | ON(MERGE) | ON(DIFF))
-#define ALL (REPORTS | ON(FOLDED) | ON(FLAME) | ON(CHECK))
+#define ALL (REPORTS | ON(FOLDED) | ON(FLAME) | ON(CHECK) | ON(HTML))
 /* The commands that draw time: no view, so no view's options. */
 #define TIME (ON(TIMELINE) | ON(PPROF) | ON(PLOT))
 
@@ -111,6 +114,7 @@ static const struct option long_options[] = {
   { "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
   { "user", required_argument, NULL, OPT_USER },
   { "library", required_argument, NULL, OPT_LIBRARY },
+  { "merge", no_argument, NULL, OPT_MERGE },
   { "help", no_argument, NULL, OPT_HELP },
   { "version", no_argument, NULL, OPT_VERSION },
   { NULL, 0, NULL, 0 },
@@ -118,12 +122,12 @@ static const struct option long_options[] = {
 
 static const unsigned option_commands[] = {
   [OPT_TOP - OPT_TOP] = REPORTS | ON(CHECK),
-  [OPT_MIN_BYTES - OPT_TOP] = REPORTS | ON(CHECK),
+  [OPT_MIN_BYTES - OPT_TOP] = REPORTS | ON(CHECK) | ON(HTML),
   [OPT_ALL_FRAMES - OPT_TOP] = ALL,
   [OPT_JSON - OPT_TOP] = REPORTS,
   [OPT_SUPP - OPT_TOP] = ALL,
   [OPT_WEIGHT - OPT_TOP] = ON(FOLDED) | ON(FLAME),
-  [OPT_OUTPUT - OPT_TOP] = ON(FLAME) | TIME,
+  [OPT_OUTPUT - OPT_TOP] = ON(FLAME) | TIME | ON(HTML),
   [OPT_TITLE - OPT_TOP] = ON(FLAME),
   [OPT_WIDTH - OPT_TOP] = ON(FLAME),
   [OPT_MAX_LEAK - OPT_TOP] = ON(CHECK),
@@ -131,6 +135,7 @@ static const unsigned option_commands[] = {
   [OPT_NO_SYMBOLIZE - OPT_TOP] = ALL | TIME,
   [OPT_USER - OPT_TOP] = ALL,
   [OPT_LIBRARY - OPT_TOP] = ALL,
+  [OPT_MERGE - OPT_TOP] = ON(HTML),
   [OPT_HELP - OPT_TOP] = ALL | TIME,
   [OPT_VERSION - OPT_TOP] = ALL | TIME,
 };
@@ -150,67 +155,76 @@ struct args {
   enum cmg__tool_at at;
   char **files;
   int n_files;
+  bool merge;
 };
 
 static void
 print_help(void)
 {
-  printf("usage: " CMG__TOOL_NAME " [summary] [OPTIONS] FILE...\n"
-         "       " CMG__TOOL_NAME " merge [OPTIONS] FILE...\n"
-         "       " CMG__TOOL_NAME " diff [OPTIONS] BASE NEW\n"
-         "       " CMG__TOOL_NAME " folded [--weight W] [OPTIONS] FILE...\n"
-         "       " CMG__TOOL_NAME " flame [--weight W] -o OUT.svg FILE...\n"
-         "       " CMG__TOOL_NAME " check [--max-leak SIZE] [OPTIONS] FILE...\n"
-         "       " CMG__TOOL_NAME " timeline -o OUT.json FILE...\n"
-         "       " CMG__TOOL_NAME " pprof [--at WHEN] -o OUT.pb.gz FILE\n"
-         "       " CMG__TOOL_NAME " plot -o OUT.svg FILE\n"
-         "\n"
-         "Reads cumemguard reports (JSON, version %d) and prints what leaked,\n"
-         "from where, and what was live at each peak and first denial.\n"
-         "\n"
-         "  summary        each report: devices, leaks, peaks, denials\n"
-         "  merge          the reports of several processes as one view\n"
-         "  diff           what grew and shrank from BASE to NEW\n"
-         "  folded         folded stacks (\"a;b;c BYTES\") for flamegraph.pl\n"
-         "  flame          an SVG flame graph, made by this tool\n"
-         "  check          exit 1 when more than --max-leak leaked\n"
-         "  timeline       memory over time as a trace for Perfetto\n"
-         "  pprof          live memory as a gzipped pprof profile\n"
-         "  plot           an SVG chart of memory over time\n"
-         "\n"
-         "  --top N               list the N largest leak groups and stacks "
-         "(default %d;\n"
-         "                        0 lists all)\n"
-         "  --min-bytes SIZE      list only leak groups of at least SIZE\n"
-         "  --all-frames          also show frames inside the CUDA libraries "
-         "and the\n"
-         "                        C start-up code\n"
-         "  --suppressions FILE   hide leaks matching leak:PATTERN lines "
-         "(LeakSanitizer's\n"
-         "                        format); may be given more than once\n"
-         "  --json                summary, merge and diff as JSON\n"
-         "  --weight W            live (default), peak or denial\n"
-         "  -o, --output FILE     where flame, timeline, pprof, plot write "
-         "(default: stdout)\n"
-         "  --title TEXT          the flame graph's title\n"
-         "  --width PX            the flame graph's width (default %d)\n"
-         "  --max-leak SIZE       what check allows (default 0)\n"
-         "  --at WHEN             what pprof profiles: exit (default), peak "
-         "or denial\n"
-         "  --no-symbolize        keep the names the report gives, without "
-         "reading\n"
-         "                        the program's files on this machine\n"
-         "  --user GLOB           frames of modules and Python files whose "
-         "path\n"
-         "                        matches GLOB are your code (first match "
-         "wins)\n"
-         "  --library GLOB        ... are a library's, folded by default\n"
-         "  --help, --version\n"
-         "\n"
-         "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
-         "check fails;\n2 for bad usage or a file that is not a readable "
-         "report.\n",
-         CMG_REPORT_VERSION, DEFAULT_TOP, DEFAULT_WIDTH);
+  printf(
+      "usage: " CMG__TOOL_NAME " [summary] [OPTIONS] FILE...\n"
+      "       " CMG__TOOL_NAME " merge [OPTIONS] FILE...\n"
+      "       " CMG__TOOL_NAME " diff [OPTIONS] BASE NEW\n"
+      "       " CMG__TOOL_NAME " folded [--weight W] [OPTIONS] FILE...\n"
+      "       " CMG__TOOL_NAME " flame [--weight W] -o OUT.svg FILE...\n"
+      "       " CMG__TOOL_NAME " check [--max-leak SIZE] [OPTIONS] FILE...\n"
+      "       " CMG__TOOL_NAME " timeline -o OUT.json FILE...\n"
+      "       " CMG__TOOL_NAME " pprof [--at WHEN] -o OUT.pb.gz FILE\n"
+      "       " CMG__TOOL_NAME " plot -o OUT.svg FILE\n"
+      "       " CMG__TOOL_NAME " html -o OUT.html FILE | BASE NEW | "
+      "--merge FILE...\n"
+      "\n"
+      "Reads cumemguard reports (JSON, version %d) and prints what leaked,\n"
+      "from where, and what was live at each peak and first denial.\n"
+      "\n"
+      "  summary        each report: devices, leaks, peaks, denials\n"
+      "  merge          the reports of several processes as one view\n"
+      "  diff           what grew and shrank from BASE to NEW\n"
+      "  folded         folded stacks (\"a;b;c BYTES\") for flamegraph.pl\n"
+      "  flame          an SVG flame graph, made by this tool\n"
+      "  check          exit 1 when more than --max-leak leaked\n"
+      "  timeline       memory over time as a trace for Perfetto\n"
+      "  pprof          live memory as a gzipped pprof profile\n"
+      "  plot           an SVG chart of memory over time\n"
+      "  html           one web page of a run: memory over time, what was\n"
+      "                 live at the peak, a denial or the end, a flame graph;\n"
+      "                 of BASE NEW also what grew and shrank\n"
+      "\n"
+      "  --top N               list the N largest leak groups and stacks "
+      "(default %d;\n"
+      "                        0 lists all)\n"
+      "  --min-bytes SIZE      list only leak groups of at least SIZE\n"
+      "  --all-frames          also show frames inside the CUDA libraries "
+      "and the\n"
+      "                        C start-up code\n"
+      "  --suppressions FILE   hide leaks matching leak:PATTERN lines "
+      "(LeakSanitizer's\n"
+      "                        format); may be given more than once\n"
+      "  --json                summary, merge and diff as JSON\n"
+      "  --weight W            live (default), peak or denial\n"
+      "  -o, --output FILE     where flame, timeline, pprof, plot, html write "
+      "(default:\n"
+      "                        stdout)\n"
+      "  --merge               html: several reports as one view\n"
+      "  --title TEXT          the flame graph's title\n"
+      "  --width PX            the flame graph's width (default %d)\n"
+      "  --max-leak SIZE       what check allows (default 0)\n"
+      "  --at WHEN             what pprof profiles: exit (default), peak "
+      "or denial\n"
+      "  --no-symbolize        keep the names the report gives, without "
+      "reading\n"
+      "                        the program's files on this machine\n"
+      "  --user GLOB           frames of modules and Python files whose "
+      "path\n"
+      "                        matches GLOB are your code (first match "
+      "wins)\n"
+      "  --library GLOB        ... are a library's, folded by default\n"
+      "  --help, --version\n"
+      "\n"
+      "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
+      "check fails;\n2 for bad usage or a file that is not a readable "
+      "report.\n",
+      CMG_REPORT_VERSION, DEFAULT_TOP, DEFAULT_WIDTH);
 }
 
 /* A SIZE argument; false after saying why it is not one. */
@@ -278,6 +292,9 @@ set_option(struct args *a, int opt, const char *arg)
     return true;
   case OPT_ALL_FRAMES:
     a->opts.all_frames = a->flame.all_frames = true;
+    return true;
+  case OPT_MERGE:
+    a->merge = true;
     return true;
   case OPT_NO_SYMBOLIZE:
     cmg__tool_symbolize_off();
@@ -401,6 +418,12 @@ parse_args(int argc, char **argv, struct args *a)
     cmg__tool_say("diff takes two reports, BASE and NEW; got %d", a->n_files);
     return -1;
   }
+  if (a->cmd == HTML && !a->merge && a->n_files > 2) {
+    cmg__tool_say("html takes one report, or BASE and NEW, or several with "
+                  "--merge; got %d",
+                  a->n_files);
+    return -1;
+  }
   if (a->n_files == 0) {
     cmg__tool_say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
     return -1;
@@ -451,6 +474,10 @@ main(int argc, char **argv)
     break;
   case PLOT:
     rc = cmg__tool_plot_main(a.files, a.n_files, a.output);
+    break;
+  case HTML:
+    rc = cmg__tool_html_main(a.files, a.n_files, a.merge, &a.supp, &a.opts,
+                             a.output);
     break;
   }
   cmg__tool_supp_free(&a.supp);

@@ -356,6 +356,26 @@ read_process(struct cmg__tool_reader *rd, const cJSON *root,
   return read_summary(rd, root, r);
 }
 
+/* options.soft_limit ({"bytes": N}, {"percent": P} or null; absent from
+ * some reports), which the page draws. */
+static int
+read_soft_limit(struct cmg__tool_reader *rd, const cJSON *o,
+                struct cmg__tool_report *r)
+{
+  const cJSON *sl = cJSON_GetObjectItemCaseSensitive(o, "soft_limit");
+
+  if (sl == NULL || cJSON_IsNull(sl))
+    return 0;
+  if (!cJSON_IsObject(sl))
+    return cmg__tool_wrong(rd, "options", "soft_limit",
+                           "null or {\"bytes\": N} or {\"percent\": P}", sl);
+  if (has_member(sl, "bytes"))
+    return cmg__tool_number(rd, sl, "options.soft_limit", "bytes",
+                            &r->soft_limit_bytes);
+  return cmg__tool_number(rd, sl, "options.soft_limit", "percent",
+                          &r->soft_limit_percent);
+}
+
 /*
  * options.no_pools and options.pool_switches, which reports written before
  * them lack: the reader then takes pools as on and every switch as unset.
@@ -375,6 +395,7 @@ read_pools(struct cmg__tool_reader *rd, const cJSON *root,
   if (np != NULL && !cJSON_IsBool(np))
     return cmg__tool_wrong(rd, "options", "no_pools", "true or false", np);
   r->no_pools = cJSON_IsTrue(np);
+  CHECK(read_soft_limit(rd, o, r));
   if (!has_member(o, "pool_switches"))
     return 0;
   CHECK(cmg__tool_array(rd, o, "options", "pool_switches", &sw, &n));

@@ -131,6 +131,8 @@ struct cmg__tool_report {
   uint64_t live_allocations, live_bytes, untracked_frees, denials;
   uint64_t events[3]; /* warn, wait, soft_limit; 0 in older reports */
   bool no_pools;      /* options.no_pools; false in older reports */
+  /* options.soft_limit: bytes, or percent of each device; 0 for none. */
+  double soft_limit_bytes, soft_limit_percent;
   /* "python": why its frames are not in the stacks, or NULL (no Python,
    * frames captured, or a report from before Python frames). */
   char *python_note;

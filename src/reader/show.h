@@ -20,6 +20,7 @@ struct cmg__tool_opts {
   uint64_t min_bytes;
   bool all_frames;
   bool json;
+  bool stack_text; /* JSON groups carry the text's title and lines */
   const struct cmg__tool_supp *supp;
 };
 

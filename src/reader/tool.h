@@ -17,7 +17,7 @@
  * Each file NAME.c of src/reader/ declares what it gives the others in
  * NAME.h beside it.  The files call one way only, each into files later in
  * this list: main.c; check.c; summary.c, diff.c, flame.c, timeline.c,
- * pprof.c, plot.c; raw.c; json.c; held.c; footprint.c; graphmem.c; run.c;
+ * pprof.c, plot.c, html.c; raw.c; json.c; held.c; footprint.c; graphmem.c; run.c;
  * show.c; supp.c; view.c; pools.c; index.c; code.c; read.c; devices.c;
  * symbolize.c; series.c; stacks.c; file.c; fields.c.
  */

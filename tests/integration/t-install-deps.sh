@@ -6,13 +6,18 @@
 . "$srcdir/tests/integration/defs.sh"
 # A copy in the temporary directory, which the other user can reach even
 # when the source tree is in a private directory.
-script=$tmp/install-deps.sh
+# It finds the browser tests' npm lock file beside it, as in the tree.
+script=$tmp/scripts/install-deps.sh
+mkdir -p "$tmp/scripts" "$tmp/tests/html"
 cp "$srcdir/scripts/install-deps.sh" "$script"
+cp "$srcdir/tests/html/package.json" "$srcdir/tests/html/package-lock.json" \
+  "$tmp/tests/html/"
+chmod 755 "$tmp/scripts" "$tmp/tests" "$tmp/tests/html"
 
 # A PATH of just what the script uses, so that a machine's own sudo cannot
 # leak into the cases that must not have one.
 mkdir "$tmp/bin" "$tmp/sudo-bin"
-for t in sh id env echo; do
+for t in sh id env echo cmp dirname; do
   ln -s "$(command -v $t)" "$tmp/bin/$t"
 done
 cat >"$tmp/apt" <<EOF

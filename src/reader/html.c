@@ -1,0 +1,424 @@
+/*
+ * The html command: one self-contained page of a run.  The page
+ * (src/reader/page.html, built into the tool) holds its own script and
+ * styles; this file writes it with the data it shows embedded once, as
+ * compact JSON in a script element of type application/json:
+ *
+ *   summary  the summary's --json of every group (--top 0), each group with
+ *            the text's title and folded lines, so that the page shows
+ *            stacks exactly as the summary prints them;
+ *   base, diff  for BASE NEW, BASE's summary and diff --json;
+ *   reports  each report's timeline, limits, dumps and denials, as the
+ *            plot command reads them.
+ *
+ * Frames and lines repeat from group to group, so each is written once,
+ * in "frames" and "strings", and groups name them by index ("shown" keeps
+ * which frames the default view hides).  Every '<', '>' and '&' of the JSON
+ * is written as a \u escape: no string of a report can end the script
+ * element, or be read as markup, whatever it holds.  The file is created
+ * only once every report was read, so a bad report leaves no page.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <search.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cumemguard.h"
+
+#include "reader/diff.h"
+#include "reader/html.h"
+#include "reader/index.h"
+#include "reader/json.h"
+#include "reader/page_html.h"
+#include "reader/raw.h"
+#include "reader/read.h"
+#include "reader/run.h"
+#include "reader/series.h"
+#include "reader/show.h"
+#include "reader/tool.h"
+#include "reader/view.h"
+
+#define MARKER "@CMG_DATA@"
+
+/* ---- what the views say ------------------------------------------------ */
+
+/* The summary of files[0..n) as one view, as summary --json writes it. */
+static cJSON *
+summary_of(char *const *files, int n, struct cmg__tool_supp *supp,
+           const struct cmg__tool_opts *o)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view v;
+  cJSON *s = NULL;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&v, &ix, true);
+  if (cmg__tool_load_all(&v, files, n, supp) == 0)
+    s = cmg__tool_summary_json(&v, o);
+  cmg__tool_view_free(&v);
+  cmg__tool_index_free(&ix);
+  return s;
+}
+
+/* diff --json of two reports, read as the diff command reads them. */
+static cJSON *
+diff_of(char *const *files, struct cmg__tool_supp *supp,
+        const struct cmg__tool_opts *o)
+{
+  struct cmg__tool_index ix;
+  struct cmg__tool_view base, now;
+  cJSON *d = NULL;
+
+  cmg__tool_index_init(&ix);
+  cmg__tool_view_init(&base, &ix, false);
+  cmg__tool_view_init(&now, &ix, false);
+  if (cmg__tool_load(&base, files[0]) == 0 &&
+      cmg__tool_load(&now, files[1]) == 0 &&
+      cmg__tool_finish(&base, supp) == 0 && cmg__tool_finish(&now, supp) == 0)
+    d = cmg__tool_diff_json(&base, &now, o);
+  cmg__tool_view_free(&base);
+  cmg__tool_view_free(&now);
+  cmg__tool_index_free(&ix);
+  return d;
+}
+
+/* ---- what the reports say of time -------------------------------------- */
+
+static cJSON *
+bytes_or_null(uint64_t bytes)
+{
+  return bytes != 0 ? cJSON_CreateNumber((double)bytes) : cJSON_CreateNull();
+}
+
+/* The soft limit of a device: options.soft_limit in bytes, or its percent
+ * of the device's physical memory; 0 for none. */
+static uint64_t
+soft_limit(const struct cmg__tool_report *r, int device)
+{
+  if (r->soft_limit_bytes > 0)
+    return (uint64_t)r->soft_limit_bytes;
+  for (size_t i = 0; r->soft_limit_percent > 0 && i < r->n_devices; i++)
+    if (r->devices[i].ordinal == device)
+      return (uint64_t)((double)r->devices[i].physical_bytes *
+                        r->soft_limit_percent / 100);
+  return 0;
+}
+
+static cJSON *
+series_json(const struct cmg__tool_report *r, const struct cmg__tool_rseries *s)
+{
+  cJSON *o = cJSON_CreateObject();
+  cJSON *pts = cJSON_CreateArray();
+
+  cJSON_AddNumberToObject(o, "device", s->device);
+  cJSON_AddNumberToObject(o, "resolution", s->resolution);
+  cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
+  cJSON_AddNumberToObject(o, "peak_time", s->peak_time);
+  cJSON_AddItemToObject(o, "limit_bytes",
+                        bytes_or_null(cmg__tool_raw_limit(r, s->device)));
+  cJSON_AddItemToObject(o, "soft_limit_bytes",
+                        bytes_or_null(soft_limit(r, s->device)));
+  for (size_t i = 0; i < s->n; i++) {
+    const struct cmg__tool_rpoint *p = &s->points[i];
+    double v[4] = { p->time, (double)p->live, (double)p->min, (double)p->max };
+
+    cJSON_AddItemToArray(pts, cJSON_CreateDoubleArray(v, 4));
+  }
+  cJSON_AddItemToObject(o, "points", pts);
+  return o;
+}
+
+static cJSON *
+denial_json(const struct cmg__tool_report *r, const struct cmg__tool_rdenial *d)
+{
+  cJSON *o = cJSON_CreateObject();
+  char stack[1024];
+
+  cJSON_AddItemToObject(o, "device",
+                        d->device >= 0 ? cJSON_CreateNumber(d->device)
+                                       : cJSON_CreateNull());
+  cJSON_AddNumberToObject(o, "time", d->comp.time);
+  cJSON_AddStringToObject(o, "api", d->api);
+  cJSON_AddNumberToObject(o, "requested_bytes", (double)d->requested_bytes);
+  cJSON_AddNumberToObject(o, "live_bytes", (double)d->live_bytes);
+  cJSON_AddItemToObject(o, "limit_bytes",
+                        d->has_limit
+                            ? cJSON_CreateNumber((double)d->limit_bytes)
+                            : cJSON_CreateNull());
+  cJSON_AddStringToObject(
+      o, "stack", cmg__tool_raw_stack(r, d->stack, 8, stack, sizeof(stack)));
+  return o;
+}
+
+static cJSON *
+report_json(const struct cmg__tool_report *r)
+{
+  const struct cmg__tool_timeline *t = &r->timeline;
+  cJSON *o = cJSON_CreateObject();
+  cJSON *series = cJSON_AddArrayToObject(o, "timeline");
+  cJSON *dumps = cJSON_AddArrayToObject(o, "dumps");
+  cJSON *denials = cJSON_AddArrayToObject(o, "denials");
+
+  cJSON_AddStringToObject(o, "file", r->file);
+  cJSON_AddNumberToObject(o, "pid", (double)r->pid);
+  for (size_t i = 0; t->present && i < t->n_series; i++)
+    cJSON_AddItemToArray(series, series_json(r, &t->series[i]));
+  for (size_t i = 0; t->present && i < t->n_dumps; i++) {
+    cJSON *d = cJSON_CreateObject();
+
+    cJSON_AddNumberToObject(d, "time", t->dumps[i].time);
+    cJSON_AddStringToObject(d, "reason", t->dumps[i].reason);
+    cJSON_AddItemToArray(dumps, d);
+  }
+  for (size_t i = 0; i < r->n_denials; i++)
+    cJSON_AddItemToArray(denials, denial_json(r, &r->denials_list[i]));
+  return o;
+}
+
+/* ---- written once ------------------------------------------------------ */
+
+/* Items met once each, by their text: the index of the first. */
+struct table {
+  struct hsearch_data h;
+  cJSON *items; /* the array they are written into */
+  char **keys;  /* hsearch keeps pointers to them */
+  size_t n;
+  bool failed;
+};
+
+static size_t
+count_refs(const cJSON *node)
+{
+  size_t n = 0;
+  const cJSON *it;
+
+  cJSON_ArrayForEach(it, node)
+  {
+    if (it->string != NULL && cJSON_IsArray(it) &&
+        (strcmp(it->string, "frames") == 0 || strcmp(it->string, "lines") == 0))
+      n += (size_t)cJSON_GetArraySize(it);
+    else
+      n += count_refs(it);
+  }
+  return n;
+}
+
+/* The index of key in t, adding item (taken) when it is new; -1 when out
+ * of memory. */
+static double
+intern(struct table *t, char *key, cJSON *item)
+{
+  ENTRY e = { .key = key }, *found;
+
+  if (key == NULL || !hsearch_r(e, ENTER, &found, &t->h)) {
+    free(key);
+    cJSON_Delete(item);
+    t->failed = true;
+    return -1;
+  }
+  if (found->key != key) {
+    free(key);
+    cJSON_Delete(item);
+    return (double)(size_t)found->data;
+  }
+  found->data = (void *)t->n;
+  t->keys[t->n] = key;
+  cJSON_AddItemToArray(t->items, item);
+  return (double)t->n++;
+}
+
+/* A group's frames as indexes, with the default view's range [lo, hi). */
+static void
+refer_frames(cJSON *group, cJSON *frames, struct table *t)
+{
+  cJSON *refs = cJSON_CreateArray();
+  int lo = -1, hi = 0, k = 0;
+  cJSON *fr;
+
+  while ((fr = cJSON_DetachItemFromArray(frames, 0)) != NULL) {
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fr, "hidden"))) {
+      lo = lo < 0 ? k : lo;
+      hi = k + 1;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(fr, "hidden");
+    cJSON_AddItemToArray(
+        refs, cJSON_CreateNumber(intern(t, cJSON_PrintUnformatted(fr), fr)));
+    k++;
+  }
+  int shown[2] = { lo < 0 ? 0 : lo, lo < 0 ? 0 : hi };
+  cJSON_ReplaceItemInObjectCaseSensitive(group, "frames", refs);
+  cJSON_AddItemToObject(group, "shown", cJSON_CreateIntArray(shown, 2));
+}
+
+static void
+refer_lines(cJSON *group, cJSON *lines, struct table *t)
+{
+  cJSON *refs = cJSON_CreateArray();
+  cJSON *s;
+
+  while ((s = cJSON_DetachItemFromArray(lines, 0)) != NULL)
+    cJSON_AddItemToArray(refs, cJSON_CreateNumber(intern(
+                                   t, strdup(cJSON_GetStringValue(s)), s)));
+  cJSON_ReplaceItemInObjectCaseSensitive(group, "lines", refs);
+}
+
+static void
+refer(cJSON *node, struct table *frames, struct table *lines)
+{
+  cJSON *it = node != NULL ? node->child : NULL;
+
+  while (it != NULL) {
+    cJSON *next = it->next;
+
+    if (it->string != NULL && cJSON_IsArray(it) &&
+        strcmp(it->string, "frames") == 0)
+      refer_frames(node, it, frames);
+    else if (it->string != NULL && cJSON_IsArray(it) &&
+             strcmp(it->string, "lines") == 0)
+      refer_lines(node, it, lines);
+    else
+      refer(it, frames, lines);
+    it = next;
+  }
+}
+
+static bool
+table_init(struct table *t, size_t n, cJSON *items)
+{
+  memset(t, 0, sizeof(*t));
+  t->items = items;
+  t->keys = calloc(n + 1, sizeof(*t->keys));
+  return t->keys != NULL && hcreate_r(n * 2 + 16, &t->h) != 0;
+}
+
+static void
+table_free(struct table *t)
+{
+  hdestroy_r(&t->h);
+  for (size_t i = 0; i < t->n; i++)
+    free(t->keys[i]);
+  free(t->keys);
+}
+
+/* Moves every group's frames and lines of doc into doc's "frames" and
+ * "strings".  Returns 0 or -ENOMEM. */
+static int
+write_once(cJSON *doc)
+{
+  size_t n = count_refs(doc);
+  cJSON *frames = cJSON_CreateArray(), *strings = cJSON_CreateArray();
+  struct table tf, ts;
+  bool ok = table_init(&tf, n, frames) && table_init(&ts, n, strings);
+
+  if (ok) {
+    refer(doc, &tf, &ts);
+    ok = !tf.failed && !ts.failed;
+  }
+  table_free(&tf);
+  table_free(&ts);
+  cJSON_AddItemToObject(doc, "frames", frames);
+  cJSON_AddItemToObject(doc, "strings", strings);
+  return ok ? 0 : -ENOMEM;
+}
+
+/* ---- the page ---------------------------------------------------------- */
+
+/* JSON inside a script element: '<', '>' and '&' as \u escapes, which
+ * JSON.parse reads back as the characters they stand for. */
+static void
+put_json(FILE *f, const char *json)
+{
+  for (const char *p = json; *p != '\0'; p++) {
+    size_t run = strcspn(p, "<>&");
+
+    fwrite(p, 1, run, f);
+    p += run;
+    if (*p == '\0')
+      break;
+    fprintf(f, "\\u%04x", (unsigned char)*p);
+  }
+}
+
+static void
+put_page(FILE *f, const char *json)
+{
+  for (size_t i = 0; i < sizeof(cmg__page_lines) / sizeof(*cmg__page_lines);
+       i++) {
+    const char *line = cmg__page_lines[i];
+    const char *at = strstr(line, MARKER);
+
+    if (at == NULL) {
+      fputs(line, f);
+      continue;
+    }
+    fwrite(line, 1, (size_t)(at - line), f);
+    put_json(f, json);
+    fputs(at + strlen(MARKER), f);
+  }
+}
+
+/* ---- the command ------------------------------------------------------- */
+
+static cJSON *
+data_of(char *const *files, int n, bool diff, struct cmg__tool_supp *supp,
+        const struct cmg__tool_opts *o, const struct cmg__tool_report *r)
+{
+  cJSON *doc = cJSON_CreateObject();
+  cJSON *reports = cJSON_CreateArray();
+  cJSON *summary = summary_of(diff ? files + 1 : files, diff ? 1 : n, supp, o);
+  cJSON *base = diff && summary != NULL ? summary_of(files, 1, supp, o) : NULL;
+  cJSON *d = base != NULL ? diff_of(files, supp, o) : NULL;
+
+  cJSON_AddStringToObject(doc, "format", "cumemguard-html");
+  cJSON_AddNumberToObject(doc, "version", 1);
+  cJSON_AddStringToObject(doc, "tool", CMG__TOOL_NAME " " CMG_VERSION_STRING);
+  cJSON_AddStringToObject(doc, "mode", diff ? "diff" : n > 1 ? "merge" : "run");
+  cJSON_AddItemToObject(doc, "summary", summary);
+  cJSON_AddItemToObject(doc, "base", base != NULL ? base : cJSON_CreateNull());
+  cJSON_AddItemToObject(doc, "diff", d != NULL ? d : cJSON_CreateNull());
+  for (int i = 0; i < n; i++)
+    cJSON_AddItemToArray(reports, report_json(&r[i]));
+  cJSON_AddItemToObject(doc, "reports", reports);
+  if (summary == NULL || (diff && (base == NULL || d == NULL))) {
+    cJSON_Delete(doc);
+    return NULL;
+  }
+  return doc;
+}
+
+int
+cmg__tool_html_main(char *const *files, int n_files, bool merged,
+                    struct cmg__tool_supp *supp,
+                    const struct cmg__tool_opts *opts, const char *output)
+{
+  struct cmg__tool_opts o = *opts;
+  struct cmg__tool_report *r = NULL;
+  int rc = CMG__TOOL_EXIT_ERROR;
+
+  o.top = 0;
+  o.json = true;
+  o.stack_text = true;
+  if (cmg__tool_raw_read(files, n_files, 0, &r) != 0)
+    return rc;
+  cJSON *doc = data_of(files, n_files, n_files == 2 && !merged, supp, &o, r);
+  char *json = NULL;
+  if (doc != NULL && write_once(doc) == 0)
+    json = cJSON_PrintUnformatted(doc);
+  if (doc != NULL && json == NULL)
+    cmg__tool_say("out of memory");
+  FILE *f = json != NULL ? cmg__tool_raw_create(output) : NULL;
+  if (f != NULL) {
+    put_page(f, json);
+    rc = cmg__tool_raw_close(f, output, 0);
+  }
+  free(json);
+  cJSON_Delete(doc);
+  cmg__tool_raw_free(r, n_files);
+  return rc;
+}

@@ -1,0 +1,284 @@
+// Drives the pages of `cumemguard-report html` in Debian's chromium,
+// headless, through the DevTools protocol (puppeteer-core), and prints TAP
+// lines numbered from FIRST:
+//
+//   node page-test.js PLAN.json FIRST
+//
+// PLAN.json: { chromium, shots (a folder), pages: [ { name, html,
+// summary (cumemguard-report --json --top 0 of the same reports, for what
+// each moment must show), diff (diff --json, for BASE NEW pages), hostile
+// (the report's strings hold markup), search (a function name of the
+// report) } ] }.  Ends with the TAP plan; exits 1 when a check failed.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+let n = Number(process.argv[3] || 1) - 1;
+let failed = 0;
+function tap(ok, what, detail) {
+  n++;
+  console.log(`${ok ? 'ok' : 'not ok'} ${n} - ${what}`);
+  if (!ok) {
+    failed++;
+    if (detail !== undefined)
+      for (const l of String(detail).split('\n')) console.log(`#   ${l}`);
+  }
+}
+function same(got, want, what) {
+  const g = JSON.stringify(got), w = JSON.stringify(want);
+  tap(g === w, what, g === w ? undefined : `got  ${g}\nwant ${w}`);
+}
+
+// Rows as (bytes, count) pairs, sorted, so that order does not matter.
+function pairs(groups) {
+  return (groups || []).map((g) => [g.bytes, g.count])
+    .sort((a, b) => b[0] - a[0] || b[1] - a[1]);
+}
+
+async function rows(page) {
+  return page.$$eval('#groups tr.group', (trs) =>
+    trs.map((tr) => [Number(tr.dataset.bytes), Number(tr.dataset.count)])
+      .sort((a, b) => b[0] - a[0] || b[1] - a[1]));
+}
+
+async function selected(page) {
+  return page.$eval('#moments button.moment.selected', (b) => b.dataset.moment)
+    .catch(() => null);
+}
+
+// The first rows the page shows at first (it lists 200, then "show all").
+const FIRST_ROWS = 200;
+function firstRows(p) {
+  return p.slice(0, FIRST_ROWS);
+}
+
+// Whether a screenshot is a picture: the page draws it on a canvas and
+// counts the colours of a sample of its pixels.
+async function notBlank(page, png) {
+  const url = 'data:image/png;base64,' + png.toString('base64');
+  return page.evaluate(async (u) => {
+    const img = new Image();
+    await new Promise((ok, ko) => { img.onload = ok; img.onerror = ko; img.src = u; });
+    const c = document.createElement('canvas');
+    c.width = img.width; c.height = img.height;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    const seen = new Set();
+    for (let i = 0; i < d.length; i += 4 * 97) seen.add(`${d[i]},${d[i + 1]},${d[i + 2]}`);
+    return seen.size;
+  }, url);
+}
+
+async function shot(page, dir, name, what) {
+  const file = path.join(dir, `${name}.png`);
+  const png = await page.screenshot({ path: file, fullPage: false });
+  const colours = await notBlank(page, png);
+  tap(colours >= 4, `${what}: screenshot ${name}.png is not blank (${colours} colours)`);
+}
+
+async function open(browser, p) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  const fetched = [], errors = [];
+  const self = 'file://' + path.resolve(p.html);
+  await page.setRequestInterception(true);
+  page.on('request', (r) => {
+    const u = r.url();
+    if (u === self || u.startsWith('data:') || u === 'about:blank') {
+      r.continue();
+    } else {
+      fetched.push(u);
+      r.abort();
+    }
+  });
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('dialog', (d) => { errors.push(`dialog: ${d.message()}`); d.dismiss(); });
+  const t0 = Date.now();
+  await page.goto(self, { waitUntil: 'load', timeout: 60000 });
+  let ready = true;
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 })
+    .catch(() => { ready = false; });
+  return { page, fetched, errors, ms: Date.now() - t0, ready };
+}
+
+// Selects a moment by its button and checks the rows against want.
+async function moment(page, id, want, what) {
+  const b = await page.$(`#moments button.moment[data-moment="${id}"]`);
+  tap(b !== null, `${what}: a button selects it`);
+  if (b === null) return;
+  await b.click();
+  same(await selected(page), id, `${what}: selected`);
+  same(await rows(page), firstRows(pairs(want)), `${what}: the live groups are --json's`);
+}
+
+async function checkMarks(page, p, s, name) {
+  const peak = await page.$('#timeline svg.chart circle.mark-peak');
+  if (peak !== null && s.peaks.length > 0) {
+    await peak.evaluate((e) => e.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+    const id = await selected(page);
+    const i = id !== null && id.startsWith('peak:') ? Number(id.slice(5)) : -1;
+    tap(i >= 0, `${name}: clicking the chart's peak selects a peak`, `selected ${id}`);
+    if (i >= 0)
+      same(await rows(page), firstRows(pairs(s.peaks[i].by_stack)),
+        `${name}: the groups shown at the clicked peak are --json's peaks[${i}]`);
+  }
+  const denial = await page.$('#timeline svg.chart g.mark-denial');
+  if (denial !== null && s.first_denials.length > 0) {
+    await denial.evaluate((e) => e.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+    const id = await selected(page);
+    const i = id !== null && id.startsWith('denial:') ? Number(id.slice(7)) : -1;
+    tap(i >= 0, `${name}: clicking the chart's first denial selects it`, `selected ${id}`);
+    if (i >= 0)
+      same(await rows(page), firstRows(pairs(s.first_denials[i].by_stack)),
+        `${name}: the groups shown at the clicked denial are --json's first_denials[${i}]`);
+  }
+}
+
+async function checkStack(page, name) {
+  const first = await page.$('#groups tr.group');
+  if (first === null) return;
+  await first.click();
+  const lines = await page.$$eval('#groups tr.stack div.line', (ls) => ls.length);
+  tap(lines > 0, `${name}: a group opens onto its stack (${lines} lines)`);
+  const all = await page.$('#groups tr.stack .all-frames');
+  tap(all !== null, `${name}: the stack can show all its frames`);
+  if (all !== null) {
+    await all.click();
+    const frames = await page.$$eval('#groups tr.stack div.frame', (fs) => fs.length);
+    tap(frames >= lines - 1, `${name}: all frames shown (${frames})`);
+  }
+}
+
+async function checkSearch(page, p, name) {
+  await page.$eval('#search', (e) => { e.value = ''; });
+  await page.type('#search', 'no-such-function-anywhere');
+  same(await page.$$eval('#groups tr.group', (t) => t.length), 0,
+    `${name}: a search that matches nothing shows no group`);
+  await page.$eval('#search', (e) => { e.value = ''; });
+  await page.type('#search', p.search);
+  const got = await page.$$eval('#groups tr.group', (t) => t.length);
+  tap(got > 0, `${name}: searching '${p.search}' finds its groups (${got})`);
+  await page.$eval('#search', (e) => { e.value = ''; e.dispatchEvent(new Event('input', { bubbles: true })); });
+}
+
+async function checkFlame(page, p, name) {
+  const frs = await page.$$('#flame .fr');
+  tap(frs.length > 0, `${name}: the flame graph draws frames (${frs.length})`);
+  if (frs.length === 0) return;
+  const target = frs[Math.min(frs.length - 1, 1)];
+  const label = await target.evaluate((e) => e.dataset.name);
+  await target.evaluate((e) => e.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+  same(await page.$eval('#flame', (e) => e.dataset.zoom || null), label,
+    `${name}: clicking a frame zooms into it`);
+  await page.type('#flame-search', p.search);
+  const matched = await page.$$eval('#flame .fr.match', (m) => m.length);
+  tap(matched > 0, `${name}: the flame search highlights '${p.search}' (${matched})`);
+  await page.click('#flame-reset');
+  same(await page.$eval('#flame', (e) => e.dataset.zoom || null), null,
+    `${name}: reset unzooms`);
+}
+
+async function checkDiff(page, d, name) {
+  const shown = await page.$eval('#compare', (e) => !e.hidden && e.offsetHeight > 0)
+    .catch(() => false);
+  tap(shown, `${name}: the compare view is shown`);
+  const deltas = await page.$$eval('#changes tr.change', (t) => t.map((r) => Number(r.dataset.delta)));
+  same(deltas.length, d.changes.length, `${name}: one row per change of diff --json`);
+  const firstShrink = deltas.findIndex((x) => x < 0);
+  tap(firstShrink < 0 || deltas.slice(firstShrink).every((x) => x < 0),
+    `${name}: what grew or is held comes first, then what shrank`, JSON.stringify(deltas));
+  const open = await page.$('#changes tr.change');
+  if (open !== null) {
+    await open.click();
+    const lines = await page.$$eval('#changes tr.stack div.line', (l) => l.length);
+    tap(lines > 0, `${name}: a change opens onto its stack`);
+  }
+}
+
+async function checkHostile(page, name) {
+  const r = await page.evaluate(() => ({
+    pwned: window.__pwned === 1,
+    scripts: document.scripts.length,
+    imgs: document.images.length,
+    text: document.body.innerText,
+  }));
+  tap(!r.pwned, `${name}: no string of the report ran as script`);
+  same(r.scripts, 2, `${name}: the page's own two scripts are its only ones`);
+  same(r.imgs, 0, `${name}: no string became an element`);
+  tap(r.text.includes('<script>window.__pwned=1</script>'),
+    `${name}: markup in a function name shows as text`);
+}
+
+async function onePage(browser, plan, p) {
+  const s = JSON.parse(fs.readFileSync(p.summary, 'utf8')).summaries[0];
+  const o = await open(browser, p);
+  const { page } = o;
+  tap(o.ready, `${p.name}: the page is ready`, o.errors.join('\n'));
+  if (p.big)
+    console.log(`# ${p.name}: ready ${o.ms} ms after it was asked for`);
+  same(await page.$$eval('#devices tr.device', (t) => t.length), s.devices.length,
+    `${p.name}: a row per device`);
+  const end = s.leaks.concat(s.graph || [], s.context || []);
+  same(await selected(page), 'end', `${p.name}: the end is selected at first`);
+  same(await rows(page), firstRows(pairs(end)), `${p.name}: at the end, the live groups are --json's`);
+  await shot(page, plan.shots, `${p.name}-main`, p.name);
+  for (let i = 0; i < s.peaks.length && !p.big; i++)
+    await moment(page, `peak:${i}`, s.peaks[i].by_stack, `${p.name}: peak ${i}`);
+  for (let i = 0; i < s.first_denials.length; i++)
+    await moment(page, `denial:${i}`, s.first_denials[i].by_stack, `${p.name}: denial ${i}`);
+  await checkMarks(page, p, s, p.name);
+  await moment(page, 'end', end, `${p.name}: the end again`);
+  await checkStack(page, p.name);
+  if (p.search) {
+    await checkSearch(page, p, p.name);
+    await checkFlame(page, p, p.name);
+    await page.$eval('#flame', (e) => e.scrollIntoView());
+    await shot(page, plan.shots, `${p.name}-flame`, p.name);
+  }
+  if (p.diff) {
+    await checkDiff(page, JSON.parse(fs.readFileSync(p.diff, 'utf8')), p.name);
+    await page.$eval('#compare', (e) => e.scrollIntoView());
+    await shot(page, plan.shots, `${p.name}-compare`, p.name);
+  }
+  if (p.hostile) await checkHostile(page, p.name);
+  same(o.fetched, [], `${p.name}: nothing was fetched from the network`);
+  same(o.errors, [], `${p.name}: no console error or uncaught exception`);
+  await page.close();
+}
+
+async function main() {
+  const plan = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+  let puppeteer;
+  try {
+    puppeteer = require('puppeteer-core');
+  } catch (e) {
+    tap(false, `puppeteer-core loads (scripts/install-deps.sh installs it): ${e.message.split('\n')[0]}`);
+    return;
+  }
+  let browser;
+  try {
+    browser = await puppeteer.launch({
+      executablePath: plan.chromium,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
+  } catch (e) {
+    tap(false, `chromium starts (${plan.chromium}): ${e.message.split('\n')[0]}`);
+    return;
+  }
+  tap(true, `chromium starts (${await browser.version()})`);
+  try {
+    for (const p of plan.pages) await onePage(browser, plan, p);
+  } catch (e) {
+    tap(false, `the checks ran to the end: ${e.stack}`);
+  } finally {
+    await browser.close();
+  }
+}
+
+main().then(() => {
+  console.log(`1..${n}`);
+  process.exit(failed ? 1 : 0);
+});
