@@ -96,6 +96,12 @@ long long cmgb_rss_anon(void);
 /* Bytes malloc holds for the program (in use plus mmapped chunks). */
 long long cmgb_malloc_bytes(void);
 
+/* Runs argv[0] with argv, its output discarded, runs + 1 times; the first
+ * run warms the page cache and is not counted.  Returns 0 with the median
+ * and the minimum of the others in seconds, or the exit status of the run
+ * that failed (128 when a signal ended it). */
+int cmgb_time_run(char *const argv[], int runs, double *med, double *min);
+
 /* Prints one result line "key value" on stdout for the harness. */
 void cmgb_put(const char *key, double value);
 
@@ -189,6 +195,28 @@ void cmgb_snapshot_require(void);
 /* Its section of the table, and its member of the JSON. */
 void cmgb_print_snapshot(void);
 void cmgb_snapshot_json(FILE *f);
+
+/* ---- page.c: the report's page in a browser ---------------------------- */
+
+/* Times `tool html -o TMPDIR/page.html REPORT` (html.write.s_*) and keeps
+ * the page's size (html.bytes), then has `node SCRIPT PAGE RUNS`
+ * (bench/page-load.js) time the page in headless Chromium until it is
+ * ready (html.ready.ms_*).  A missing tool, node, puppeteer-core or
+ * Chromium leaves the figures unset and says why in the rows; it never
+ * counts as the harness breaking.  script may be NULL. */
+void cmgb_run_page(const char *tool, const char *report, const char *tmpdir,
+                   const char *script);
+/* Its rows of the table's section 4, and its members of the JSON's
+ * "report" object (each written with a leading ", "). */
+void cmgb_print_page(void);
+void cmgb_page_json(FILE *f);
+
+/* ---- table.c: results.json's values ------------------------------------ */
+
+/* A number, null for none; "name": {"median": , "min": }; a string. */
+void cmgb_jnum(FILE *f, double v);
+void cmgb_jstat(FILE *f, const char *name, double med, double min);
+void cmgb_jstr(FILE *f, const char *s);
 
 /* ---- work.c: the child modes ------------------------------------------- */
 

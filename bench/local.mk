@@ -13,6 +13,7 @@ bench_cmgbench_SOURCES = \
 	bench/frames_nofp.c \
 	bench/main.c \
 	bench/modes.c \
+	bench/page.c \
 	bench/paths.c \
 	bench/python.c \
 	bench/snapshot.c \
@@ -31,7 +32,8 @@ bench_cmgbench_LDADD = tests/sim/libcuda.la tests/sim/libcudart.la \
 BENCH_RUN = bench/cmgbench$(EXEEXT) \
 	--lib "$(abs_builddir)/.libs/libcumemguard.so" \
 	--sim "$(abs_builddir)/tests/sim/.libs" \
-	--tool "$(abs_builddir)/cumemguard-report$(EXEEXT)"
+	--tool "$(abs_builddir)/cumemguard-report$(EXEEXT)" \
+	--page-load "$(abs_srcdir)/bench/page-load.js"
 
 bench: all bench/cmgbench$(EXEEXT)
 	$(BENCH_RUN) --json bench/results.json
@@ -40,7 +42,7 @@ bench-smoke: all bench/cmgbench$(EXEEXT)
 	$(BENCH_RUN) --smoke --json bench/results-smoke.json
 
 .PHONY: bench bench-smoke
-EXTRA_DIST += docs/PERFORMANCE.md
+EXTRA_DIST += docs/PERFORMANCE.md bench/page-load.js
 CLEANFILES += bench/results.json bench/results-smoke.json
 
 # make check runs the harness in smoke mode (bench/t-smoke.sh).

@@ -2,7 +2,7 @@
  * The benchmark harness (make bench, make bench-smoke).
  *
  *   cmgbench --lib .libs/libcumemguard.so [--sim DIR] [--tool PROGRAM]
- *            [--json FILE] [--smoke]
+ *            [--page-load bench/page-load.js] [--json FILE] [--smoke]
  *
  * It starts itself again as child processes (work.c) with the interposer in
  * LD_PRELOAD, one per configuration, collects the "key value" lines they
@@ -35,7 +35,7 @@
 static char tmpdir[] = "/tmp/cmgbench.XXXXXX";
 
 static struct {
-  const char *lib, *sim, *tool, *json;
+  const char *lib, *sim, *tool, *json, *page_load;
   bool smoke;
 } arg;
 
@@ -290,8 +290,6 @@ run_report(void)
 static void
 time_tool(const char *extra, const char *key, const char *label)
 {
-  double s[64];
-  int n = 0;
   char name[64];
   struct stat st;
   if (arg.tool == NULL || access(arg.tool, X_OK) != 0 ||
@@ -301,40 +299,27 @@ time_tool(const char *extra, const char *key, const char *label)
                           : "n/a (no report written)";
     return;
   }
+  char *argv[] = { (char *)arg.tool, (char *)extra, report_file, NULL };
+  if (extra == NULL)
+    argv[1] = report_file, argv[2] = NULL;
   fprintf(stderr, "  %-24s", label);
   fflush(stderr);
-  for (int r = 0; r < cmgb_plan->report_reps + 1; r++) {
-    uint64_t t0 = cmgb_now_ns();
-    pid_t pid = fork();
-    if (pid == 0) {
-      freopen("/dev/null", "w", stdout);
-      freopen("/dev/null", "w", stderr);
-      if (extra != NULL)
-        execl(arg.tool, arg.tool, extra, report_file, (char *)NULL);
-      else
-        execl(arg.tool, arg.tool, report_file, (char *)NULL);
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    double t = (double)(cmgb_now_ns() - t0) / 1e9;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      static char why[64];
-      snprintf(why, sizeof(why), "failed (status %d)",
-               WIFEXITED(status) ? WEXITSTATUS(status) : 128);
-      cmgb_tool_state = why;
-      fprintf(stderr, "%s\n", why);
-      return;
-    }
-    if (r > 0) /* the first run warms the page cache */
-      s[n++] = t;
+  uint64_t t0 = cmgb_now_ns();
+  double med, min;
+  int rc = cmgb_time_run(argv, cmgb_plan->report_reps, &med, &min);
+  if (rc != 0) {
+    static char why[64];
+    snprintf(why, sizeof(why), "failed (status %d)", rc);
+    cmgb_tool_state = why;
+    fprintf(stderr, "%s\n", why);
+    return;
   }
   snprintf(name, sizeof(name), "%s.s_min", key);
-  cmgb_store(name, cmgb_min(s, (size_t)n));
+  cmgb_store(name, min);
   snprintf(name, sizeof(name), "%s.s_med", key);
-  cmgb_store(name, cmgb_median(s, (size_t)n));
+  cmgb_store(name, med);
   cmgb_tool_state = "ok";
-  fprintf(stderr, "%6.1f s\n", cmgb_get(name) * n);
+  fprintf(stderr, "%6.1f s\n", (double)(cmgb_now_ns() - t0) / 1e9);
 }
 
 /* The summary as people run it (the program's files read for names), and
@@ -408,8 +393,9 @@ remove_tmpdir(void)
 static int
 usage(void)
 {
-  fprintf(stderr, "usage: cmgbench --lib LIBCUMEMGUARD [--sim DIR] "
-          "[--tool PROGRAM] [--json FILE] [--smoke]\n");
+  fprintf(stderr,
+          "usage: cmgbench --lib LIBCUMEMGUARD [--sim DIR] "
+          "[--tool PROGRAM] [--page-load SCRIPT] [--json FILE] [--smoke]\n");
   return 2;
 }
 
@@ -435,6 +421,8 @@ main(int argc, char **argv)
       arg.tool = v, i++;
     else if (strcmp(a, "--json") == 0)
       arg.json = v, i++;
+    else if (strcmp(a, "--page-load") == 0)
+      arg.page_load = v, i++;
     else
       return usage();
   }
@@ -462,6 +450,7 @@ main(int argc, char **argv)
   run_repeats(share);
   run_report();
   run_tool();
+  cmgb_run_page(arg.tool, report_file, tmpdir, arg.page_load);
   run_snapshot();
   cmgb_run_python(arg.lib, arg.sim, tmpdir);
   run_repeats(cmgb_plan->repeats);

@@ -225,6 +225,12 @@ make_targets(void)
   targets[i++] = (struct target){ "report read and summarized",
                                   cmgb_get("report.read.s_med"), 2, "s",
                                   true };
+  targets[i++] =
+      (struct target){ "report's HTML page, size", cmgb_get("html.bytes") / 1e6,
+                       20, "MB", true };
+  targets[i++] =
+      (struct target){ "report's HTML page, ready in chromium",
+                       cmgb_get("html.ready.ms_med") / 1e3, 3, "s", true };
   ntargets = i;
 }
 
@@ -398,6 +404,7 @@ cmgb_print_table(void)
              cmgb_get("report.read_nosym.s_min"));
   } else
     printf("   cumemguard-report: %s\n", cmgb_tool_state);
+  cmgb_print_page();
 
   print_repeats();
 
@@ -430,8 +437,8 @@ cmgb_print_table(void)
 
 /* ---- JSON ------------------------------------------------------------- */
 
-static void
-jnum(FILE *f, double v)
+void
+cmgb_jnum(FILE *f, double v)
 {
   if (isnan(v) || isinf(v))
     fputs("null", f);
@@ -439,18 +446,18 @@ jnum(FILE *f, double v)
     fprintf(f, "%.6g", v);
 }
 
-static void
-jstat(FILE *f, const char *name, double med, double min)
+void
+cmgb_jstat(FILE *f, const char *name, double med, double min)
 {
   fprintf(f, "\"%s\": {\"median\": ", name);
-  jnum(f, med);
+  cmgb_jnum(f, med);
   fputs(", \"min\": ", f);
-  jnum(f, min);
+  cmgb_jnum(f, min);
   fputs("}", f);
 }
 
-static void
-jstr(FILE *f, const char *s)
+void
+cmgb_jstr(FILE *f, const char *s)
 {
   fputc('"', f);
   for (; *s; s++)
@@ -471,23 +478,23 @@ cmgb_write_json(const char *path)
   if (f == NULL)
     return -errno;
   fprintf(f, "{\n  \"schema\": \"cumemguard-bench/1\",\n  \"mode\": ");
-  jstr(f, cmgb_plan->mode);
+  cmgb_jstr(f, cmgb_plan->mode);
   fprintf(f, ",\n  \"complete\": %s,\n  \"machine\": {\"cpu\": ",
           cmgb_broken ? "false" : "true");
-  jstr(f, cmgb_machine.cpu);
+  cmgb_jstr(f, cmgb_machine.cpu);
   fprintf(f, ", \"cores\": %ld, \"kernel\": ",
           cmgb_machine.cores);
-  jstr(f, cmgb_machine.kernel);
+  cmgb_jstr(f, cmgb_machine.kernel);
   fputs(", \"glibc\": ", f);
-  jstr(f, gnu_get_libc_version());
+  cmgb_jstr(f, gnu_get_libc_version());
   fputs(", \"compiler\": ", f);
-  jstr(f, "gcc " __VERSION__);
+  cmgb_jstr(f, "gcc " __VERSION__);
   fputs(", \"clocksource\": ", f);
-  jstr(f, cmgb_machine.clocksource);
+  cmgb_jstr(f, cmgb_machine.clocksource);
   fputs(", \"loadavg_start\": ", f);
-  jnum(f, cmgb_machine.load_start);
+  cmgb_jnum(f, cmgb_machine.load_start);
   fputs(", \"loadavg_end\": ", f);
-  jnum(f, cmgb_machine.load_end);
+  cmgb_jnum(f, cmgb_machine.load_end);
   fprintf(f, "},\n  \"units\": {\"calls\": \"ns per alloc+free pair\", "
           "\"threads\": \"pairs per second; cpu: ns per pair\", "
           "\"scale\": \"ns per pair\", "
@@ -497,10 +504,10 @@ cmgb_write_json(const char *path)
           CMGB_CALL_DEPTH, 1 << 20);
 
   fputs("  \"floor\": {", f);
-  jstat(f, "ns", cmgb_get("calls.0.floor.ns_med"),
+  cmgb_jstat(f, "ns", cmgb_get("calls.0.floor.ns_med"),
         cmgb_get("calls.0.floor.ns_min"));
   fputs("},\n  \"least_added\": {", f);
-  jstat(f, "ns", cmgb_get("calls.0.least.ns_med"),
+  cmgb_jstat(f, "ns", cmgb_get("calls.0.least.ns_med"),
         cmgb_get("calls.0.least.ns_min"));
   fputs("},\n  \"calls\": [", f);
   for (int d = 0; d < CMGB_NDEPTHS; d++)
@@ -509,16 +516,16 @@ cmgb_write_json(const char *path)
       int dd = cmgb_depths[d];
       fprintf(f, "%s\n    {\"path\": \"%s\", \"stack_depth\": %d, ",
               d + p ? "," : "", k, dd);
-      jstat(f, "without", cmgb_get("calls.%d.%s.bare_med", dd, k),
+      cmgb_jstat(f, "without", cmgb_get("calls.%d.%s.bare_med", dd, k),
             cmgb_get("calls.%d.%s.bare_min", dd, k));
       fputs(", ", f);
-      jstat(f, "with", cmgb_get("calls.%d.%s.with_med", dd, k),
+      cmgb_jstat(f, "with", cmgb_get("calls.%d.%s.with_med", dd, k),
             cmgb_get("calls.%d.%s.with_min", dd, k));
       fputs(", ", f);
-      jstat(f, "added", cmgb_get("calls.%d.%s.added_med", dd, k),
+      cmgb_jstat(f, "added", cmgb_get("calls.%d.%s.added_med", dd, k),
             cmgb_get("calls.%d.%s.added_min", dd, k));
       fputs(", \"ratio\": ", f);
-      jnum(f, cmgb_get("calls.%d.%s.ratio_med", dd, k));
+      cmgb_jnum(f, cmgb_get("calls.%d.%s.ratio_med", dd, k));
       fputs("}", f);
     }
   fputs("\n  ],\n", f);
@@ -534,22 +541,22 @@ cmgb_write_json(const char *path)
       static const char *const jv[] = { "empty_pair", "without", "with" };
       for (int i = 0; i < 3; i++) {
         fprintf(f, ", \"%s\": {", jv[i]);
-        jstat(f, "one_thread",
+        cmgb_jstat(f, "one_thread",
               cmgb_get("threads.%s.%d.%s.t1_med", L, dd, v[i]),
               cmgb_get("threads.%s.%d.%s.t1_min", L, dd, v[i]));
         fputs(", ", f);
-        jstat(f, "two_threads",
+        cmgb_jstat(f, "two_threads",
               cmgb_get("threads.%s.%d.%s.t2_med", L, dd, v[i]),
               cmgb_get("threads.%s.%d.%s.t2_min", L, dd, v[i]));
         fputs(", ", f);
-        jstat(f, "ratio", cmgb_get("threads.%s.%d.%s.ratio_med", L, dd, v[i]),
+        cmgb_jstat(f, "ratio", cmgb_get("threads.%s.%d.%s.ratio_med", L, dd, v[i]),
               cmgb_get("threads.%s.%d.%s.ratio_min", L, dd, v[i]));
         fputs(", ", f);
-        jstat(f, "cpu_ns_per_pair_one_thread",
+        cmgb_jstat(f, "cpu_ns_per_pair_one_thread",
               cmgb_get("threads.%s.%d.%s.cpu1_med", L, dd, v[i]),
               cmgb_get("threads.%s.%d.%s.cpu1_min", L, dd, v[i]));
         fputs(", ", f);
-        jstat(f, "cpu_ns_per_pair_two_threads",
+        cmgb_jstat(f, "cpu_ns_per_pair_two_threads",
               cmgb_get("threads.%s.%d.%s.cpu2_med", L, dd, v[i]),
               cmgb_get("threads.%s.%d.%s.cpu2_min", L, dd, v[i]));
         fputs("}", f);
@@ -570,13 +577,13 @@ cmgb_write_json(const char *path)
       for (int k = 0; k < 2; k++) {
         const char *K = kinds[k];
         fprintf(f, ", \"%s\": {", K);
-        jstat(f, "without", cmgb_get("scale.%d.%ld.%s.bare_med", dd, n, K),
+        cmgb_jstat(f, "without", cmgb_get("scale.%d.%ld.%s.bare_med", dd, n, K),
               cmgb_get("scale.%d.%ld.%s.bare_min", dd, n, K));
         fputs(", ", f);
-        jstat(f, "with", cmgb_get("scale.%d.%ld.%s.with_med", dd, n, K),
+        cmgb_jstat(f, "with", cmgb_get("scale.%d.%ld.%s.with_med", dd, n, K),
               cmgb_get("scale.%d.%ld.%s.with_min", dd, n, K));
         fputs(", ", f);
-        jstat(f, "added", cmgb_get("scale.%d.%ld.%s.added_med", dd, n, K),
+        cmgb_jstat(f, "added", cmgb_get("scale.%d.%ld.%s.added_med", dd, n, K),
               cmgb_get("scale.%d.%ld.%s.added_min", dd, n, K));
         fputs("}", f);
       }
@@ -591,51 +598,52 @@ cmgb_write_json(const char *path)
   for (int i = 0; i < 2; i++) {
     fprintf(f, "%s{\"live\": %ld, \"bytes\": ", i ? ", " : "",
             cmgb_plan->mem_live[i]);
-    jnum(f, bytes_per_alloc(cmgb_plan->mem_live[i]));
+    cmgb_jnum(f, bytes_per_alloc(cmgb_plan->mem_live[i]));
     fputs("}", f);
   }
   fprintf(f, "], \"per_stack\": {\"stacks\": %ld, \"stack_depth\": 32, "
           "\"bytes\": ", cmgb_plan->mem_stacks);
-  jnum(f, bytes_per_stack());
+  cmgb_jnum(f, bytes_per_stack());
   fprintf(f, "}},\n  \"report\": {\"live\": %ld, \"stacks\": %ld, "
           "\"file_bytes\": ", cmgb_plan->report_live, cmgb_plan->report_stacks);
-  jnum(f, cmgb_get("report.bytes"));
+  cmgb_jnum(f, cmgb_get("report.bytes"));
   fputs(", ", f);
-  jstat(f, "write_s", cmgb_get("report.write.s_med"),
+  cmgb_jstat(f, "write_s", cmgb_get("report.write.s_med"),
         cmgb_get("report.write.s_min"));
   fputs(", ", f);
   if (isnan(cmgb_get("report.read.s_med")))
     fputs("\"read_s\": null", f);
   else
-    jstat(f, "read_s", cmgb_get("report.read.s_med"),
+    cmgb_jstat(f, "read_s", cmgb_get("report.read.s_med"),
           cmgb_get("report.read.s_min"));
   fputs(", ", f);
   if (isnan(cmgb_get("report.read_nosym.s_med")))
     fputs("\"read_nosym_s\": null", f);
   else
-    jstat(f, "read_nosym_s", cmgb_get("report.read_nosym.s_med"),
+    cmgb_jstat(f, "read_nosym_s", cmgb_get("report.read_nosym.s_med"),
           cmgb_get("report.read_nosym.s_min"));
   fputs(", \"read_state\": ", f);
-  jstr(f, cmgb_tool_state);
+  cmgb_jstr(f, cmgb_tool_state);
+  cmgb_page_json(f);
   fputs("},\n  \"repeats\": [", f);
   for (int i = 0; i < cmgb_plan->repeats; i++) {
     fprintf(f, "%s\n    {\"process\": %d, \"stack_depth\": 0, "
             "\"rounds\": %d, \"without_direct\": ", i ? "," : "", i + 1,
             cmgb_plan->repeat_rounds);
-    jnum(f, cmgb_get("repeat.%d.direct.bare_med", i));
+    cmgb_jnum(f, cmgb_get("repeat.%d.direct.bare_med", i));
     fputs(", \"added\": {", f);
     for (int p = 0; p < NPATHS; p++) {
       fprintf(f, "%s\"%s\": ", p ? ", " : "", path_names[p]);
-      jnum(f, cmgb_get("repeat.%d.%s.added_med", i, path_names[p]));
+      cmgb_jnum(f, cmgb_get("repeat.%d.%s.added_med", i, path_names[p]));
     }
     fputs("}}", f);
   }
   fputs("\n  ],\n  \"targets\": [", f);
   for (int i = 0; i < ntargets; i++) {
     fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-    jstr(f, targets[i].name);
+    cmgb_jstr(f, targets[i].name);
     fputs(", \"value\": ", f);
-    jnum(f, targets[i].value);
+    cmgb_jnum(f, targets[i].value);
     fprintf(f, ", \"%s\": %g, \"unit\": \"%s\", \"verdict\": \"%s\"}",
             targets[i].at_most ? "at_most" : "at_least", targets[i].limit,
             targets[i].unit, verdict(&targets[i]));

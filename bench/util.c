@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmgbench.h"
 
@@ -66,6 +68,35 @@ cmgb_malloc_bytes(void)
 {
   struct mallinfo2 mi = mallinfo2();
   return (long long)(mi.uordblks + mi.hblkhd);
+}
+
+int
+cmgb_time_run(char *const argv[], int runs, double *med, double *min)
+{
+  double s[64];
+  size_t n = 0;
+  for (int r = 0; r < runs + 1 && n < 64; r++) {
+    uint64_t t0 = cmgb_now_ns();
+    pid_t pid = fork();
+    if (pid < 0)
+      return 127;
+    if (pid == 0) {
+      freopen("/dev/null", "w", stdout);
+      freopen("/dev/null", "w", stderr);
+      execv(argv[0], argv);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    double t = (double)(cmgb_now_ns() - t0) / 1e9;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    if (r > 0) /* the first run warms the page cache */
+      s[n++] = t;
+  }
+  *min = cmgb_min(s, n);
+  *med = cmgb_median(s, n);
+  return 0;
 }
 
 void
