@@ -129,8 +129,17 @@ if ! command -v node >/dev/null 2>&1; then
   done_testing
   exit
 fi
+
+# A browser that cannot start is a failure that says why, never a skip.
+printf '{ "chromium": "%s", "shots": "%s", "pages": [] }\n' \
+  "$tmp/no-such-chromium" "$SHOTS" >"$tmp/none.json"
+NODE_PATH=$NODE_MODULES node "$srcdir/tests/html/page-test.js" "$tmp/none.json" 1 \
+  >"$tmp/none.out" 2>&1
+st=$?
+is "$st/$(grep -c "^not ok 1 - chromium starts ($tmp/no-such-chromium): " "$tmp/none.out")" \
+  1/1 "without a browser the browser tests fail, and say why"
+
 NODE_PATH=$NODE_MODULES node "$srcdir/tests/html/page-test.js" "$tmp/plan.json" \
   $((tap_n + 1)) | tee "$tmp/tap"
-st=$?
-grep -q '^not ok' "$tmp/tap" && st=1
-exit $st
+grep -q '^not ok' "$tmp/tap" && exit 1
+grep -q '^1\.\.' "$tmp/tap"
