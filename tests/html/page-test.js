@@ -113,7 +113,21 @@ async function moment(page, id, want, what) {
   same(await rows(page), firstRows(pairs(want)), `${what}: the live groups are --json's`);
 }
 
+// Hovering a chart shows the time and the bytes under the mouse.
+async function checkHover(page, name) {
+  const chart = await page.$('#timeline svg.chart');
+  if (chart === null) return;
+  await chart.evaluate((e) => e.scrollIntoView({ block: 'center' }));
+  const box = await chart.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.9, box.y + box.height * 0.6);
+  const tip = await page.$eval('#tooltip', (e) => (e.hidden ? '' : e.textContent));
+  tap(/\d\.\d{3} s/.test(tip) && /\d (B|KiB|MiB|GiB)/.test(tip),
+    `${name}: hovering the chart shows a time and bytes`, tip);
+  await page.mouse.move(0, 0);
+}
+
 async function checkMarks(page, p, s, name) {
+  await checkHover(page, name);
   const peak = await page.$('#timeline svg.chart circle.mark-peak');
   if (peak !== null && s.peaks.length > 0) {
     await peak.evaluate((e) => e.dispatchEvent(new MouseEvent('click', { bubbles: true })));
