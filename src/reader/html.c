@@ -96,17 +96,22 @@ bytes_or_null(uint64_t bytes)
   return bytes != 0 ? cJSON_CreateNumber((double)bytes) : cJSON_CreateNull();
 }
 
-/* The soft limit of a device: options.soft_limit in bytes, or its percent
- * of the device's physical memory; 0 for none. */
+/* The soft limit of a device in bytes (its own, else the process's; a
+ * percent of its physical memory), 0 for none. */
 static uint64_t
 soft_limit(const struct cmg__tool_report *r, int device)
 {
-  if (r->soft_limit_bytes > 0)
-    return (uint64_t)r->soft_limit_bytes;
-  for (size_t i = 0; r->soft_limit_percent > 0 && i < r->n_devices; i++)
+  const struct cmg__tool_soft *s = &r->soft_limit;
+
+  if (device >= 0 && device < CMG__TOOL_SOFT_DEVICES &&
+      (r->soft_limits[device].bytes > 0 || r->soft_limits[device].percent > 0))
+    s = &r->soft_limits[device];
+  if (s->bytes > 0)
+    return (uint64_t)s->bytes;
+  for (size_t i = 0; s->percent > 0 && i < r->n_devices; i++)
     if (r->devices[i].ordinal == device)
-      return (uint64_t)((double)r->devices[i].physical_bytes *
-                        r->soft_limit_percent / 100);
+      return (uint64_t)((double)r->devices[i].physical_bytes * s->percent /
+                        100);
   return 0;
 }
 

@@ -356,24 +356,49 @@ read_process(struct cmg__tool_reader *rd, const cJSON *root,
   return read_summary(rd, root, r);
 }
 
-/* options.soft_limit ({"bytes": N}, {"percent": P} or null; absent from
- * some reports), which the page draws. */
+/* A soft limit as options has it: {"bytes": N}, {"percent": P} or null. */
 static int
-read_soft_limit(struct cmg__tool_reader *rd, const cJSON *o,
-                struct cmg__tool_report *r)
+read_soft(struct cmg__tool_reader *rd, const cJSON *sl, const char *at,
+          struct cmg__tool_soft *out)
 {
-  const cJSON *sl = cJSON_GetObjectItemCaseSensitive(o, "soft_limit");
-
   if (sl == NULL || cJSON_IsNull(sl))
     return 0;
   if (!cJSON_IsObject(sl))
-    return cmg__tool_wrong(rd, "options", "soft_limit",
-                           "null or {\"bytes\": N} or {\"percent\": P}", sl);
+    return cmg__tool_fail_item(
+        rd, at, "null or {\"bytes\": N} or {\"percent\": P}", sl);
   if (has_member(sl, "bytes"))
-    return cmg__tool_number(rd, sl, "options.soft_limit", "bytes",
-                            &r->soft_limit_bytes);
-  return cmg__tool_number(rd, sl, "options.soft_limit", "percent",
-                          &r->soft_limit_percent);
+    return cmg__tool_number(rd, sl, at, "bytes", &out->bytes);
+  return cmg__tool_number(rd, sl, at, "percent", &out->percent);
+}
+
+/* options.soft_limit and soft_limits (by ordinal), which the page draws;
+ * absent from some reports. */
+static int
+read_soft_limits(struct cmg__tool_reader *rd, const cJSON *o,
+                 struct cmg__tool_report *r)
+{
+  const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "soft_limits"), *it;
+
+  CHECK(read_soft(rd, cJSON_GetObjectItemCaseSensitive(o, "soft_limit"),
+                  "options.soft_limit", &r->soft_limit));
+  if (per != NULL && !cJSON_IsObject(per))
+    return cmg__tool_wrong(rd, "options", "soft_limits", "an object", per);
+  cJSON_ArrayForEach(it, per)
+  {
+    char *end;
+    long ordinal = strtol(it->string, &end, 10);
+
+    if (end == it->string || *end != '\0' || ordinal < 0 ||
+        ordinal >= CMG__TOOL_SOFT_DEVICES)
+      return cmg__tool_fail(rd,
+                            "options.soft_limits: \"%s\" is no device "
+                            "ordinal from 0 to %d",
+                            it->string, CMG__TOOL_SOFT_DEVICES - 1);
+    char at[48];
+    snprintf(at, sizeof(at), "options.soft_limits.%ld", ordinal);
+    CHECK(read_soft(rd, it, at, &r->soft_limits[ordinal]));
+  }
+  return 0;
 }
 
 /*
@@ -395,7 +420,7 @@ read_pools(struct cmg__tool_reader *rd, const cJSON *root,
   if (np != NULL && !cJSON_IsBool(np))
     return cmg__tool_wrong(rd, "options", "no_pools", "true or false", np);
   r->no_pools = cJSON_IsTrue(np);
-  CHECK(read_soft_limit(rd, o, r));
+  CHECK(read_soft_limits(rd, o, r));
   if (!has_member(o, "pool_switches"))
     return 0;
   CHECK(cmg__tool_array(rd, o, "options", "pool_switches", &sw, &n));

@@ -116,6 +116,14 @@ struct cmg__tool_rdenial {
   struct cmg__tool_comp comp; /* bytes = live_bytes, time of the denial */
 };
 
+/* A soft limit: bytes, or a percent of the device; both 0 for none. */
+struct cmg__tool_soft {
+  double bytes, percent;
+};
+
+/* The devices options.soft_limits can name (the library's). */
+#define CMG__TOOL_SOFT_DEVICES 16
+
 struct cmg__tool_report {
   char *file;
   long pid;
@@ -131,8 +139,9 @@ struct cmg__tool_report {
   uint64_t live_allocations, live_bytes, untracked_frees, denials;
   uint64_t events[3]; /* warn, wait, soft_limit; 0 in older reports */
   bool no_pools;      /* options.no_pools; false in older reports */
-  /* options.soft_limit: bytes, or percent of each device; 0 for none. */
-  double soft_limit_bytes, soft_limit_percent;
+  /* options.soft_limit, and soft_limits by device ordinal. */
+  struct cmg__tool_soft soft_limit;
+  struct cmg__tool_soft soft_limits[CMG__TOOL_SOFT_DEVICES];
   /* "python": why its frames are not in the stacks, or NULL (no Python,
    * frames captured, or a report from before Python frames). */
   char *python_note;

@@ -94,6 +94,14 @@ is "$(js "$tmp/a.back.json" '[(t["limit_bytes"], t["soft_limit_bytes"]) for t in
 is "$(js "$tmp/a.back.json" 'len(d["frames"]) == len({json.dumps(f, sort_keys=True) for f in d["frames"]})')" \
   True "each frame is written once"
 
+# A device's own soft limit, in percent of its memory, before the process's.
+CMG_SIM_DEVICES=16G,8G CUMEMGUARD_OPTIONS=soft_limit=700M,soft_limit.1=50% \
+  guard "--report $tmp/s.json" app_rt_shared alloc 1M device 1 alloc 1M
+tool html -o "$tmp/s.html" "$tmp/s.json"
+back "$tmp/s.html" "$tmp/s.back.json"
+is "$rc/$(js "$tmp/s.back.json" '[(t["device"], t["soft_limit_bytes"]) for t in d["reports"][0]["timeline"]]')" \
+  "0/[(0, $((700 * M))), (1, $((4096 * M)))]" "each device's soft limit, its own first"
+
 # BASE NEW, and several merged.
 tool html -o "$tmp/d.html" "$DATA/gpu/torch-release-before.json" \
   "$DATA/gpu/torch-release-after.json"
