@@ -1,5 +1,5 @@
 """The overhead case's JAX side: a jitted training step (MLP, plain SGD,
-batch 1024) timed step by step after a warm-up.  Prints RESULT
+batch 1024, XLA's autotuning off) timed step by step after a warm-up.  Prints RESULT
 step_ms=MEDIAN.  The suite runs it without and with the interposer (stacks
 on), alternating, and compares the medians (case overhead-jax)."""
 import os
@@ -10,6 +10,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cmgcase as C  # noqa: E402
 
+# XLA times candidate GEMM kernels when it compiles and keeps the fastest,
+# so two processes can run different kernels: steps 20% apart between runs
+# of the same program hide a 1% difference.  Without autotuning every
+# process compiles the same kernels.
+os.environ.setdefault("XLA_FLAGS", "--xla_gpu_autotune_level=0")
 C.need("jax")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
