@@ -470,19 +470,6 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
   return d;
 }
 
-void *
-cmg__tool_diff_json(const struct cmg__tool_view *base,
-                    const struct cmg__tool_view *now,
-                    const struct cmg__tool_opts *o)
-{
-  size_t n;
-  struct change *c = changes(base, now, &n);
-  cJSON *d = c != NULL ? diff_json(base, now, c, n, o) : NULL;
-
-  free(c);
-  return d;
-}
-
 int
 cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
                const struct cmg__tool_view *now, const struct cmg__tool_opts *o)
@@ -510,13 +497,18 @@ cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
   return rc;
 }
 
-int
-cmg__tool_diff_main(const char *base_file, const char *new_file,
-                    struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
+/* Reads the two reports into views over one index, devices matched by
+ * ordinal, and calls done(); 0, or -1 after saying why. */
+static int
+with_pair(const char *base_file, const char *new_file,
+          struct cmg__tool_supp *supp,
+          int (*done)(const struct cmg__tool_view *,
+                      const struct cmg__tool_view *, void *),
+          void *arg)
 {
   struct cmg__tool_index ix;
   struct cmg__tool_view base, now;
-  int rc = CMG__TOOL_EXIT_ERROR;
+  int rc = -1;
 
   cmg__tool_index_init(&ix);
   cmg__tool_view_init(&base, &ix, false);
@@ -524,13 +516,56 @@ cmg__tool_diff_main(const char *base_file, const char *new_file,
   if (cmg__tool_load(&base, base_file) == 0 &&
       cmg__tool_load(&now, new_file) == 0 &&
       cmg__tool_finish(&base, supp) == 0 && cmg__tool_finish(&now, supp) == 0) {
-    if (cmg__tool_diff(stdout, &base, &now, o) == 0)
-      rc = 0;
-    else
+    rc = done(&base, &now, arg);
+    if (rc != 0)
       cmg__tool_say("out of memory");
   }
   cmg__tool_view_free(&base);
   cmg__tool_view_free(&now);
   cmg__tool_index_free(&ix);
   return rc;
+}
+
+static int
+print_diff(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
+           void *o)
+{
+  return cmg__tool_diff(stdout, base, now, o) == 0 ? 0 : -1;
+}
+
+struct json_arg {
+  const struct cmg__tool_opts *o;
+  cJSON *doc;
+};
+
+static int
+keep_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
+          void *arg)
+{
+  struct json_arg *a = arg;
+  size_t n;
+  struct change *c = changes(base, now, &n);
+
+  a->doc = c != NULL ? diff_json(base, now, c, n, a->o) : NULL;
+  free(c);
+  return a->doc != NULL ? 0 : -1;
+}
+
+void *
+cmg__tool_diff_json(const char *base_file, const char *new_file,
+                    struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
+{
+  struct json_arg a = { o, NULL };
+
+  with_pair(base_file, new_file, supp, keep_json, &a);
+  return a.doc;
+}
+
+int
+cmg__tool_diff_main(const char *base_file, const char *new_file,
+                    struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
+{
+  return with_pair(base_file, new_file, supp, print_diff, (void *)o) == 0
+             ? 0
+             : CMG__TOOL_EXIT_ERROR;
 }

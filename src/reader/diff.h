@@ -16,10 +16,10 @@ int cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
                    const struct cmg__tool_view *now,
                    const struct cmg__tool_opts *o);
 
-/* The difference as the JSON document of diff --json (a cJSON item, as
- * void *); NULL when out of memory. */
-void *cmg__tool_diff_json(const struct cmg__tool_view *base,
-                          const struct cmg__tool_view *now,
+/* diff --json of two reports, read as the diff command reads them (a
+ * cJSON item, as void *); NULL after saying why. */
+void *cmg__tool_diff_json(const char *base_file, const char *new_file,
+                          struct cmg__tool_supp *supp,
                           const struct cmg__tool_opts *o);
 
 /* The diff command: the two reports read into views over one index,

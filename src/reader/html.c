@@ -66,28 +66,6 @@ summary_of(char *const *files, int n, struct cmg__tool_supp *supp,
   return s;
 }
 
-/* diff --json of two reports, read as the diff command reads them. */
-static cJSON *
-diff_of(char *const *files, struct cmg__tool_supp *supp,
-        const struct cmg__tool_opts *o)
-{
-  struct cmg__tool_index ix;
-  struct cmg__tool_view base, now;
-  cJSON *d = NULL;
-
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&base, &ix, false);
-  cmg__tool_view_init(&now, &ix, false);
-  if (cmg__tool_load(&base, files[0]) == 0 &&
-      cmg__tool_load(&now, files[1]) == 0 &&
-      cmg__tool_finish(&base, supp) == 0 && cmg__tool_finish(&now, supp) == 0)
-    d = cmg__tool_diff_json(&base, &now, o);
-  cmg__tool_view_free(&base);
-  cmg__tool_view_free(&now);
-  cmg__tool_index_free(&ix);
-  return d;
-}
-
 /* ---- what the reports say of time -------------------------------------- */
 
 static cJSON *
@@ -378,7 +356,8 @@ data_of(char *const *files, int n, bool diff, struct cmg__tool_supp *supp,
   cJSON *reports = cJSON_CreateArray();
   cJSON *summary = summary_of(diff ? files + 1 : files, diff ? 1 : n, supp, o);
   cJSON *base = diff && summary != NULL ? summary_of(files, 1, supp, o) : NULL;
-  cJSON *d = base != NULL ? diff_of(files, supp, o) : NULL;
+  cJSON *d =
+      base != NULL ? cmg__tool_diff_json(files[0], files[1], supp, o) : NULL;
 
   cJSON_AddStringToObject(doc, "format", "cumemguard-html");
   cJSON_AddNumberToObject(doc, "version", 1);

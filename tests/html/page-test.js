@@ -131,28 +131,24 @@ async function checkHover(page, name) {
   await page.mouse.move(0, 0);
 }
 
+// Clicks the chart's first mark of a kind; it must select the moment of
+// that kind (kind:I) whose groups are --json's list[I].by_stack.
+async function clickMark(page, selector, kind, list, name, what) {
+  const mark = await page.$(`#timeline svg.chart ${selector}`);
+  if (mark === null || list.length === 0) return;
+  await mark.evaluate((e) => e.dispatchEvent(new MouseEvent('click', { bubbles: true })));
+  const id = await selected(page);
+  const i = id !== null && id.startsWith(`${kind}:`) ? Number(id.slice(kind.length + 1)) : -1;
+  tap(i >= 0, `${name}: clicking the chart's ${what} selects it`, `selected ${id}`);
+  if (i >= 0)
+    same(await rows(page), firstRows(pairs(list[i].by_stack)),
+      `${name}: the groups shown at the clicked ${what} are --json's ${kind === 'peak' ? 'peaks' : 'first_denials'}[${i}]`);
+}
+
 async function checkMarks(page, p, s, name) {
   await checkHover(page, name);
-  const peak = await page.$('#timeline svg.chart circle.mark-peak');
-  if (peak !== null && s.peaks.length > 0) {
-    await peak.evaluate((e) => e.dispatchEvent(new MouseEvent('click', { bubbles: true })));
-    const id = await selected(page);
-    const i = id !== null && id.startsWith('peak:') ? Number(id.slice(5)) : -1;
-    tap(i >= 0, `${name}: clicking the chart's peak selects a peak`, `selected ${id}`);
-    if (i >= 0)
-      same(await rows(page), firstRows(pairs(s.peaks[i].by_stack)),
-        `${name}: the groups shown at the clicked peak are --json's peaks[${i}]`);
-  }
-  const denial = await page.$('#timeline svg.chart g.mark-denial');
-  if (denial !== null && s.first_denials.length > 0) {
-    await denial.evaluate((e) => e.dispatchEvent(new MouseEvent('click', { bubbles: true })));
-    const id = await selected(page);
-    const i = id !== null && id.startsWith('denial:') ? Number(id.slice(7)) : -1;
-    tap(i >= 0, `${name}: clicking the chart's first denial selects it`, `selected ${id}`);
-    if (i >= 0)
-      same(await rows(page), firstRows(pairs(s.first_denials[i].by_stack)),
-        `${name}: the groups shown at the clicked denial are --json's first_denials[${i}]`);
-  }
+  await clickMark(page, 'circle.mark-peak', 'peak', s.peaks, name, 'peak');
+  await clickMark(page, 'g.mark-denial', 'denial', s.first_denials, name, 'first denial');
 }
 
 async function checkStack(page, name) {
