@@ -15,7 +15,10 @@
  *
  * Every context also costs its device sim_context_bytes
  * (CMG_SIM_CONTEXT_BYTES) while it exists, in the device's `used` but not
- * as an allocation.  A primary context exists from the retain that finds
+ * as an allocation, and sim_context_driver_bytes more that the driver
+ * keeps for itself (CMG_SIM_CONTEXT_DRIVER_BYTES): in `used` and
+ * `driver_own`, so out of the device's free memory but not in NVML's
+ * count of the process.  A primary context exists from the retain that finds
  * it missing (refcount 0 -> 1) to its last release.  A reset destroys it
  * even while retained; the retains then name a context that is made
  * again, and charged again, by the next call that needs it current or
@@ -92,11 +95,13 @@ sim_context_charge(struct CUctx_st *c)
   CUresult rc = CUDA_SUCCESS;
   pthread_mutex_lock(&d->lock);
   if (!atomic_load(&c->charged)) {
-    if (sim_context_bytes > d->total - d->used) {
+    uint64_t cost = sim_context_bytes + sim_context_driver_bytes;
+    if (cost > d->total - d->used) {
       rc = CUDA_ERROR_OUT_OF_MEMORY;
     } else {
-      d->used += sim_context_bytes;
-      d->contexts += sim_context_bytes;
+      d->used += cost;
+      d->contexts += cost;
+      d->driver_own += sim_context_driver_bytes;
       if (d->used > d->peak)
         d->peak = d->used;
       atomic_store(&c->charged, true);
@@ -114,8 +119,9 @@ context_uncharge(struct CUctx_st *c)
   struct sim_device *d = &sim_devices[c->phys];
   pthread_mutex_lock(&d->lock);
   if (atomic_load(&c->charged)) {
-    d->used -= sim_context_bytes;
-    d->contexts -= sim_context_bytes;
+    d->used -= sim_context_bytes + sim_context_driver_bytes;
+    d->contexts -= sim_context_bytes + sim_context_driver_bytes;
+    d->driver_own -= sim_context_driver_bytes;
     atomic_store(&c->charged, false);
   }
   pthread_mutex_unlock(&d->lock);

@@ -55,6 +55,7 @@ bool sim_opt_trampoline;
 bool sim_opt_trace;
 bool sim_opt_no_graph_attr;
 uint64_t sim_context_bytes;
+uint64_t sim_context_driver_bytes;
 static bool opt_fork_poison;
 static long long fail_alloc_after = -1;
 static CUresult fail_alloc_code = CUDA_ERROR_OUT_OF_MEMORY;
@@ -161,6 +162,22 @@ after_fork_child(void)
     atomic_store(&poisoned, true);
 }
 
+/* A size from the environment (a context's cost): unset or empty is 0,
+ * malformed says so and makes cuInit fail. */
+static void
+parse_cost(const char *name, uint64_t *out)
+{
+  const char *cost = getenv(name), *end;
+  *out = 0;
+  if (cost == NULL || *cost == '\0' ||
+      (parse_size(cost, &end, out) && *end == '\0'))
+    return;
+  fprintf(stderr, "cmgsim: %s=%s: expected a size (bytes, K, M, G or T)\n",
+          name, cost);
+  config_bad = true;
+  *out = 0;
+}
+
 static void
 configure(void)
 {
@@ -226,17 +243,8 @@ configure(void)
   opt_fork_poison = env_flag("CMG_SIM_FORK_POISON");
   parse_fail("CMG_SIM_FAIL_ALLOC_AFTER", &fail_alloc_after, &fail_alloc_code);
   parse_fail("CMG_SIM_FAIL_FREE_AFTER", &fail_free_after, &fail_free_code);
-  const char *cost = getenv("CMG_SIM_CONTEXT_BYTES");
-  const char *end;
-  if (cost != NULL && *cost != '\0' &&
-      (!parse_size(cost, &end, &sim_context_bytes) || *end != '\0')) {
-    fprintf(stderr,
-            "cmgsim: CMG_SIM_CONTEXT_BYTES=%s: expected a size "
-            "(bytes, K, M, G or T)\n",
-            cost);
-    config_bad = true;
-    sim_context_bytes = 0;
-  }
+  parse_cost("CMG_SIM_CONTEXT_BYTES", &sim_context_bytes);
+  parse_cost("CMG_SIM_CONTEXT_DRIVER_BYTES", &sim_context_driver_bytes);
   pthread_atfork(lock_all, unlock_all, after_fork_child);
 }
 
@@ -844,12 +852,13 @@ cmgsim_physical_count(void)
 }
 
 /* Physical device `phys`: its UUID as nvidia-smi prints it (`uuid` holds
- * at least 41 bytes; may be NULL), its size and the bytes this process
- * holds on it (allocations, contexts, the graph memory pool): NVML's
- * "used" of the device, and of this process on it.  0 or -EINVAL. */
+ * at least 41 bytes; may be NULL), its size, the bytes this process holds
+ * on it (allocations, contexts, the graph memory pool): NVML's "used" of
+ * the device, and the part NVML counts as the process's (all but what
+ * the driver keeps for itself).  Any pointer may be NULL.  0 or -EINVAL. */
 SIM_EXPORT int
 cmgsim_physical(int phys, char *uuid, unsigned long long *total,
-                unsigned long long *used)
+                unsigned long long *used, unsigned long long *process)
 {
   sim_configure_once();
   if (phys < 0 || phys >= sim_nphys)
@@ -860,8 +869,11 @@ cmgsim_physical(int phys, char *uuid, unsigned long long *total,
   pthread_mutex_lock(&d->lock);
   if (total != NULL)
     *total = d->total;
+  bool gone = atomic_load(&torn_down);
   if (used != NULL)
-    *used = atomic_load(&torn_down) ? 0 : d->used;
+    *used = gone ? 0 : d->used;
+  if (process != NULL)
+    *process = gone ? 0 : d->used - d->driver_own;
   pthread_mutex_unlock(&d->lock);
   return 0;
 }

@@ -283,6 +283,8 @@ struct sim_device {
   uint64_t used;   /* every counted allocation, whatever its kind, and
                      the contexts */
   uint64_t contexts; /* the part of `used` that is contexts */
+  uint64_t driver_own; /* the part of `contexts` the driver keeps for
+                          itself, outside NVML's count of the process */
   uint64_t peak;
   uint64_t allocs;
   uint64_t frees;
@@ -305,6 +307,10 @@ SIM_HIDDEN extern bool sim_opt_no_graph_attr;
  * real driver's contexts take device memory nobody allocated (about 518
  * MiB on an H100).  0 by default. */
 SIM_HIDDEN extern uint64_t sim_context_bytes;
+/* CMG_SIM_CONTEXT_DRIVER_BYTES: what the driver keeps for itself with
+ * each context beyond that, which its free memory shows and NVML's count
+ * of the process does not (about 6 MiB on an H100).  0 by default. */
+SIM_HIDDEN extern uint64_t sim_context_driver_bytes;
 
 /* Reads the environment and sets the devices up, once per process. */
 SIM_HIDDEN void sim_configure_once(void);

@@ -12,7 +12,8 @@
  * with one process on it; "reserved" is always 0.  Nothing needs cuInit.
  *
  * nvmlDeviceGetComputeRunningProcesses lists that one process, with all
- * it holds on the device, as the real one lists every process.  The
+ * it holds on the device but what the driver keeps for itself with each
+ * context, as the real one lists every process.  The
  * environment can make it look like a process in a container
  * (CMG_SIM_NVML_PID, the host's pid where NVML reports one) or one that
  * may not list processes (CMG_SIM_NVML_PROCESSES=denied), both of which
@@ -50,7 +51,7 @@ static unsigned int ndevices;
 static struct nvmlDevice_st devices[MAX_DEVICES];
 static int (*physical_count)(void);
 static int (*physical)(int phys, char *uuid, unsigned long long *total,
-                       unsigned long long *used);
+                       unsigned long long *used, unsigned long long *process);
 /* From the environment, at the first nvmlInit that finds it well formed;
  * unchanged after. */
 static bool env_read;
@@ -98,7 +99,8 @@ init(void)
     if (h != NULL) {
       physical_count = (int (*)(void))dlsym(h, "cmgsim_physical_count");
       physical = (int (*)(int, char *, unsigned long long *,
-                          unsigned long long *))dlsym(h, "cmgsim_physical");
+                          unsigned long long *, unsigned long long *))dlsym(
+          h, "cmgsim_physical");
     }
     if (physical_count == NULL || physical == NULL) {
       physical = NULL;
@@ -208,7 +210,7 @@ nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
     return NVML_ERROR_INVALID_ARGUMENT;
   for (unsigned int i = 0; i < ndevices; i++) {
     char text[UUID_TEXT];
-    if (physical(devices[i].phys, text, NULL, NULL) == 0 &&
+    if (physical(devices[i].phys, text, NULL, NULL, NULL) == 0 &&
         strcmp(text, uuid) == 0) {
       *device = &devices[i];
       return NVML_SUCCESS;
@@ -224,7 +226,7 @@ nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
   if (rc != NVML_SUCCESS)
     return rc;
   char text[UUID_TEXT];
-  if (uuid == NULL || physical(device->phys, text, NULL, NULL) != 0)
+  if (uuid == NULL || physical(device->phys, text, NULL, NULL, NULL) != 0)
     return NVML_ERROR_INVALID_ARGUMENT;
   if (length < strlen(text) + 1)
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -257,7 +259,7 @@ memory(nvmlDevice_t device, unsigned long long *total,
   nvmlReturn_t rc = check_device(device);
   if (rc != NVML_SUCCESS)
     return rc;
-  if (physical(device->phys, NULL, total, used) != 0)
+  if (physical(device->phys, NULL, total, used, NULL) != 0)
     return NVML_ERROR_UNKNOWN;
   return NVML_SUCCESS;
 }
@@ -300,7 +302,8 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *mem)
 
 /* The compute processes on a device, into an array of v1 structs or of
  * the later ones: this process, if it holds anything there (used > 0),
- * with the driver's count of all it holds.  *infoCount is the array's
+ * with the driver's count of all it holds but the driver's own share of
+ * its contexts.  *infoCount is the array's
  * size on entry and the number of processes on return; too small, it
  * says how many are needed. */
 static nvmlReturn_t
@@ -313,8 +316,8 @@ processes(nvmlDevice_t device, unsigned int *infoCount, void *infos, bool v1)
     return NVML_ERROR_INVALID_ARGUMENT;
   if (opt_denied)
     return NVML_ERROR_NO_PERMISSION;
-  unsigned long long used;
-  if (physical(device->phys, NULL, NULL, &used) != 0)
+  unsigned long long used, mine;
+  if (physical(device->phys, NULL, NULL, &used, &mine) != 0)
     return NVML_ERROR_UNKNOWN;
   unsigned int n = used > 0 ? 1 : 0;
   if (*infoCount < n) {
@@ -330,11 +333,11 @@ processes(nvmlDevice_t device, unsigned int *infoCount, void *infos, bool v1)
   if (v1) {
     nvmlProcessInfo_v1_t *p = infos;
     p->pid = pid;
-    p->usedGpuMemory = used;
+    p->usedGpuMemory = mine;
   } else {
     nvmlProcessInfo_t *p = infos;
     p->pid = pid;
-    p->usedGpuMemory = used;
+    p->usedGpuMemory = mine;
     p->gpuInstanceId = NOT_MIG;
     p->computeInstanceId = NOT_MIG;
   }

@@ -9,7 +9,8 @@
 # the program that calls the driver by name.
 . "$srcdir/tests/integration/defs.sh"
 unset CUDA_VISIBLE_DEVICES CMG_SIM_FAIL_ALLOC_AFTER CMG_SIM_FAIL_FREE_AFTER \
-  CMG_SIM_CONTEXT_BYTES CMG_SIM_NVML_PID CMG_SIM_NVML_PROCESSES
+  CMG_SIM_CONTEXT_BYTES CMG_SIM_CONTEXT_DRIVER_BYTES CMG_SIM_NVML_PID \
+  CMG_SIM_NVML_PROCESSES
 
 MiB=1048576
 ALL="app_driver app_dlsym app_getproc app_rt_shared app_rt_static"
@@ -243,6 +244,22 @@ CMG_SIM_CONTEXT_BYTES=500M bare app_rt_shared graph graph_alloc 0 0 1G \
   instantiate 0 0 upload 0 0 alloc 1M nvml_procs 0
 is "$(val 6 used)" $((1024 * MiB + C + MiB)) \
   "nvml_procs counts the graph memory pool too"
+# What the driver keeps for itself with each context (on an H100 three
+# contexts took 1573 MiB of cudaMemGetInfo and 1554 in nvidia-smi): out of
+# the free memory and in NVML's device used, not in the process's usage.
+CMG_SIM_DEVICES=4G CMG_SIM_CONTEXT_BYTES=500M CMG_SIM_CONTEXT_DRIVER_BYTES=6M \
+  pidbare app_driver info alloc 1G nvml 0 nvml_procs 0 ctxstats 0 \
+  ctx_create info nvml_procs 0
+pid=$(val 1 pid)
+is "$(val 2 free)/$(val 4 used)/$(line 5)/$(line 6)" \
+  "$((4096 * MiB - C - 6 * MiB))/$((1024 * MiB + C + 6 * MiB))/nvml_procs dev=0 rc=0 count=1 pid=$pid used=$((1024 * MiB + C))/ctxstats dev=0 bytes=$((C + 6 * MiB))" \
+  "CMG_SIM_CONTEXT_DRIVER_BYTES: in free memory and NVML's used, not the process's"
+is "$(val 8 free)/$(line 9)" \
+  "$((3072 * MiB - 2 * C - 12 * MiB))/nvml_procs dev=0 rc=0 count=1 pid=$pid used=$((1024 * MiB + 2 * C))" \
+  "CMG_SIM_CONTEXT_DRIVER_BYTES: a created context keeps its share too"
+CMG_SIM_CONTEXT_DRIVER_BYTES=1Q bare app_driver alloc 1M
+is "$(val 1 rc)/$(grep -c 'CMG_SIM_CONTEXT_DRIVER_BYTES=1Q: expected a size' "$tmp/err")" 1/1 \
+  "a malformed CMG_SIM_CONTEXT_DRIVER_BYTES: cuInit returns 1"
 bare app_driver alloc 1M ctxstats 0 ctxstats 1
 is "$(line 2)/$(line 3)" "ctxstats dev=0 bytes=0/ctxstats dev=1 rc=-22" \
   "contexts cost nothing by default"
