@@ -51,6 +51,10 @@ struct cmg__footprint {
   uint64_t process_bytes; /* NVML: everything the process holds there */
   bool counted;           /* the caps count context_bytes */
   char why[160];          /* "" when measured */
+  /* The contexts NVML measured whose creation the driver's free memory
+   * could also be read around, and what each said they took. */
+  unsigned checked;
+  uint64_t checked_nvml, checked_driver;
 };
 
 /* Replaces device's figures. */

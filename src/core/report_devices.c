@@ -56,6 +56,20 @@ bytes_or_null(bool known, uint64_t bytes)
   return known ? cJSON_CreateNumber(bytes) : cJSON_CreateNull();
 }
 
+/* footprint.cross_check: NVML's and the driver's figures for the contexts
+ * both measured, or null where none was. */
+static cJSON *
+cross_check(const struct cmg__footprint *f)
+{
+  if (f->checked == 0)
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "contexts", f->checked);
+  cJSON_AddNumberToObject(o, "nvml_bytes", (double)f->checked_nvml);
+  cJSON_AddNumberToObject(o, "driver_bytes", (double)f->checked_driver);
+  return o;
+}
+
 /* What the process takes on the card: its allocations (live_bytes less the
  * contexts it counts), its contexts and modules, and what NVML says of the
  * whole; null for a device none of whose contexts was seen. */
@@ -88,6 +102,7 @@ footprint(int device, uint64_t live)
                                                    ? f.process_bytes - explained
                                                    : 0));
   cJSON_AddBoolToObject(o, "counted", f.counted);
+  cJSON_AddItemToObject(o, "cross_check", cross_check(&f));
   return o;
 }
 

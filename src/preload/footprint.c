@@ -7,7 +7,10 @@
  * Each context's cost is measured around its creation (a primary
  * context's first retain, cuCtxCreate): what NVML's per-process usage grew
  * by, or, without NVML, what the driver's free memory fell by where a
- * context was current to ask it.  Where neither can be read the report
+ * context was current to ask it.  Where both answer, the report gives
+ * both (cross_check), but NVML's is counted: the driver's free memory is
+ * the whole card's, and the driver keeps a few MiB per context for itself
+ * that nvidia-smi does not show.  Where neither can be read the report
  * says why; nothing is guessed.  Under count_context (the default) the
  * cost is a ledger entry of kind context, counted past any limit (the
  * driver took it already), which dies with its context.  Before each
@@ -48,7 +51,9 @@ struct record {
   bool primary;
   enum cmg__footprint_source source;
   uint64_t bytes;
-  uint64_t key; /* its ledger entry, 0 for none */
+  bool has_driver;       /* the driver's free memory was read around it */
+  uint64_t driver_bytes; /* what that fell by */
+  uint64_t key;          /* its ledger entry, 0 for none */
 };
 
 static struct record records[MAX_RECORDS];
@@ -162,6 +167,9 @@ publish(int device)
   unsigned unmeasured = 0;
   f.contexts = 0;
   f.context_bytes = 0;
+  f.checked = 0;
+  f.checked_nvml = 0;
+  f.checked_driver = 0;
   f.source = CMG__FOOTPRINT_NONE;
   f.counted = false;
   for (size_t i = 0; i < n_records; i++) {
@@ -174,6 +182,11 @@ publish(int device)
     unmeasured += r->source == CMG__FOOTPRINT_NONE;
     if (r->source == CMG__FOOTPRINT_NVML || f.source == CMG__FOOTPRINT_NONE)
       f.source = r->source;
+    if (r->source == CMG__FOOTPRINT_NVML && r->has_driver) {
+      f.checked++;
+      f.checked_nvml += r->bytes;
+      f.checked_driver += r->driver_bytes;
+    }
   }
   f.why[0] = '\0';
   if (unmeasured == f.contexts && unmeasured > 0)
@@ -260,16 +273,30 @@ cmg__footprint_before(struct cmg__ctx_probe *p, int device, bool primary)
     p->has_free = driver_free(&p->free_before);
 }
 
-/* The cost of the context just made: its source, with the bytes. */
-static enum cmg__footprint_source
-measure(const struct cmg__ctx_probe *p, uint64_t *bytes, char *r, size_t len)
+/* What the driver's free memory fell by as the context was made, where a
+ * context of the device was current before and after to ask it: NVML's
+ * figure is checked against it, and it stands in where NVML is missing. */
+static void
+driver_drop(const struct cmg__ctx_probe *p, struct record *rec)
 {
-  uint64_t after = 0, free_after;
+  uint64_t after;
+  rec->has_driver =
+      p->has_free && cmg__current_device() == p->device && driver_free(&after);
+  if (rec->has_driver)
+    rec->driver_bytes = p->free_before > after ? p->free_before - after : 0;
+}
+
+/* The cost of the context just made: its source, with rec's bytes. */
+static enum cmg__footprint_source
+measure(const struct cmg__ctx_probe *p, struct record *rec, char *r, size_t len)
+{
+  uint64_t after = 0;
   unsigned others = 0;
   int got = p->nvml < 0 ? -1 : nvml_usage(p->device, &after, &others, r, len);
   uint64_t before = p->nvml == 0 ? p->nvml_before : 0;
+  driver_drop(p, rec);
   if (got == 0 || (got == 1 && others == 0)) {
-    *bytes = after > before ? after - before : 0;
+    rec->bytes = after > before ? after - before : 0;
     return CMG__FOOTPRINT_NVML;
   }
   if (got == 1)
@@ -279,12 +306,8 @@ measure(const struct cmg__ctx_probe *p, uint64_t *bytes, char *r, size_t len)
              others, others == 1 ? "" : "es", (long)getpid());
   if (p->nvml < 0)
     snprintf(r, len, "%s", p->why);
-  if (p->has_free && cmg__current_device() == p->device &&
-      driver_free(&free_after)) {
-    *bytes = p->free_before > free_after ? p->free_before - free_after : 0;
-    return CMG__FOOTPRINT_DRIVER;
-  }
-  return CMG__FOOTPRINT_NONE;
+  rec->bytes = rec->driver_bytes;
+  return rec->has_driver ? CMG__FOOTPRINT_DRIVER : CMG__FOOTPRINT_NONE;
 }
 
 void
@@ -304,7 +327,7 @@ cmg__footprint_after(const struct cmg__ctx_probe *p, CUresult rc,
   }
   struct record rec = { .ctx = id, .device = d, .primary = p->primary };
   char r[sizeof(why[0])] = "";
-  rec.source = measure(p, &rec.bytes, r, sizeof(r));
+  rec.source = measure(p, &rec, r, sizeof(r));
   if (rec.source == CMG__FOOTPRINT_NONE)
     snprintf(why[d], sizeof(why[d]), "%s", r);
   else

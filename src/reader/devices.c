@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +90,39 @@ read_source(struct cmg__tool_reader *rd, const cJSON *o, const char *where,
   return 0;
 }
 
+/* footprint.cross_check: null, or the contexts, from 1 to all of them,
+ * that both NVML and the driver measured, which makes them NVML's. */
+static int
+read_cross_check(struct cmg__tool_reader *rd, const cJSON *fo,
+                 const char *where, struct cmg__tool_footprint *fp)
+{
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(fo, "cross_check");
+  char at[112];
+
+  if (o == NULL || cJSON_IsNull(o))
+    return 0;
+  if (!cJSON_IsObject(o))
+    return cmg__tool_wrong(rd, where, "cross_check", "an object or null", o);
+  snprintf(at, sizeof(at), "%s.cross_check", where);
+  CHECK(cmg__tool_count(rd, o, at, "contexts", NULL, &fp->checked));
+  CHECK(cmg__tool_count(rd, o, at, "nvml_bytes", NULL, &fp->checked_nvml));
+  CHECK(cmg__tool_count(rd, o, at, "driver_bytes", NULL, &fp->checked_driver));
+  if (fp->checked == 0 || fp->checked > fp->contexts)
+    return cmg__tool_fail(rd,
+                          "%s.contexts: expected 1 to footprint.contexts "
+                          "(%" PRIu64 "), got %" PRIu64,
+                          at, fp->contexts, fp->checked);
+  if (fp->source != CMG__TOOL_FP_NVML)
+    return cmg__tool_wrong(rd, where, "cross_check",
+                           "null where source is not \"nvml\"", o);
+  if (fp->checked_nvml > fp->context_bytes)
+    return cmg__tool_fail(rd,
+                          "%s.nvml_bytes: expected at most "
+                          "footprint.context_bytes (%" PRIu64 "), got %" PRIu64,
+                          at, fp->context_bytes, fp->checked_nvml);
+  return 0;
+}
+
 /*
  * devices[i].footprint: null for a device none of whose contexts the
  * library saw made, absent from reports written before it.  The summary
@@ -129,6 +163,7 @@ read_footprint(struct cmg__tool_reader *rd, const cJSON *dev, const char *at,
   if (!cJSON_IsBool(b))
     return cmg__tool_wrong(rd, where, "counted", "true or false", b);
   fp->counted = cJSON_IsTrue(b);
+  CHECK(read_cross_check(rd, o, where, fp));
   fp->present = true;
   return 0;
 }

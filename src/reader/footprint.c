@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "core/log.h"
@@ -99,10 +100,36 @@ print_footprint(FILE *f, const struct cmg__tool_device *d)
   fprintf(f, "; %s\n", caps(d));
 }
 
+/* NVML's count beside the driver's, for the contexts measured both ways:
+ * a few MiB apart per context on an H100, where the driver keeps some for
+ * itself; much more, and other processes used the card meanwhile. */
+static void
+print_cross_check(FILE *f, const struct cmg__tool_device *d)
+{
+  const struct cmg__tool_footprint *fp = &d->footprint;
+  char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF];
+  bool more = fp->checked_driver >= fp->checked_nvml;
+  uint64_t gap = more ? fp->checked_driver - fp->checked_nvml
+                      : fp->checked_nvml - fp->checked_driver;
+
+  fprintf(f,
+          "device %d cross-check of %" PRIu64
+          " %s: NVML %s, the driver's free memory %s (%s%s)\n",
+          d->ordinal, fp->checked,
+          cmg__tool_plural(fp->checked, "context", "contexts"),
+          cmg__format_size(fp->checked_nvml, a, sizeof(a)),
+          cmg__format_size(fp->checked_driver, b, sizeof(b)), more ? "+" : "-",
+          cmg__format_size(gap, c, sizeof(c)));
+}
+
 void
 cmg__tool_footprint_devices(FILE *f, const struct cmg__tool_view *v)
 {
-  for (size_t i = 0; i < v->n_devices; i++)
-    if (v->devices[i].footprint.present)
-      print_footprint(f, &v->devices[i]);
+  for (size_t i = 0; i < v->n_devices; i++) {
+    if (!v->devices[i].footprint.present)
+      continue;
+    print_footprint(f, &v->devices[i]);
+    if (v->devices[i].footprint.checked > 0)
+      print_cross_check(f, &v->devices[i]);
+  }
 }

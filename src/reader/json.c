@@ -201,6 +201,19 @@ count_or_null(bool has, uint64_t n)
   return has ? cJSON_CreateNumber((double)n) : cJSON_CreateNull();
 }
 
+/* footprint.cross_check as the report has it, summed. */
+static cJSON *
+cross_check_json(const struct cmg__tool_footprint *fp)
+{
+  if (fp->checked == 0)
+    return cJSON_CreateNull();
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "contexts", (double)fp->checked);
+  cJSON_AddNumberToObject(o, "nvml_bytes", (double)fp->checked_nvml);
+  cJSON_AddNumberToObject(o, "driver_bytes", (double)fp->checked_driver);
+  return o;
+}
+
 /* devices[].footprint as the report has it, summed over the processes
  * whose report has one (processes: how many); null where none had one. */
 static cJSON *
@@ -230,6 +243,7 @@ footprint_json(const struct cmg__tool_device *d)
       o, "unexplained_bytes",
       count_or_null(fp->has_unexplained_bytes, fp->unexplained_bytes));
   cJSON_AddBoolToObject(o, "counted", fp->counted);
+  cJSON_AddItemToObject(o, "cross_check", cross_check_json(fp));
   cJSON_AddNumberToObject(o, "processes", d->footprints);
   return o;
 }

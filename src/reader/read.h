@@ -55,6 +55,9 @@ struct cmg__tool_footprint {
   uint64_t contexts, context_bytes, allocated_bytes, process_bytes;
   uint64_t unexplained_bytes;
   char *why; /* why context_bytes is not known, or NULL */
+  /* cross_check: the contexts measured by NVML and by the driver's free
+   * memory, and what each said; checked 0 where none was. */
+  uint64_t checked, checked_nvml, checked_driver;
 };
 
 struct cmg__tool_rdevice {

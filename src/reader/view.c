@@ -181,6 +181,9 @@ add_footprint(struct cmg__tool_device *d, const struct cmg__tool_footprint *f)
     add_known(&t->has_unexplained_bytes, &t->unexplained_bytes,
               f->has_unexplained_bytes, f->unexplained_bytes);
     t->counted = t->counted && f->counted;
+    t->checked = cmg__tool_add(t->checked, f->checked);
+    t->checked_nvml = cmg__tool_add(t->checked_nvml, f->checked_nvml);
+    t->checked_driver = cmg__tool_add(t->checked_driver, f->checked_driver);
     d->mixed_sources =
         d->mixed_sources || (t->has_context_bytes && f->source != t->source);
     if (!t->has_context_bytes)

@@ -235,6 +235,10 @@ async function onePage(browser, plan, p) {
     console.log(`# ${p.name}: ready ${o.ms} ms after it was asked for`);
   same(await page.$$eval('#devices tr.device', (t) => t.length), s.devices.length,
     `${p.name}: a row per device`);
+  same(await page.$$eval('#devices .note.footprint', (t) => t.length),
+    s.devices.filter((d) => d.footprint).length, `${p.name}: a footprint line per device that has one`);
+  same(await page.$$eval('#devices .note.cross-check', (t) => t.map((e) => e.textContent)),
+    p.crossCheck || [], `${p.name}: the cross-checks, as the text summary says them`);
   const end = s.leaks.concat(s.graph || [], s.context || []);
   same(await selected(page), 'end', `${p.name}: the end is selected at first`);
   same(await rows(page), firstRows(pairs(end)), `${p.name}: at the end, the live groups are --json's`);

@@ -76,6 +76,11 @@ page() {
 page rich "$tmp/rich.json"
 page torch "$DATA/gpu/torch-gpt2-compile.json"
 page cxx "$DATA/job-a.json"
+page context "$DATA/context.json"
+tool "$DATA/context.json"
+cross=$(sed -n 's/^device [0-9]* \(cross-check .*\)$/"\1"/p' "$tmp/out" | paste -sd, -)
+is "$(printf '%s\n' "$cross" | grep -c 'cross-check of 1 context')" 1 \
+  "the text summary of contexts has its cross-check line"
 page empty "$tmp/empty.json"
 page hostile "$tmp/hostile.json"
 page big "$tmp/big.json"
@@ -117,6 +122,7 @@ cat >"$tmp/plan.json" <<EOF
   { "name": "rich", "html": "$tmp/rich.html", "summary": "$tmp/rich.sum.json", "search": "cmgtest_site_3" },
   { "name": "torch", "html": "$tmp/torch.html", "summary": "$tmp/torch.sum.json", "search": "train_step" },
   { "name": "cxx", "html": "$tmp/cxx.html", "summary": "$tmp/cxx.sum.json", "search": "load_model" },
+  { "name": "context", "html": "$tmp/context.html", "summary": "$tmp/context.sum.json", "crossCheck": [$cross] },
   { "name": "empty", "html": "$tmp/empty.html", "summary": "$tmp/empty.sum.json" },
   { "name": "hostile", "html": "$tmp/hostile.html", "summary": "$tmp/hostile.sum.json", "hostile": true },
   { "name": "merged", "html": "$tmp/merged.html", "summary": "$tmp/merged.sum.json", "search": "train_step" },

@@ -86,6 +86,25 @@ is "$(fp contexts)/$(fp context_bytes)" "2/$((2 * C))" "report: two contexts ali
 is "$(q "$R" '[(l["kind"], l["bytes"]) for l in r["released"]]')" \
   "[('context', $C)]" "report: the destroyed one is released by teardown"
 
+# The cross-check: where a context of the device is current as another is
+# made, the driver's free memory is read around it too.  The driver keeps
+# some memory per context that NVML does not count for the process (about
+# 6 MiB on an H100); the report gives both, and NVML's is counted.
+export CMG_SIM_CONTEXT_DRIVER_BYTES=6M
+run "--limit 4G --report $R" app_driver info ctx_create cmg 0
+unset CMG_SIM_CONTEXT_DRIVER_BYTES
+is "$(val 3 live)" $((2 * C)) "the caps count NVML's figure for each context"
+is "$(q "$R" 'r["devices"][0]["footprint"]["cross_check"]')" \
+  "{'contexts': 1, 'nvml_bytes': $C, 'driver_bytes': $((C + 6 * M))}" \
+  "report: the created context cross-checked; the first context cannot be"
+validate "$R"
+"$top_builddir/cumemguard-report" "$R" >"$tmp/sum" 2>&1
+is "$(grep '^device 0 cross-check' "$tmp/sum")" \
+  "device 0 cross-check of 1 context: NVML 500.0 MiB, the driver's free memory 506.0 MiB (+6.0 MiB)" \
+  "the summary prints both"
+run "--limit 4G --report $R" app_driver info alloc 1M
+is "$(fp cross_check)" None "report: one context, nothing to cross-check"
+
 # A primary context's reset and last release give it back.
 guard "--limit 2G" app_driver info cmg 0 reset cmg 0
 is "$(val 2 live)/$(val 4 live)" "$C/0" "a reset releases the primary context's cost"

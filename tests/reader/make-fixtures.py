@@ -300,14 +300,14 @@ CONTEXT_STACKS = {
 
 
 def footprint(contexts, context_bytes, source, why, allocated, process,
-              counted):
+              counted, cross_check=None):
     unexplained = None
     if process is not None and context_bytes is not None:
         unexplained = max(0, process - allocated - context_bytes)
     return {"contexts": contexts, "context_bytes": context_bytes,
             "source": source, "why": why, "allocated_bytes": allocated,
             "process_bytes": process, "unexplained_bytes": unexplained,
-            "counted": counted}
+            "counted": counted, "cross_check": cross_check}
 
 
 def job_context():
@@ -317,7 +317,10 @@ def job_context():
     (cuCtxCreate_v4, 262 MiB); both count against the caps, as entries of
     kind context, and a third libmodel context, destroyed before exit, is
     in released[].  NVML says the process holds 36 MiB more on the card
-    than its allocations and contexts: modules loaded later.  On device 1
+    than its allocations and contexts: modules loaded later.  The
+    driver's free memory, read around libmodel's cuCtxCreate_v4 (the
+    primary context was current), fell by 6 MiB more than NVML's count:
+    the cross-check.  On device 1
     NVML did not know the GPU, so its context was not measured, not
     counted, and has no entry."""
     ctx_a, ctx_b = 518 * MiB, 262 * MiB
@@ -340,7 +343,8 @@ def job_context():
     r["group"] = None  # as a writer of footprint writes it: schema-valid
     r["options"]["count_context"] = True
     r["devices"][0]["footprint"] = footprint(
-        2, ctx_a + ctx_b, "nvml", None, 1 * GiB, 1 * GiB + ctx_a + ctx_b + 36 * MiB, True)
+        2, ctx_a + ctx_b, "nvml", None, 1 * GiB, 1 * GiB + ctx_a + ctx_b + 36 * MiB, True,
+        {"contexts": 1, "nvml_bytes": ctx_b, "driver_bytes": ctx_b + 6 * MiB})
     r["devices"][1]["footprint"] = footprint(
         1, None, None, "NVML does not know " + GPU_B[0], 512 * MiB, None, False)
     return r
@@ -384,6 +388,23 @@ def broken_context(base):
            "devices[0].footprint.counted: expected true or false, got \"yes\"")
     mutate("footprint-counted-missing.json", lambda r: fp(r, 1).pop("counted"),
            "devices[1].footprint.counted: missing")
+    mutate("footprint-cross-check-number.json", lambda r: fp(r, 0).update(cross_check=1),
+           "devices[0].footprint.cross_check: expected an object or null, got 1")
+    mutate("footprint-cross-check-driver-missing.json",
+           lambda r: fp(r, 0)["cross_check"].pop("driver_bytes"),
+           "devices[0].footprint.cross_check.driver_bytes: missing")
+    mutate("footprint-cross-check-no-contexts.json",
+           lambda r: fp(r, 0)["cross_check"].update(contexts=0),
+           "devices[0].footprint.cross_check.contexts: expected 1 to footprint.contexts (2), got 0")
+    mutate("footprint-cross-check-too-many.json",
+           lambda r: fp(r, 0)["cross_check"].update(contexts=3),
+           "devices[0].footprint.cross_check.contexts: expected 1 to footprint.contexts (2), got 3")
+    mutate("footprint-cross-check-over.json",
+           lambda r: fp(r, 0)["cross_check"].update(nvml_bytes=2 * GiB),
+           "devices[0].footprint.cross_check.nvml_bytes: expected at most footprint.context_bytes (817889280), got 2147483648")
+    mutate("footprint-cross-check-unmeasured.json",
+           lambda r: fp(r, 1).update(cross_check={"contexts": 1, "nvml_bytes": 0, "driver_bytes": 0}),
+           "devices[1].footprint.cross_check: expected null where source is not \"nvml\", got an object")
     return out
 
 
@@ -459,6 +480,24 @@ def broken(base):
     return out
 
 
+def broken_soft(base):
+    """Malformed options.soft_limit and soft_limits, from data/job-a.json."""
+    out = []
+
+    def mutate(name, fn, expect):
+        r = copy.deepcopy(base)
+        fn(r)
+        out.append((name, r, expect))
+
+    mutate("soft-limit-string.json", lambda r: r["options"].update(soft_limit="700M"),
+           "options.soft_limit: expected null or {\"bytes\": N} or {\"percent\": P}, got \"700M\"")
+    mutate("soft-limits-key.json", lambda r: r["options"].update(soft_limits={"gpu0": {"bytes": 5}}),
+           "options.soft_limits: \"gpu0\" is no device ordinal from 0 to 15")
+    mutate("soft-limits-bytes.json", lambda r: r["options"].update(soft_limits={"0": {"bytes": "5"}}),
+           "options.soft_limits.0.bytes: expected a number, got \"5\"")
+    return out
+
+
 def main():
     a, b, g, c = job_a(), job_b(), job_graph(), job_context()
     for name, r in (("job-a.json", a), ("job-b.json", b), ("graph.json", g),
@@ -466,7 +505,7 @@ def main():
         with open(os.path.join(HERE, "data", name), "w") as f:
             json.dump(r, f, indent=1)
             f.write("\n")
-    cases = broken(a) + broken_graph(g) + broken_context(c)
+    cases = broken(a) + broken_graph(g) + broken_context(c) + broken_soft(a)
     with open(os.path.join(HERE, "broken", "expected.txt"), "w") as ex:
         ex.write("# FILE<TAB>a piece of the one line cumemguard-report must print\n")
         for name, content, expect in cases:

@@ -112,7 +112,8 @@ ctx = sum(l["bytes"] for l in r["leaks"] if l["kind"] == "context")
 r["leaks"] = [l for l in r["leaks"] if l["kind"] != "context"]
 r["devices"][0]["live_bytes"] -= ctx
 r["devices"][0]["footprint"].update(source="driver", process_bytes=None,
-                                    unexplained_bytes=None, counted=False)
+                                    unexplained_bytes=None, counted=False,
+                                    cross_check=None)
 json.dump(r, open(sys.argv[2], "w"))
 PY
 merged context footprint \
@@ -124,6 +125,25 @@ is "$(grep '^device [0-9] on the card' "$tmp/out")" \
   "device 0 on the card: 2.0 GiB allocated + 1.5 GiB in 4 contexts (NVML's and the driver's counts); NVML gave no figure for the whole process; the caps of some processes count their contexts
 device 1 on the card: not measured (NVML does not know GPU-0b0b0b0b-5555-6666-7777-888888888888); 1.0 GiB allocated, 2 contexts; the caps count allocations only" \
   "text: the merged lines"
+is "$(js "$tmp/m.json" "[x['footprint']['cross_check'] for x in $s['devices']]")" \
+  "[{'contexts': 1, 'nvml_bytes': 274726912, 'driver_bytes': 281018368}, None]" \
+  "cross_check: a process measured by the driver alone adds nothing"
+# Two processes whose contexts were both cross-checked: the checks add up.
+/usr/bin/python3 - "$D/context.json" "$tmp/context3.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["process"]["pid"] += 2
+r["devices"][0]["footprint"]["cross_check"]["driver_bytes"] += 10 << 20
+json.dump(r, open(sys.argv[2], "w"))
+PY
+tool_json "$tmp/m3.json" merge --json "$D/context.json" "$tmp/context3.json"
+is "$(js "$tmp/m3.json" "[x['footprint']['cross_check'] for x in $s['devices']]")" \
+  "[{'contexts': 2, 'nvml_bytes': 549453824, 'driver_bytes': 572522496}, None]" \
+  "cross_check: sums over the processes"
+tool merge "$D/context.json" "$tmp/context3.json"
+is "$(grep '^device 0 cross-check' "$tmp/out")" \
+  "device 0 cross-check of 2 contexts: NVML 524.0 MiB, the driver's free memory 546.0 MiB (+22.0 MiB)" \
+  "text: the merged cross-check"
 # With a report written before footprints, only the one that has it is
 # summed, and the line says so.
 tool merge "$D/context.json" "$D/job-a.json"

@@ -165,6 +165,9 @@ is "$(grep '^device [0-9] on the card: ' "$tmp/context.txt")" \
 "device 0 on the card: 1.8 GiB (NVML) = 1.0 GiB allocated + 780.0 MiB in 2 contexts + 36.0 MiB unexplained; the caps count the contexts
 device 1 on the card: not measured (NVML does not know GPU-0b0b0b0b-5555-6666-7777-888888888888); 512.0 MiB allocated, 1 context; the caps count allocations only" \
   "a line per device: NVML's figure split up, or why it was not measured"
+is "$(grep '^device [0-9] cross-check' "$tmp/context.txt")" \
+  "device 0 cross-check of 1 context: NVML 262.0 MiB, the driver's free memory 268.0 MiB (+6.0 MiB)" \
+  "a cross-check line where NVML and the driver both measured a context"
 
 # The line under the table in the other cases: measured by the driver,
 # with no NVML figure for the whole process; not counted (count_context=0).
@@ -172,7 +175,8 @@ device 1 on the card: not measured (NVML does not know GPU-0b0b0b0b-5555-6666-77
 import json, sys
 r = json.load(open(sys.argv[1]))
 fp = r["devices"][0]["footprint"]
-fp.update(source="driver", process_bytes=None, unexplained_bytes=None)
+fp.update(source="driver", process_bytes=None, unexplained_bytes=None,
+          cross_check=None)
 r["devices"][1]["footprint"].update(why=None)
 json.dump(r, open(sys.argv[2], "w"))
 PY
@@ -181,6 +185,20 @@ is "$(grep '^device [0-9] on the card: ' "$tmp/out")" \
 "device 0 on the card: 1.0 GiB allocated + 780.0 MiB in 2 contexts (the driver's count); NVML gave no figure for the whole process; the caps count the contexts
 device 1 on the card: not measured; 512.0 MiB allocated, 1 context; the caps count allocations only" \
   "measured by the driver; not measured, with no reason given"
+is "$(grep -c 'cross-check' "$tmp/out")" 0 "no cross-check line without one"
+
+# The driver's free memory can fall by less than NVML counted, where
+# another process freed memory meanwhile.
+/usr/bin/python3 - "$D/context.json" "$tmp/c3.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["devices"][0]["footprint"]["cross_check"]["driver_bytes"] = 200 << 20
+json.dump(r, open(sys.argv[2], "w"))
+PY
+tool "$tmp/c3.json"
+is "$(grep '^device [0-9] cross-check' "$tmp/out")" \
+  "device 0 cross-check of 1 context: NVML 262.0 MiB, the driver's free memory 200.0 MiB (-62.0 MiB)" \
+  "a cross-check below NVML's count"
 
 # A summary is of one process, so each footprint says processes 1.
 held_json context footprint 'dict(x["footprint"], processes=1)'
