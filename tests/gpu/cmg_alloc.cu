@@ -36,9 +36,14 @@
  *                  reserved_high=N
  *   trim           trim rc=0 (cudaDeviceGraphMemTrim of device 0)
  *   pid            pid pid=N (for matching nvidia-smi's list)
+ *   ctx_create     cuCtxCreate on device 0 (from the runtime's
+ *                  cudaGetDriverEntryPointByVersion, as frameworks reach
+ *                  the driver), which makes the new context current:
+ *                  ctx_create rc=0
  *
  * SIZE takes K, M, G, T suffixes (binary).  A malformed script exits 64.
  */
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include "cumemguard.h"
@@ -164,7 +169,7 @@ static const struct spec {
   { "sleep", "N", false }, { "exit", "N", false }, { "kernel", "I", false },
   { "graph", "S", false }, { "capture", "S", false },
   { "graph_mem", "", false }, { "trim", "", false },
-  { "pid", "", false },
+  { "pid", "", false }, { "ctx_create", "", false },
 };
 
 struct op {
@@ -308,6 +313,22 @@ do_graph_mem(void)
     line("graph_mem rc=%d", rc);
 }
 
+/* A second context on device 0, made while the runtime's is current. */
+static void
+do_ctx_create(void)
+{
+  PFN_cuCtxCreate_v12050 create = NULL;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  int rc = (int)cudaGetDriverEntryPointByVersion(
+      "cuCtxCreate", (void **)&create, 12050, cudaEnableDefault, &q);
+  if (rc == 0 && (q != cudaDriverEntryPointSuccess || create == NULL))
+    rc = -1;
+  CUcontext c = NULL;
+  if (rc == 0)
+    rc = (int)create(&c, NULL, 0, 0);
+  line("ctx_create rc=%d", rc);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -413,6 +434,8 @@ main(int argc, char **argv)
       line("trim rc=%d", (int)cudaDeviceGraphMemTrim(0));
     } else if (!strcmp(name, "pid")) {
       line("pid pid=%ld", (long)getpid());
+    } else if (!strcmp(name, "ctx_create")) {
+      do_ctx_create();
     }
   }
   free(ops);
