@@ -91,9 +91,13 @@ is "$(q "$R" '[(l["kind"], l["bytes"]) for l in r["released"]]')" \
 # some memory per context that NVML does not count for the process (about
 # 6 MiB on an H100); the report gives both, and NVML's is counted.
 export CMG_SIM_CONTEXT_DRIVER_BYTES=6M
-run "--limit 4G --report $R" app_driver info ctx_create cmg 0
+run "--limit 2G --report $R" app_driver info ctx_create cmg 0 info \
+  nvml_procs 0 nvml 0
 unset CMG_SIM_CONTEXT_DRIVER_BYTES
 is "$(val 3 live)" $((2 * C)) "the caps count NVML's figure for each context"
+is "$(($(val 4 total) - $(val 4 free)))/$(val 5 used)/$(val 6 used)" \
+  $((2 * C))/$((2 * C))/$((2 * C)) \
+  "cuMemGetInfo, NVML's process list and its memory information agree on it"
 is "$(q "$R" 'r["devices"][0]["footprint"]["cross_check"]')" \
   "{'contexts': 1, 'nvml_bytes': $C, 'driver_bytes': $((C + 6 * M))}" \
   "report: the created context cross-checked; the first context cannot be"
