@@ -17,6 +17,7 @@ TOOL_C = \
 	src/reader/show.c \
 	src/reader/run.c \
 	src/reader/summary.c \
+	src/reader/seen.c \
 	src/reader/json.c \
 	src/reader/footprint.c \
 	src/reader/graphmem.c \
@@ -35,6 +36,7 @@ TOOL_C = \
 	src/reader/xml.c
 TOOL_H = \
 	src/reader/tool.h \
+	src/reader/seen.h \
 	src/reader/check.h \
 	src/reader/devices.h \
 	src/reader/diff.h \

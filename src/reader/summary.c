@@ -32,6 +32,7 @@
 #include "reader/json.h"
 #include "reader/read.h"
 #include "reader/run.h"
+#include "reader/seen.h"
 #include "reader/show.h"
 #include "reader/summary.h"
 #include "reader/supp.h"
@@ -303,15 +304,20 @@ key_of(char *body)
   return body;
 }
 
-static bool
-reads_same(const struct block *b, const struct cmg__tool_leak *l,
-           const char *key)
+/* What the groups folded into one block share: the heading's API, kind,
+ * device, pool and holder, and the stack as key_of reads it, each with
+ * its length so that no two differ in one way and agree in another.
+ * NULL when out of memory. */
+static char *
+block_id(const struct cmg__tool_leak *l, const char *key)
 {
-  const struct cmg__tool_leak *x = b->first;
+  char *id;
 
-  return strcmp(x->api, l->api) == 0 && strcmp(x->kind, l->kind) == 0 &&
-         x->device == l->device && x->pool == l->pool && x->held == l->held &&
-         strcmp(b->key, key) == 0;
+  if (asprintf(&id, "%zu:%s%zu:%s%" PRIu32 ":%p:%p:%s", strlen(l->api), l->api,
+               strlen(l->kind), l->kind, l->device, (const void *)l->pool,
+               (const void *)l->held, key) < 0)
+    return NULL;
+  return id;
 }
 
 static int
@@ -331,33 +337,39 @@ blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
           size_t *n)
 {
   struct block *b = calloc(v->n_leaks ? v->n_leaks : 1, sizeof(*b));
+  struct cmg__tool_seen seen = { .ok = false };
 
   *n = 0;
+  if (b != NULL && !o->all_frames && !cmg__tool_seen_init(&seen, v->n_leaks)) {
+    free(b);
+    b = NULL;
+  }
   for (size_t i = 0; b != NULL && i < v->n_leaks; i++) {
     const struct cmg__tool_leak *l = &v->leaks[i];
-    char *body, *key;
-    size_t k = 0;
+    char *body, *key, *id = NULL;
+    long k = (long)*n;
 
     if (l->rule != CMG__TOOL_NONE || l->graph || l->context ||
         (body = group_body(v, l, o)) == NULL)
       continue;
-    if ((key = key_of(strdup(body))) == NULL) {
-      free(body);
-      continue;
-    }
-    while (!o->all_frames && k < *n && !reads_same(&b[k], l, key))
-      k++;
-    if (o->all_frames || k == *n) {
-      k = (*n)++;
-      b[k] = (struct block){ l, body, key, 0, 0, 0 };
+    key = key_of(strdup(body));
+    if (key != NULL && !o->all_frames)
+      k = (id = block_id(l, key)) != NULL ? cmg__tool_seen_index(&seen, id, *n)
+                                          : -1;
+    free(id);
+    if (key != NULL && k == (long)*n) {
+      b[(*n)++] = (struct block){ l, body, key, 0, 0, 0 };
     } else {
       free(body);
       free(key);
     }
+    if (key == NULL || k < 0)
+      continue; /* out of memory */
     b[k].bytes = cmg__tool_add(b[k].bytes, l->bytes);
     b[k].count = cmg__tool_add(b[k].count, l->count);
     b[k].groups++;
   }
+  cmg__tool_seen_free(&seen);
   if (b != NULL)
     qsort(b, *n, sizeof(*b), by_block_bytes);
   return b;
@@ -468,10 +480,15 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
           bool all_frames, size_t *n)
 {
   struct row *rows = calloc(c->n ? c->n : 1, sizeof(*rows));
+  struct cmg__tool_seen seen = { .ok = false };
 
   *n = 0;
+  if (rows != NULL && !all_frames && !cmg__tool_seen_init(&seen, c->n)) {
+    free(rows);
+    rows = NULL;
+  }
   for (size_t i = 0; rows != NULL && i < c->n; i++) {
-    size_t len = 0, k = 0;
+    size_t len = 0;
     char *text = NULL;
     FILE *m = open_memstream(&text, &len);
 
@@ -479,11 +496,12 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
       break;
     print_short_stack(m, v->ix, c->items[i].stack, all_frames);
     fclose(m);
-    while (!all_frames && k < *n && strcmp(rows[k].text, text) != 0)
-      k++;
-    if (all_frames)
-      k = *n;
-    if (k == *n)
+    long k = all_frames ? (long)*n : cmg__tool_seen_index(&seen, text, *n);
+    if (k < 0) {
+      free(text);
+      break;
+    }
+    if ((size_t)k == *n)
       rows[(*n)++] = (struct row){ text, 0, 0, 0 };
     else
       free(text);
@@ -491,6 +509,7 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
     rows[k].count = cmg__tool_add(rows[k].count, c->items[i].count);
     rows[k].stacks++;
   }
+  cmg__tool_seen_free(&seen);
   if (rows != NULL && *n > 1)
     qsort(rows, *n, sizeof(*rows), by_row_bytes);
   return rows;
