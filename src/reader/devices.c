@@ -41,13 +41,12 @@ read_graph(struct cmg__tool_reader *rd, const cJSON *dev, const char *at,
     &g->launches,       &g->uploads,
     &g->trims,          &g->denied,
   };
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(dev, "graph_memory"), *src;
+  const cJSON *o, *src;
   char where[96];
 
-  if (o == NULL || cJSON_IsNull(o))
+  CHECK(cmg__tool_optional_object(rd, dev, at, "graph_memory", &o));
+  if (o == NULL)
     return 0;
-  if (!cJSON_IsObject(o))
-    return cmg__tool_wrong(rd, at, "graph_memory", "an object or null", o);
   snprintf(where, sizeof(where), "%s.graph_memory", at);
   for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++)
     CHECK(cmg__tool_count(rd, o, where, names[k], NULL, counts[k]));
@@ -96,13 +95,12 @@ static int
 read_cross_check(struct cmg__tool_reader *rd, const cJSON *fo,
                  const char *where, struct cmg__tool_footprint *fp)
 {
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(fo, "cross_check");
+  const cJSON *o;
   char at[112];
 
-  if (o == NULL || cJSON_IsNull(o))
+  CHECK(cmg__tool_optional_object(rd, fo, where, "cross_check", &o));
+  if (o == NULL)
     return 0;
-  if (!cJSON_IsObject(o))
-    return cmg__tool_wrong(rd, where, "cross_check", "an object or null", o);
   snprintf(at, sizeof(at), "%s.cross_check", where);
   CHECK(cmg__tool_count(rd, o, at, "contexts", NULL, &fp->checked));
   CHECK(cmg__tool_count(rd, o, at, "nvml_bytes", NULL, &fp->checked_nvml));
@@ -134,13 +132,12 @@ static int
 read_footprint(struct cmg__tool_reader *rd, const cJSON *dev, const char *at,
                struct cmg__tool_footprint *fp)
 {
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(dev, "footprint"), *b;
+  const cJSON *o, *b;
   char where[96];
 
-  if (o == NULL || cJSON_IsNull(o))
+  CHECK(cmg__tool_optional_object(rd, dev, at, "footprint", &o));
+  if (o == NULL)
     return 0;
-  if (!cJSON_IsObject(o))
-    return cmg__tool_wrong(rd, at, "footprint", "an object or null", o);
   snprintf(where, sizeof(where), "%s.footprint", at);
   CHECK(cmg__tool_count(rd, o, where, "contexts", NULL, &fp->contexts));
   CHECK(cmg__tool_count(rd, o, where, "context_bytes", &fp->has_context_bytes,

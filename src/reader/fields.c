@@ -318,6 +318,20 @@ cmg__tool_object(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
   return 0;
 }
 
+int
+cmg__tool_optional_object(struct cmg__tool_reader *rd, const cJSON *o,
+                          const char *at, const char *key, const cJSON **out)
+{
+  *out = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (*out == NULL || cJSON_IsNull(*out)) {
+    *out = NULL;
+    return 0;
+  }
+  if (!cJSON_IsObject(*out))
+    return cmg__tool_wrong(rd, at, key, "an object or null", *out);
+  return 0;
+}
+
 /* Checks that element i of an array is an object; names it in at. */
 int
 cmg__tool_element(struct cmg__tool_reader *rd, const cJSON *item,

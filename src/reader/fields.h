@@ -88,6 +88,12 @@ int cmg__tool_array(struct cmg__tool_reader *rd, const struct cJSON *o,
 int cmg__tool_object(struct cmg__tool_reader *rd, const struct cJSON *o,
                      const char *at, const char *key, const struct cJSON **out);
 
+/* An object member that may be null or absent (one added to the format
+ * later): *out is then NULL. */
+int cmg__tool_optional_object(struct cmg__tool_reader *rd,
+                              const struct cJSON *o, const char *at,
+                              const char *key, const struct cJSON **out);
+
 /* Checks that element i of array is an object and writes its path
  * ("leaks[3]") into at. */
 int cmg__tool_element(struct cmg__tool_reader *rd, const struct cJSON *item,

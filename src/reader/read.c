@@ -314,15 +314,14 @@ static int
 read_end(struct cmg__tool_reader *rd, const cJSON *p,
          struct cmg__tool_report *r)
 {
-  const cJSON *end = cJSON_GetObjectItemCaseSensitive(p, "end"), *by;
+  const cJSON *end, *by;
   bool has;
   double d;
 
   r->exit_status = -1;
-  if (end == NULL || cJSON_IsNull(end))
+  CHECK(cmg__tool_optional_object(rd, p, "process", "end", &end));
+  if (end == NULL)
     return 0;
-  if (!cJSON_IsObject(end))
-    return cmg__tool_wrong(rd, "process", "end", "an object or null", end);
   CHECK(cmg__tool_member(rd, end, "process.end", "by", &by));
   if (cJSON_IsString(by) && strcmp(by->valuestring, "exit") == 0) {
     CHECK(cmg__tool_int(rd, end, "process.end", "status", 0, 255, &has, &d));
