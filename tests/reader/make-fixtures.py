@@ -258,14 +258,20 @@ def job_graph():
     return r
 
 
-def broken_graph(base):
-    """Malformed devices[].graph_memory, from data/graph.json."""
-    out = []
-
+def mutator(base, out):
+    """mutate(name, fn, expect): appends (name, a copy of base changed by
+    fn, expect) to out."""
     def mutate(name, fn, expect):
         r = copy.deepcopy(base)
         fn(r)
         out.append((name, r, expect))
+    return mutate
+
+
+def broken_graph(base):
+    """Malformed devices[].graph_memory, from data/graph.json."""
+    out = []
+    mutate = mutator(base, out)
 
     mutate("graph-memory-number.json", lambda r: r["devices"][0].update(graph_memory=1610612736),
            "devices[0].graph_memory: expected an object or null, got 1610612736")
@@ -353,11 +359,7 @@ def job_context():
 def broken_context(base):
     """Malformed devices[].footprint, from data/context.json."""
     out = []
-
-    def mutate(name, fn, expect):
-        r = copy.deepcopy(base)
-        fn(r)
-        out.append((name, r, expect))
+    mutate = mutator(base, out)
 
     def fp(r, i):
         return r["devices"][i]["footprint"]
@@ -411,11 +413,7 @@ def broken_context(base):
 def broken(base):
     """(name, text or object, expected piece of the error line)."""
     out = []
-
-    def mutate(name, fn, expect):
-        r = copy.deepcopy(base)
-        fn(r)
-        out.append((name, r, expect))
+    mutate = mutator(base, out)
 
     text = json.dumps(base, indent=1)
     out += [
@@ -483,11 +481,7 @@ def broken(base):
 def broken_soft(base):
     """Malformed options.soft_limit and soft_limits, from data/job-a.json."""
     out = []
-
-    def mutate(name, fn, expect):
-        r = copy.deepcopy(base)
-        fn(r)
-        out.append((name, r, expect))
+    mutate = mutator(base, out)
 
     mutate("soft-limit-string.json", lambda r: r["options"].update(soft_limit="700M"),
            "options.soft_limit: expected null or {\"bytes\": N} or {\"percent\": P}, got \"700M\"")
