@@ -594,6 +594,28 @@ cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
   }
 }
 
+int
+cmg__group_cap_used(int device, uint64_t physical, uint64_t *limit,
+                    uint64_t *used)
+{
+  struct seg *s;
+
+  if (device < 0 || device >= SEG_DEVICES)
+    return 1;
+  int rc = ready(&s);
+  if (rc != 0 || registry)
+    return rc < 0 ? rc : 1;
+  const struct seg_limit *l = cmg__seg_limit_entry(caps, device);
+  if (l->kind == CMG__LIMIT_NONE ||
+      (l->kind == CMG__LIMIT_PERCENT && physical == 0))
+    return 1;
+  struct cmg__member m = member();
+  cmg__group_maybe_scan(s, &m, SCAN_PERIOD_NS);
+  *limit = cap_of(device, physical);
+  *used = atomic_load_explicit(&s->dev[device].used, memory_order_relaxed);
+  return 0;
+}
+
 void
 cmg__group_after_fork(void)
 {

@@ -60,6 +60,14 @@ int cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
                     uint64_t timeout_ns, uint64_t *used_out,
                     uint64_t *limit_out);
 
+/* What a member's memory views show of the group's cap on `device` (physical
+ * resolves a percentage): 0 with the cap and every member's usage, after
+ * reclaiming the dead (at most once a second, as allocating does), so that
+ * what a dead member held comes back in the view; 1 when the group sets no
+ * cap there (or the process is in no group); -EPERM for a broken group. */
+int cmg__group_cap_used(int device, uint64_t physical, uint64_t *limit,
+                        uint64_t *used);
+
 /* A forked child leaves its parent's slot and takes its own on first use. */
 void cmg__group_after_fork(void);
 

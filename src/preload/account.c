@@ -40,6 +40,7 @@
 #include "preload/real.h"
 
 static _Atomic bool warned[CMG__SLOTS];
+static _Atomic bool warned_group[CMG__MAX_DEVICES];
 
 /* The device's name and UUID, for reports that line up across processes. */
 static void
@@ -218,14 +219,42 @@ group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
            waited ? " (waited wait_timeout for frees)" : "");
 }
 
-/* Applies the group's cap after the process's own: the group cap protects
- * the other members, so on_exceed=warn does not pass it; wait does wait. */
+/* on_exceed=warn past the group's cap: as past the process's limit, the
+ * allocation goes ahead, counted in the group; the first on each device is
+ * said on stderr, every one is in the report.  A broken group refuses. */
+static CMG__COLD int
+allow_over_group(struct cmg__call *c, uint64_t bytes, uint64_t used,
+                 uint64_t limit)
+{
+  if (cmg__group_force(c->device, bytes, cmg__policy_physical(c->device)) < 0)
+    return -ENOMEM;
+  struct cmg__event e = event(c, CMG__EVENT_WARN, bytes);
+  e.limit_bytes = limit;
+  cmg__history_event(&e);
+  if (!atomic_exchange(&warned_group[c->device], true)) {
+    char want[32], have[32], cap[32];
+    cmg__log("allowed %s of %s on device %d over the group's cap: group "
+             "'%s' has %s in use, group limit %s (on_exceed=warn; later ones "
+             "are only in the report)",
+             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+             c->device, cmg__group_name(),
+             cmg__format_size(used, have, sizeof(have)),
+             cmg__format_size(limit, cap, sizeof(cap)));
+  }
+  return 0;
+}
+
+/* Applies the group's cap after the process's own, with the same
+ * on_exceed: warn passes it, wait waits for any member's free or death. */
 static CMG__COLD int
 reserve_group(struct cmg__call *c, uint64_t bytes)
 {
   uint64_t used, limit;
   uint64_t physical = cmg__policy_physical(c->device);
   int err = cmg__group_reserve(c->device, bytes, physical, &used, &limit);
+  if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WARN &&
+      allow_over_group(c, bytes, used, limit) == 0)
+    return 0;
   if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
     uint64_t t0 = cmg__now_ns();
     err = cmg__group_wait(c->device, bytes, physical, cmg__cfg.wait_timeout_ns,
@@ -477,21 +506,47 @@ cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
   return rc;
 }
 
+/* The caps in force on `device`: the smallest (*cap) and the room the
+ * tightest leaves (*room), each CMG__NO_LIMIT where none is set.  A group's
+ * room is its cap less every member's usage; a broken group leaves none. */
+static void
+caps_in_force(int device, uint64_t *cap, uint64_t *room)
+{
+  cmg__device_setup(device);
+  uint64_t limit = cmg__policy_limit(device), used = cmg__policy_used(device);
+  uint64_t group_cap, group_used;
+  *cap = limit;
+  *room = limit == CMG__NO_LIMIT ? CMG__NO_LIMIT
+          : used < limit         ? limit - used
+                                 : 0;
+  int rc = cmg__group_cap_used(device, cmg__policy_physical(device), &group_cap,
+                               &group_used);
+  if (rc < 0)
+    *room = 0;
+  if (rc != 0)
+    return;
+  uint64_t group_room = group_used < group_cap ? group_cap - group_used : 0;
+  if (group_cap < *cap)
+    *cap = group_cap;
+  if (group_room < *room)
+    *room = group_room;
+}
+
 /* Frameworks size their pools from this (XLA takes 75% of total, TF free
- * minus a margin), so with a limit they must see the limit, not the card.
- * The driver's own answer is kept where there is no limit or no context, and
- * NULL arguments get the driver's own verdict. */
+ * minus a margin, vLLM a share of total), so under a cap they must see the
+ * cap that binds, not the card: the smallest cap as total, and as free the
+ * least room any cap leaves, so that free is what the next allocation can
+ * get.  The driver's own answer is kept where no cap is set, and free never
+ * rises above the driver's free memory. */
 void
 cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
 {
-  cmg__device_setup(device);
-  uint64_t limit = cmg__policy_limit(device);
-  if (limit == CMG__NO_LIMIT)
-    return;
-  uint64_t physical = cmg__policy_physical(device);
-  *total = physical && physical < limit ? physical : limit;
-  uint64_t used = cmg__policy_used(device);
-  uint64_t room = used < limit ? limit - used : 0;
+  uint64_t cap, room;
+  caps_in_force(device, &cap, &room);
+  if (cap != CMG__NO_LIMIT) {
+    uint64_t physical = cmg__policy_physical(device);
+    *total = physical && physical < cap ? physical : cap;
+  }
   if (room < *free)
     *free = room;
 }
@@ -499,8 +554,9 @@ cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
 bool
 cmg__virtual_used(int device, uint64_t *used)
 {
-  cmg__device_setup(device);
-  if (cmg__policy_limit(device) == CMG__NO_LIMIT)
+  uint64_t cap, room;
+  caps_in_force(device, &cap, &room);
+  if (cap == CMG__NO_LIMIT)
     return false;
   *used = cmg__policy_used(device);
   return true;

@@ -74,11 +74,12 @@ void cmg__device_setup(int device);
 /* The device's UUID as "GPU-xxxxxxxx-...", or "" and -ENOENT. */
 int cmg__device_uuid(int device, char *out, size_t len);
 
-/* Under a limit, what the process holds on `device` as the limit counts it
- * (the same figure cuMemGetInfo's used shows): true with *used set. */
+/* Under a cap (the process's or its group's), what the process holds on
+ * `device` as the caps count it: true with *used set. */
 bool cmg__virtual_used(int device, uint64_t *used);
 
-/* Lowers *free and *total to what the device's limit leaves. */
+/* Lowers *total to the smallest cap in force on `device` (the process's
+ * limit or its group's cap) and *free to the least room any cap leaves. */
 void cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total);
 
 #endif /* CMG_PRELOAD_ACCOUNT_H */

@@ -20,6 +20,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-coverage.sh \
 	tests/integration/t-group.sh \
 	tests/integration/t-group-safety.sh \
+	tests/integration/t-meminfo.sh \
 	tests/integration/t-cdi.sh \
 	tests/integration/t-metrics.sh \
 	tests/integration/t-python-frames.sh \

@@ -1,6 +1,6 @@
 /*
  * The plain device-memory entry points, and the driver's memory queries,
- * which frameworks size their pools from: with a limit they see the limit,
+ * which frameworks size their pools from: under a cap they see the cap,
  * not the card.
  */
 #include "config.h"
@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "core/policy.h"
 #include "preload/context.h"
 #include "preload/hooks/hooks.h"
 #include "preload/init.h"
@@ -77,9 +76,8 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
   if (rc != CUDA_SUCCESS || bytes == NULL || dev < 0 || dev >= CMG__MAX_DEVICES)
     return rc;
   cmg__init();
-  cmg__device_setup(dev);
-  uint64_t limit = cmg__policy_limit(dev);
-  if (limit < *bytes)
-    *bytes = limit;
+  uint64_t free = UINT64_MAX, total = *bytes;
+  cmg__virtual_meminfo(dev, &free, &total);
+  *bytes = total;
   return rc;
 }
