@@ -6,7 +6,7 @@
 # own loading and validation, which also shows what a runtime does with an
 # image's own LD_PRELOAD.  Bad input is one line, exit 2, nothing written;
 # --output is written whole.  Two processes started with one device's
-# environment share its cap.
+# environment share its cap, and each sees it in its memory information.
 . "$srcdir/tests/integration/defs.sh"
 CDI_SRC=/usr/share/gocode/src/github.com/container-orchestrated-devices/container-device-interface
 SCHEMA=$CDI_SRC/schema/schema.json
@@ -169,8 +169,13 @@ CUMEMGUARD_OPTIONS="$opts,report=$tmp/a.%p.json" LD_PRELOAD=$CUMEMGUARD_LIBRARY 
   "$SIM/app_driver" alloc 6M sleep 1500 >"$tmp/a.out" 2>&1 &
 until_line "$tmp/a.out" 'alloc i=0 .* rc=0'
 CUMEMGUARD_OPTIONS="$opts,report=$tmp/b.%p.json" LD_PRELOAD=$CUMEMGUARD_LIBRARY \
-  "$SIM/app_driver" alloc 6M alloc 4M >"$tmp/out" 2>"$tmp/err"
-is "$(val 1 rc)/$(val 2 rc)" 2/0 "the processes of one device share its cap"
+  "$SIM/app_driver" info total 0 nvml 0 alloc 6M alloc 4M info \
+  >"$tmp/out" 2>"$tmp/err"
+is "$(val 4 rc)/$(val 5 rc)" 2/0 "the processes of one device share its cap"
+is "$(val 1 free)/$(val 1 total)/$(val 2 bytes)" 4194304/10485760/10485760 \
+  "a process sees the device's cap, less what the other holds, in cuMemGetInfo"
+is "$(val 3 free)/$(val 3 total)/$(val 6 free)" 4194304/10485760/0 \
+  "and in NVML's memory information; once the cap is full, free is 0"
 wait
 
 echo "1..$tap_n"

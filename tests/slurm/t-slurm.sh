@@ -11,7 +11,7 @@
 # its steps; a job past its time limit leaves its report (written as
 # Slurm's SIGTERM kills it); the user's own options and LD_PRELOAD are
 # kept, the library put in it as tests/preload-cases.txt says; status
-# names the job; and no segment is left in /dev/shm.  Without root, the
+# names the job; a task sees the job's cap in every memory view; and no segment is left in /dev/shm.  Without root, the
 # packages or a plugin build, it skips.
 . "$srcdir/tests/integration/defs.sh"
 
@@ -255,6 +255,16 @@ done <"$tmp/cases"
 sr -n2 --gpu-mem-limit=10M "$APP" alloc 6M sleep 3000
 is "$rc/$(grep -c 'rc=0' "$tmp/out")/$(grep -c 'rc=2' "$tmp/out")" 0/1/1 \
   "srun -n2: two tasks of 6M under one 10M cap: one is denied"
+
+# ---- what a task sees ------------------------------------------------------
+
+# The job's cap is a group's: frameworks size their pools from what the
+# memory information says, so every view shows the cap, not the card.
+sr --gpu-mem-limit=10M "$APP" alloc 2M info total 0 nvml 0 nvml2 0
+is "$rc/$(val 2 free)/$(val 2 total)/$(val 3 bytes)" 0/8388608/10485760/10485760 \
+  "a task sees the job's cap in cuMemGetInfo and cuDeviceTotalMem"
+is "$(val 4 free)/$(val 4 total)/$(val 5 free)/$(val 5 total)" \
+  8388608/10485760/8388608/10485760 "and in NVML's memory information"
 
 # ---- reports ---------------------------------------------------------------
 
