@@ -150,14 +150,21 @@ def check_cap_info(case, cap, total, free, what):
                "free=%d (%s)" % (free, human(free)))
 
 
-def check_interposer(case, cap):
-    """The interposer is loaded and enforces the cap the suite asked for."""
+def check_interposer(case, cap, group=False):
+    """The interposer is loaded and enforces the cap the suite asked for:
+    as the process's limit, or with group=True as its group's cap alone
+    (the process then has no limit of its own)."""
     s = cmg_stats(0)
     if not case.check("interposer loaded", s is not None,
                       "cmg_device_stats %s" % ("found" if s else "absent")):
         return None
-    case.check("interposer limit is the cap", s["limit_bytes"] == cap,
-               "limit_bytes=%s cap=%s" % (s["limit_bytes"], cap))
+    if group:
+        case.check("the process has no limit of its own, only the group's",
+                   s["limit_bytes"] is None,
+                   "limit_bytes=%s" % s["limit_bytes"])
+    else:
+        case.check("interposer limit is the cap", s["limit_bytes"] == cap,
+                   "limit_bytes=%s cap=%s" % (s["limit_bytes"], cap))
     return s
 
 

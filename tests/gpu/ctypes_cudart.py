@@ -5,6 +5,12 @@ allocations of 256 MiB succeed and the next fails with
 cudaErrorMemoryAllocation (2), after a free a 128 MiB allocation succeeds.
 The allocations are left live for the report (checked by the suite).
 
+With argument "xla", it does instead what XLA's allocator does at start with
+JAX's default preallocation, under a group's cap alone (--group-limit, as the
+CDI device and the Slurm plugin set it): it takes 75% of the total that
+cudaMemGetInfo shows (XLA_PYTHON_CLIENT_MEM_FRACTION) in one allocation,
+which fits only if the total is the group's cap, not the card.
+
 Needs no framework, so it also runs on the simulated CUDA (--dry-run), where
 libcudart.so.13 is tests/sim's.  CMG_CUDART names the library to load."""
 import ctypes
@@ -14,7 +20,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cmgcase as C  # noqa: E402
 
-case = C.Case("ctypes-cudart")
+xla = len(sys.argv) > 1 and sys.argv[1] == "xla"
+case = C.Case("ctypes-xla" if xla else "ctypes-cudart")
 cap = C.expected_cap()
 name = os.environ.get("CMG_CUDART") or "libcudart.so.13"
 try:
@@ -45,7 +52,30 @@ def malloc(size):
     return rc, p.value
 
 
+def xla_sizing():
+    """XLA's preallocation: 75% of the total, in one allocation."""
+    rc, free, total = meminfo()
+    case.check("cudaMemGetInfo succeeds", rc == 0, "rc=%d" % rc)
+    C.check_cap_info(case, cap, total, free, "cudaMemGetInfo")
+    C.check_interposer(case, cap, group=True)
+    pool = int(total * 0.75) // C.MiB * C.MiB
+    rc, p = malloc(pool)
+    case.check("a pool of 75% of the total is allocated", rc == 0,
+               "rc=%d pool=%s" % (rc, C.human(pool)))
+    rc, after, _ = meminfo()
+    case.check("free fell by the pool", rc == 0 and after == free - pool,
+               "free=%s, then %s" % (C.human(free), C.human(after)))
+    rc, q = malloc(after + 64 * C.MiB)
+    case.check("more than is left fails with cudaErrorMemoryAllocation",
+               rc == 2, "rc=%d" % rc)
+    C.check_denied(case)
+    case.result(pool=pool)
+    case.done()
+
+
 case.check("cudaSetDevice(0)", rt.cudaSetDevice(0) == 0, "")
+if xla:
+    xla_sizing()
 rc, free, total = meminfo()
 case.check("cudaMemGetInfo succeeds", rc == 0, "rc=%d" % rc)
 C.check_cap_info(case, cap, total, free, "cudaMemGetInfo")

@@ -2,6 +2,9 @@
 75% of the total that cuMemGetInfo reports, at start): the process starts, the
 pool is sized from the capped total and lies within the cap, a jitted matmul
 runs, and asking for more than the cap gives XLA's RESOURCE_EXHAUSTED error.
+With argument "group" the cap is a group's alone (--group-limit, as the CDI
+device and the Slurm plugin set it): the same must hold, the pool sized from
+the group's cap that cuMemGetInfo shows.
 
 With XLA_PYTHON_CLIENT_ALLOCATOR=platform (argument "platform"), XLA calls the
 driver for each buffer instead: filling past the cap must fail with
@@ -17,8 +20,10 @@ C.need("jax")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-platform = len(sys.argv) > 1 and sys.argv[1] == "platform"
-case = C.Case("jax-platform" if platform else "jax-prealloc")
+mode = sys.argv[1] if len(sys.argv) > 1 else "prealloc"
+platform, group = mode == "platform", mode == "group"
+case = C.Case({"platform": "jax-platform", "group": "jax-group"}.get(
+    mode, "jax-prealloc"))
 cap = C.expected_cap()
 case.info(jax=jax.__version__, cap=cap,
           allocator=os.environ.get("XLA_PYTHON_CLIENT_ALLOCATOR", "default"),
@@ -63,7 +68,7 @@ if not platform:
     matmul_ok("a jitted matmul runs")
     ms = memory_stats()
     limit = ms.get("bytes_limit")
-    s = C.check_interposer(case, cap)
+    s = C.check_interposer(case, cap, group=group)
     case.check("the BFC pool is sized from the capped total",
                limit is not None and cap // 2 <= limit <= cap,
                "bytes_limit=%s cap=%s" % (C.human(limit), C.human(cap)))

@@ -18,18 +18,20 @@ else
 fi
 
 # The dry run: the nvcc cases on tests/gpu/cmg_alloc.cu itself, built
-# against the simulated runtime; the ctypes case, graphs, two processes; the
-# framework cases skip.
+# against the simulated runtime; the ctypes case, XLA's sizing under a
+# group's cap, graphs, two processes; the framework cases skip.
 bash "$suite" --build "$top_builddir" --dry-run -v --keep "$tmp/dry" \
   >"$tmp/out" 2>"$tmp/err"
 is "$?" 0 "the dry run passes"
-for c in nvcc-static nvcc-shared ctypes-cudart graph-nodes graph-capture \
-  footprint two-procs; do
+for c in nvcc-static nvcc-shared ctypes-cudart jax-group graph-nodes \
+  graph-capture footprint two-procs; do
   is "$(grep -c "^PASS $c\$" "$tmp/out")" 1 "dry run: PASS $c"
 done
 is "$(grep -c '^SKIP ' "$tmp/out")" 11 "dry run: the 11 framework cases skip"
-is "$(grep -Ec '^(PASS|FAIL|SKIP) ' "$tmp/out")" 18 "one line per case"
-is "$(tail -n 1 "$tmp/out")" "7 passed, 0 failed, 11 skipped" "the closing line"
+is "$(grep -Ec '^(PASS|FAIL|SKIP) ' "$tmp/out")" 19 "one line per case"
+is "$(tail -n 1 "$tmp/out")" "8 passed, 0 failed, 11 skipped" "the closing line"
+is "$(grep -c '^CHECK ok a pool of 75% of the total is allocated: rc=0' "$tmp/dry/jax-group/xla.out")" 1 \
+  "dry run: jax-group sized XLA's pool from the group's cap"
 tap "$(grep -q 'DRY RUN' "$tmp/out"; echo $?)" "the dry run says it is one"
 
 # It ran the nvcc program: its cmg line, through the public header's
