@@ -641,6 +641,7 @@ app_run_more(const struct op *op)
     do_entry(op);
     break;
   case OP_CRASH: case OP_HANDLE: case OP_GETSIG: case OP_SIGDFL:
+  case OP_TOGGLE: case OP_CLOSEFDS: case OP_FDCHECK: case OP_PID:
     app_run_signals(op);
     break;
   default:

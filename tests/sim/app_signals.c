@@ -1,12 +1,18 @@
 /*
  * The script operations on signals, for the tests of the reports written
  * as a process dies: crash (a segfault or abort), handle (the program's
- * own handler), getsig (what sigaction says the action is) and sigdfl
+ * own handler), getsig (what sigaction says the action is), sigdfl
  * (the default action put back through signal(), as CPython does before
- * it re-raises SIGINT).
+ * it re-raises SIGINT), toggle (a signal ignored and set back to its
+ * default N times, as a program guarding a critical section might), and
+ * closefds (every descriptor from 3 to 1023 closed and eight files opened
+ * in their place, as daemons and process managers do) and fdcheck (how
+ * many of those are still open as those files), and pid (the process's
+ * own, for tests that find its report or signal it).
  */
 #include "app_int.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +79,59 @@ sigdfl(const struct op *op)
            old == SIG_ERR ? "error" : action_name(old));
 }
 
+static void
+toggle(const struct op *op)
+{
+  int sig = (int)op->arg[0], bad = 0;
+  for (uint64_t i = 0; i < op->arg[1]; i++)
+    bad += signal(sig, SIG_IGN) == SIG_ERR || signal(sig, SIG_DFL) == SIG_ERR;
+  app_line("toggle sig=%s n=%llu errors=%d", op->word,
+           (unsigned long long)op->arg[1], bad);
+}
+
+static struct {
+  int fd;
+  char path[4096];
+} opened_files[8];
+
+/* The files are DIR/fd.0 to DIR/fd.7, each holding its own name, left
+ * open: a test compares them byte for byte after the process is gone. */
+static void
+closefds(const struct op *op)
+{
+  int opened = 0, lowest = -1;
+  for (int fd = 3; fd < 1024; fd++)
+    close(fd);
+  for (int i = 0; i < 8; i++) {
+    char *path = opened_files[i].path;
+    snprintf(path, sizeof(opened_files[i].path), "%s/fd.%d", op->word, i);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    opened_files[i].fd = fd;
+    if (fd < 0 || write(fd, path, strlen(path)) != (ssize_t)strlen(path))
+      continue;
+    opened++;
+    if (lowest < 0)
+      lowest = fd;
+  }
+  app_line("closefds opened=%d lowest=%d", opened, lowest);
+}
+
+static void
+fdcheck(void)
+{
+  int still = 0;
+  for (int i = 0; i < 8; i++) {
+    char link[64], target[4096];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", opened_files[i].fd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n > 0) {
+      target[n] = '\0';
+      still += strcmp(target, opened_files[i].path) == 0;
+    }
+  }
+  app_line("fdcheck open=%d", still);
+}
+
 void
 app_run_signals(const struct op *op)
 {
@@ -88,6 +147,18 @@ app_run_signals(const struct op *op)
     break;
   case OP_SIGDFL:
     sigdfl(op);
+    break;
+  case OP_TOGGLE:
+    toggle(op);
+    break;
+  case OP_CLOSEFDS:
+    closefds(op);
+    break;
+  case OP_FDCHECK:
+    fdcheck();
+    break;
+  case OP_PID:
+    app_line("pid pid=%d ppid=%d", (int)getpid(), (int)getppid());
     break;
   default:
     break;
