@@ -11,12 +11,6 @@
 
 #include "core/conf.h"
 
-/* Joins the group cfg->group names, or without one the user's registry
- * (no cap; never an error): opens or creates the user's shared segment for
- * it and takes a slot.  Returns 0, or a negative errno with one line in err
- * (no prefix): the caller fails closed. */
-int cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen);
-
 /* Whether the process is in a group (not the registry). */
 bool cmg__group_active(void);
 
@@ -27,8 +21,9 @@ bool cmg__group_counting(void);
 void cmg__group_count_denial(void);
 
 /* Reserves bytes against the group's cap on `device` (physical resolves a
- * percentage).  Returns 0, or -ENOMEM with *used_out and *limit_out set;
- * never blocks, never takes a lock a dead process could leave held. */
+ * percentage).  Returns 0, -ENOMEM with *used_out and *limit_out set, or
+ * -EPERM for a group that failed closed (its line said why); never
+ * blocks, never takes a lock a dead process could leave held. */
 int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
                        uint64_t *used_out, uint64_t *limit_out);
 
@@ -55,7 +50,8 @@ void cmg__group_solo_peak(int device, uint64_t used);
 void cmg__group_release(int device, uint64_t bytes);
 
 /* Waits up to timeout_ns for the group to have room for bytes on device,
- * woken by another member's free or death: 0 once reserved, -ETIMEDOUT. */
+ * woken by another member's free or death: 0 once reserved, -ETIMEDOUT,
+ * or -EPERM for a group that failed closed. */
 int cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
                     uint64_t timeout_ns, uint64_t *used_out,
                     uint64_t *limit_out);
@@ -68,11 +64,11 @@ int cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
 int cmg__group_cap_used(int device, uint64_t physical, uint64_t *limit,
                         uint64_t *used);
 
-/* A forked child leaves its parent's slot and takes its own on first use. */
-void cmg__group_after_fork(void);
-
-/* At exit: gives back what this process holds and frees its slot. */
-void cmg__group_leave(void);
+/* From a SIGBUS handler: whether addr lies in the group's segment, which
+ * was then truncated under the process; its pages are replaced by zeroed
+ * ones of the process's own and the group fails closed.  Async-signal-safe;
+ * the line is said by the next allocation. */
+bool cmg__group_fault(const void *addr);
 
 /* For the report: the group's name, its cap and usage per device. */
 struct cmg__group_usage {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/jsonw.h"
+#include "core/report_file.h"
 
 /* Large enough that a 100 MB report takes few system calls. */
 #define BUF_SIZE (256u * 1024)
@@ -61,6 +62,7 @@ flush(struct cmg__jsonw *w)
   if (w->err == 0 && w->len > 0)
     w->err = write_all(w->fd, w->buf, w->len);
   w->len = 0;
+  cmg__report_step();
 }
 
 void

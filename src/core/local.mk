@@ -10,7 +10,9 @@ libcmg_core_la_SOURCES = \
 	src/core/freed.c src/core/freed.h \
 	src/core/held.c src/core/held.h \
 	src/core/group.c src/core/group.h \
+	src/core/group_join.c src/core/group_join.h \
 	src/core/group_reclaim.c src/core/group_reclaim.h \
+	src/core/group_self.c src/core/group_self.h \
 	src/core/history.c src/core/history.h \
 	src/core/jsonw.c src/core/jsonw.h \
 	src/core/ledger.c src/core/ledger.h \
@@ -22,6 +24,7 @@ libcmg_core_la_SOURCES = \
 	src/core/pyline.c src/core/pyline.h \
 	src/core/report.c src/core/report.h \
 	src/core/report_devices.c src/core/report_devices.h \
+	src/core/report_file.c src/core/report_file.h \
 	src/core/report_options.c src/core/report_options.h \
 	src/core/report_refs.c src/core/report_refs.h \
 	src/core/report_timeline.c src/core/report_timeline.h \

@@ -18,22 +18,18 @@
  * The temporary file is created before the report is built, in the same
  * directory as the final path, and renamed over it only once complete: a
  * process killed at any point leaves either the old file or the new one at
- * that path, never a part.  A path that is not a regular file (/dev/null,
- * a pipe, a terminal) is written to directly: renaming over it would
- * replace the device itself.
+ * that path, never a part (report_file.c).
  */
 #include "config.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +41,7 @@
 #include "core/report.h"
 #include "core/report_devices.h"
 #include "core/report_options.h"
+#include "core/report_file.h"
 #include "core/report_refs.h"
 #include "core/report_timeline.h"
 #include "core/stacks.h"
@@ -607,7 +604,9 @@ build(const struct cmg__process *proc, struct report *rep)
   int err = gather_live(rep);
   if (err < 0)
     return err;
+  cmg__report_step();
   rep->head = head_json(proc, &rep->live);
+  cmg__report_step();
   rep->tail = cJSON_CreateObject();
   cJSON_AddItemToObject(rep->tail, "released", released_json(r));
   cJSON_AddItemToObject(rep->tail, "peaks", peaks_json(r, first_denial));
@@ -619,6 +618,7 @@ build(const struct cmg__process *proc, struct report *rep)
         cmg__report_timeline(cmg__now_ns(), reasons, r, api_name));
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     free(first_denial[d].items);
+  cmg__report_step();
   return cmg__refs_add_tables(rep->tail, r);
 }
 
@@ -657,54 +657,23 @@ report_free(struct report *rep)
   cmg__refs_free(&rep->refs);
 }
 
-/* Where the report is written: a fresh temporary file beside `path`, or
- * `path` itself when it exists and is not a regular file.  Returns the fd
- * (tmp is "" for a direct write) or a negative errno. */
-static int
-open_target(const char *path, char *tmp, size_t len)
-{
-  static _Atomic unsigned serial;
-  struct stat st;
-  tmp[0] = '\0';
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    return fd < 0 ? -errno : fd;
-  }
-  /* A name cut short would be another file: a parent directory's name, or
-   * another process's temporary file. */
-  int n = snprintf(tmp, len, "%s.tmp.%ld.%u", path, (long)getpid(),
-                   atomic_fetch_add(&serial, 1));
-  if (n < 0 || (size_t)n >= len) {
-    tmp[0] = '\0';
-    return -ENAMETOOLONG;
-  }
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  return fd < 0 ? -errno : fd;
-}
-
 int
 cmg__report_write(const char *path, const struct cmg__process *proc,
                   uint64_t *live_allocations, uint64_t *live_bytes)
 {
-  char tmp[PATH_MAX + CMG__REPORT_MAX + 64]; /* dump.c's path, + suffix */
-  int fd = open_target(path, tmp, sizeof(tmp));
-  if (fd < 0)
-    return fd;
+  struct cmg__report_file f;
+  int err = cmg__report_file_open(&f, path);
+  if (err < 0)
+    return err;
 
   struct report rep = { 0 };
   current = proc;
   cmg__timeline_dump(proc->reason, cmg__now_ns());
-  int err = build(proc, &rep);
+  err = build(proc, &rep);
+  cmg__report_step();
   if (err == 0)
-    err = emit(fd, &rep);
-  if (err == 0 && tmp[0] != '\0' && fsync(fd) < 0)
-    err = -errno;
-  if (close(fd) < 0 && err == 0)
-    err = -errno;
-  if (err == 0 && tmp[0] != '\0' && rename(tmp, path) < 0)
-    err = -errno;
-  if (err < 0 && tmp[0] != '\0')
-    unlink(tmp);
+    err = emit(f.fd, &rep);
+  err = cmg__report_file_close(&f, err);
   /* What the program allocated: a graph memory pool or a context is the
    * driver's to keep, never a leak. */
   if (err == 0) {

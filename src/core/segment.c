@@ -269,6 +269,45 @@ cmg__seg_describe_size(int fd, off_t size, const char *path, const char *name,
       path, (long long)size);
 }
 
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* FNV-1a over the fields set up with the group, one at a time (the
+ * padding between them is no field). */
+static uint64_t
+checksum(const struct seg_header *h)
+{
+  uint64_t x = 0xcbf29ce484222325ull;
+  x = fnv(x, &h->version, sizeof(h->version));
+  x = fnv(x, &h->header_size, sizeof(h->header_size));
+  x = fnv(x, &h->slot_size, sizeof(h->slot_size));
+  x = fnv(x, &h->slot_count, sizeof(h->slot_count));
+  x = fnv(x, &h->device_count, sizeof(h->device_count));
+  x = fnv(x, &h->total_size, sizeof(h->total_size));
+  x = fnv(x, &h->created, sizeof(h->created));
+  x = fnv(x, &h->creator, sizeof(h->creator));
+  x = fnv(x, &h->visible_set, sizeof(h->visible_set));
+  x = fnv(x, h->visible, sizeof(h->visible));
+  for (int d = 0; d <= SEG_DEVICES; d++) {
+    const struct seg_limit *l = d < SEG_DEVICES ? &h->limit_dev[d] : &h->limit;
+    x = fnv(x, &l->kind, sizeof(l->kind));
+    x = fnv(x, &l->ppm, sizeof(l->ppm));
+    x = fnv(x, &l->bytes, sizeof(l->bytes));
+  }
+  return x;
+}
+
+void
+cmg__seg_seal(struct seg *s)
+{
+  s->h.checksum = checksum(&s->h);
+}
+
 static bool
 is_valid_limit(const struct seg_limit *l)
 {
@@ -315,7 +354,8 @@ cmg__seg_validate(const struct seg *s, const char *path, const char *name,
   for (int d = 0; d < SEG_DEVICES; d++)
     limits_ok = limits_ok && is_valid_limit(&h->limit_dev[d]);
   if (!limits_ok || h->creator <= 0 || h->creator > PID_LIMIT ||
-      memchr(h->visible, '\0', sizeof(h->visible)) == NULL)
+      memchr(h->visible, '\0', sizeof(h->visible)) == NULL ||
+      h->checksum != checksum(h))
     return cmg__seg_fail(err, errlen, name, -EBADMSG,
                          "%s is corrupt (bad header); "
                          "remove it once no member of the group runs",
@@ -480,6 +520,54 @@ cmg__seg_lock(int fd, uint64_t timeout_ns)
   return 0;
 }
 
+static int
+emptied(const char *path, char *err, size_t errlen)
+{
+  return cmg__seg_fail(err, errlen, NULL, -EBADMSG,
+                       "%s was emptied, truncated or overwritten while "
+                       "members of the group hold it; remove it once they "
+                       "are gone",
+                       path);
+}
+
+int
+cmg__seg_hold(int fd)
+{
+  struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 };
+  return fcntl(fd, F_OFD_SETLK, &l) == 0 ? 0 : -errno;
+}
+
+bool
+cmg__seg_is_held(int fd)
+{
+  struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_len = 1 };
+  return fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+}
+
+int
+cmg__seg_check_live(const struct seg *s, const char *path, uint64_t dev,
+                    uint64_t ino, bool *truncated, char *err, size_t errlen)
+{
+  struct stat st;
+  *truncated = false;
+  if (stat(path, &st) != 0 || (uint64_t)st.st_dev != dev ||
+      (uint64_t)st.st_ino != ino)
+    return cmg__seg_fail(err, errlen, NULL, -EBADMSG,
+                         "%s was removed or made anew while in use", path);
+  if (st.st_size < (off_t)sizeof(struct seg)) {
+    *truncated = true;
+    return cmg__seg_fail(err, errlen, NULL, -EBADMSG,
+                         "%s was truncated while in use", path);
+  }
+  if (atomic_load_explicit(&s->h.magic, memory_order_acquire) != SEG_MAGIC)
+    return cmg__seg_fail(err, errlen, NULL, -EBADMSG,
+                         "%s was overwritten (bad magic)", path);
+  if (s->h.checksum != checksum(&s->h))
+    return cmg__seg_fail(err, errlen, NULL, -EBADMSG,
+                         "%s was overwritten (its header changed)", path);
+  return 0;
+}
+
 int
 cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
              char *err, size_t errlen)
@@ -490,11 +578,15 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
     return cmg__seg_fail(err, errlen, NULL, -errno, "cannot stat %s: %s", path,
                          strerror(errno));
   bool fresh = st.st_size == 0;
+  if (fresh && cmg__seg_is_held(fd))
+    return emptied(path, err, errlen);
   if (fresh && ftruncate(fd, (off_t)sizeof(struct seg)) != 0)
     return cmg__seg_fail(err, errlen, NULL, -errno, "cannot size %s: %s", path,
                          strerror(errno));
   if (!fresh && st.st_size != (off_t)sizeof(struct seg))
-    return cmg__seg_describe_size(fd, st.st_size, path, NULL, err, errlen);
+    return cmg__seg_is_held(fd) ? emptied(path, err, errlen)
+                                : cmg__seg_describe_size(fd, st.st_size, path,
+                                                         NULL, err, errlen);
   void *p =
       mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)
@@ -505,6 +597,10 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
    * creator died half way, or it is ours. */
   uint64_t magic = atomic_load_explicit(&(*out)->h.magic, memory_order_acquire);
   *fresh_out = fresh || magic == 0;
+  if (magic == 0 && !fresh && cmg__seg_is_held(fd)) {
+    munmap(p, sizeof(struct seg));
+    return emptied(path, err, errlen);
+  }
   if (*fresh_out)
     return 0;
   return cmg__seg_validate(*out, path, NULL, err, errlen);
@@ -534,4 +630,5 @@ cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
   }
   atomic_store(&s->h.waiters, 0);
   atomic_store(&s->h.scan_ns, 0);
+  cmg__seg_seal(s);
 }

@@ -23,8 +23,9 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
 /* 2: slots count denials; the registry segment (REGISTRY_NAME).
  * 3: a slot's bytes on each device on a cache line of their own.
  * 4: and on a pair of lines (CMG__APART), the group's as well; a registry
- *    member's bytes in lanes, one per thread. */
-#define SEG_VERSION 4u
+ *    member's bytes in lanes, one per thread.
+ * 5: a checksum of the header. */
+#define SEG_VERSION 5u
 #define SEG_SLOTS 256u
 #define SEG_DEVICES CMG__MAX_DEVICES
 #define SEG_LANES 8
@@ -106,8 +107,9 @@ struct seg_header {
   int32_t creator;      /* pid of the member that set them */
   uint32_t visible_set; /* whether it had CUDA_VISIBLE_DEVICES */
   char visible[256];
-  struct seg_limit limit;                             /* group_limit */
-  struct seg_limit limit_dev[SEG_DEVICES];            /* group_limit.N */
+  struct seg_limit limit;                  /* group_limit */
+  struct seg_limit limit_dev[SEG_DEVICES]; /* group_limit.N */
+  uint64_t checksum; /* of the fields above but magic and retired */
   _Atomic uint32_t wake __attribute__((aligned(64))); /* the futex word */
   _Atomic uint32_t waiters;
   _Atomic uint64_t scan_ns; /* CLOCK_MONOTONIC_COARSE of the last scan */
@@ -180,6 +182,28 @@ int cmg__seg_describe_size(int fd, off_t size, const char *path,
  * layout, -EBADMSG when it is corrupt; one line in err. */
 int cmg__seg_validate(const struct seg *s, const char *path, const char *name,
                       char *err, size_t errlen);
+
+/* Sets the header's checksum, after setting its fields up (under the
+ * segment's lock). */
+void cmg__seg_seal(struct seg *s);
+
+/* Takes a read lock on the segment's first byte, which the kernel drops
+ * when the member dies: 0 or a negative errno. */
+int cmg__seg_hold(int fd);
+
+/* Whether some live member holds the segment open as fd (a lock that
+ * conflicts with a write lock): a joiner that finds it empty or zeroed
+ * then knows that it was tampered with, not left half set up. */
+bool cmg__seg_is_held(int fd);
+
+/* A member's check of the segment it has mapped at s, named path, which
+ * was the file (dev, ino) when it joined: 0, or -EBADMSG with one line
+ * when the file was truncated, removed or made anew, or its header
+ * changed.  *truncated says whether the mapping is past the file's end:
+ * reading it would raise SIGBUS. */
+int cmg__seg_check_live(const struct seg *s, const char *path, uint64_t dev,
+                        uint64_t ino, bool *truncated, char *err,
+                        size_t errlen);
 
 /* Lowers a counter by n, stopping at 0. */
 void cmg__seg_sub32(_Atomic uint32_t *c, uint32_t n);

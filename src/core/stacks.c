@@ -142,11 +142,15 @@ find_self(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Per-thread caching lets unw_backtrace run without libunwind's global
- * lock, which is why jemalloc moved to it (jemalloc PR #75). */
+ * lock, which is why jemalloc moved to it (jemalloc PR #75).  libunwind's
+ * first call sets itself up, its pipe included (unwind.c). */
 static void
 setup(void)
 {
-  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  if (cmg__unwind_enter()) {
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    cmg__unwind_leave();
+  }
   unsigned index = 0;
   dl_iterate_phdr(find_self, &index);
 }

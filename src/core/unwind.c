@@ -47,17 +47,32 @@
  * fp mode trusts frame pointers everywhere: each frame pointer must lie in
  * the thread's stack, above the last, 8-aligned, and each return address in
  * an executable segment of a loaded object, else the walk ends there.
+ *
+ * libunwind checks memory it is unsure of by writing a byte of it into a
+ * pipe of its own (x86_64/Ginit.c, write_validate), and when reading that
+ * pipe fails it closes both numbers and makes a new pipe.  A program that
+ * closes its descriptors and opens files where the pipe was would have
+ * them read, written to and closed by libunwind.  The pipe is made by
+ * pipe2 during one of our calls into libunwind, which the library's pipe2
+ * tells us of (hooks/pipe.c), so its numbers and inodes are known; before
+ * each call that may step, both are checked to be that pipe still, or
+ * closed (libunwind then makes a new one); once another file is there,
+ * libunwind is never called again: stacks then end at the first frame
+ * the walk cannot prove, which one line says once.
  */
 #include "config.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <ucontext.h>
 
 #include "core/base.h"
+#include "core/log.h"
 #include "core/pages.h"
 #include "core/unwind.h"
 
@@ -219,6 +234,11 @@ prove(uintptr_t ra, uintptr_t sp, bool *done)
   *done = pthread_mutex_trylock(&scratch_lock) == 0;
   if (!*done)
     return ra;
+  if (!cmg__unwind_enter()) {
+    pthread_mutex_unlock(&scratch_lock);
+    *done = false;
+    return ra;
+  }
   trial(ra, sp, 10, 62, &a);
   trial(ra, (uintptr_t)&scratch[128], 20, 4, &b);
   if (a.ret == 0 && b.ret == 0) {
@@ -232,6 +252,7 @@ prove(uintptr_t ra, uintptr_t sp, bool *done)
   } else if (a.ret > 0 && b.ret > 0 && is_rsp(&a, &b, &kq, &cq)) {
     word = ra | RSP << TYPE_SHIFT | kq << K_SHIFT | cq << C_SHIFT;
   }
+  cmg__unwind_leave();
   pthread_mutex_unlock(&scratch_lock);
   return word;
 }
@@ -454,6 +475,70 @@ trusting(uintptr_t *ips, int max, uintptr_t ra, uintptr_t rbp, uintptr_t sp)
       break;
   }
   return k;
+}
+
+/* ---- libunwind's pipe ------------------------------------------------ */
+
+static CMG__TLS bool inside;
+static _Atomic int pipe_fd[2] = { -1, -1 };
+static _Atomic uint64_t pipe_ino[2], pipe_dev[2];
+static _Atomic bool libunwind_off;
+
+bool
+cmg__unwind_is_inside(void)
+{
+  return inside;
+}
+
+void
+cmg__unwind_note_pipe(const int fds[2])
+{
+  struct stat st[2];
+  if (fstat(fds[0], &st[0]) != 0 || fstat(fds[1], &st[1]) != 0)
+    return;
+  for (int i = 0; i < 2; i++) {
+    atomic_store(&pipe_fd[i], -1);
+    atomic_store(&pipe_ino[i], (uint64_t)st[i].st_ino);
+    atomic_store(&pipe_dev[i], (uint64_t)st[i].st_dev);
+    atomic_store(&pipe_fd[i], fds[i]);
+  }
+}
+
+/* Whether descriptor i of libunwind's pipe is the pipe still, or closed
+ * and free (libunwind then makes its pipe anew, which is harmless), rather
+ * than another file the program opened there. */
+static bool
+is_safe(int i)
+{
+  struct stat st;
+  int fd = atomic_load(&pipe_fd[i]);
+  if (fd < 0 || (fstat(fd, &st) != 0 && errno == EBADF))
+    return true;
+  return S_ISFIFO(st.st_mode) &&
+         (uint64_t)st.st_ino == atomic_load(&pipe_ino[i]) &&
+         (uint64_t)st.st_dev == atomic_load(&pipe_dev[i]);
+}
+
+bool
+cmg__unwind_enter(void)
+{
+  if (atomic_load_explicit(&libunwind_off, memory_order_relaxed))
+    return false;
+  if (!is_safe(0) || !is_safe(1)) {
+    if (!atomic_exchange(&libunwind_off, true))
+      cmg__log("the program opened files where libunwind's pipe was; "
+               "stacks end from here at the first frame only libunwind "
+               "could step");
+    return false;
+  }
+  inside = true;
+  return true;
+}
+
+void
+cmg__unwind_leave(void)
+{
+  inside = false;
 }
 
 /* ---- the walk --------------------------------------------------------- */

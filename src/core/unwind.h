@@ -29,6 +29,17 @@ void cmg__unwind_configure(enum cmg__stack_mode mode);
  * *n frames all the same. */
 bool cmg__unwind_fp(uintptr_t *ips, int max, int *n);
 
+/* Around every call into libunwind that may step: false when libunwind
+ * must not be called any more (the program closed the descriptors of its
+ * pipe), the stack then ending with the frames proven so far. */
+bool cmg__unwind_enter(void);
+void cmg__unwind_leave(void);
+
+/* Whether the calling thread is inside a call into libunwind, and the pipe
+ * libunwind made there (from the program's pipe2, hooks/pipe.c). */
+bool cmg__unwind_is_inside(void);
+void cmg__unwind_note_pipe(const int fds[2]);
+
 /* What capture calls: unw_backtrace's array, from whichever walk may give
  * it (libunwind alone in dwarf mode).  Always inline, so that
  * unw_backtrace's first frame is the caller's own, as it was before the
@@ -36,12 +47,16 @@ bool cmg__unwind_fp(uintptr_t *ips, int max, int *n);
 static inline __attribute__((always_inline)) int
 cmg__unwind(uintptr_t *ips, int max)
 {
-  int n;
+  int n = 0;
   if (atomic_load_explicit(&cmg__unwind_mode, memory_order_relaxed) !=
           CMG__STACK_MODE_DWARF &&
       cmg__unwind_fp(ips, max, &n))
     return n;
-  return unw_backtrace((void **)ips, max);
+  if (!cmg__unwind_enter())
+    return n;
+  n = unw_backtrace((void **)ips, max);
+  cmg__unwind_leave();
+  return n;
 }
 
 /* The end (highest address) of the calling thread's stack, found once per

@@ -35,6 +35,7 @@
 #include "preload/account.h"
 #include "preload/context.h"
 #include "preload/death.h"
+#include "preload/defer.h"
 #include "preload/dump.h"
 #include "preload/init.h"
 #include "preload/real.h"
@@ -190,8 +191,10 @@ reserve_own(struct cmg__call *c, uint64_t bytes, uint64_t *used)
   }
   if (cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
     uint64_t t0 = cmg__now_ns();
+    cmg__defer_leave();
     err = cmg__policy_wait(c->device, bytes, cmg__cfg.wait_timeout_ns, &c->r,
                            used);
+    cmg__defer_enter();
     struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
     e.waited_ns = cmg__now_ns() - t0;
     e.granted = err == 0;
@@ -202,21 +205,27 @@ reserve_own(struct cmg__call *c, uint64_t bytes, uint64_t *used)
 
 static CMG__COLD void
 group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
-             uint64_t limit, bool waited)
+             uint64_t limit, int err)
 {
   char want[32], have[32], cap[32];
   struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
-  e.limit_bytes = limit;
+  e.limit_bytes = err == -EPERM ? 0 : limit;
   cmg__ledger_count_denial(c->device);
   cmg__group_count_denial();
   cmg__history_event(&e);
-  cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
-           "has %s in use, group limit %s%s",
-           cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
-           bytes, c->device, cmg__group_name(),
-           cmg__format_size(used, have, sizeof(have)),
-           cmg__format_size(limit, cap, sizeof(cap)),
-           waited ? " (waited wait_timeout for frees)" : "");
+  if (err == -EPERM)
+    cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
+             "failed closed, as its line said",
+             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+             bytes, c->device, cmg__group_name());
+  else
+    cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
+             "has %s in use, group limit %s%s",
+             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+             bytes, c->device, cmg__group_name(),
+             cmg__format_size(used, have, sizeof(have)),
+             cmg__format_size(limit, cap, sizeof(cap)),
+             err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
 }
 
 /* on_exceed=warn past the group's cap: as past the process's limit, the
@@ -257,8 +266,10 @@ reserve_group(struct cmg__call *c, uint64_t bytes)
     return 0;
   if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
     uint64_t t0 = cmg__now_ns();
+    cmg__defer_leave();
     err = cmg__group_wait(c->device, bytes, physical, cmg__cfg.wait_timeout_ns,
                           &used, &limit);
+    cmg__defer_enter();
     struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
     e.waited_ns = cmg__now_ns() - t0;
     e.granted = err == 0;
@@ -266,7 +277,7 @@ reserve_group(struct cmg__call *c, uint64_t bytes)
     cmg__history_event(&e);
   }
   if (err < 0)
-    group_denial(c, bytes, used, limit, err == -ETIMEDOUT);
+    group_denial(c, bytes, used, limit, err);
   return err;
 }
 
@@ -322,9 +333,9 @@ setup(struct cmg__call *c, enum cmg__fn fn, unsigned kind, int device)
   return true;
 }
 
-CUresult CMG__HOT
-cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
-                 int device, uint64_t bytes)
+static CUresult CMG__HOT
+begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind, int device,
+      uint64_t bytes)
 {
   c->tracked = false;
   if (cmg__self.depth++ > 0 || !setup(c, fn, kind, device))
@@ -342,11 +353,23 @@ cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
   return CUDA_SUCCESS;
 }
 
+CUresult CMG__HOT
+cmg__alloc_begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind,
+                 int device, uint64_t bytes)
+{
+  cmg__defer_enter();
+  CUresult rc = begin(c, fn, kind, device, bytes);
+  cmg__defer_leave();
+  return rc;
+}
+
+static CUresult end(struct cmg__call *c, CUresult rc, uint64_t key);
+
 /* The driver took the memory without asking: it is in use, so it counts,
  * past any limit. */
-void CMG__COLD
-cmg__alloc_taken(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes,
-                 uint64_t key, const uint16_t *ctx)
+static void CMG__COLD
+taken(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes, uint64_t key,
+      const uint16_t *ctx)
 {
   struct cmg__call c;
   c.tracked = false;
@@ -361,13 +384,22 @@ cmg__alloc_taken(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes,
   if (in_group(c.device, kind) && !cmg__group_solo_add(c.device, bytes))
     cmg__group_force(c.device, bytes, cmg__policy_physical(c.device));
   c.tracked = true;
-  cmg__alloc_end(&c, CUDA_SUCCESS, key);
+  end(&c, CUDA_SUCCESS, key);
+}
+
+void CMG__COLD
+cmg__alloc_taken(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes,
+                 uint64_t key, const uint16_t *ctx)
+{
+  cmg__defer_enter();
+  taken(fn, kind, device, bytes, key, ctx);
+  cmg__defer_leave();
 }
 
 /* Reserves `extra` more for an allocation begun with cmg__alloc_begin whose
  * size the real call decided (a pitch): the limit, then the group. */
-CUresult CMG__COLD
-cmg__alloc_grow(struct cmg__call *c, uint64_t extra)
+static CUresult CMG__COLD
+grow(struct cmg__call *c, uint64_t extra)
 {
   uint64_t used = cmg__policy_used(c->device) - c->r.bytes;
   int err = cmg__policy_grow(&c->r, extra);
@@ -380,6 +412,15 @@ cmg__alloc_grow(struct cmg__call *c, uint64_t extra)
     return CUDA_SUCCESS;
   deny(c, c->r.bytes + extra, used, -ENOMEM);
   return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult CMG__COLD
+cmg__alloc_grow(struct cmg__call *c, uint64_t extra)
+{
+  cmg__defer_enter();
+  CUresult rc = grow(c, extra);
+  cmg__defer_leave();
+  return rc;
 }
 
 static CMG__HOT void
@@ -406,8 +447,8 @@ soft_limit_crossed(const struct cmg__call *c)
   cmg__dump_request(CMG__REASON_SOFT_LIMIT);
 }
 
-CUresult CMG__HOT
-cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
+static CUresult CMG__HOT
+end(struct cmg__call *c, CUresult rc, uint64_t key)
 {
   cmg__self.depth--;
   if (!c->tracked)
@@ -453,17 +494,35 @@ cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
   return rc;
 }
 
+CUresult CMG__HOT
+cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key)
+{
+  cmg__defer_enter();
+  CUresult out = end(c, rc, key);
+  cmg__defer_leave();
+  return out;
+}
+
 /* Before the real free: the entry leaves the ledger first, since the driver
  * may hand the same address to another thread as soon as it is freed. */
-bool CMG__HOT
-cmg__free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a)
+static bool CMG__HOT
+free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a)
 {
   cmg__init();
   return key != 0 && cmg__ledger_remove(key, kind, a) == 0;
 }
 
-void CMG__HOT
-cmg__uncount(const struct cmg__alloc *a, bool released)
+bool CMG__HOT
+cmg__free_begin(uint64_t key, unsigned kind, struct cmg__alloc *a)
+{
+  cmg__defer_enter();
+  bool rc = free_begin(key, kind, a);
+  cmg__defer_leave();
+  return rc;
+}
+
+static void CMG__HOT
+uncount(const struct cmg__alloc *a, bool released)
 {
   if (released)
     cmg__ledger_count_release(a);
@@ -480,8 +539,16 @@ cmg__uncount(const struct cmg__alloc *a, bool released)
   cmg__freed_note(a, now);
 }
 
-void CMG__COLD
-cmg__shrink(uint64_t key, unsigned kind, uint64_t bytes)
+void CMG__HOT
+cmg__uncount(const struct cmg__alloc *a, bool released)
+{
+  cmg__defer_enter();
+  uncount(a, released);
+  cmg__defer_leave();
+}
+
+static void CMG__COLD
+shrink(uint64_t key, unsigned kind, uint64_t bytes)
 {
   struct cmg__alloc a;
   if (cmg__ledger_shrink(key, kind, bytes, &a) < 0 || !cmg__kind_counts(kind))
@@ -493,17 +560,34 @@ cmg__shrink(uint64_t key, unsigned kind, uint64_t bytes)
                        cmg__now_coarse_ns());
 }
 
-CUresult CMG__HOT
-cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
-              uint64_t key)
+void CMG__COLD
+cmg__shrink(uint64_t key, unsigned kind, uint64_t bytes)
+{
+  cmg__defer_enter();
+  shrink(key, kind, bytes);
+  cmg__defer_leave();
+}
+
+static CUresult CMG__HOT
+free_end(bool tracked, const struct cmg__alloc *a, CUresult rc, uint64_t key)
 {
   if (tracked && rc != CUDA_SUCCESS)
     cmg__ledger_restore(a);
   else if (tracked)
-    cmg__uncount(a, false);
+    uncount(a, false);
   else if (rc == CUDA_SUCCESS && key != 0)
     cmg__ledger_count_untracked_free();
   return rc;
+}
+
+CUresult CMG__HOT
+cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
+              uint64_t key)
+{
+  cmg__defer_enter();
+  CUresult out = free_end(tracked, a, rc, key);
+  cmg__defer_leave();
+  return out;
 }
 
 /* The caps in force on `device`: the smallest (*cap) and the room the
@@ -583,16 +667,24 @@ survives(const struct cmg__alloc *a, void *arg)
 static void
 released(const struct cmg__alloc *a, void *arg)
 {
-  cmg__uncount(a, true);
+  uncount(a, true);
   cmg__history_released(a);
 }
 
-void
-cmg__release_context(uint16_t ctx, int device)
+static void
+release_context(uint16_t ctx, int device)
 {
   struct teardown t = { ctx, device };
   cmg__context_forget();
   if (ctx == 0 && (device < 0 || device >= CMG__MAX_DEVICES))
     return;
   cmg__ledger_remove_if(survives, released, &t);
+}
+
+void
+cmg__release_context(uint16_t ctx, int device)
+{
+  cmg__defer_enter();
+  release_context(ctx, device);
+  cmg__defer_leave();
 }

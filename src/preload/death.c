@@ -12,15 +12,23 @@
  * where it finds the default: it still does.
  *
  * The handler does only what a signal handler may: it asks the dump
- * thread for the report with a byte on its pipe (dump.c) and sleeps until
- * the report is written or DEATH_WAIT_S have passed.  The dump thread
- * mallocs and locks as any report does, so a crash inside malloc or inside
- * one of our locks could keep it waiting; the bound makes that a death
- * without a report, never a hang.  Then the default action goes back and
- * the signal kills: a fault the kernel raised (SIGSEGV, SIGBUS, SIGFPE,
- * SIGILL) by returning to the instruction, which faults again; any other
- * by sending the signal to the thread again, delivered as the handler
- * returns.
+ * thread for the report (dump.c) and sleeps until the report is written.
+ * A signal that lands while its thread holds one of the library's locks
+ * is put off until the lock is released (defer.c), so the dump thread
+ * never waits for a lock the dying thread holds.  It mallocs as any report
+ * does, so a signal inside malloc, or in the dynamic loader, can still keep
+ * it waiting: the handler waits while the report makes progress, and gives
+ * up after STALL_NS without any (or DEATH_WAIT_NS in all), removing the
+ * report's temporary file and saying so in one line: a death without a
+ * report, never a hang, and nothing left behind.  Then the default action
+ * goes back and the signal kills: a fault the kernel raised (SIGSEGV,
+ * SIGBUS, SIGFPE, SIGILL) by returning to the instruction, which faults
+ * again; any other by sending the signal to the thread again, delivered as
+ * the handler returns.
+ *
+ * A program that sets a default action back while ours stands in the
+ * kernel, or puts it back after its own, never opens a window with the
+ * default action in the kernel: ours goes in in the same call.
  *
  * Left alone: SIGKILL and SIGSTOP (nothing runs), signals the program
  * ignores, blocks or handles, the dump signal, actions set by a raw
@@ -38,18 +46,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/base.h"
+#include "core/group.h"
 #include "core/history.h"
+#include "core/report_file.h"
 #include "preload/death.h"
+#include "preload/defer.h"
 #include "preload/dump.h"
 #include "preload/real.h"
 
-#define DEATH_WAIT_S 10
+#define STALL_NS (2 * 1000000000ull)
+#define DEATH_WAIT_NS (10 * 1000000000ull)
 #define SIGNALS 65
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
 static const int deadly[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT,
                               SIGBUS, SIGFPE, SIGSEGV, SIGTERM };
+static const char *const names[] = { "SIGHUP", "SIGINT",  "SIGQUIT",
+                                     "SIGILL", "SIGABRT", "SIGBUS",
+                                     "SIGFPE", "SIGSEGV", "SIGTERM" };
 
 static _Atomic(sigaction_fn) real_fn;
 static const struct cmg__config *cfg;
@@ -105,12 +121,56 @@ gettid_now(void)
   return (pid_t)syscall(SYS_gettid);
 }
 
-static void
-wait_for_report(void)
+static uint64_t
+now_ns(void)
 {
-  struct timespec step = { 0, 10 * 1000 * 1000 };
-  for (int i = 0; i < DEATH_WAIT_S * 100 && !cmg__dump_death_written(); i++)
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* One line on stderr with write(2), the one way a handler may. */
+static void
+say_lost(int sig)
+{
+  const char *name = "a signal";
+  for (size_t i = 0; i < sizeof(deadly) / sizeof(*deadly); i++)
+    if (deadly[i] == sig)
+      name = names[i];
+  const char *parts[] = { "cumemguard: no report: ", name,
+                          " killed the process before its report was "
+                          "written (it made no progress for 2 s)\n" };
+  for (size_t i = 0; i < sizeof(parts) / sizeof(*parts); i++)
+    if (write(STDERR_FILENO, parts[i], strlen(parts[i])) < 0)
+      return;
+}
+
+/* Until the report is written, while it makes progress. */
+static void
+wait_for_report(int sig)
+{
+  struct timespec step = { 0, 5 * 1000 * 1000 };
+  uint64_t start = now_ns(), moved = start, seen = cmg__report_progress();
+  while (!cmg__dump_death_written()) {
     nanosleep(&step, NULL);
+    uint64_t now = now_ns(), p = cmg__report_progress();
+    if (p != seen) {
+      seen = p;
+      moved = now;
+    }
+    if (now - moved > STALL_NS || now - start > DEATH_WAIT_NS) {
+      cmg__report_abandon();
+      say_lost(sig);
+      return;
+    }
+  }
+}
+
+static bool
+is_fault(int sig, const siginfo_t *info)
+{
+  return info->si_code > 0 &&
+         (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL);
 }
 
 /* Puts the default action back and lets the signal take it. */
@@ -123,9 +183,7 @@ die(int sig, const siginfo_t *info)
   sigemptyset(&dfl.sa_mask);
   atomic_store(&ours[sig], false);
   real_sigaction(sig, &dfl, NULL);
-  bool fault = info->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS ||
-                                     sig == SIGFPE || sig == SIGILL);
-  if (!fault)
+  if (!is_fault(sig, info))
     syscall(SYS_tgkill, getpid(), gettid_now(), sig);
 }
 
@@ -134,19 +192,28 @@ on_deadly(int sig, siginfo_t *info, void *context)
 {
   (void)context;
   int saved = errno;
+  /* A group segment truncated under us: zeroed pages replace it and the
+   * instruction runs again (core/group.c). */
+  if ((!is_fault(sig, info) && cmg__defer_postpone(sig)) ||
+      (sig == SIGBUS && is_fault(sig, info) &&
+       cmg__group_fault(info->si_addr))) {
+    errno = saved;
+    return;
+  }
   if (cmg__dump_can_report_death(gettid_now())) {
     int none = 0;
     if (atomic_compare_exchange_strong(&dying, &none, sig))
       cmg__dump_request_death(sig);
-    wait_for_report();
+    wait_for_report(sig);
   }
   die(sig, info);
   errno = saved;
 }
 
-/* Our handler in place of the default action the program set (act). */
-static void
-stand_in(int sig, const struct sigaction *act)
+/* Our handler in place of the default action the program set (act), the
+ * action it replaces in *old: 0, or -1 with errno. */
+static int
+stand_in(int sig, const struct sigaction *act, struct sigaction *old)
 {
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
@@ -154,8 +221,10 @@ stand_in(int sig, const struct sigaction *act)
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigfillset(&sa.sa_mask);
   view[sig] = *act;
-  if (real_sigaction(sig, &sa, NULL) == 0)
+  int rc = real_sigaction(sig, &sa, old);
+  if (rc == 0)
     atomic_store(&ours[sig], true);
+  return rc;
 }
 
 void
@@ -178,7 +247,7 @@ cmg__death_arm(void)
     int sig = deadly[i];
     if (is_deadly(sig) && real_sigaction(sig, NULL, &now) == 0 &&
         is_default(&now))
-      stand_in(sig, &now);
+      stand_in(sig, &now, NULL);
   }
 }
 
@@ -187,11 +256,9 @@ cmg__death_sigaction(int sig, const struct sigaction *act,
                      struct sigaction *old)
 {
   if (!is_deadly(sig) || !atomic_load(&ours[sig])) {
-    int rc = real_sigaction(sig, act, old);
-    if (rc == 0 && act != NULL && is_default(act) && is_deadly(sig) &&
-        atomic_load(&armed))
-      stand_in(sig, act);
-    return rc;
+    if (act != NULL && is_default(act) && is_deadly(sig) && atomic_load(&armed))
+      return stand_in(sig, act, old);
+    return real_sigaction(sig, act, old);
   }
   if (old != NULL)
     *old = view[sig];

@@ -7,16 +7,26 @@
  * outright (SIGKILL, the OOM killer) leaves its last snapshot there and one
  * that ends otherwise replaces it.
  *
- * A dump signal's handler only writes a byte to a pipe; a thread of ours
- * reads it and writes the report, because nothing a report needs (malloc,
- * locks, dladdr) is async-signal-safe.  A soft-limit crossing asks the same
- * thread for a snapshot, so the allocation that crossed does not wait for
- * a report to be written.  Dumps are serialized by one mutex,
- * so an exit during a signal dump waits for it rather than race it.
+ * A dump signal's handler only sets a bit in a word and wakes a thread of
+ * ours sleeping on it (a futex), which writes the report, because nothing a
+ * report needs (malloc, locks, dladdr) is async-signal-safe.  The word is
+ * no descriptor: a program that closes every descriptor, or opens its own
+ * files where ours were, can neither cut the thread off nor receive a byte
+ * meant for it, and a forked child's word is its own, so that no signal of
+ * one process is taken by another's thread.  A soft-limit crossing asks the
+ * same thread for a snapshot, so the allocation that crossed does not wait
+ * for a report to be written.  Dumps are serialized by one mutex, so an
+ * exit during a signal dump waits for it rather than race it; a thread that
+ * writes a report puts a deadly signal off until it is done (defer.h).
+ *
+ * The report of a dying process is written from what can be read without
+ * the driver: the footprint is not measured again then.
  *
  * A report that cannot be written costs one line on stderr and nothing
  * else: the program's exit status is its own, unless leak_exitcode asks for
- * another when memory is still live at exit.
+ * another when memory is still live at exit.  Snapshots say where they go
+ * once, with their first, and a snapshot that cannot be written is said
+ * once, not every time.
  */
 #include "config.h"
 
@@ -24,7 +34,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -38,19 +48,21 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/conf_report.h"
-#include "core/group.h"
+#include "core/group_join.h"
 #include "core/history.h"
 #include "core/ledger.h"
 #include "core/log.h"
 #include "core/report.h"
 #include "core/size.h"
+#include "preload/defer.h"
 #include "preload/dump.h"
 #include "preload/footprint.h"
 #include "preload/fn.h"
 #include "preload/init.h"
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
-static int wake[2] = { -1, -1 };
+/* The reports asked of the dump thread, a bit per reason: its futex word. */
+static _Atomic uint32_t requests;
 /* The process whose dump thread runs, and that thread: a forked child has
  * none until it starts its own. */
 static _Atomic pid_t thread_pid, thread_tid;
@@ -62,6 +74,8 @@ static char cwd[PATH_MAX];
  * first snapshot (a pattern's %t would move it). */
 static char run_path[PATH_MAX + CMG__REPORT_MAX];
 static const struct cmg__config *cfg;
+/* Snapshots: whether one was said, and whether one failed and was said. */
+static bool snapshot_said, snapshot_failure_said;
 
 /* Reads /proc/self/cmdline into a NULL-terminated argv (malloc'd). */
 static char **
@@ -124,8 +138,41 @@ api_name(unsigned fn)
   return cmg__fn_name((enum cmg__fn)fn);
 }
 
+/* The report's one line on stderr, if it has one: a snapshot says where
+ * snapshots go with its first, and a failure once. */
+static void
+say(int err, const char *pattern, const char *final, enum cmg__reason reason,
+    uint64_t n, uint64_t bytes)
+{
+  char size[32], live[64];
+  bool snapshot = reason == CMG__REASON_SNAPSHOT;
+  if (err < 0 && snapshot && snapshot_failure_said)
+    return;
+  if (err < 0) {
+    snapshot_failure_said = snapshot_failure_said || snapshot;
+    cmg__log("cannot write %s %s: %s%s", snapshot ? "snapshot" : "report",
+             err == -ENAMETOOLONG || err == -EINVAL ? pattern : final,
+             strerror(-err),
+             snapshot ? " (later snapshots that fail are not said)" : "");
+    return;
+  }
+  if (snapshot && snapshot_said)
+    return;
+  if (n == 0)
+    snprintf(live, sizeof(live), "no device memory live");
+  else
+    snprintf(live, sizeof(live), "%s in %" PRIu64 " allocation%s live",
+             cmg__format_size(bytes, size, sizeof(size)), n, n == 1 ? "" : "s");
+  if (snapshot) {
+    snapshot_said = true;
+    cmg__log("snapshot %s: %s (rewritten every %.3g s, without a line)", final,
+             live, (double)cfg->snapshot_ns / 1e9);
+  } else
+    cmg__log("report %s: %s", final, live);
+}
+
 static int
-dump(const char *path, enum cmg__reason reason, int status)
+write_report(const char *path, enum cmg__reason reason, int status)
 {
   char host[256] = "", exe[PATH_MAX] = "", final[PATH_MAX + CMG__REPORT_MAX];
   uint64_t n = 0, bytes = 0;
@@ -145,7 +192,8 @@ dump(const char *path, enum cmg__reason reason, int status)
            last)
     memcpy(run_path, final, sizeof(run_path));
   char **argv = read_argv();
-  cmg__footprint_refresh();
+  if (reason != CMG__REASON_KILLED)
+    cmg__footprint_refresh();
   struct cmg__process proc = {
     .pid = (long)getpid(),
     .ppid = (long)getppid(),
@@ -164,18 +212,7 @@ dump(const char *path, enum cmg__reason reason, int status)
   free(argv);
   pthread_mutex_unlock(&dump_lock);
 
-  char size[32];
-  if (err < 0)
-    cmg__log("cannot write report %s: %s",
-             err == -ENAMETOOLONG || err == -EINVAL
-                 ? (path ? path : cfg->report)
-                 : final,
-             strerror(-err));
-  else if (n == 0)
-    cmg__log("report %s: no device memory live", final);
-  else
-    cmg__log("report %s: %s in %" PRIu64 " allocation%s live", final,
-             cmg__format_size(bytes, size, sizeof(size)), n, n == 1 ? "" : "s");
+  say(err, path ? path : cfg->report, final, reason, n, bytes);
   /* The exit status says whether memory was live, report or not. */
   if (err < 0)
     n = live_device_allocations();
@@ -184,6 +221,17 @@ dump(const char *path, enum cmg__reason reason, int status)
     fflush(NULL);
     _exit(cfg->leak_exitcode);
   }
+  return err;
+}
+
+/* A program's thread writing a report (at exit, through cmg_dump) holds
+ * the locks a dying process's report needs: a deadly signal waits. */
+static int
+dump(const char *path, enum cmg__reason reason, int status)
+{
+  cmg__defer_enter();
+  int err = write_report(path, reason, status);
+  cmg__defer_leave();
   return err;
 }
 
@@ -196,6 +244,10 @@ postfork_child(void)
 {
   pthread_mutex_init(&dump_lock, NULL);
   run_path[0] = '\0';
+  atomic_store(&requests, 0);
+  atomic_store(&death_signal, 0);
+  atomic_store(&death_written, false);
+  snapshot_said = snapshot_failure_said = false;
 }
 
 /* The report first, so it carries the group's usage with ours in it.
@@ -213,10 +265,8 @@ static void
 wake_dumper(enum cmg__reason reason)
 {
   int saved = errno;
-  char c = (char)reason;
-  if (wake[1] >= 0 && write(wake[1], &c, 1) < 0) {
-    /* A full pipe already holds a pending dump request. */
-  }
+  atomic_fetch_or(&requests, 1u << reason);
+  syscall(SYS_futex, &requests, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
   errno = saved;
 }
 
@@ -237,50 +287,67 @@ cmg__dump_request(enum cmg__reason reason)
 static void
 dump_death(void)
 {
-  dump(NULL, CMG__REASON_KILLED, atomic_load(&death_signal));
+  int sig = atomic_load(&death_signal);
+  if (sig == 0)
+    return; /* no signal of this process asked for it */
+  dump(NULL, CMG__REASON_KILLED, sig);
   cmg__group_leave();
   atomic_store(&death_written, true);
 }
 
-/* Milliseconds until the next snapshot is due, -1 for none. */
-static int
-until_snapshot(uint64_t due)
+/* Sleeps until a request comes or the next snapshot is due (due 0: no
+ * snapshots). */
+static void
+sleep_until(uint64_t due)
 {
-  if (cfg->snapshot_ns == 0)
-    return -1;
-  uint64_t now = cmg__now_ns();
-  return due > now ? (int)((due - now + 999999) / 1000000) : 0;
+  struct timespec left, *timeout = NULL;
+  if (due != 0) {
+    uint64_t now = cmg__now_ns(), ns = due > now ? due - now : 0;
+    left =
+        (struct timespec){ (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+    timeout = &left;
+  }
+  syscall(SYS_futex, &requests, FUTEX_WAIT_PRIVATE, 0, timeout, NULL, 0);
+}
+
+/* The reports asked for: a death's first, then the others in the order of
+ * their reasons. */
+static void
+serve(uint32_t asked)
+{
+  if (asked & 1u << CMG__REASON_KILLED)
+    dump_death();
+  for (unsigned r = 0; r < CMG__REASONS; r++)
+    if (r != CMG__REASON_KILLED && (asked & 1u << r))
+      dump(NULL, (enum cmg__reason)r, -1);
 }
 
 static void *
 dumper(void *arg)
 {
-  char c;
-  uint64_t due = cmg__now_ns() + cfg->snapshot_ns;
+  uint64_t period = cfg->snapshot_ns, due = period ? cmg__now_ns() + period : 0;
   atomic_store(&thread_tid, (pid_t)syscall(SYS_gettid));
   for (;;) {
-    struct pollfd p = { .fd = wake[0], .events = POLLIN };
-    int ready = poll(&p, 1, until_snapshot(due));
-    if (ready == 0) {
-      if (cmg__history_touched())
-        dump(NULL, CMG__REASON_SNAPSHOT, -1);
-      due = cmg__now_ns() + cfg->snapshot_ns;
+    uint32_t asked = atomic_exchange(&requests, 0);
+    if (asked != 0) {
+      serve(asked);
       continue;
     }
-    ssize_t n = ready > 0 ? read(wake[0], &c, 1) : -1;
-    if (n == 1 && c == CMG__REASON_KILLED)
-      dump_death();
-    else if (n == 1)
-      dump(NULL, (enum cmg__reason)c, -1);
-    else if (n == 0 || errno != EINTR)
-      return arg;
+    if (due != 0 && cmg__now_ns() >= due) {
+      if (cmg__history_touched())
+        dump(NULL, CMG__REASON_SNAPSHOT, -1);
+      due = cmg__now_ns() + period;
+      continue;
+    }
+    sleep_until(due);
   }
+  return arg;
 }
 
 bool
 cmg__dump_can_report_death(pid_t tid)
 {
-  return wake[1] >= 0 && atomic_load(&thread_pid) == getpid() &&
+  return atomic_load(&thread_pid) == getpid() &&
          atomic_load(&thread_tid) != tid && cmg__history_touched();
 }
 
@@ -314,8 +381,8 @@ needs_thread(void)
 void
 cmg__dump_start_thread(void)
 {
-  /* Not wanted, its pipe could not be made, or it runs already. */
-  if (wake[0] < 0 || !needs_thread() || atomic_load(&thread_pid) == getpid())
+  /* Not wanted, or it runs already. */
+  if (!needs_thread() || atomic_load(&thread_pid) == getpid())
     return;
   pthread_t t;
   pthread_attr_t attr;
@@ -346,11 +413,6 @@ cmg__dump_setup(const struct cmg__config *options)
   pthread_atfork(NULL, NULL, postfork_child);
   if (!needs_thread() && !cfg->signal_report)
     return;
-  if (pipe2(wake, O_CLOEXEC) < 0 || fcntl(wake[1], F_SETFL, O_NONBLOCK) < 0) {
-    cmg__log("cannot start the dump thread: %s", strerror(errno));
-    wake[0] = wake[1] = -1;
-    return;
-  }
   int sig = cfg->dump_signal;
   if (sig != 0) {
     struct sigaction sa;

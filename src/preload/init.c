@@ -25,7 +25,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/freed.h"
-#include "core/group.h"
+#include "core/group_join.h"
 #include "core/history.h"
 #include "core/ledger.h"
 #include "core/log.h"

@@ -7,6 +7,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/api.c \
 	src/preload/context.c src/preload/context.h \
 	src/preload/death.c src/preload/death.h \
+	src/preload/defer.c src/preload/defer.h \
 	src/preload/dump.c src/preload/dump.h \
 	src/preload/fn.h \
 	src/preload/footprint.c src/preload/footprint.h \
@@ -23,6 +24,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/hooks/graph.c \
 	src/preload/hooks/host.c \
 	src/preload/hooks/nvml.c \
+	src/preload/hooks/pipe.c \
 	src/preload/hooks/pool.c \
 	src/preload/hooks/resolvers.c \
 	src/preload/hooks/runtime.c \

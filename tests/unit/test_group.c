@@ -29,6 +29,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/group.h"
+#include "core/group_join.h"
 #include "ops/group_status.h"
 #include "../tap.h"
 
@@ -718,7 +719,7 @@ expect_refused(const char *name, const char *want, const char *what)
     printf("#   rc %d, '%s'\n", rc, err);
   ok(strchr(err, '\n') == NULL && strstr(err, "/dev/shm/cumemguard.") &&
      strstr(err, name), "%s: one line naming the segment", what);
-  ok(cmg__group_reserve(0, 1, PHYS, &used, &limit) == -ENOMEM &&
+  ok(cmg__group_reserve(0, 1, PHYS, &used, &limit) == -EPERM &&
      limit == 0, "%s: no allocation succeeds", what);
 }
 
@@ -803,7 +804,7 @@ overwritten_live(void)
   is_int(cmg__group_reserve(0, MiB, PHYS, &used, &limit), 0, "allocates");
   poke(name, 0, &junk, sizeof(junk));
   capture_stderr();
-  ok(cmg__group_reserve(0, MiB, PHYS, &used, &limit) == -ENOMEM &&
+  ok(cmg__group_reserve(0, MiB, PHYS, &used, &limit) == -EPERM &&
      limit == 0, "a segment overwritten while in use fails closed");
   cmg__group_reserve(0, MiB, PHYS, &used, &limit);
   is_int(captured(text, sizeof(text)), 1, "with one line");
