@@ -57,7 +57,8 @@ HARDENING_TESTS = \
 	tests/hardening/t-ctor.sh \
 	tests/hardening/t-reload.sh \
 	tests/hardening/t-reportdir.sh \
-	tests/hardening/t-sanitized-program.sh
+	tests/hardening/t-sanitized-program.sh \
+	tests/hardening/t-hostile.sh
 TESTS += $(HARDENING_TESTS) tests/hardening/stress
 EXTRA_DIST += $(HARDENING_TESTS) tests/hardening/defs.sh \
 	tests/hardening/README.md \
