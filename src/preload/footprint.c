@@ -18,8 +18,13 @@
  * modules and the driver took later shows as unexplained.
  *
  * NVML numbers processes by the host's pids: in a container's PID
- * namespace it lists the process under a pid it does not know itself by,
- * and the footprint is then not measured, with that reason.
+ * namespace it lists the process under a pid it does not know itself by.
+ * The process's entry is then the one that appeared (or grew) in NVML's
+ * list as it made its context, if exactly one did and the card's used
+ * memory grew by as much; its pid is kept for the device.  When two
+ * processes start on the card at the same moment, or the card's memory
+ * moved by more, it cannot be told apart: the footprint is not measured,
+ * and the report says so.
  */
 #include "config.h"
 
@@ -43,7 +48,12 @@
 #include "preload/real.h"
 
 #define MAX_RECORDS 256
-#define LISTED 64
+#define LISTED CMG__FOOTPRINT_LISTED
+/* What the card's used memory may grow by beyond the process's entry as a
+ * context is made: the driver keeps a few MiB of each context for itself,
+ * which NVML counts for the card but not for the process (about 6 MiB on
+ * an H100). */
+#define CARD_SLACK (UINT64_C(64) << 20)
 
 struct record {
   uint16_t ctx;
@@ -60,6 +70,9 @@ static struct record records[MAX_RECORDS];
 static size_t n_records;
 static char why[CMG__MAX_DEVICES][sizeof(((struct cmg__footprint *)0)->why)];
 static uint64_t keys;
+/* The pid NVML lists this process under on each device, where that is not
+ * getpid() (a PID namespace); 0 while none is known. */
+static _Atomic unsigned nvml_pid[CMG__MAX_DEVICES];
 
 /* ---- NVML ------------------------------------------------------------- */
 
@@ -77,11 +90,12 @@ nvml_start(void)
   nvml_rc = init != NULL ? init() : -1;
 }
 
-/* The process's entry in a device's list, or where it is not: 0 with its
- * bytes, 1 not listed (*others set), -1 with a reason. */
+/* The process's entry in the list of CUDA device `device` (NVML's dev),
+ * kept in *l, or where it is not: 0 with its bytes, 1 not listed, -1 with
+ * a reason. */
 static int
-listed_usage(nvmlDevice_t dev, uint64_t *bytes, unsigned *others, char *r,
-             size_t len)
+listed_usage(int device, nvmlDevice_t dev, struct cmg__nvml_listing *l,
+             uint64_t *bytes, char *r, size_t len)
 {
   cmg__pfn_nvmlDeviceGetComputeRunningProcesses_v3 list =
       cmg__real(CMG__FN_nvmlDeviceGetComputeRunningProcesses_v3);
@@ -92,9 +106,17 @@ listed_usage(nvmlDevice_t dev, uint64_t *bytes, unsigned *others, char *r,
       (infos = calloc(n += 8, sizeof(*infos))) != NULL)
     rc = list(dev, &n, infos);
   int found = -1;
-  for (unsigned i = 0; rc == NVML_SUCCESS && i < n; i++)
-    if (infos[i].pid == (unsigned)getpid())
+  unsigned alias = atomic_load(&nvml_pid[device]);
+  l->n = rc == NVML_SUCCESS ? n : 0;
+  for (unsigned i = 0; rc == NVML_SUCCESS && i < n; i++) {
+    if (infos[i].pid == (unsigned)getpid() ||
+        (alias != 0 && infos[i].pid == alias))
       found = (int)i;
+    if (i < LISTED) {
+      l->pid[i] = infos[i].pid;
+      l->bytes[i] = infos[i].usedGpuMemory;
+    }
+  }
   if (list == NULL)
     snprintf(r, len,
              "this NVML has no nvmlDeviceGetComputeRunningProcesses_v3");
@@ -109,23 +131,19 @@ listed_usage(nvmlDevice_t dev, uint64_t *bytes, unsigned *others, char *r,
     out = -1;
   if (out == 0)
     *bytes = infos[found].usedGpuMemory;
-  *others = n;
   if (infos != buf)
     free(infos);
   return out;
 }
 
-/* What the process holds on CUDA device `device` as NVML sees it: 0 with
- * *bytes, 1 when NVML does not list it (*others: how many it lists), -1
- * with a reason in r. */
+/* NVML's handle of CUDA device `device`: 0, or -1 with a reason in r. */
 static int
-nvml_usage(int device, uint64_t *bytes, unsigned *others, char *r, size_t len)
+nvml_device(int device, nvmlDevice_t *dev, char *r, size_t len)
 {
   pthread_once(&nvml_once, nvml_start);
   cmg__pfn_nvmlDeviceGetHandleByUUID by_uuid =
       cmg__real(CMG__FN_nvmlDeviceGetHandleByUUID);
   char uuid[48];
-  nvmlDevice_t dev;
   nvmlReturn_t rc;
   if (cmg__real(CMG__FN_nvmlInit_v2) == NULL)
     snprintf(r, len, "no NVML (libnvidia-ml.so.1 not found)");
@@ -133,11 +151,100 @@ nvml_usage(int device, uint64_t *bytes, unsigned *others, char *r, size_t len)
     snprintf(r, len, "NVML did not start (error %d)", nvml_rc);
   else if (cmg__device_uuid(device, uuid, sizeof(uuid)) < 0)
     snprintf(r, len, "the driver gave no UUID to match NVML's device with");
-  else if (by_uuid == NULL || (rc = by_uuid(uuid, &dev)) != NVML_SUCCESS)
+  else if (by_uuid == NULL || (rc = by_uuid(uuid, dev)) != NVML_SUCCESS)
     snprintf(r, len, "NVML does not know %s", uuid);
   else
-    return listed_usage(dev, bytes, others, r, len);
+    return 0;
   return -1;
+}
+
+/* What the process holds on CUDA device `device` as NVML sees it: 0 with
+ * *bytes, 1 when NVML does not list it, -1 with a reason in r; NVML's list
+ * in *l. */
+static int
+nvml_usage(int device, struct cmg__nvml_listing *l, uint64_t *bytes, char *r,
+           size_t len)
+{
+  nvmlDevice_t dev;
+  l->n = 0;
+  if (nvml_device(device, &dev, r, len) < 0)
+    return -1;
+  return listed_usage(device, dev, l, bytes, r, len);
+}
+
+/* NVML's used memory of the card behind CUDA device `device`. */
+static bool
+card_used(int device, uint64_t *used)
+{
+  cmg__pfn_nvmlDeviceGetMemoryInfo info =
+      cmg__real(CMG__FN_nvmlDeviceGetMemoryInfo);
+  nvmlDevice_t dev;
+  nvmlMemory_t m;
+  char r[160];
+  if (info == NULL || nvml_device(device, &dev, r, sizeof(r)) < 0 ||
+      info(dev, &m) != NVML_SUCCESS)
+    return false;
+  *used = m.used;
+  return true;
+}
+
+/* What pid's entry held in a listing: 0 where it was not listed. */
+static uint64_t
+listed_bytes(const struct cmg__nvml_listing *l, unsigned pid)
+{
+  for (unsigned i = 0; i < l->n && i < LISTED; i++)
+    if (l->pid[i] == pid)
+      return l->bytes[i];
+  return 0;
+}
+
+/* This process's entry where NVML does not list it under getpid(): the
+ * one entry of *l that appeared or grew since p's listing, if the card's
+ * used memory grew by as much.  0 with its bytes before and after (its pid
+ * kept for the device), or 1 with why not in r. */
+static int
+find_self(const struct cmg__ctx_probe *p, const struct cmg__nvml_listing *l,
+          uint64_t *before, uint64_t *after, char *r, size_t len)
+{
+  unsigned grown = 0, at = 0;
+  uint64_t card = 0;
+  for (unsigned i = 0; i < l->n && i < LISTED; i++)
+    if (l->bytes[i] > listed_bytes(&p->before, l->pid[i])) {
+      grown++;
+      at = i;
+    }
+  if (grown == 0) {
+    snprintf(r, len,
+             "NVML lists %u other process%s but not this one (pid %ld): "
+             "a PID namespace?",
+             l->n, l->n == 1 ? "" : "es", (long)getpid());
+    return 1;
+  }
+  if (grown > 1 || l->n > LISTED || p->before.n > LISTED) {
+    snprintf(r, len,
+             "NVML lists this process (pid %ld) under another pid, and %u "
+             "processes appeared or grew as it made its context: it cannot "
+             "tell which is this one",
+             (long)getpid(), l->n > LISTED ? l->n : grown);
+    return 1;
+  }
+  uint64_t was = listed_bytes(&p->before, l->pid[at]);
+  uint64_t grew = l->bytes[at] - was;
+  if (!p->has_card || !card_used(p->device, &card) || card < p->card_before ||
+      card - p->card_before < grew ||
+      card - p->card_before - grew > CARD_SLACK) {
+    uint64_t moved = card > p->card_before ? card - p->card_before : 0;
+    snprintf(r, len,
+             "NVML's entry for pid %u grew by %.1f MiB as this process "
+             "(pid %ld) made its context, the card's used memory by %.1f "
+             "MiB: another process too?",
+             l->pid[at], grew / 1048576.0, (long)getpid(), moved / 1048576.0);
+    return 1;
+  }
+  atomic_store(&nvml_pid[p->device], l->pid[at]);
+  *before = was;
+  *after = l->bytes[at];
+  return 0;
 }
 
 /* ---- the driver ------------------------------------------------------- */
@@ -228,6 +335,8 @@ static void
 forget_all(void)
 {
   n_records = 0;
+  for (int d = 0; d < CMG__MAX_DEVICES; d++)
+    atomic_store(&nvml_pid[d], 0);
   cmg__held_reset();
 }
 
@@ -266,9 +375,9 @@ cmg__footprint_before(struct cmg__ctx_probe *p, int device, bool primary)
   if (device < 0 || device >= CMG__MAX_DEVICES)
     return;
   cmg__init();
-  unsigned others;
   p->nvml =
-      nvml_usage(device, &p->nvml_before, &others, p->why, sizeof(p->why));
+      nvml_usage(device, &p->before, &p->nvml_before, p->why, sizeof(p->why));
+  p->has_card = p->nvml >= 0 && card_used(device, &p->card_before);
   if (cmg__current_device() == device)
     p->has_free = driver_free(&p->free_before);
 }
@@ -291,19 +400,16 @@ static enum cmg__footprint_source
 measure(const struct cmg__ctx_probe *p, struct record *rec, char *r, size_t len)
 {
   uint64_t after = 0;
-  unsigned others = 0;
-  int got = p->nvml < 0 ? -1 : nvml_usage(p->device, &after, &others, r, len);
+  struct cmg__nvml_listing l = { 0 };
+  int got = p->nvml < 0 ? -1 : nvml_usage(p->device, &l, &after, r, len);
   uint64_t before = p->nvml == 0 ? p->nvml_before : 0;
   driver_drop(p, rec);
-  if (got == 0 || (got == 1 && others == 0)) {
+  if (got == 1 && l.n > 0)
+    got = find_self(p, &l, &before, &after, r, len);
+  if (got == 0 || (got == 1 && l.n == 0)) {
     rec->bytes = after > before ? after - before : 0;
     return CMG__FOOTPRINT_NVML;
   }
-  if (got == 1)
-    snprintf(r, len,
-             "NVML lists %u other process%s but not this one (pid %ld): "
-             "a PID namespace?",
-             others, others == 1 ? "" : "es", (long)getpid());
   if (p->nvml < 0)
     snprintf(r, len, "%s", p->why);
   rec->bytes = rec->driver_bytes;
@@ -365,8 +471,8 @@ cmg__footprint_refresh(void)
     if (cmg__footprint_get(d, &f) < 0)
       continue;
     char r[sizeof(f.why)];
-    unsigned others;
-    f.has_process = nvml_usage(d, &f.process_bytes, &others, r, sizeof(r)) == 0;
+    struct cmg__nvml_listing l;
+    f.has_process = nvml_usage(d, &l, &f.process_bytes, r, sizeof(r)) == 0;
     cmg__footprint_set(d, &f);
   }
   cmg__forklock_give(&guard);

@@ -12,6 +12,15 @@
 
 #include "preload/fn.h"
 
+#define CMG__FOOTPRINT_LISTED 64
+
+/* NVML's list of a device's processes, by the pids NVML gives them. */
+struct cmg__nvml_listing {
+  unsigned n; /* how many it lists; the first CMG__FOOTPRINT_LISTED kept */
+  unsigned pid[CMG__FOOTPRINT_LISTED];
+  uint64_t bytes[CMG__FOOTPRINT_LISTED];
+};
+
 /* What is known of the process on a device just before a context is made
  * there. */
 struct cmg__ctx_probe {
@@ -23,6 +32,11 @@ struct cmg__ctx_probe {
                           current to ask it */
   uint64_t free_before;
   char why[160]; /* why NVML could not be read */
+  /* NVML's list and the card's used memory, for finding the process's
+   * entry where NVML lists it under a pid of another PID namespace. */
+  struct cmg__nvml_listing before;
+  bool has_card;
+  uint64_t card_before;
 };
 
 /* Before a context is made on `device` (a primary context's first retain,

@@ -5,8 +5,10 @@
 # driver's free memory), counted by the caps under count_context=1 (the
 # default) and not under 0; cuMemGetInfo, NVML's memory information and
 # NVML's list of processes tell one story; the report splits the card's
-# figure; without NVML, with NVML denied, or in another PID namespace it
-# says why; the group's view, status and metrics show it.
+# figure; without NVML or with NVML denied it says why; in another PID
+# namespace the process's entry is the one that appeared as it made its
+# context, and where that cannot be told the report says why; the group's
+# view, status and metrics show it.
 . "$srcdir/tests/integration/defs.sh"
 M=1048576
 C=$((500 * M))
@@ -127,13 +129,56 @@ is "$(fp source)/$(fp context_bytes)/$(fp counted)" "driver/$C/True" \
 is "$(fp why)" "1 of 2 contexts not measured: NVML refused the list of processes (no permission)" \
   "report: why the other was not"
 
+# ---- in a PID namespace -----------------------------------------------------
+
+# NVML lists the process under the host's pid.  Its entry is the one that
+# appeared as it made its context, checked against the card's used memory.
 export CMG_SIM_NVML_PID=1
 run "--limit 2G --report $R" app_driver info alloc 1M
 unset CMG_SIM_NVML_PID
-is "$(val 1 free)" $((2048 * M)) "in another PID namespace, not counted"
-is "$(fp source)/$(fp context_bytes)" "None/None" "report: not measured"
-tap "$(fp why | grep -q 'NVML lists 1 other process but not this one (pid [0-9]*): a PID namespace?'; echo $?)" \
-  "report: NVML lists another pid, and the report says so"
+is "$(val 1 free)" $((2048 * M - C)) \
+  "in another PID namespace, the entry that appeared is this process's: counted"
+is "$(fp source)/$(fp context_bytes)/$(fp counted)/$(fp why)" \
+  "nvml/$C/True/None" "report: measured by NVML, nothing to explain"
+is "$(fp process_bytes)" $((C + M)) \
+  "report: NVML's figure for the process read again, under the pid found"
+
+# Among other processes of the card, every process of the namespace under
+# a pid of its own; a second context is found under the pid kept.
+export CMG_SIM_NVML_PIDNS=100000 CMG_SIM_NVML_OTHERS=4000:300M,4001:200M
+run "--limit 2G --report $R" app_driver info ctx_create cmg 0 nvml_procs 0
+is "$(val 1 free)/$(val 3 live)" $((2048 * M - C))/$((2 * C)) \
+  "among two other processes, both contexts found and counted"
+is "$(val 4 count)/$(val 4 pid)" "3/$(($(q "$R" 'r["process"]["pid"]') + 100000))" \
+  "NVML lists the two others and this process, under its pid plus 100000"
+is "$(fp contexts)/$(fp context_bytes)/$(fp why)" "2/$((2 * C))/None" \
+  "report: both contexts measured"
+
+# Another process starting on the card at the same moment: two entries
+# appear, and which is this one cannot be told.
+export CMG_SIM_NVML_RIVAL=4002:700M
+run "--limit 2G --report $R" app_driver info alloc 1M
+is "$(val 1 free)/$(fp source)/$(fp context_bytes)" "$((2048 * M))/None/None" \
+  "a process starting at the same moment: not measured, not counted"
+tap "$(fp why | grep -q 'NVML lists this process (pid [0-9]*) under another pid, and 2 processes appeared or grew as it made its context: it cannot tell which is this one'; echo $?)" \
+  "report: it cannot tell which entry is this process, and says so"
+# One that NVML does not list: the card's used memory grew by more.
+export CMG_SIM_NVML_RIVAL=0:700M
+run "--limit 2G --report $R" app_driver info alloc 1M
+is "$(val 1 free)/$(fp source)" "$((2048 * M))/None" \
+  "memory taken by a process NVML does not list: not measured"
+is "$(fp why | sed 's/(pid [0-9]*)/(pid P)/')" \
+  "NVML's entry for pid $(($(fp why | sed -n 's/.*for pid \([0-9]*\) .*/\1/p'))) grew by 500.0 MiB as this process (pid P) made its context, the card's used memory by 1200.0 MiB: another process too?" \
+  "report: the entry and the card's memory disagree, and it says so"
+unset CMG_SIM_NVML_PIDNS CMG_SIM_NVML_OTHERS CMG_SIM_NVML_RIVAL
+
+# The simulated NVML's variables, malformed: one line naming the value.
+for bad in "CMG_SIM_NVML_OTHERS=4000" "CMG_SIM_NVML_RIVAL=x:1M" \
+  "CMG_SIM_NVML_PIDNS=-3"; do
+  env "$bad" "$SIM/app_driver" nvml 0 >"$tmp/out" 2>"$tmp/err"
+  is "$(val 1 rc)/$(wc -l <"$tmp/err")/$(grep -c "^cmgsim: ${bad%%=*}=" "$tmp/err")" \
+    999/1/1 "the simulated NVML refuses $bad in one line"
+done
 
 # Without NVML at all.
 mkdir -p "$tmp/nonvml"

@@ -15,9 +15,14 @@
  * it holds on the device but what the driver keeps for itself with each
  * context, as the real one lists every process.  The
  * environment can make it look like a process in a container
- * (CMG_SIM_NVML_PID, the host's pid where NVML reports one) or one that
- * may not list processes (CMG_SIM_NVML_PROCESSES=denied), both of which
- * an interposer reading NVML must survive.
+ * (CMG_SIM_NVML_PID, the host's pid where NVML reports one, or
+ * CMG_SIM_NVML_PIDNS, a PID namespace whose pids the host numbers N
+ * higher), one that may not list processes (CMG_SIM_NVML_PROCESSES=
+ * denied), or one that shares the card with other processes
+ * (CMG_SIM_NVML_OTHERS, there from the start, and CMG_SIM_NVML_RIVAL, one
+ * that starts with this process), all of which an interposer reading NVML
+ * must survive.  The others' memory is NVML's only: the driver's free
+ * memory does not see it.
  *
  * State (the init count and the device table) is under one mutex; the
  * driver's functions are resolved once and kept, and libcuda is never
@@ -54,26 +59,76 @@ static int (*physical)(int phys, char *uuid, unsigned long long *total,
                        unsigned long long *used, unsigned long long *process);
 /* From the environment, at the first nvmlInit that finds it well formed;
  * unchanged after. */
-static bool env_read;
-static unsigned int opt_pid; /* CMG_SIM_NVML_PID; 0: getpid() */
-static bool opt_denied;      /* CMG_SIM_NVML_PROCESSES=denied */
+#define MAX_OTHERS 8
 
-/* false, after a message, for a malformed variable. */
+/* A process of the card other than this one. */
+struct other {
+  unsigned int pid; /* 0: it holds memory but is not listed */
+  unsigned long long bytes;
+};
+
+static bool env_read;
+static unsigned int opt_pid;   /* CMG_SIM_NVML_PID; 0: getpid() */
+static unsigned int opt_pidns; /* CMG_SIM_NVML_PIDNS: added to getpid() */
+static bool opt_denied;        /* CMG_SIM_NVML_PROCESSES=denied */
+static struct other others[MAX_OTHERS]; /* CMG_SIM_NVML_OTHERS */
+static unsigned int n_others;
+static struct other rival; /* CMG_SIM_NVML_RIVAL; bytes 0: none */
+
+/* A whole number from 1 to UINT_MAX at *s, up to a character of `ends`:
+ * true with *out, *s past it. */
+static bool
+number(const char **s, const char *ends, unsigned long *out)
+{
+  char *end;
+  errno = 0;
+  unsigned long n = strtoul(*s, &end, 10);
+  if (**s < '0' || **s > '9' || strchr(ends, *end) == NULL || errno != 0 ||
+      n > UINT_MAX)
+    return false;
+  *out = n;
+  *s = end;
+  return true;
+}
+
+/* PID:SIZE (SIZE with an optional K, M, G or T, binary) at *s, up to ','
+ * or the end: true with *o, *s past it. */
+static bool
+process(const char **s, struct other *o)
+{
+  unsigned long pid, n;
+  if (!number(s, ":", &pid) || *(*s)++ != ':' || !number(s, "KMGT,", &n))
+    return false;
+  int shift = 0;
+  if (**s != '\0' && **s != ',')
+    shift = (int)(strchr("KMGT", *(*s)++) - "KMGT" + 1) * 10;
+  if (**s != '\0' && **s != ',')
+    return false;
+  o->pid = (unsigned int)pid;
+  o->bytes = (unsigned long long)n << shift;
+  return o->bytes > 0;
+}
+
+/* false, after a message naming it, for a malformed variable. */
 static bool
 read_env(void)
 {
   const char *pid = getenv("CMG_SIM_NVML_PID");
+  const char *ns = getenv("CMG_SIM_NVML_PIDNS");
   const char *procs = getenv("CMG_SIM_NVML_PROCESSES");
-  unsigned long n = 0;
-  if (pid != NULL && *pid != '\0') {
-    char *end;
-    errno = 0;
-    n = strtoul(pid, &end, 10);
-    if (*pid < '0' || *pid > '9' || *end != '\0' || errno != 0 || n == 0 ||
-        n > UINT_MAX) {
-      fprintf(stderr, "cmgsim: CMG_SIM_NVML_PID=%s: expected a pid\n", pid);
-      return false;
-    }
+  const char *list = getenv("CMG_SIM_NVML_OTHERS");
+  const char *r = getenv("CMG_SIM_NVML_RIVAL");
+  unsigned long n = 0, off = 0;
+  if (pid != NULL && *pid != '\0' && (!number(&pid, "", &n) || n == 0)) {
+    fprintf(stderr, "cmgsim: CMG_SIM_NVML_PID=%s: expected a pid\n", pid);
+    return false;
+  }
+  if (ns != NULL && *ns != '\0' && (!number(&ns, "", &off) || off == 0)) {
+    fprintf(stderr,
+            "cmgsim: CMG_SIM_NVML_PIDNS=%s: expected how much higher the "
+            "host numbers the pids (a whole number above 0)\n",
+            ns);
+    return false;
   }
   bool denied = procs != NULL && strcmp(procs, "denied") == 0;
   if (procs != NULL && *procs != '\0' && !denied) {
@@ -81,10 +136,43 @@ read_env(void)
             procs);
     return false;
   }
+  n_others = 0;
+  for (const char *s = list; s != NULL && *s != '\0'; s += *s == ',') {
+    if (n_others == MAX_OTHERS || !process(&s, &others[n_others]) ||
+        others[n_others].pid == 0) {
+      fprintf(stderr,
+              "cmgsim: CMG_SIM_NVML_OTHERS=%s: expected up to %d PID:SIZE "
+              "separated by ',' (1234:300M)\n",
+              list, MAX_OTHERS);
+      return false;
+    }
+    n_others++;
+  }
+  rival.bytes = 0;
+  const char *s = r;
+  if (r != NULL && *r != '\0' && (!process(&s, &rival) || *s != '\0')) {
+    fprintf(stderr,
+            "cmgsim: CMG_SIM_NVML_RIVAL=%s: expected PID:SIZE (0:SIZE: not "
+            "listed)\n",
+            r);
+    return false;
+  }
   opt_pid = (unsigned int)n;
+  opt_pidns = (unsigned int)off;
   opt_denied = denied;
   env_read = true;
   return true;
+}
+
+/* What the other processes hold on a device where this one holds `mine`:
+ * those there from the start, and the rival once this one holds any. */
+static unsigned long long
+others_bytes(unsigned long long mine)
+{
+  unsigned long long sum = mine > 0 ? rival.bytes : 0;
+  for (unsigned int i = 0; i < n_others; i++)
+    sum += others[i].bytes;
+  return sum;
 }
 
 static nvmlReturn_t
@@ -261,6 +349,9 @@ memory(nvmlDevice_t device, unsigned long long *total,
     return rc;
   if (physical(device->phys, NULL, total, used, NULL) != 0)
     return NVML_ERROR_UNKNOWN;
+  *used += others_bytes(*used);
+  if (*used > *total)
+    *used = *total;
   return NVML_SUCCESS;
 }
 
@@ -303,7 +394,8 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *mem)
 /* The compute processes on a device, into an array of v1 structs or of
  * the later ones: this process, if it holds anything there (used > 0),
  * with the driver's count of all it holds but the driver's own share of
- * its contexts.  *infoCount is the array's
+ * its contexts, then the others, then the rival while this process holds
+ * anything (unless its pid is 0).  *infoCount is the array's
  * size on entry and the number of processes on return; too small, it
  * says how many are needed. */
 static nvmlReturn_t
@@ -319,7 +411,16 @@ processes(nvmlDevice_t device, unsigned int *infoCount, void *infos, bool v1)
   unsigned long long used, mine;
   if (physical(device->phys, NULL, NULL, &used, &mine) != 0)
     return NVML_ERROR_UNKNOWN;
-  unsigned int n = used > 0 ? 1 : 0;
+  struct other list[MAX_OTHERS + 2];
+  unsigned int n = 0;
+  if (used > 0)
+    list[n++] = (struct other){ opt_pid != 0 ? opt_pid
+                                             : (unsigned int)getpid() + opt_pidns,
+                                mine };
+  for (unsigned int i = 0; i < n_others; i++)
+    list[n++] = others[i];
+  if (used > 0 && rival.bytes > 0 && rival.pid != 0)
+    list[n++] = rival;
   if (*infoCount < n) {
     *infoCount = n;
     return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -327,19 +428,18 @@ processes(nvmlDevice_t device, unsigned int *infoCount, void *infos, bool v1)
   if (n > 0 && infos == NULL)
     return NVML_ERROR_INVALID_ARGUMENT;
   *infoCount = n;
-  if (n == 0)
-    return NVML_SUCCESS;
-  unsigned int pid = opt_pid != 0 ? opt_pid : (unsigned int)getpid();
-  if (v1) {
-    nvmlProcessInfo_v1_t *p = infos;
-    p->pid = pid;
-    p->usedGpuMemory = mine;
-  } else {
-    nvmlProcessInfo_t *p = infos;
-    p->pid = pid;
-    p->usedGpuMemory = mine;
-    p->gpuInstanceId = NOT_MIG;
-    p->computeInstanceId = NOT_MIG;
+  for (unsigned int i = 0; i < n; i++) {
+    if (v1) {
+      nvmlProcessInfo_v1_t *p = (nvmlProcessInfo_v1_t *)infos + i;
+      p->pid = list[i].pid;
+      p->usedGpuMemory = list[i].bytes;
+    } else {
+      nvmlProcessInfo_t *p = (nvmlProcessInfo_t *)infos + i;
+      p->pid = list[i].pid;
+      p->usedGpuMemory = list[i].bytes;
+      p->gpuInstanceId = NOT_MIG;
+      p->computeInstanceId = NOT_MIG;
+    }
   }
   return NVML_SUCCESS;
 }
