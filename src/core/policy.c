@@ -216,8 +216,10 @@ cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
   struct device *d = device_of(device);
   if (d == NULL)
     return -EINVAL;
+  /* The realtime clock and pthread_cond_timedwait: pthread_cond_clockwait
+   * needs glibc 2.30, above the portable build's floor (README). */
   struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  clock_gettime(CLOCK_REALTIME, &deadline);
   deadline.tv_sec += (time_t)(timeout_ns / 1000000000u);
   deadline.tv_nsec += (long)(timeout_ns % 1000000000u);
   if (deadline.tv_nsec >= 1000000000) {
@@ -230,8 +232,7 @@ cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
   /* A free between the failed attempt and the wait broadcasts under the
    * lock we hold, so no wake-up is lost. */
   while ((err = cmg__policy_prepare(device, bytes, r, used_out)) == -ENOMEM &&
-         pthread_cond_clockwait(&d->freed, &d->lock, CLOCK_MONOTONIC,
-                                &deadline) != ETIMEDOUT)
+         pthread_cond_timedwait(&d->freed, &d->lock, &deadline) != ETIMEDOUT)
     ;
   if (err == -ENOMEM)
     err = cmg__policy_prepare(device, bytes, r, used_out) == 0 ? 0 : -ETIMEDOUT;
