@@ -9,6 +9,15 @@
  * Kubernetes pod) privately, so a fixed name is one cap per container
  * (per pod and user), with nothing to allocate or clean up on the host.
  *
+ * The library is found as the launcher finds it.  One in a portable
+ * folder (scripts/portable: PORTABLE beside bin/ and lib/) is mounted with
+ * the whole folder, read-only, at /usr/lib/cumemguard: its dependencies
+ * are in lib/deps, found through its run path, and it needs nothing of the
+ * image but a C library.  One of an ordinary install is mounted alone, as
+ * /usr/lib/cumemguard/libcumemguard.so, and then needs the libraries it
+ * was linked with, and a C library as new as the build machine's, in the
+ * image.
+ *
  * The spec is JSON (a valid CDI spec; YAML is not needed), built as a
  * cJSON tree.  Its cdiVersion is the lowest that has what it uses: device
  * names that start with a digit need 0.5.0 (requiresV050 in the reference
@@ -45,7 +54,8 @@
 
 #define CDI_KIND "cumemguard.io/limit"
 /* Beside nothing an image ships, so the mount never hides a file of it. */
-#define CONTAINER_LIBRARY "/usr/lib/cumemguard/" CMG__LIBRARY_NAME
+#define CONTAINER_DIR "/usr/lib/cumemguard"
+#define PORTABLE_MARK "PORTABLE"
 #define MAX_LIMITS 64
 #define NAME_MAX_LEN 48
 
@@ -171,11 +181,39 @@ mount(const char *host, const char *container, bool writable)
   return m;
 }
 
+/* What the spec mounts for the library found at `library`: the folder
+ * around it when that is a portable folder (its lib/ holds the library,
+ * PORTABLE is beside lib/), else the library alone.  Sets *host (malloc'd)
+ * and *container (static); -ENOMEM or 0. */
+static int
+library_mount(const char *library, char **host, const char **container)
+{
+  size_t len = strlen(library), n = len - strlen("/" CMG__LIBRARY_NAME);
+  struct stat st;
+  char *mark;
+
+  *container = CONTAINER_DIR "/" CMG__LIBRARY_NAME;
+  if (len > strlen("/lib/" CMG__LIBRARY_NAME) &&
+      strcmp(library + n, "/" CMG__LIBRARY_NAME) == 0 &&
+      strncmp(library + n - 4, "/lib", 4) == 0 &&
+      asprintf(&mark, "%.*s/" PORTABLE_MARK, (int)(n - 4), library) >= 0) {
+    bool portable = stat(mark, &st) == 0 && S_ISREG(st.st_mode);
+    free(mark);
+    if (portable) {
+      *container = CONTAINER_DIR "/lib/" CMG__LIBRARY_NAME;
+      *host = strndup(library, n - 4);
+      return *host != NULL ? 0 : -ENOMEM;
+    }
+  }
+  *host = strdup(library);
+  return *host != NULL ? 0 : -ENOMEM;
+}
+
 /* The spec as text, or NULL when out of memory; preload is the devices'
- * LD_PRELOAD=... entry. */
+ * LD_PRELOAD=... entry, host and container the library's mount. */
 static char *
-build_spec(const struct device *devs, int n, const char *library,
-           const char *report_dir, const char *preload)
+build_spec(const struct device *devs, int n, const char *host,
+           const char *container, const char *report_dir, const char *preload)
 {
   cJSON *spec = cJSON_CreateObject();
   bool digit_first = false;
@@ -201,7 +239,9 @@ build_spec(const struct device *devs, int n, const char *library,
   /* Spec-wide edits apply once to a container given any of its devices. */
   cJSON *edits = cJSON_AddObjectToObject(spec, "containerEdits");
   cJSON *mounts = cJSON_AddArrayToObject(edits, "mounts");
-  cJSON_AddItemToArray(mounts, mount(library, CONTAINER_LIBRARY, false));
+  bool folder = strcmp(container, CONTAINER_DIR "/" CMG__LIBRARY_NAME) != 0;
+  cJSON_AddItemToArray(mounts,
+                       mount(host, folder ? CONTAINER_DIR : container, false));
   if (report_dir != NULL)
     cJSON_AddItemToArray(mounts, mount(report_dir, report_dir, true));
   char *text = cJSON_Print(spec);
@@ -213,10 +253,10 @@ build_spec(const struct device *devs, int n, const char *library,
  * it, put among the --preload entries (also; NULL for none) as the
  * launcher puts it among a program's.  NULL after one line. */
 static char *
-preload_entry(const char *also)
+preload_entry(const char *also, const char *library)
 {
   char err[256], *value, *entry;
-  int rc = cmg__preload_add(also, CONTAINER_LIBRARY, &value, err, sizeof(err));
+  int rc = cmg__preload_add(also, library, &value, err, sizeof(err));
 
   if (rc == 0 && asprintf(&entry, "LD_PRELOAD=%s", value) < 0)
     rc = -ENOMEM;
@@ -281,7 +321,8 @@ cmg__cdi_main(int argc, char **argv)
   const char *snapshot = NULL;
   const char *preload_also = NULL;
   struct device devs[MAX_LIMITS];
-  char *library = NULL, *preload = NULL, *text = NULL;
+  char *library = NULL, *host = NULL, *preload = NULL, *text = NULL;
+  const char *container;
   int n = 0, rc = CMG_EXIT_USAGE;
 
   for (int i = 0; i < argc; i++) {
@@ -349,15 +390,21 @@ cmg__cdi_main(int argc, char **argv)
         return CMG_EXIT_USAGE;
       }
   }
-  preload = preload_entry(preload_also);
-  if (preload == NULL)
-    return EXIT_FAILURE;
   library = cmg__find_library();
-  if (library == NULL) {
-    free(preload);
+  if (library == NULL)
     return CMG_EXIT_USAGE;
+  if (library_mount(library, &host, &container) != 0) {
+    cmg__log("out of memory");
+    free(library);
+    return EXIT_FAILURE;
   }
-  text = build_spec(devs, n, library, report_dir, preload);
+  preload = preload_entry(preload_also, container);
+  if (preload == NULL) {
+    free(host);
+    free(library);
+    return EXIT_FAILURE;
+  }
+  text = build_spec(devs, n, host, container, report_dir, preload);
   if (text == NULL) {
     cmg__log("out of memory");
     rc = EXIT_FAILURE;
@@ -378,6 +425,7 @@ cmg__cdi_main(int argc, char **argv)
   }
   free(text);
   free(preload);
+  free(host);
   free(library);
   return rc;
 }
