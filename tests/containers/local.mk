@@ -4,7 +4,8 @@
 # containers").  The last two need root, the last Podman; each says so in
 # one line and skips without.
 CONTAINER_TESTS = \
-	tests/containers/t-cdi-folder.sh
+	tests/containers/t-cdi-folder.sh \
+	tests/containers/t-portable.sh
 TESTS += $(CONTAINER_TESTS)
 EXTRA_DIST += $(CONTAINER_TESTS) tests/containers/defs.sh
 AM_TESTS_ENVIRONMENT += PORTABLE_CACHE='$(PORTABLE_CACHE)'; export PORTABLE_CACHE;
