@@ -236,6 +236,10 @@ group_threads(struct report *rep)
 
 /* ---- sections ---------------------------------------------------------- */
 
+/* Weak: glibc 2.32 added it, and the portable build loads with 2.28, where
+ * the signal is named "SIG?" beside its number. */
+extern const char *sigabbrev_np(int sig) __attribute__((weak));
+
 /* How the process ends, where this report is its last word: by exit
  * with a status, or killed by a signal; null while it runs on. */
 static cJSON *
@@ -252,7 +256,7 @@ end_json(const struct cmg__process *p)
     return o;
   }
   char name[16];
-  const char *abbrev = sigabbrev_np(p->status);
+  const char *abbrev = sigabbrev_np ? sigabbrev_np(p->status) : NULL;
   snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
   cJSON_AddStringToObject(o, "by", "signal");
   cJSON_AddNumberToObject(o, "signal", p->status);

@@ -3,7 +3,7 @@
 # reader and their dependencies, and keeps to its floor: no file asks for a
 # GLIBC_ version above 2.28 (objdump -T), nor for a shared library outside
 # the folder other than the C library's own (readelf -d, and what the
-# loader resolves).  The same check fails for the library of this build,
+# loader resolves), and every symbol resolves under Debian 11's glibc.  The same check fails for the library of this build,
 # made against this machine's glibc.  From the folder, the launcher finds
 # the library beside it and cumemguard cdi mounts the whole folder.
 . "$srcdir/tests/containers/defs.sh"
@@ -68,6 +68,27 @@ for f in bin/cumemguard bin/cumemguard-report lib/libcumemguard.so; do
       END { exit bad }' >"$tmp/out"
   tap $? "$f: the loader finds its libraries in lib/deps"
 done
+
+# Under Debian 11's C library (the root the folder was built in): every
+# symbol the files need is found (ldd -r), and the library preloads into a
+# program of that root.  A symbol the C library moved (shm_open left
+# librt for libc in glibc 2.34) shows only there.
+D=$PORTABLE_CACHE/bullseye
+in=/tmp/cmg-portable-$$
+(
+  flock 9
+  rm -rf "$D$in"
+  cp -a "$PORTABLE" "$D$in"
+  for f in $files; do
+    chroot "$D" /usr/bin/ldd -r "$in/$f" 2>&1 |
+      grep -e 'undefined symbol' -e 'not found' | sed "s#^#$f: #"
+  done >"$tmp/out"
+  chroot "$D" /usr/bin/env LD_PRELOAD="$in/lib/libcumemguard.so" /bin/true \
+    >>"$tmp/out" 2>&1
+  rm -rf "$D$in"
+) 9>"$top_builddir/portable.lock"
+tap "$([ ! -s "$tmp/out" ]; echo $?)" \
+  "under Debian 11's glibc every symbol resolves, and the library preloads"
 
 # The check can fail: this build's own library asks this machine's glibc
 # for more, and needs libunwind from the system.
