@@ -15,6 +15,10 @@
 # prometheus's promtool the metrics of `cumemguard status --prometheus`
 # (Debian ships promtool only in that package, whose server systemd starts
 # where systemd runs: `systemctl disable --now prometheus` stops it).
+# debootstrap makes the Debian 11 root that `make portable` builds in (the
+# archive must be reachable the first time); Podman, with runc and
+# catatonit (the pause process of Podman's pods), runs the container tests
+# (tests/containers), which configure it in a temporary directory.
 # Chromium and Node.js run the html pages' tests (tests/html): npm installs
 # puppeteer-core, at the versions tests/html/package-lock.json pins, into
 # /usr/local/lib/cumemguard-tests; it drives Debian's chromium and
@@ -26,7 +30,8 @@ python3 python3-jsonschema libxml2-utils clang clang-format libclang-rt-14-dev v
 mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
 golang-github-container-orchestrated-devices-container-device-interface-dev
 prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
-libdw-dev libiberty-dev g++ patchelf chromium"
+libdw-dev libiberty-dev g++ patchelf chromium debootstrap podman runc
+catatonit"
 
 # Node.js 18 or newer with npm: Debian's, unless one is installed already.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
