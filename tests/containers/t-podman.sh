@@ -82,6 +82,7 @@ if [ "$(stat -fc %T /sys/fs/cgroup)" = tmpfs ] &&
 fi
 [ -d /run/systemd/system ] ||
   echo "# cgroup_manager cgroupfs: no systemd runs here; each container's cgroup is under $CG, removed at the end"
+# shellcheck disable=SC3045  # dash and bash have ulimit -H
 if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 1048576 ]; then
   echo "# default_ulimits []: Podman's default raises a container's open files" \
     "to 1048576, above this machine's hard limit ($(ulimit -Hn)), which runc" \
