@@ -68,6 +68,19 @@ device_of(int device)
   return &devices[device];
 }
 
+/* Waits on the monotonic clock, as pthread_cond_clockwait would (glibc
+ * 2.30, above the portable build's floor): the condition variable is made
+ * with that clock, which pthread_cond_timedwait then uses. */
+static void
+make_freed(struct device *d)
+{
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&d->freed, &attr);
+  pthread_condattr_destroy(&attr);
+}
+
 int
 cmg__policy_set_device(int device, uint64_t limit, uint64_t soft,
                        uint64_t physical)
@@ -78,6 +91,7 @@ cmg__policy_set_device(int device, uint64_t limit, uint64_t soft,
   int expected = UNSET;
   if (!atomic_compare_exchange_strong(&d->state, &expected, SETTING))
     return -EALREADY;
+  make_freed(d);
   d->limit = limit;
   d->soft = soft;
   d->physical = physical;
@@ -216,10 +230,8 @@ cmg__policy_wait(int device, uint64_t bytes, uint64_t timeout_ns,
   struct device *d = device_of(device);
   if (d == NULL)
     return -EINVAL;
-  /* The realtime clock and pthread_cond_timedwait: pthread_cond_clockwait
-   * needs glibc 2.30, above the portable build's floor (README). */
   struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
   deadline.tv_sec += (time_t)(timeout_ns / 1000000000u);
   deadline.tv_nsec += (long)(timeout_ns % 1000000000u);
   if (deadline.tv_nsec >= 1000000000) {
@@ -315,6 +327,6 @@ cmg__policy_reset_usage(void)
     atomic_store(&d->waiters, 0);
     atomic_store(&d->soft_armed, d->soft != CMG__NO_LIMIT);
     pthread_mutex_init(&d->lock, NULL);
-    pthread_cond_init(&d->freed, NULL);
+    make_freed(d);
   }
 }
