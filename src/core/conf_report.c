@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/conf_report.h"
+#include "core/signals.h"
 #include "core/size.h"
 
 /* True if c may follow '%' in a report pattern. */
@@ -42,13 +43,8 @@ cmg__config_check_pattern(const char *s, size_t len)
  * SIGTRAP and SIGSTOP to debuggers.  Real-time signals are left out: glibc,
  * language runtimes and MPI libraries take them without saying so.
  */
-static const struct {
-  const char *name; /* without "SIG", upper case */
-  int sig;
-} dump_signals[] = {
-  { "USR1", SIGUSR1 },   { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
-  { "WINCH", SIGWINCH }, { "URG", SIGURG },   { "PWR", SIGPWR },
-};
+static const int dump_signals[] = { SIGUSR1,  SIGUSR2, SIGHUP,
+                                    SIGWINCH, SIGURG,  SIGPWR };
 
 #define N_DUMP_SIGNALS (sizeof(dump_signals) / sizeof(dump_signals[0]))
 
@@ -60,8 +56,8 @@ cmg__config_dump_signal(const char *value, size_t len, int *sig)
     len -= 3;
   }
   for (size_t i = 0; i < N_DUMP_SIGNALS; i++) {
-    if (cmg__equals_nocase(value, len, dump_signals[i].name)) {
-      *sig = dump_signals[i].sig;
+    if (cmg__equals_nocase(value, len, cmg__signal_abbrev(dump_signals[i]))) {
+      *sig = dump_signals[i];
       return 0;
     }
   }
@@ -146,8 +142,8 @@ const char *
 cmg__signal_name(int sig)
 {
   for (size_t i = 0; i < N_DUMP_SIGNALS; i++) {
-    if (dump_signals[i].sig == sig)
-      return dump_signals[i].name;
+    if (dump_signals[i] == sig)
+      return cmg__signal_abbrev(sig);
   }
   return NULL;
 }

@@ -29,6 +29,7 @@ libcmg_core_la_SOURCES = \
 	src/core/report_refs.c src/core/report_refs.h \
 	src/core/report_timeline.c src/core/report_timeline.h \
 	src/core/segment.c src/core/segment.h \
+	src/core/signals.c src/core/signals.h \
 	src/core/size.c src/core/size.h \
 	src/core/stacks.c src/core/stacks.h src/core/stackword.h \
 	src/core/symbols.c src/core/symbols.h \

@@ -43,6 +43,7 @@
 #include "core/report_options.h"
 #include "core/report_file.h"
 #include "core/report_refs.h"
+#include "core/signals.h"
 #include "core/report_timeline.h"
 #include "core/stacks.h"
 #include "core/text.h"
@@ -236,10 +237,6 @@ group_threads(struct report *rep)
 
 /* ---- sections ---------------------------------------------------------- */
 
-/* Weak: glibc 2.32 added it, and the portable build loads with 2.28, where
- * the signal is named "SIG?" beside its number. */
-extern const char *sigabbrev_np(int sig) __attribute__((weak));
-
 /* How the process ends, where this report is its last word: by exit
  * with a status, or killed by a signal; null while it runs on. */
 static cJSON *
@@ -256,7 +253,7 @@ end_json(const struct cmg__process *p)
     return o;
   }
   char name[16];
-  const char *abbrev = sigabbrev_np ? sigabbrev_np(p->status) : NULL;
+  const char *abbrev = cmg__signal_abbrev(p->status);
   snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
   cJSON_AddStringToObject(o, "by", "signal");
   cJSON_AddNumberToObject(o, "signal", p->status);

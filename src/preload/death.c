@@ -50,6 +50,7 @@
 #include "core/group.h"
 #include "core/history.h"
 #include "core/report_file.h"
+#include "core/signals.h"
 #include "preload/death.h"
 #include "preload/defer.h"
 #include "preload/dump.h"
@@ -63,9 +64,6 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
 static const int deadly[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT,
                               SIGBUS, SIGFPE, SIGSEGV, SIGTERM };
-static const char *const names[] = { "SIGHUP", "SIGINT",  "SIGQUIT",
-                                     "SIGILL", "SIGABRT", "SIGBUS",
-                                     "SIGFPE", "SIGSEGV", "SIGTERM" };
 
 static _Atomic(sigaction_fn) real_fn;
 static const struct cmg__config *cfg;
@@ -133,11 +131,8 @@ now_ns(void)
 static void
 say_lost(int sig)
 {
-  const char *name = "a signal";
-  for (size_t i = 0; i < sizeof(deadly) / sizeof(*deadly); i++)
-    if (deadly[i] == sig)
-      name = names[i];
-  const char *parts[] = { "cumemguard: no report: ", name,
+  const char *name = cmg__signal_abbrev(sig);
+  const char *parts[] = { "cumemguard: no report: SIG", name ? name : "?",
                           " killed the process before its report was "
                           "written (it made no progress for 2 s)\n" };
   for (size_t i = 0; i < sizeof(parts) / sizeof(*parts); i++)

@@ -20,6 +20,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/conf_report.h"
+#include "core/signals.h"
 #include "core/log.h"
 #include "core/size.h"
 #include "../tap.h"
@@ -41,11 +42,26 @@ struct size_case {
   uint64_t value;            /* bytes, or ppm for a percentage */
 };
 
-#define B(s, v) { s, false, 0, CMG__LIMIT_BYTES, v }
-#define P(s, v) { s, true, 0, CMG__LIMIT_PERCENT, v }
-#define BAD(s) { s, true, -EINVAL, CMG__LIMIT_NONE, 0 }
-#define BADNP(s) { s, false, -EINVAL, CMG__LIMIT_NONE, 0 }
-#define BIG(s) { s, true, -ERANGE, CMG__LIMIT_NONE, 0 }
+#define B(s, v)                                                                \
+  {                                                                            \
+    s, false, 0, CMG__LIMIT_BYTES, v                                           \
+  }
+#define P(s, v)                                                                \
+  {                                                                            \
+    s, true, 0, CMG__LIMIT_PERCENT, v                                          \
+  }
+#define BAD(s)                                                                 \
+  {                                                                            \
+    s, true, -EINVAL, CMG__LIMIT_NONE, 0                                       \
+  }
+#define BADNP(s)                                                               \
+  {                                                                            \
+    s, false, -EINVAL, CMG__LIMIT_NONE, 0                                      \
+  }
+#define BIG(s)                                                                 \
+  {                                                                            \
+    s, true, -ERANGE, CMG__LIMIT_NONE, 0                                       \
+  }
 
 static const struct size_case size_cases[] = {
   /* plain bytes */
@@ -247,14 +263,12 @@ test_config_empty(void)
     strcpy(err, "stale");
     is_int(cmg__config_parse(s, &cfg, err, sizeof(err)), 0,
            "config '%s' is empty", s ? s : "(null)");
-    ok(only_set(&cfg, false, -1), "config '%s' zeroes *cfg",
-       s ? s : "(null)");
+    ok(only_set(&cfg, false, -1), "config '%s' zeroes *cfg", s ? s : "(null)");
     is_str(cfg.report, CMG__REPORT_DEFAULT, "config '%s': default report",
            s ? s : "(null)");
     is_int(cfg.stack_depth, CMG__STACK_DEPTH_DEFAULT,
            "config '%s': default stack_depth", s ? s : "(null)");
-    is_int(cfg.dump_signal, 0, "config '%s': no dump signal",
-           s ? s : "(null)");
+    is_int(cfg.dump_signal, 0, "config '%s': no dump signal", s ? s : "(null)");
     is_int(cfg.leak_exitcode, 0, "config '%s': no leak exit code",
            s ? s : "(null)");
     is_str(err, "", "config '%s' leaves no error", s ? s : "(null)");
@@ -291,14 +305,15 @@ test_config_valid(void)
   is_u64(cfg.limit_dev[1].bytes, 2 * GiB, "limit.1=2GiB: value");
   ok(only_set(&cfg, false, 1), "limit.1 sets nothing else");
 
-  is_int(cmg__config_parse("limit=4GiB,limit.1=2GiB", &cfg, err,
-                           sizeof(err)), 0, "limit and limit.1");
+  is_int(cmg__config_parse("limit=4GiB,limit.1=2GiB", &cfg, err, sizeof(err)),
+         0, "limit and limit.1");
   is_u64(cfg.limit.bytes, 4 * GiB, "limit and limit.1: global");
   is_u64(cfg.limit_dev[1].bytes, 2 * GiB, "limit and limit.1: device 1");
   ok(only_set(&cfg, true, 1), "limit and limit.1: nothing else");
 
-  is_int(cmg__config_parse(",limit.63=1M,,limit.0=12.5%,", &cfg, err,
-                           sizeof(err)), 0, "empty items are skipped");
+  is_int(
+      cmg__config_parse(",limit.63=1M,,limit.0=12.5%,", &cfg, err, sizeof(err)),
+      0, "empty items are skipped");
   is_u64(cfg.limit_dev[63].bytes, MiB, "limit.63");
   is_int(cfg.limit_dev[0].kind, CMG__LIMIT_PERCENT, "limit.0 percent");
   is_u64(cfg.limit_dev[0].ppm, 125000, "limit.0 ppm");
@@ -328,8 +343,14 @@ struct error_case {
   bool whole; /* want is all of the message, not just its start */
 };
 
-#define IS(in, want) { in, want, true }
-#define STARTS(in, want) { in, want, false }
+#define IS(in, want)                                                           \
+  {                                                                            \
+    in, want, true                                                             \
+  }
+#define STARTS(in, want)                                                       \
+  {                                                                            \
+    in, want, false                                                            \
+  }
 
 static const struct error_case error_cases[] = {
   /* key without '=' */
@@ -381,8 +402,7 @@ static const struct error_case error_cases[] = {
   STARTS("limit=0,limit=0", "duplicate option 'limit=0'"),
   STARTS("limit.1=1G,limit.1=1G", "duplicate option 'limit.1=1G'"),
   STARTS("limit.1=1G,limit.01=2G", "duplicate option 'limit.01=2G'"),
-  STARTS("limit.2=50%,limit=1G,limit.2=1G",
-         "duplicate option 'limit.2=1G'"),
+  STARTS("limit.2=50%,limit=1G,limit.2=1G", "duplicate option 'limit.2=1G'"),
   /* a second item of a key is refused whatever its value */
   STARTS("limit=1G,limit=4XB", "duplicate option 'limit=4XB'"),
   IS("report=a.json,report=b.json",
@@ -524,8 +544,7 @@ test_config_error_texts(void)
   is_int(rc, -EINVAL, "101%% refused");
   is_str(err, want, "101%%: the message says what range fits");
 
-  rc = cmg__config_parse("limit=18446744073709551616", &cfg, err,
-                         sizeof(err));
+  rc = cmg__config_parse("limit=18446744073709551616", &cfg, err, sizeof(err));
   snprintf(want, sizeof(want), "bad value 'limit=18446744073709551616': %s",
            size_range);
   is_str(err, want, "2^64: out of range");
@@ -602,8 +621,7 @@ test_config_limit(void)
          "50%% of 2^64-1: no overflow");
 
   cmg__config_parse("limit=100%", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 5, UINT64_MAX), UINT64_MAX,
-         "100%% of 2^64-1");
+  is_u64(cmg__config_limit(&cfg, 5, UINT64_MAX), UINT64_MAX, "100%% of 2^64-1");
   is_u64(cmg__config_limit(&cfg, 5, 80 * GiB), 80 * GiB, "100%% of 80 GiB");
 
   cmg__config_parse("limit=12.5%,limit.2=25%,limit.4=1G", &cfg, err,
@@ -655,8 +673,7 @@ test_config_report(void)
 
   for (i = 0; i < N(cases); i++) {
     ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
-    is_str(cfg.report, cases[i].want, "'%s': the pattern is kept",
-           cases[i].in);
+    is_str(cfg.report, cases[i].want, "'%s': the pattern is kept", cases[i].in);
     is_int(cfg.stack_depth, CMG__STACK_DEPTH_DEFAULT,
            "'%s': stack_depth keeps its default", cases[i].in);
   }
@@ -672,8 +689,10 @@ test_config_report(void)
   item[7 + CMG__REPORT_MAX] = '\0';
   is_int(cmg__config_parse(item, &cfg, err, sizeof(err)), -EINVAL,
          "a report of %d bytes is refused", CMG__REPORT_MAX);
-  snprintf(want, sizeof(want), "bad value 'report=%.57s...': expected a "
-           "file name pattern of at most 1023 bytes", item + 7);
+  snprintf(want, sizeof(want),
+           "bad value 'report=%.57s...': expected a "
+           "file name pattern of at most 1023 bytes",
+           item + 7);
   is_str(err, want, "a long report: the message gives the limit");
   /* A bad escape is named as such even in a pattern that is too long. */
   item[7 + CMG__REPORT_MAX - 1] = '%';
@@ -690,14 +709,10 @@ test_config_stack_depth(void)
     const char *in;
     unsigned want;
   } cases[] = {
-    { "stack_depth=0", 0 },
-    { "stack_depth=1", 1 },
-    { "stack_depth=8", 8 },
-    { "stack_depth=32", 32 },
-    { "stack_depth=255", 255 },
-    { "stack_depth=256", 256 },
-    { "stack_depth=0256", 256 },
-    { "stack_depth=000", 0 },
+    { "stack_depth=0", 0 },      { "stack_depth=1", 1 },
+    { "stack_depth=8", 8 },      { "stack_depth=32", 32 },
+    { "stack_depth=255", 255 },  { "stack_depth=256", 256 },
+    { "stack_depth=0256", 256 }, { "stack_depth=000", 0 },
   };
   struct cmg__config cfg;
   size_t i;
@@ -751,28 +766,20 @@ test_config_dump_signal(void)
     const char *in;
     int want;
   } cases[] = {
-    { "dump_signal=USR1", SIGUSR1 },
-    { "dump_signal=usr1", SIGUSR1 },
-    { "dump_signal=SIGUSR1", SIGUSR1 },
-    { "dump_signal=sigusr1", SIGUSR1 },
-    { "dump_signal=SigUsr2", SIGUSR2 },
-    { "dump_signal=USR2", SIGUSR2 },
-    { "dump_signal=HUP", SIGHUP },
-    { "dump_signal=SIGHUP", SIGHUP },
-    { "dump_signal=WINCH", SIGWINCH },
-    { "dump_signal=sigwinch", SIGWINCH },
-    { "dump_signal=URG", SIGURG },
-    { "dump_signal=SIGURG", SIGURG },
-    { "dump_signal=PWR", SIGPWR },
-    { "dump_signal=SIGPWR", SIGPWR },
+    { "dump_signal=USR1", SIGUSR1 },    { "dump_signal=usr1", SIGUSR1 },
+    { "dump_signal=SIGUSR1", SIGUSR1 }, { "dump_signal=sigusr1", SIGUSR1 },
+    { "dump_signal=SigUsr2", SIGUSR2 }, { "dump_signal=USR2", SIGUSR2 },
+    { "dump_signal=HUP", SIGHUP },      { "dump_signal=SIGHUP", SIGHUP },
+    { "dump_signal=WINCH", SIGWINCH },  { "dump_signal=sigwinch", SIGWINCH },
+    { "dump_signal=URG", SIGURG },      { "dump_signal=SIGURG", SIGURG },
+    { "dump_signal=PWR", SIGPWR },      { "dump_signal=SIGPWR", SIGPWR },
   };
   struct cmg__config cfg;
   size_t i;
 
   for (i = 0; i < N(cases); i++) {
     ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
-    is_int(cfg.dump_signal, cases[i].want, "'%s': signal number",
-           cases[i].in);
+    is_int(cfg.dump_signal, cases[i].want, "'%s': signal number", cases[i].in);
   }
 }
 
@@ -889,8 +896,7 @@ test_config_expand(void)
     { "%p", 2147483647l, "h", 0, "2147483647" },
   };
   static const char *const bad[] = {
-    "%x", "%", "a%", "%p%", "%P", "%H", "%d.json", "%s", "x%%%", "%%%y",
-    "% p",
+    "%x", "%", "a%", "%p%", "%P", "%H", "%d.json", "%s", "x%%%", "%%%y", "% p",
   };
   char out[CMG__REPORT_MAX], small[8], host[300];
   size_t i;
@@ -898,8 +904,8 @@ test_config_expand(void)
   for (i = 0; i < N(cases); i++) {
     strcpy(out, "stale");
     is_int(cmg__config_expand(cases[i].pattern, cases[i].pid, cases[i].host,
-                              cases[i].time, out, sizeof(out)), 0,
-           "expand '%s'", cases[i].pattern);
+                              cases[i].time, out, sizeof(out)),
+           0, "expand '%s'", cases[i].pattern);
     is_str(out, cases[i].want, "expand '%s': result", cases[i].pattern);
   }
 
@@ -929,12 +935,12 @@ test_config_expand(void)
          -ENAMETOOLONG, "a long time does not fit");
   is_int(cmg__config_expand("%h", 1, "abcdefgh", 1, small, sizeof(small)),
          -ENAMETOOLONG, "a long host does not fit");
-  is_int(cmg__config_expand("%%%%%%%%%%%%%%", 1, "h", 1, small,
-                            sizeof(small)), 0, "seven %% fit in 8");
+  is_int(cmg__config_expand("%%%%%%%%%%%%%%", 1, "h", 1, small, sizeof(small)),
+         0, "seven %% fit in 8");
   is_str(small, "%%%%%%%", "seven %%: whole");
-  is_int(cmg__config_expand("%%%%%%%%%%%%%%%%", 1, "h", 1, small,
-                            sizeof(small)), -ENAMETOOLONG,
-         "eight %% do not fit in 8");
+  is_int(
+      cmg__config_expand("%%%%%%%%%%%%%%%%", 1, "h", 1, small, sizeof(small)),
+      -ENAMETOOLONG, "eight %% do not fit in 8");
   is_int(cmg__config_expand("", 1, "h", 1, small, 1), 0,
          "an empty pattern fits in 1");
   is_int(cmg__config_expand("x", 1, "h", 1, small, 1), -ENAMETOOLONG,
@@ -946,9 +952,8 @@ test_config_expand(void)
   is_int(cmg__config_expand("x", 1, "h", 1, NULL, 0), -ENAMETOOLONG,
          "out may be NULL with len 0");
   /* A bad escape is -EINVAL even where the result would not fit. */
-  is_int(cmg__config_expand("abcdefghijk%q", 1, "h", 1, small,
-                            sizeof(small)), -EINVAL,
-         "a bad escape wins over the length");
+  is_int(cmg__config_expand("abcdefghijk%q", 1, "h", 1, small, sizeof(small)),
+         -EINVAL, "a bad escape wins over the length");
 
   /* A long host in a report-sized buffer. */
   memset(host, 'h', sizeof(host) - 1);
@@ -960,8 +965,9 @@ test_config_expand(void)
          -ENAMETOOLONG, "four hosts of 299 bytes do not");
 
   /* The default pattern, as the library will use it. */
-  is_int(cmg__config_expand(CMG__REPORT_DEFAULT, 31337, "h", 1, out,
-                            sizeof(out)), 0, "the default pattern expands");
+  is_int(
+      cmg__config_expand(CMG__REPORT_DEFAULT, 31337, "h", 1, out, sizeof(out)),
+      0, "the default pattern expands");
   is_str(out, "cumemguard.31337.json", "the default pattern: result");
 }
 
@@ -970,10 +976,11 @@ test_config_expand(void)
 static void
 test_signal_name(void)
 {
-  static const char *const names[] = { "USR1", "USR2", "HUP", "WINCH",
-                                       "URG", "PWR" };
-  static const int refused[] = { 0, -1, SIGKILL, SIGSTOP, SIGSEGV, SIGTERM,
-                                 SIGINT, SIGCHLD, SIGALRM, SIGPROF, 9999 };
+  static const char *const names[] = { "USR1",  "USR2", "HUP",
+                                       "WINCH", "URG",  "PWR" };
+  static const int refused[] = { 0,       -1,      SIGKILL, SIGSTOP,
+                                 SIGSEGV, SIGTERM, SIGINT,  SIGCHLD,
+                                 SIGALRM, SIGPROF, 9999 };
   struct cmg__config cfg;
   char item[64];
   size_t i;
@@ -992,6 +999,19 @@ test_signal_name(void)
   for (i = 0; i < N(refused); i++)
     ok(cmg__signal_name(refused[i]) == NULL, "signal %d has no name",
        refused[i]);
+
+  /* Every standard signal has its name, as glibc's sigabbrev_np gives it. */
+  is_str(cmg__signal_abbrev(SIGTERM), "TERM", "SIGTERM is TERM");
+  is_str(cmg__signal_abbrev(SIGSEGV), "SEGV", "SIGSEGV is SEGV");
+  is_str(cmg__signal_abbrev(SIGSYS), "SYS", "SIGSYS is SYS");
+  for (int sig = 1; sig < 32; sig++) {
+    const char *abbrev = cmg__signal_abbrev(sig);
+    ok(abbrev != NULL && strcmp(abbrev, sigabbrev_np(sig)) == 0,
+       "signal %d is %s", sig, abbrev ? abbrev : "(none)");
+  }
+  ok(cmg__signal_abbrev(0) == NULL && cmg__signal_abbrev(SIGRTMIN) == NULL &&
+         cmg__signal_abbrev(-1) == NULL,
+     "no name for 0, a real-time signal or -1");
 }
 
 /* ---- cmg__format_size --------------------------------------------------- */
@@ -1029,8 +1049,8 @@ test_format_size(void)
   size_t i;
 
   for (i = 0; i < N(cases); i++)
-    is_str(cmg__format_size(cases[i].bytes, buf, sizeof(buf)),
-           cases[i].want, "format %llu", (unsigned long long)cases[i].bytes);
+    is_str(cmg__format_size(cases[i].bytes, buf, sizeof(buf)), cases[i].want,
+           "format %llu", (unsigned long long)cases[i].bytes);
 
   ok(cmg__format_size(1536, small, sizeof(small)) == small,
      "format returns buf");
@@ -1043,21 +1063,21 @@ test_format_size(void)
  * Runs one cmg__log call with stderr sent to a temporary file and returns
  * what it wrote in out (NUL-terminated), and errno after the call.
  */
-#define CAPTURE_LOG(out, errno_after, ...)                                   \
-  do {                                                                       \
-    FILE *tmp_ = tmpfile();                                                  \
-    int saved_ = dup(STDERR_FILENO);                                         \
-    ssize_t n_;                                                              \
-    fflush(stderr);                                                          \
-    dup2(fileno(tmp_), STDERR_FILENO);                                       \
-    errno = EILSEQ;                                                          \
-    cmg__log(__VA_ARGS__);                                                   \
-    (errno_after) = errno;                                                   \
-    dup2(saved_, STDERR_FILENO);                                             \
-    close(saved_);                                                           \
-    n_ = pread(fileno(tmp_), (out), sizeof(out) - 1, 0);                     \
-    (out)[n_ > 0 ? n_ : 0] = '\0';                                           \
-    fclose(tmp_);                                                            \
+#define CAPTURE_LOG(out, errno_after, ...)                                     \
+  do {                                                                         \
+    FILE *tmp_ = tmpfile();                                                    \
+    int saved_ = dup(STDERR_FILENO);                                           \
+    ssize_t n_;                                                                \
+    fflush(stderr);                                                            \
+    dup2(fileno(tmp_), STDERR_FILENO);                                         \
+    errno = EILSEQ;                                                            \
+    cmg__log(__VA_ARGS__);                                                     \
+    (errno_after) = errno;                                                     \
+    dup2(saved_, STDERR_FILENO);                                               \
+    close(saved_);                                                             \
+    n_ = pread(fileno(tmp_), (out), sizeof(out) - 1, 0);                       \
+    (out)[n_ > 0 ? n_ : 0] = '\0';                                             \
+    fclose(tmp_);                                                              \
   } while (0)
 
 static void
@@ -1116,9 +1136,9 @@ test_config_growth(void)
   is_u64(cfg.snapshot_ns, 0, "no snapshots by default");
   ok(cfg.signal_report, "signal_report on by default");
   ok(cfg.count_context, "count_context on by default");
-  is_int(cmg__config_parse("snapshot=10s,signal_report=0", &cfg, err,
-                           sizeof(err)),
-         0, "snapshot=10s,signal_report=0");
+  is_int(
+      cmg__config_parse("snapshot=10s,signal_report=0", &cfg, err, sizeof(err)),
+      0, "snapshot=10s,signal_report=0");
   is_u64(cfg.snapshot_ns, 10000000000ull, "a snapshot every 10 s");
   ok(!cfg.signal_report, "signal_report=0");
   is_int(cmg__config_parse("snapshot=0", &cfg, err, sizeof(err)), 0,
@@ -1194,13 +1214,16 @@ test_config_group(void)
   is_str(cfg.group, "", "no group by default");
   is_int(cfg.group_limit.kind, CMG__LIMIT_NONE, "no group_limit by default");
   is_int(cmg__config_parse("group=train-3_a.b,group_limit=4GiB,"
-                           "group_limit.1=50%", &cfg, err, sizeof(err)),
+                           "group_limit.1=50%",
+                           &cfg, err, sizeof(err)),
          0, "group, group_limit and group_limit.N");
   is_str(cfg.group, "train-3_a.b", "the name");
   ok(cfg.group_limit.kind == CMG__LIMIT_BYTES &&
-     cfg.group_limit.bytes == 4 * GiB, "group_limit=4GiB");
+         cfg.group_limit.bytes == 4 * GiB,
+     "group_limit=4GiB");
   ok(cfg.group_limit_dev[1].kind == CMG__LIMIT_PERCENT &&
-     cfg.group_limit_dev[1].ppm == 500000, "group_limit.1=50%%");
+         cfg.group_limit_dev[1].ppm == 500000,
+     "group_limit.1=50%%");
   is_int(cfg.group_limit_dev[0].kind, CMG__LIMIT_NONE,
          "other devices take group_limit");
   is_int(cfg.limit.kind, CMG__LIMIT_NONE, "limit stays unset");
