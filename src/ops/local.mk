@@ -12,4 +12,4 @@ libcmg_ops_la_SOURCES = \
 	src/ops/preload_env.c src/ops/preload_env.h \
 	src/ops/seg_find.c src/ops/seg_find.h
 libcmg_ops_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
-libcmg_ops_la_LIBADD = $(CJSON_LIBS)
+# cJSON is the launcher's to link (status --json), not the Slurm plugin's.

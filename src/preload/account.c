@@ -24,14 +24,14 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "core/freed.h"
-#include "core/group.h"
-#include "core/history.h"
-#include "core/ledger.h"
+#include "runtime/freed.h"
+#include "runtime/group.h"
+#include "runtime/history.h"
+#include "runtime/ledger.h"
 #include "core/log.h"
-#include "core/policy.h"
-#include "core/stacks.h"
-#include "core/timeline.h"
+#include "runtime/policy.h"
+#include "runtime/stacks.h"
+#include "runtime/timeline.h"
 #include "preload/account.h"
 #include "preload/context.h"
 #include "preload/death.h"

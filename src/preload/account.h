@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/ledger.h"
-#include "core/policy.h"
+#include "runtime/ledger.h"
+#include "runtime/policy.h"
 #include "preload/fn.h"
 
 #define CMG__CURRENT (-1) /* the device of the current context */

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "core/ledger.h"
-#include "core/policy.h"
+#include "runtime/ledger.h"
+#include "runtime/policy.h"
 #include "preload/dump.h"
 #include "preload/fn.h"
 #include "preload/init.h"

@@ -47,9 +47,9 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/group.h"
-#include "core/history.h"
-#include "core/report_file.h"
+#include "runtime/group.h"
+#include "runtime/history.h"
+#include "runtime/report_file.h"
 #include "core/signals.h"
 #include "preload/death.h"
 #include "preload/defer.h"
@@ -188,7 +188,7 @@ on_deadly(int sig, siginfo_t *info, void *context)
   (void)context;
   int saved = errno;
   /* A group segment truncated under us: zeroed pages replace it and the
-   * instruction runs again (core/group.c). */
+   * instruction runs again (runtime/group.c). */
   if ((!is_fault(sig, info) && cmg__defer_postpone(sig)) ||
       (sig == SIGBUS && is_fault(sig, info) &&
        cmg__group_fault(info->si_addr))) {

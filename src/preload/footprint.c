@@ -36,9 +36,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/held.h"
-#include "core/group.h"
-#include "core/ledger.h"
+#include "runtime/held.h"
+#include "runtime/group.h"
+#include "runtime/ledger.h"
 #include "preload/account.h"
 #include "preload/context.h"
 #include "preload/forklock.h"

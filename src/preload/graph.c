@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/held.h"
-#include "core/ledger.h"
+#include "runtime/held.h"
+#include "runtime/ledger.h"
 #include "preload/context.h"
 #include "preload/forklock.h"
 #include "preload/graph.h"

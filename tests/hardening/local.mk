@@ -81,7 +81,7 @@ check-sanitize: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	@$(HARD_ENV) SAN_CPPFLAGS='$(HARD_CPPFLAGS)' \
 	  SAN_DEPS_CFLAGS='$(UNWIND_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) $(DW_CFLAGS)' \
 	  SAN_DEPS_LIBS='$(UNWIND_LIBS) $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) $(DW_LIBS) $(IBERTY_LIBS) -ldl -lpthread -lm' \
-	  CORE_SRC='$(libcmg_core_la_SOURCES) $(libcmg_ops_la_SOURCES)' \
+	  CORE_SRC='$(libcmg_core_la_SOURCES) $(libcmg_runtime_la_SOURCES) $(libcmg_ops_la_SOURCES)' \
 	  LIB_SRC='$(libcumemguard_la_SOURCES)' UNIT_TESTS='$(UNIT_TESTS)' \
 	  LAUNCHER_SRC='$(cumemguard_SOURCES)' \
 	  TOOL_TESTS='$(TOOL_TESTS)' INTEGRATION_TESTS='$(INTEGRATION_TESTS)' \

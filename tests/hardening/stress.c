@@ -33,11 +33,11 @@
 
 #include "core/base.h"
 #include "core/conf.h"
-#include "core/history.h"
-#include "core/ledger.h"
-#include "core/policy.h"
-#include "core/report.h"
-#include "core/stacks.h"
+#include "runtime/history.h"
+#include "runtime/ledger.h"
+#include "runtime/policy.h"
+#include "runtime/report.h"
+#include "runtime/stacks.h"
 #include "../tap.h"
 
 /* The options the report shows, as the library passes its own. */

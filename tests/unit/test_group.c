@@ -28,8 +28,8 @@
 
 #include "core/base.h"
 #include "core/conf.h"
-#include "core/group.h"
-#include "core/group_join.h"
+#include "runtime/group.h"
+#include "runtime/group_join.h"
 #include "ops/group_status.h"
 #include "../tap.h"
 

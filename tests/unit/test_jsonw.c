@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/jsonw.h"
+#include "runtime/jsonw.h"
 #include "../tap.h"
 
 #define BIG (1u << 20)

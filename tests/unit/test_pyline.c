@@ -14,7 +14,7 @@
 #include <stdalign.h>
 #include <string.h>
 
-#include "core/pyline.h"
+#include "runtime/pyline.h"
 #include "../tap.h"
 
 #define RACED 2000

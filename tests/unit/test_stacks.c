@@ -17,9 +17,9 @@
 
 #include "core/base.h"
 #include "core/conf.h"
-#include "core/stacks.h"
-#include "core/stackword.h"
-#include "core/symbols.h"
+#include "runtime/stacks.h"
+#include "runtime/stackword.h"
+#include "runtime/symbols.h"
 #include "../tap.h"
 
 #define GROWTH 100000

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/tally.h"
+#include "runtime/tally.h"
 #include "../tap.h"
 
 #define THREADS 8

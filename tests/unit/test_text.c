@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#include "core/text.h"
+#include "runtime/text.h"
 #include "../tap.h"
 
 /* s (n bytes) escaped into a static buffer of cap bytes. */

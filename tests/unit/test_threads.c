@@ -15,8 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/text.h"
-#include "core/threads.h"
+#include "runtime/text.h"
+#include "runtime/threads.h"
 #include "../tap.h"
 
 #define THREADS 8

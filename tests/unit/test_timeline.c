@@ -10,8 +10,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "core/freed.h"
-#include "core/timeline.h"
+#include "runtime/freed.h"
+#include "runtime/timeline.h"
 #include "../tap.h"
 
 #define MS 1000000ull

@@ -1,5 +1,5 @@
 /*
- * The frame-pointer walk against libunwind (core/unwind.c): from call
+ * The frame-pointer walk against libunwind (runtime/unwind.c): from call
  * chains of distinct functions, one of them built without a frame pointer
  * in the middle of frame-pointer ones, a signal handler (on the thread's
  * stack and on an alternate one), libc's qsort calling back, and four
@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "core/conf.h"
-#include "core/unwind.h"
+#include "runtime/unwind.h"
 #include "../tap.h"
 
 #define MAXF 160

@@ -2,7 +2,7 @@
  * The program's pipe2, which libunwind also calls to make the pipe it
  * checks memory with: a pipe made inside one of the library's calls into
  * libunwind is noted, so that the walk can tell when the program has
- * closed it (core/unwind.c).  Everyone else's pipe2 is the C library's.
+ * closed it (runtime/unwind.c).  Everyone else's pipe2 is the C library's.
  */
 #include "config.h"
 
@@ -11,7 +11,7 @@
 #include <stdatomic.h>
 
 #include "core/base.h"
-#include "core/unwind.h"
+#include "runtime/unwind.h"
 #include "preload/real.h"
 
 typedef int (*pipe2_fn)(int[2], int);

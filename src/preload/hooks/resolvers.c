@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/elfsym.h"
+#include "runtime/elfsym.h"
 #include "preload/hooks/hooks.h"
 #include "preload/real.h"
 

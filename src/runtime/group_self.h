@@ -1,0 +1,56 @@
+/*
+ * The process's side of its group, or of the user's registry: its state,
+ * its segment and slot, and the group's limits, kept apart so that joining
+ * and leaving (group_join.c) and counting (group.c) share them, and
+ * nothing else does (group_self.c).
+ */
+#ifndef CMG_CORE_GROUP_SELF_H
+#define CMG_CORE_GROUP_SELF_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runtime/group_reclaim.h"
+#include "core/segment.h"
+
+/* OFF: no group; FORKED: a child that has not taken a slot yet; BROKEN:
+ * every reservation fails; LEFT: after exit. */
+enum {
+  CMG__GS_OFF,
+  CMG__GS_JOINING,
+  CMG__GS_JOINED,
+  CMG__GS_FORKED,
+  CMG__GS_BROKEN,
+  CMG__GS_LEFT
+};
+
+struct cmg__group_self {
+  _Atomic int state;
+  bool registry; /* in the registry, not in a group */
+  struct seg *seg;
+  int seg_fd;
+  dev_t seg_dev; /* what seg_fd is, to tell it from a file the program */
+  ino_t seg_ino; /* opened at its number after closing it */
+  struct seg_slot *mine;
+  /* What the process's contexts take, kept for a slot claimed later (a
+   * forked child's, a rejoin). */
+  _Atomic uint64_t noted[SEG_DEVICES];
+  char group[64];
+  char shm_name[96];  /* "/cumemguard.<uid>.<group>" */
+  char shm_path[112]; /* the same under /dev/shm, for messages */
+  struct seg_limit own[SEG_DEVICES + 1];  /* ours; [SEG_DEVICES] all */
+  struct seg_limit caps[SEG_DEVICES + 1]; /* the group's */
+  _Atomic uint64_t physical_seen[SEG_DEVICES];
+  pid_t self_pid;
+  uint64_t self_start, self_pidns;
+  char self_comm[16];
+};
+
+extern struct cmg__group_self cmg__gs;
+
+/* The member this process is, for the functions that reclaim slots. */
+struct cmg__member cmg__group_member(void);
+
+#endif /* CMG_CORE_GROUP_SELF_H */

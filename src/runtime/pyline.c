@@ -1,0 +1,378 @@
+/*
+ * Python call sites.  A stack record holds words; a Python frame is stored
+ * as a tagged word holding the id of its site here, so stacks stay arrays
+ * of words that hash and compare as before.
+ *
+ * A site is named the first time a capture meets it: the code object is
+ * alive then (the frame holds a reference to it), so its qualified name,
+ * file name and location table can be read, and the line is decoded once.
+ * Later captures only look it up by (code, offset, fingerprint): a code
+ * object freed and another allocated at its address differs in the
+ * fingerprint (its strings' and table's addresses, its qualified and file
+ * names' lengths and first and last bytes, first line, sizes and, from
+ * 3.12, its serial co_version), so it gets a site of its own instead of the
+ * stale name: in 3.11, without co_version, a function of the same shape
+ * made in a loop often takes a freed one's code object, strings and table
+ * addresses all at once, and only the name's content tells them apart.
+ *
+ * Like stacks.c: found lock-free through an open-addressing table of atomic
+ * pointers, inserted under one mutex, memory from mmap only (never malloc:
+ * we run inside the program's allocator and CUDA calls).  The table has a
+ * fixed size, mapped on first use; past MAX_SITES distinct sites a new one
+ * gets no id, and its frame is left out of the stack, counted, and marked
+ * there as a cut of one Python frame.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "runtime/pages.h"
+#include "runtime/pyline.h"
+#include "runtime/text.h"
+
+#define SLOTS (1u << 16)
+#define MAX_SITES (SLOTS / 2)
+#define CHUNK (1u << 18)
+#define FUNCTION_MAX 256
+#define FILE_MAX 1024
+
+struct site {
+  uint64_t hash;
+  uintptr_t code;
+  uint64_t fingerprint;
+  uint32_t lasti;
+  uint32_t id;
+  int line;
+  const char *function, *file;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(struct site *) *slots; /* SLOTS of them, once mapped */
+static struct site **by_id;           /* MAX_SITES, index id - 1 */
+static _Atomic uint32_t nsites;
+static _Atomic uint64_t dropped;
+static struct cmg__chunks chunks = { .size = CHUNK };
+
+/* ---- reading the interpreter's objects ------------------------------- */
+
+static inline uintptr_t
+word_at(uintptr_t p, size_t off)
+{
+  return *(const uintptr_t *)(p + off);
+}
+
+static size_t
+put_utf8(char *dst, uint32_t c)
+{
+  if (c < 0x80) {
+    dst[0] = (char)c;
+    return 1;
+  }
+  if (c < 0x800) {
+    dst[0] = (char)(0xc0 | c >> 6);
+    dst[1] = (char)(0x80 | (c & 63));
+    return 2;
+  }
+  if (c < 0x10000) {
+    dst[0] = (char)(0xe0 | c >> 12);
+    dst[1] = (char)(0x80 | (c >> 6 & 63));
+    dst[2] = (char)(0x80 | (c & 63));
+    return 3;
+  }
+  dst[0] = (char)(0xf0 | c >> 18);
+  dst[1] = (char)(0x80 | (c >> 12 & 63));
+  dst[2] = (char)(0x80 | (c >> 6 & 63));
+  dst[3] = (char)(0x80 | (c & 63));
+  return 4;
+}
+
+/* Copies a str object into dst (cap bytes with the NUL, at most
+ * FILE_MAX) as the report writes text (text.h): its characters as UTF-8,
+ * a lone surrogate encoded like any other character (Python's
+ * "surrogatepass") and so escaped byte by byte, as is a NUL; "?" for
+ * anything but a compact string, the only kind code objects hold.  At most
+ * cap characters are read.  The state word's bits (interned:2, kind:3,
+ * compact:1, ascii:1) are the same in 3.11 to 3.13. */
+static void
+copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
+{
+  strcpy(dst, "?");
+  if (s == 0 || word_at(s, 8) != o->unicode_type)
+    return;
+  int64_t len = *(const int64_t *)(s + 16);
+  uint32_t state = *(const uint32_t *)(s + 32);
+  unsigned kind = state >> 2 & 7;
+  bool compact = state >> 5 & 1, ascii = state >> 6 & 1;
+  if (!compact || len < 0)
+    return;
+  if (ascii) {
+    size_t n = (size_t)len < cap - 1 ? (size_t)len : cap - 1;
+    cmg__text_escape(dst, cap, (const char *)(s + o->ascii_size), n);
+    return;
+  }
+  /* Escaping never shortens, so cap bytes of UTF-8 are enough. */
+  char utf8[FILE_MAX];
+  const unsigned char *data = (const unsigned char *)(s + o->compact_size);
+  size_t n = 0;
+  for (int64_t i = 0; i < len && n + 4 <= cap; i++) {
+    uint32_t c = kind == 1   ? data[i]
+                 : kind == 2 ? ((const uint16_t *)data)[i]
+                 : kind == 4 ? ((const uint32_t *)data)[i]
+                             : '?';
+    n += put_utf8(utf8 + n, c > 0x10ffff ? '?' : c);
+  }
+  cmg__text_escape(dst, cap, utf8, n);
+}
+
+/* Bytes of a string's data that its hash reads from each end: enough to
+ * tell apart the names a program makes in a loop (f001, f002) and file
+ * names that share a long directory. */
+#define STR_ENDS 32
+/* A longer string's length is not trusted to find its end: only its first
+ * bytes are read. */
+#define STR_TAIL_MAX 4096
+
+uint64_t
+cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s, bool bytes)
+{
+  if (s == 0 || word_at(s, 8) != o->unicode_type)
+    return 0;
+  int64_t len = *(const int64_t *)(s + 16);
+  /* The string's own hash, where Python computed it (every interned name
+   * has it): one load rather than its bytes. */
+  int64_t cached = *(const int64_t *)(s + 24);
+  if (cached != -1 || !bytes)
+    return (uint64_t)cached ^ (uint64_t)len << 40;
+  uint32_t state = *(const uint32_t *)(s + 32);
+  unsigned kind = state >> 2 & 7;
+  bool compact = state >> 5 & 1, ascii = state >> 6 & 1;
+  if (!compact || len < 0 || (kind != 1 && kind != 2 && kind != 4))
+    return 0;
+  const unsigned char *data =
+      (const unsigned char *)(s + (ascii ? o->ascii_size : o->compact_size));
+  uint64_t n = (uint64_t)len * kind;
+  uint64_t ends[2 * STR_ENDS / 8] = { 0 };
+  memcpy(ends, data, n < STR_ENDS ? n : STR_ENDS);
+  if (n > STR_ENDS && n <= STR_TAIL_MAX)
+    memcpy((char *)ends + STR_ENDS, data + n - STR_ENDS, STR_ENDS);
+  uint64_t h = (uint64_t)len << 3 | kind;
+  for (size_t i = 0; i < sizeof(ends) / 8; i++) {
+    h = (h ^ ends[i]) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+/* ---- location tables -------------------------------------------------- */
+
+/* Unsigned varint of 6-bit groups, low first, bit 6 saying more follow. */
+static uint32_t
+varint(const unsigned char **p, const unsigned char *end)
+{
+  uint32_t v = 0;
+  for (unsigned shift = 0; *p < end && shift < 32; shift += 6) {
+    unsigned b = *(*p)++;
+    v |= (uint32_t)(b & 63) << shift;
+    if (!(b & 64))
+      break;
+  }
+  return v;
+}
+
+static int
+svarint(const unsigned char **p, const unsigned char *end)
+{
+  uint32_t v = varint(p, end);
+  return v & 1 ? -(int)(v >> 1) : (int)(v >> 1);
+}
+
+/* Each entry starts with a byte with bit 7 set: bits 3-6 its form, bits
+ * 0-2 the code units it covers less one.  Forms 0-9 keep the line, 10-12
+ * add 0-2, 13 and 14 add a signed varint (14 then has three more varints
+ * of columns), 15 marks instructions without a line. */
+int
+cmg__py_line(const unsigned char *table, size_t len, int firstlineno,
+             uint32_t lasti)
+{
+  const unsigned char *p = table, *end = table + len;
+  int line = firstlineno;
+  uint32_t addr = 0;
+  while (p < end) {
+    unsigned b = *p++;
+    if (!(b & 0x80))
+      return 0;
+    unsigned form = b >> 3 & 15, units = (b & 7) + 1;
+    bool none = false;
+    if (form == 15) {
+      none = true;
+    } else if (form == 14) {
+      line += svarint(&p, end);
+      for (int i = 0; i < 3; i++)
+        varint(&p, end);
+    } else if (form == 13) {
+      line += svarint(&p, end);
+    } else if (form >= 10) {
+      line += (int)form - 10;
+      p += 2;
+    } else {
+      p += 1;
+    }
+    if (lasti < addr + units)
+      return none || line < 0 ? 0 : line;
+    addr += units;
+  }
+  return 0;
+}
+
+static int
+line_of(const struct cmg__py_objects *o, const struct cmg__py_where *w)
+{
+  if (w->linetable == 0 || word_at(w->linetable, 8) != o->bytes_type)
+    return 0;
+  int64_t len = *(const int64_t *)(w->linetable + 16);
+  if (len <= 0)
+    return 0;
+  return cmg__py_line((const unsigned char *)(w->linetable + 32), (size_t)len,
+                      w->firstlineno, w->lasti);
+}
+
+/* ---- the table -------------------------------------------------------- */
+
+static uint64_t
+hash_where(const struct cmg__py_where *w)
+{
+  uint64_t h = (w->code ^ (uint64_t)w->lasti << 48) * 0x9e3779b97f4a7c15ull;
+  h ^= w->fingerprint;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
+}
+
+static bool
+same(const struct site *s, uint64_t h, const struct cmg__py_where *w)
+{
+  return s->hash == h && s->code == w->code && s->lasti == w->lasti &&
+         s->fingerprint == w->fingerprint;
+}
+
+static struct site *
+find(uint64_t h, const struct cmg__py_where *w, size_t *empty)
+{
+  for (size_t i = h & (SLOTS - 1);; i = (i + 1) & (SLOTS - 1)) {
+    struct site *s = atomic_load_explicit(&slots[i], memory_order_acquire);
+    if (s == NULL) {
+      *empty = i;
+      return NULL;
+    }
+    if (same(s, h, w))
+      return s;
+  }
+}
+
+/* Under the lock: bump-allocates n bytes, 8-aligned. */
+static void *
+carve(size_t n)
+{
+  return cmg__chunks_take(&chunks, (n + 7) & ~(size_t)7);
+}
+
+static const char *
+keep(const char *s)
+{
+  size_t n = strlen(s) + 1;
+  char *p = carve(n);
+  if (p != NULL)
+    memcpy(p, s, n);
+  return p ? p : "?";
+}
+
+/* Under the lock. */
+static bool
+ensure_table(void)
+{
+  if (slots != NULL)
+    return true;
+  by_id = cmg__pages(MAX_SITES * sizeof(*by_id));
+  if (by_id == NULL)
+    return false;
+  slots = cmg__pages(SLOTS * sizeof(*slots));
+  return slots != NULL;
+}
+
+static uint32_t
+insert(const struct cmg__py_objects *o, const struct cmg__py_where *w,
+       uint64_t h)
+{
+  char function[FUNCTION_MAX], file[FILE_MAX];
+  uint32_t id = CMG__PY_NO_ROOM;
+  size_t empty;
+  pthread_mutex_lock(&lock);
+  if (!ensure_table())
+    goto out;
+  struct site *s = find(h, w, &empty);
+  if (s != NULL) {
+    id = s->id;
+    goto out;
+  }
+  uint32_t n = atomic_load_explicit(&nsites, memory_order_relaxed);
+  if (n >= MAX_SITES || (s = carve(sizeof(*s))) == NULL)
+    goto out;
+  copy_str(o, w->qualname, function, sizeof(function));
+  copy_str(o, w->filename, file, sizeof(file));
+  s->hash = h;
+  s->code = w->code;
+  s->fingerprint = w->fingerprint;
+  s->lasti = w->lasti;
+  s->id = id = n + 1;
+  s->line = line_of(o, w);
+  s->function = keep(function);
+  s->file = keep(file);
+  by_id[n] = s;
+  /* The count first, so that whoever finds the site through the table
+   * also finds it by id. */
+  atomic_store_explicit(&nsites, n + 1, memory_order_release);
+  atomic_store_explicit(&slots[empty], s, memory_order_release);
+out:
+  pthread_mutex_unlock(&lock);
+  if (id == CMG__PY_NO_ROOM)
+    atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+  return id;
+}
+
+uint64_t
+cmg__py_sites_dropped(void)
+{
+  return atomic_load_explicit(&dropped, memory_order_relaxed);
+}
+
+uint32_t
+cmg__py_site(const struct cmg__py_objects *o, const struct cmg__py_where *w)
+{
+  uint64_t h = hash_where(w);
+  size_t empty;
+  struct site *s;
+  if (atomic_load_explicit(&nsites, memory_order_acquire) != 0 &&
+      (s = find(h, w, &empty)) != NULL)
+    return s->id;
+  return insert(o, w, h);
+}
+
+void
+cmg__py_sites_after_fork(void)
+{
+  pthread_mutex_init(&lock, NULL);
+}
+
+bool
+cmg__py_site_get(uint32_t id, struct cmg__py_site_view *out)
+{
+  if (id == 0 || id > atomic_load_explicit(&nsites, memory_order_acquire))
+    return false;
+  const struct site *s = by_id[id - 1];
+  out->function = s->function;
+  out->file = s->file;
+  out->line = s->line;
+  return true;
+}

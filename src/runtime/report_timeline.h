@@ -1,0 +1,24 @@
+/*
+ * The report's "timeline": each device's bytes in use over time, and when
+ * reports were written (report_timeline.c).
+ */
+#ifndef CMG_CORE_REPORT_TIMELINE_H
+#define CMG_CORE_REPORT_TIMELINE_H
+
+#include <stdint.h>
+
+#include "runtime/report.h"
+
+struct cJSON;
+struct cmg__refs;
+
+/* The "timeline" member, closed by a point at now_ns for each device, or
+ * NULL when out of memory.  reasons[] names enum cmg__reason, api() the
+ * API labels of allocations; the freed allocations' stacks are marked in
+ * refs. */
+struct cJSON *cmg__report_timeline(uint64_t now_ns,
+                                   const char *const reasons[CMG__REASONS],
+                                   struct cmg__refs *refs,
+                                   const char *(*api)(unsigned fn));
+
+#endif /* CMG_CORE_REPORT_TIMELINE_H */
