@@ -21,7 +21,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <search.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 #include "reader/diff.h"
 #include "reader/html.h"
 #include "reader/index.h"
+#include "reader/intern.h"
 #include "reader/json.h"
 #include "reader/page_html.h"
 #include "reader/raw.h"
@@ -168,52 +168,28 @@ report_json(const struct cmg__tool_report *r)
 
 /* Items met once each, by their text: the index of the first. */
 struct table {
-  struct hsearch_data h;
-  cJSON *items; /* the array they are written into */
-  char **keys;  /* hsearch keeps pointers to them */
-  size_t n;
+  struct cmg__tool_intern texts; /* owns them */
+  cJSON *items;                  /* the array they are written into */
   bool failed;
 };
 
-static size_t
-count_refs(const cJSON *node)
-{
-  size_t n = 0;
-  const cJSON *it;
-
-  cJSON_ArrayForEach(it, node)
-  {
-    if (it->string != NULL && cJSON_IsArray(it) &&
-        (strcmp(it->string, "frames") == 0 || strcmp(it->string, "lines") == 0))
-      n += (size_t)cJSON_GetArraySize(it);
-    else
-      n += count_refs(it);
-  }
-  return n;
-}
-
-/* The index of key in t, adding item (taken) when it is new; -1 when out
- * of memory. */
+/* The index of key in t, adding item (taken, as key is) when it is new;
+ * -1 when out of memory. */
 static double
 intern(struct table *t, char *key, cJSON *item)
 {
-  ENTRY e = { .key = key }, *found;
+  size_t before = t->texts.n, k;
 
-  if (key == NULL || !hsearch_r(e, ENTER, &found, &t->h)) {
-    free(key);
+  if (cmg__tool_intern_add(&t->texts, key, &k) != 0) {
     cJSON_Delete(item);
     t->failed = true;
     return -1;
   }
-  if (found->key != key) {
-    free(key);
+  if (k == before)
+    cJSON_AddItemToArray(t->items, item);
+  else
     cJSON_Delete(item);
-    return (double)(size_t)found->data;
-  }
-  found->data = (void *)t->n;
-  t->keys[t->n] = key;
-  cJSON_AddItemToArray(t->items, item);
-  return (double)t->n++;
+  return (double)k;
 }
 
 /* A group's frames as indexes, with the default view's range [lo, hi). */
@@ -271,22 +247,12 @@ refer(cJSON *node, struct table *frames, struct table *lines)
   }
 }
 
-static bool
-table_init(struct table *t, size_t n, cJSON *items)
-{
-  memset(t, 0, sizeof(*t));
-  t->items = items;
-  t->keys = calloc(n + 1, sizeof(*t->keys));
-  return t->keys != NULL && hcreate_r(n * 2 + 16, &t->h) != 0;
-}
-
 static void
-table_free(struct table *t)
+table_init(struct table *t, cJSON *items)
 {
-  hdestroy_r(&t->h);
-  for (size_t i = 0; i < t->n; i++)
-    free(t->keys[i]);
-  free(t->keys);
+  cmg__tool_intern_init(&t->texts, true);
+  t->items = items;
+  t->failed = false;
 }
 
 /* Moves every group's frames and lines of doc into doc's "frames" and
@@ -294,17 +260,16 @@ table_free(struct table *t)
 static int
 write_once(cJSON *doc)
 {
-  size_t n = count_refs(doc);
   cJSON *frames = cJSON_CreateArray(), *strings = cJSON_CreateArray();
   struct table tf, ts;
-  bool ok = table_init(&tf, n, frames) && table_init(&ts, n, strings);
+  bool ok;
 
-  if (ok) {
-    refer(doc, &tf, &ts);
-    ok = !tf.failed && !ts.failed;
-  }
-  table_free(&tf);
-  table_free(&ts);
+  table_init(&tf, frames);
+  table_init(&ts, strings);
+  refer(doc, &tf, &ts);
+  ok = !tf.failed && !ts.failed;
+  cmg__tool_intern_free(&tf.texts);
+  cmg__tool_intern_free(&ts.texts);
   cJSON_AddItemToObject(doc, "frames", frames);
   cJSON_AddItemToObject(doc, "strings", strings);
   return ok ? 0 : -ENOMEM;

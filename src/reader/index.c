@@ -13,9 +13,9 @@
  * start frames, which every stack shares.  A stack is never hidden whole.
  * Hiding is for display only; identity and suppressions use every frame.
  *
- * The hash tables (open addressing, at most half full) hold indexes into
- * the growing arrays, not pointers, so growing an array never invalidates
- * them.  Nothing here is thread-safe; the tool has one thread.
+ * The hash tables (intern.c's) hold indexes into the growing arrays, not
+ * pointers, so growing an array never invalidates them.  Nothing here is
+ * thread-safe; the tool has one thread.
  *
  * A Python frame has no module: it is known by its function, file and line
  * (the file's whole path, which is all a report says of it), and is never
@@ -34,91 +34,7 @@
 #include "reader/read.h"
 #include "reader/tool.h"
 
-/* ---- the hash table ----------------------------------------------------- */
-
-#define FNV_PRIME 1099511628211ull
-
-uint64_t
-cmg__tool_hash_bytes(uint64_t h, const void *p, size_t n)
-{
-  const unsigned char *b = p;
-
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ b[i]) * FNV_PRIME;
-  return h;
-}
-
-uint64_t
-cmg__tool_hash_string(uint64_t h, const char *s)
-{
-  return cmg__tool_hash_bytes(h, s != NULL ? s : "",
-                              s != NULL ? strlen(s) + 1 : 0);
-}
-
-/* Makes room for one more entry; the table stays at most half full. */
-int
-cmg__tool_map_reserve(struct cmg__tool_map *m)
-{
-  struct cmg__tool_map bigger;
-
-  if ((m->len + 1) * 2 <= m->cap)
-    return 0;
-  bigger.cap = m->cap != 0 ? m->cap * 2 : 64;
-  bigger.len = m->len;
-  bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-  bigger.hashes = calloc(bigger.cap, sizeof(*bigger.hashes));
-  if (bigger.slots == NULL || bigger.hashes == NULL) {
-    free(bigger.slots);
-    free(bigger.hashes);
-    return -ENOMEM;
-  }
-  for (size_t i = 0; i < m->cap; i++) {
-    size_t p;
-
-    if (m->slots[i] == 0)
-      continue;
-    for (p = m->hashes[i] & (bigger.cap - 1); bigger.slots[p] != 0;
-         p = (p + 1) & (bigger.cap - 1))
-      ;
-    bigger.slots[p] = m->slots[i];
-    bigger.hashes[p] = m->hashes[i];
-  }
-  free(m->slots);
-  free(m->hashes);
-  *m = bigger;
-  return 0;
-}
-
-/* The slot holding key, or the empty slot where it would go. */
-size_t
-cmg__tool_map_probe(const struct cmg__tool_map *m, uint64_t h,
-                    cmg__tool_eq_fn eq, const void *ctx, const void *key)
-{
-  size_t p;
-
-  for (p = h & (m->cap - 1); m->slots[p] != 0; p = (p + 1) & (m->cap - 1)) {
-    if (m->hashes[p] == h && eq(ctx, m->slots[p] - 1, key))
-      break;
-  }
-  return p;
-}
-
-void
-cmg__tool_map_set(struct cmg__tool_map *m, size_t slot, uint64_t h,
-                  uint32_t index)
-{
-  m->slots[slot] = index + 1;
-  m->hashes[slot] = h;
-  m->len++;
-}
-
-void
-cmg__tool_map_free(struct cmg__tool_map *m)
-{
-  free(m->slots);
-  free(m->hashes);
-  memset(m, 0, sizeof(*m));
-}
+/* ---- arrays ------------------------------------------------------------- */
 
 /* Grows an array to hold n + 1 elements. */
 int

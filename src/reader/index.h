@@ -1,6 +1,6 @@
 /*
- * index.c: modules, frames and stacks interned by identity, the hash
- * tables that find them, and how a frame is named when printed.
+ * index.c: modules, frames and stacks interned by identity (with
+ * intern.c's hash table), and how a frame is named when printed.
  */
 #ifndef CMG_READER_INDEX_H
 #define CMG_READER_INDEX_H
@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "reader/intern.h"
 
 struct cmg__tool_report;
 
@@ -48,13 +50,6 @@ struct cmg__tool_stack {
   uint32_t lo, hi;  /* the frames shown by default: [lo, hi) */
 };
 
-/* An open-addressing table from a hash to an index; keys live elsewhere. */
-struct cmg__tool_map {
-  uint32_t *slots; /* index + 1; 0 is empty */
-  uint64_t *hashes;
-  size_t cap, len;
-};
-
 struct cmg__tool_index {
   size_t n_modules, n_frames, n_stacks;
   size_t cap_modules, cap_frames, cap_stacks;
@@ -63,29 +58,6 @@ struct cmg__tool_index {
   struct cmg__tool_stack *stacks;
   struct cmg__tool_map module_map, frame_map, stack_map;
 };
-
-/* FNV-1a, continued from h (start with CMG__TOOL_HASH_INIT). */
-#define CMG__TOOL_HASH_INIT 14695981039346656037ull
-uint64_t cmg__tool_hash_bytes(uint64_t h, const void *p, size_t n);
-uint64_t cmg__tool_hash_string(uint64_t h, const char *s);
-
-typedef bool (*cmg__tool_eq_fn)(const void *ctx, uint32_t index,
-                                const void *key);
-
-/* Makes room for one more entry; -ENOMEM. */
-int cmg__tool_map_reserve(struct cmg__tool_map *m);
-
-/* The slot holding key (eq says which entry that is), or the empty slot
- * where it would go; call cmg__tool_map_reserve() first. */
-size_t cmg__tool_map_probe(const struct cmg__tool_map *m, uint64_t h,
-                           cmg__tool_eq_fn eq, const void *ctx,
-                           const void *key);
-
-/* Puts index in the empty slot found by cmg__tool_map_probe(). */
-void cmg__tool_map_set(struct cmg__tool_map *m, size_t slot, uint64_t h,
-                       uint32_t index);
-/* Frees the table and leaves it empty and usable. */
-void cmg__tool_map_free(struct cmg__tool_map *m);
 
 /* Grows *array (of *cap elements of size) to hold n + 1; -ENOMEM. */
 int cmg__tool_grow(void **array, size_t *cap, size_t n, size_t size);

@@ -17,7 +17,7 @@ TOOL_C = \
 	src/reader/show.c \
 	src/reader/run.c \
 	src/reader/summary.c \
-	src/reader/seen.c \
+	src/reader/intern.c \
 	src/reader/json.c \
 	src/reader/footprint.c \
 	src/reader/graphmem.c \
@@ -36,7 +36,7 @@ TOOL_C = \
 	src/reader/xml.c
 TOOL_H = \
 	src/reader/tool.h \
-	src/reader/seen.h \
+	src/reader/intern.h \
 	src/reader/check.h \
 	src/reader/devices.h \
 	src/reader/diff.h \
@@ -132,12 +132,14 @@ TOOL_TESTS = \
 	tests/reader/t-symbols.sh \
 	tests/reader/t-user-first.sh \
 	tests/reader/t-deep-stacks.sh \
-	tests/reader/t-html-data.sh
+	tests/reader/t-html-data.sh \
+	tests/reader/t-scale.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \
 	tests/reader/normalize.py \
 	tests/reader/make-fixtures.py \
+	tests/reader/make-large.py \
 	tests/reader/data \
 	tests/reader/golden \
 	tests/reader/broken

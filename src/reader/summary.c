@@ -29,10 +29,10 @@
 #include "reader/graphmem.h"
 #include "reader/held.h"
 #include "reader/index.h"
+#include "reader/intern.h"
 #include "reader/json.h"
 #include "reader/read.h"
 #include "reader/run.h"
-#include "reader/seen.h"
 #include "reader/show.h"
 #include "reader/summary.h"
 #include "reader/supp.h"
@@ -337,39 +337,37 @@ blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
           size_t *n)
 {
   struct block *b = calloc(v->n_leaks ? v->n_leaks : 1, sizeof(*b));
-  struct cmg__tool_seen seen = { .ok = false };
+  struct cmg__tool_intern seen;
 
   *n = 0;
-  if (b != NULL && !o->all_frames && !cmg__tool_seen_init(&seen, v->n_leaks)) {
-    free(b);
-    b = NULL;
-  }
+  cmg__tool_intern_init(&seen, true);
   for (size_t i = 0; b != NULL && i < v->n_leaks; i++) {
     const struct cmg__tool_leak *l = &v->leaks[i];
-    char *body, *key, *id = NULL;
-    long k = (long)*n;
+    char *body, *key;
+    size_t k = *n;
 
     if (l->rule != CMG__TOOL_NONE || l->graph || l->context ||
         (body = group_body(v, l, o)) == NULL)
       continue;
     key = key_of(strdup(body));
-    if (key != NULL && !o->all_frames)
-      k = (id = block_id(l, key)) != NULL ? cmg__tool_seen_index(&seen, id, *n)
-                                          : -1;
-    free(id);
-    if (key != NULL && k == (long)*n) {
+    if (key == NULL ||
+        (!o->all_frames &&
+         cmg__tool_intern_add(&seen, block_id(l, key), &k) != 0)) {
+      free(body);
+      free(key);
+      continue; /* out of memory */
+    }
+    if (k == *n) {
       b[(*n)++] = (struct block){ l, body, key, 0, 0, 0 };
     } else {
       free(body);
       free(key);
     }
-    if (key == NULL || k < 0)
-      continue; /* out of memory */
     b[k].bytes = cmg__tool_add(b[k].bytes, l->bytes);
     b[k].count = cmg__tool_add(b[k].count, l->count);
     b[k].groups++;
   }
-  cmg__tool_seen_free(&seen);
+  cmg__tool_intern_free(&seen);
   if (b != NULL)
     qsort(b, *n, sizeof(*b), by_block_bytes);
   return b;
@@ -480,15 +478,12 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
           bool all_frames, size_t *n)
 {
   struct row *rows = calloc(c->n ? c->n : 1, sizeof(*rows));
-  struct cmg__tool_seen seen = { .ok = false };
+  struct cmg__tool_intern seen; /* of the rows' texts, which outlive it */
 
   *n = 0;
-  if (rows != NULL && !all_frames && !cmg__tool_seen_init(&seen, c->n)) {
-    free(rows);
-    rows = NULL;
-  }
+  cmg__tool_intern_init(&seen, false);
   for (size_t i = 0; rows != NULL && i < c->n; i++) {
-    size_t len = 0;
+    size_t len = 0, k = *n;
     char *text = NULL;
     FILE *m = open_memstream(&text, &len);
 
@@ -496,12 +491,11 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
       break;
     print_short_stack(m, v->ix, c->items[i].stack, all_frames);
     fclose(m);
-    long k = all_frames ? (long)*n : cmg__tool_seen_index(&seen, text, *n);
-    if (k < 0) {
+    if (!all_frames && cmg__tool_intern_add(&seen, text, &k) != 0) {
       free(text);
       break;
     }
-    if ((size_t)k == *n)
+    if (k == *n)
       rows[(*n)++] = (struct row){ text, 0, 0, 0 };
     else
       free(text);
@@ -509,7 +503,7 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
     rows[k].count = cmg__tool_add(rows[k].count, c->items[i].count);
     rows[k].stacks++;
   }
-  cmg__tool_seen_free(&seen);
+  cmg__tool_intern_free(&seen);
   if (rows != NULL && *n > 1)
     qsort(rows, *n, sizeof(*rows), by_row_bytes);
   return rows;

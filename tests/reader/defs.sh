@@ -94,3 +94,30 @@ xml() {
   tap $st "$2"
   [ $st -eq 0 ] || sed 's/^/#   /' "$tmp/xml" | head -n 5
 }
+
+# measure LIMIT ARGS...: the tool, as tool() runs it, killed after LIMIT
+# seconds (rc 124 then); sets $cpu, the user and system seconds it took,
+# and $rss, its largest resident size in MiB.  CPU time rather than the
+# wall clock, so that other work on the machine does not count.
+measure() {
+  limit=$1
+  shift
+  # shellcheck disable=SC2046,SC2086
+  set -- $(/usr/bin/python3 - "$tmp" "$limit" ${CMG_TEST_PREFIX:-} "$TOOL" \
+    "$@" <<'PY'
+import resource, subprocess, sys
+tmp, limit, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+with open(tmp + "/out", "wb") as out, open(tmp + "/err", "wb") as err:
+    p = subprocess.Popen(argv, stdout=out, stderr=err)
+    try:
+        rc = p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        rc = 124
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(rc, "%.2f" % (r.ru_utime + r.ru_stime), r.ru_maxrss // 1024)
+PY
+)
+  rc=$1 cpu=$2 rss=$3
+}
