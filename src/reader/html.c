@@ -48,18 +48,24 @@
 
 /* ---- what the views say ------------------------------------------------ */
 
-/* The summary of files[0..n) as one view, as summary --json writes it. */
+/* The summary of reports r[0..n), already read, as one view, as summary
+ * --json writes it. */
 static cJSON *
-summary_of(char *const *files, int n, struct cmg__tool_supp *supp,
+summary_of(const struct cmg__tool_report *r, int n, struct cmg__tool_supp *supp,
            const struct cmg__tool_opts *o)
 {
   struct cmg__tool_index ix;
   struct cmg__tool_view v;
   cJSON *s = NULL;
+  int rc = 0;
 
   cmg__tool_index_init(&ix);
   cmg__tool_view_init(&v, &ix, true);
-  if (cmg__tool_load_all(&v, files, n, supp) == 0)
+  for (int i = 0; rc == 0 && i < n; i++)
+    rc = cmg__tool_view_add(&v, &r[i]);
+  if (rc != 0)
+    cmg__tool_say("out of memory");
+  else if (cmg__tool_finish(&v, supp) == 0)
     s = cmg__tool_summary_json(&v, o);
   cmg__tool_view_free(&v);
   cmg__tool_index_free(&ix);
@@ -168,13 +174,74 @@ report_json(const struct cmg__tool_report *r)
 
 /* Items met once each, by their text: the index of the first. */
 struct table {
-  struct cmg__tool_intern texts; /* owns them */
-  cJSON *items;                  /* the array they are written into */
+  struct cmg__tool_intern texts;
+  cJSON *items; /* the array they are written into */
   bool failed;
 };
 
-/* The index of key in t, adding item (taken, as key is) when it is new;
- * -1 when out of memory. */
+/* v in hex digits from its highest one, then c. */
+static char *
+put_hex(char *p, uint64_t v, char c)
+{
+  int shift = 60;
+
+  while (shift > 0 && (v >> shift) == 0)
+    shift -= 4;
+  for (; shift >= 0; shift -= 4)
+    *p++ = "0123456789abcdef"[(v >> shift) & 15];
+  *p++ = c;
+  return p;
+}
+
+/*
+ * What tells one frame object from another, cheaper to make than its JSON:
+ * each member's name, then a letter for its type and its value: a string
+ * after its length, a number's bits (a double's, whatever it holds), so
+ * that no two objects give one key whatever their strings hold.  NULL when
+ * out of memory.
+ */
+static char *
+key_of(const cJSON *o)
+{
+  size_t len = 1;
+  const cJSON *m;
+
+  cJSON_ArrayForEach(m, o)
+  {
+    len += strlen(m->string) + 2 + 18;
+    if (cJSON_IsString(m))
+      len += strlen(m->valuestring);
+  }
+  char *key = malloc(len), *p = key;
+  if (key == NULL)
+    return NULL;
+  cJSON_ArrayForEach(m, o)
+  {
+    size_t n = strlen(m->string);
+    uint64_t bits;
+
+    memcpy(p, m->string, n);
+    p += n;
+    *p++ = '=';
+    if (cJSON_IsString(m)) {
+      n = strlen(m->valuestring);
+      p = put_hex(p, n, 's');
+      memcpy(p, m->valuestring, n);
+      p += n;
+    } else if (cJSON_IsNumber(m)) {
+      memcpy(&bits, &m->valuedouble, sizeof(bits));
+      p = put_hex(p, bits, 'n');
+    } else {
+      p = put_hex(p, (uint64_t)(m->type & 0xff), 't');
+    }
+    *p++ = ';';
+  }
+  *p = '\0';
+  return key;
+}
+
+/* The index of key in t, adding item (taken, and key with it if the table
+ * owns its keys) when it is new; -1 when out of memory. */
 static double
 intern(struct table *t, char *key, cJSON *item)
 {
@@ -206,8 +273,7 @@ refer_frames(cJSON *group, cJSON *frames, struct table *t)
       hi = k + 1;
     }
     cJSON_DeleteItemFromObjectCaseSensitive(fr, "hidden");
-    cJSON_AddItemToArray(
-        refs, cJSON_CreateNumber(intern(t, cJSON_PrintUnformatted(fr), fr)));
+    cJSON_AddItemToArray(refs, cJSON_CreateNumber(intern(t, key_of(fr), fr)));
     k++;
   }
   int shown[2] = { lo < 0 ? 0 : lo, lo < 0 ? 0 : hi };
@@ -222,8 +288,8 @@ refer_lines(cJSON *group, cJSON *lines, struct table *t)
   cJSON *s;
 
   while ((s = cJSON_DetachItemFromArray(lines, 0)) != NULL)
-    cJSON_AddItemToArray(refs, cJSON_CreateNumber(intern(
-                                   t, strdup(cJSON_GetStringValue(s)), s)));
+    cJSON_AddItemToArray(
+        refs, cJSON_CreateNumber(intern(t, cJSON_GetStringValue(s), s)));
   cJSON_ReplaceItemInObjectCaseSensitive(group, "lines", refs);
 }
 
@@ -248,9 +314,9 @@ refer(cJSON *node, struct table *frames, struct table *lines)
 }
 
 static void
-table_init(struct table *t, cJSON *items)
+table_init(struct table *t, cJSON *items, bool owns)
 {
-  cmg__tool_intern_init(&t->texts, true);
+  cmg__tool_intern_init(&t->texts, owns);
   t->items = items;
   t->failed = false;
 }
@@ -264,8 +330,10 @@ write_once(cJSON *doc)
   struct table tf, ts;
   bool ok;
 
-  table_init(&tf, frames);
-  table_init(&ts, strings);
+  /* A frame's key is made for it; a line is its own, kept by the item
+   * that holds it in strings until the table is freed. */
+  table_init(&tf, frames, true);
+  table_init(&ts, strings, false);
   refer(doc, &tf, &ts);
   ok = !tf.failed && !ts.failed;
   cmg__tool_intern_free(&tf.texts);
@@ -319,8 +387,8 @@ data_of(char *const *files, int n, bool diff, struct cmg__tool_supp *supp,
 {
   cJSON *doc = cJSON_CreateObject();
   cJSON *reports = cJSON_CreateArray();
-  cJSON *summary = summary_of(diff ? files + 1 : files, diff ? 1 : n, supp, o);
-  cJSON *base = diff && summary != NULL ? summary_of(files, 1, supp, o) : NULL;
+  cJSON *summary = summary_of(diff ? r + 1 : r, diff ? 1 : n, supp, o);
+  cJSON *base = diff && summary != NULL ? summary_of(r, 1, supp, o) : NULL;
   cJSON *d =
       base != NULL ? cmg__tool_diff_json(files[0], files[1], supp, o) : NULL;
 
