@@ -24,6 +24,7 @@
 
 #include "core/base.h"
 #include "reader/fields.h"
+#include "reader/tool.h"
 
 int
 cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)
@@ -252,6 +253,24 @@ cmg__tool_string(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
                            nullable ? "a string or null" : "a string", v);
   *out = cmg__tool_clean_string(v->valuestring);
   return *out != NULL ? 0 : -ENOMEM;
+}
+
+int
+cmg__tool_name(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
+               const char *key, bool nullable, char **out)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  size_t n =
+      cJSON_IsString(v) && v->valuestring != NULL ? strlen(v->valuestring) : 0;
+
+  if (n > CMG__TOOL_NAME_MAX) {
+    *out = NULL;
+    return cmg__tool_fail(rd,
+                          "%s%s%s: %zu bytes long, more than the %u this "
+                          "tool reads of a name",
+                          at, at[0] ? "." : "", key, n, CMG__TOOL_NAME_MAX);
+  }
+  return cmg__tool_string(rd, o, at, key, nullable, out);
 }
 
 /* "0x..." in lower-case hex, at most 64 bits; null clears *has. */

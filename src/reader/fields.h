@@ -75,6 +75,11 @@ int cmg__tool_string(struct cmg__tool_reader *rd, const struct cJSON *o,
                      const char *at, const char *key, bool nullable,
                      char **out);
 
+/* cmg__tool_string for a name that stacks repeat (a frame's function or
+ * file, a module's path): one past CMG__TOOL_NAME_MAX bytes is refused. */
+int cmg__tool_name(struct cmg__tool_reader *rd, const struct cJSON *o,
+                   const char *at, const char *key, bool nullable, char **out);
+
 /* "0x..." with at most 16 lower-case hex digits; null as for cmg__tool_int. */
 int cmg__tool_hex(struct cmg__tool_reader *rd, const struct cJSON *o,
                   const char *at, const char *key, bool *has, uint64_t *out);

@@ -1,9 +1,11 @@
 /*
  * A report file into a cJSON tree: the whole file read into memory (one
- * read for a regular file, growing for a pipe), checked for being text,
- * then parsed; a parse error is reported by line and column, and a file
- * that ends inside the JSON is called truncated, since that is what a
- * report cut short by a full disk or a killed writer looks like.
+ * read for a regular file, growing for a pipe), so no more of it than
+ * CMG__TOOL_FILE_MAX (a file larger is refused by its size, unread), then
+ * checked for being text, then parsed; a parse error is reported by line
+ * and column, and a file that ends inside the JSON is called truncated,
+ * since that is what a report cut short by a full disk or a killed writer
+ * looks like.
  */
 #include "config.h"
 
@@ -17,8 +19,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/log.h"
+
 #include "reader/fields.h"
 #include "reader/file.h"
+#include "reader/tool.h"
 
 /* ---- cJSON's memory ---------------------------------------------------- */
 
@@ -145,52 +150,79 @@ cmg__tool_drop_json(cJSON *root)
 
 /* ---- files ------------------------------------------------------------ */
 
-/* The whole of file in a NUL-terminated buffer; *len excludes the NUL. */
+/* "1.5 GiB (N bytes), more than the 1.0 GiB ...": a file past
+ * CMG__TOOL_FILE_MAX, of `size` bytes, or where size is 0, standard input
+ * that went on past it. */
+static int
+too_large(struct cmg__tool_reader *rd, uint64_t size)
+{
+  char has[32], max[32];
+
+  cmg__format_size(CMG__TOOL_FILE_MAX, max, sizeof(max));
+  if (size == 0)
+    return cmg__tool_fail(rd,
+                          "more than %s (%llu bytes), the most this tool "
+                          "reads of a report",
+                          max, CMG__TOOL_FILE_MAX);
+  cmg__format_size(size, has, sizeof(has));
+  return cmg__tool_fail(rd,
+                        "%s (%llu bytes), more than the %s (%llu bytes) "
+                        "this tool reads of a report",
+                        has, (unsigned long long)size, max, CMG__TOOL_FILE_MAX);
+}
+
+/* The whole of file in a NUL-terminated buffer; *len excludes the NUL.  A
+ * regular file's size is known before it is read; a pipe is read until it
+ * passes the limit. */
 static int
 slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
 {
   int fd = strcmp(file, "-") == 0 ? STDIN_FILENO : open(file, O_RDONLY);
   size_t cap = 65536, n = 0;
   struct stat st;
+  int rc = 0;
 
   if (fd < 0)
     return cmg__tool_fail(rd, "cannot open: %s", strerror(errno));
   /* One read into a buffer of the file's size, when it has one. */
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-      (uint64_t)st.st_size < SIZE_MAX / 2)
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if ((uint64_t)st.st_size > CMG__TOOL_FILE_MAX)
+      rc = too_large(rd, (uint64_t)st.st_size);
     cap = (size_t)st.st_size + 2;
-  char *buf = malloc(cap);
-  for (;;) {
-    if (buf == NULL)
-      break;
+  }
+  char *buf = rc == 0 ? malloc(cap) : NULL;
+  while (rc == 0 && buf != NULL) {
     if (n + 1 >= cap) {
-      char *bigger = realloc(buf, cap * 2);
+      size_t want =
+          cap * 2 < CMG__TOOL_FILE_MAX + 2 ? cap * 2 : CMG__TOOL_FILE_MAX + 2;
+      char *bigger = cap < want ? realloc(buf, want) : NULL;
 
+      if (cap >= want)
+        rc = too_large(rd, 0);
       if (bigger == NULL) {
         free(buf);
         buf = NULL;
         break;
       }
       buf = bigger;
-      cap *= 2;
+      cap = want;
     }
     ssize_t got = read(fd, buf + n, cap - n - 1);
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0) {
-      int e = errno;
-
+      rc = cmg__tool_fail(rd, "cannot read: %s", strerror(errno));
       free(buf);
-      if (fd != STDIN_FILENO)
-        close(fd);
-      return cmg__tool_fail(rd, "cannot read: %s", strerror(e));
+      buf = NULL;
     }
-    if (got == 0)
+    if (got <= 0)
       break;
     n += (size_t)got;
   }
   if (fd != STDIN_FILENO)
     close(fd);
+  if (rc != 0)
+    return rc;
   if (buf == NULL) {
     cmg__tool_fail(rd, "out of memory");
     return -ENOMEM;

@@ -133,7 +133,8 @@ TOOL_TESTS = \
 	tests/reader/t-user-first.sh \
 	tests/reader/t-deep-stacks.sh \
 	tests/reader/t-html-data.sh \
-	tests/reader/t-scale.sh
+	tests/reader/t-scale.sh \
+	tests/reader/t-limits.sh
 TESTS += $(TOOL_TESTS)
 EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/defs.sh \

@@ -69,8 +69,8 @@ cmg__tool_read_modules(struct cmg__tool_reader *rd, const cJSON *root,
     struct cmg__tool_rmodule *m = &(*out)[i];
 
     CHECK(cmg__tool_element(rd, it, "modules", i++, at, sizeof(at)));
-    CHECK(cmg__tool_string(rd, it, at, "path", false, &m->path));
-    CHECK(cmg__tool_string(rd, it, at, "build_id", false, &m->build_id));
+    CHECK(cmg__tool_name(rd, it, at, "path", false, &m->path));
+    CHECK(cmg__tool_name(rd, it, at, "build_id", false, &m->build_id));
   }
   return 0;
 }
@@ -91,7 +91,7 @@ read_python_frame(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
   if (!cJSON_IsString(lang) || strcmp(lang->valuestring, "python") != 0)
     return cmg__tool_wrong(rd, at, "lang", "\"python\"", lang);
   fr->python = true;
-  CHECK(cmg__tool_string(rd, it, at, "file", false, &fr->file));
+  CHECK(cmg__tool_name(rd, it, at, "file", false, &fr->file));
   CHECK(cmg__tool_int(rd, it, at, "line", 1, INT32_MAX, &has_line, &d));
   fr->line = has_line ? (uint64_t)d : 0;
   return 0;
@@ -112,7 +112,7 @@ read_frame(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
                           at, d, n_modules);
   fr->module = has_module ? (uint32_t)d : CMG__TOOL_NONE;
   CHECK(cmg__tool_hex(rd, it, at, "offset", &fr->has_offset, &fr->offset));
-  CHECK(cmg__tool_string(rd, it, at, "function", true, &fr->function));
+  CHECK(cmg__tool_name(rd, it, at, "function", true, &fr->function));
   CHECK(cmg__tool_count(rd, it, at, "function_offset", &fr->has_function_offset,
                         &fr->function_offset));
   return read_python_frame(rd, it, at, fr);
@@ -152,6 +152,11 @@ read_stack_frames(struct cmg__tool_reader *rd, const cJSON *it, char *at,
   size_t n, k = 0;
 
   CHECK(cmg__tool_array(rd, it, at, "frames", &frames, &n));
+  if (n > CMG__TOOL_STACK_MAX)
+    return cmg__tool_fail(rd,
+                          "%s.frames: %zu frames, more than the %u this tool "
+                          "reads of a stack",
+                          at, n, CMG__TOOL_STACK_MAX);
   s->frames = cmg__tool_table(n, sizeof(*s->frames));
   if (s->frames == NULL)
     return -ENOMEM;
@@ -274,6 +279,12 @@ read_cuts(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
   snprintf(where, sizeof(where), "%s.cuts", at);
   if (!cJSON_IsArray(arr))
     return cmg__tool_wrong(rd, at, "cuts", "an array", arr);
+  size_t n = (size_t)cJSON_GetArraySize(arr);
+  if (n > CMG__TOOL_STACK_MAX - s->n)
+    return cmg__tool_fail(rd,
+                          "%s: %zu cuts after %u frames, more than the %u "
+                          "frames and cuts this tool reads of a stack",
+                          where, n, s->n, CMG__TOOL_STACK_MAX);
   cJSON_ArrayForEach(c, arr)
   {
     char el[128];

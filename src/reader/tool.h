@@ -36,6 +36,21 @@
 /* Room for one error line. */
 #define CMG__TOOL_ERR_MAX 512
 
+/*
+ * The most the tool takes from one report.  A report is read whole into
+ * memory, and a stack names its frames by index, so a small file could
+ * otherwise make the tool hold, or print, far more than its size: one stack
+ * of 10^6 references to one frame, 3 MB, printed as 1 GB of --json.  Past
+ * any of these the report is refused with one line that names the value
+ * and the limit.  The library writes far less: stacks of at most 258
+ * frames and cuts together (stack_depth's 256 at most, with the Python
+ * frames), names of at most 4 KiB before their escapes.  The README's
+ * "The report" and cumemguard-report(1) state them.
+ */
+#define CMG__TOOL_FILE_MAX (1ull << 30) /* bytes of a report file */
+#define CMG__TOOL_STACK_MAX 1024u       /* a stack's frames and cuts */
+#define CMG__TOOL_NAME_MAX 65536u       /* bytes of a name, file or path */
+
 /* Addition that stops at INT64_MAX: sizes come from files we do not trust,
  * and a sum must still convert to int64_t for a difference. */
 static inline uint64_t

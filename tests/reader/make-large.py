@@ -6,10 +6,10 @@
   make-large.py python OUT STACKS           a Python program's report: each
       stack a path through the interpreter and a framework's native code,
       shared between stacks, under 12 Python frames of its own;
-  make-large.py refs OUT N                  one stack of N references to one
-      frame;
-  make-large.py name OUT BYTES              one frame whose name is BYTES
-      long.
+  make-large.py refs OUT N [CUTS]           one stack of N references to one
+      frame, and CUTS cuts at its end;
+  make-large.py name OUT BYTES              one frame whose function's name
+      is BYTES long.
 
 Each is data/job-a.json with its stacks, frames, leaks and peaks replaced
 (one leak group per stack), so that everything else is a real report's."""
@@ -86,7 +86,11 @@ def main():
     elif mode == "python":
         r = report(*python_program(n[0]))
     elif mode == "refs":
-        r = report([native(0, "f")], [[0] * n[0]])
+        r = report([native(0, "at::native::empty_cuda(c10::ArrayRef<long>)")],
+                   [[0] * n[0]])
+        if len(n) > 1:
+            r["stacks"][0]["cuts"] = [{"at": n[0], "frames": 1,
+                                       "lang": "native"}] * n[1]
     elif mode == "name":
         r = report([native(0, "f" * n[0])], [[0]])
     else:
