@@ -2,10 +2,10 @@
  * A report file into a cJSON tree: the whole file read into memory (one
  * read for a regular file, growing for a pipe), so no more of it than
  * CMG__TOOL_FILE_MAX (a file larger is refused by its size, unread), then
- * checked for being text, then parsed; a parse error is reported by line
- * and column, and a file that ends inside the JSON is called truncated,
- * since that is what a report cut short by a full disk or a killed writer
- * looks like.
+ * checked for being text, then parsed.  A parse error is reported by line
+ * and column; one at cJSON's nesting limit is said to be that, and a file
+ * that ends inside the JSON is called truncated, since that is what a
+ * report cut short by a full disk or a killed writer looks like.
  */
 #include "config.h"
 
@@ -233,20 +233,82 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
   return 0;
 }
 
+/* ---- what the text holds ---------------------------------------------- */
+
 /* Line and column (from 1) of offset pos in buf. */
 static void
 position(const char *buf, size_t pos, size_t *line, size_t *col)
 {
+  size_t start = 0;
+
   *line = 1;
-  *col = 1;
   for (size_t i = 0; i < pos; i++) {
     if (buf[i] == '\n') {
       (*line)++;
-      *col = 1;
-    } else {
-      (*col)++;
+      start = i + 1;
     }
   }
+  *col = pos - start + 1;
+}
+
+/* How many arrays and objects are open at offset pos of JSON text buf,
+ * strings skipped. */
+static size_t
+depth_at(const char *buf, size_t pos)
+{
+  size_t depth = 0;
+  bool in_string = false;
+
+  for (size_t i = 0; i < pos; i++) {
+    char c = buf[i];
+
+    if (in_string && c == '\\')
+      i++;
+    else if (c == '"')
+      in_string = !in_string;
+    else if (!in_string && (c == '[' || c == '{'))
+      depth++;
+    else if (!in_string && (c == ']' || c == '}') && depth > 0)
+      depth--;
+  }
+  return depth;
+}
+
+/*
+ * Why text that cJSON could not parse is not a report, in rd.  cJSON points
+ * at the start of the value it could not finish.  One nested past its limit
+ * is said to be so: it may be valid JSON, though no report is.  For a file
+ * cut short that point is somewhere in the middle; a report always ends with
+ * the '}' of its object, so a file that starts like one and does not end
+ * like one is called truncated.
+ */
+static int
+explain(const char *buf, size_t len, const char *end,
+        struct cmg__tool_reader *rd)
+{
+  size_t pos = end != NULL && end >= buf ? (size_t)(end - buf) : len;
+  char first = buf[strspn(buf, " \t\r\n")];
+  size_t i, line, col;
+
+  if (pos < len && (buf[pos] == '[' || buf[pos] == '{') &&
+      depth_at(buf, pos) >= CJSON_NESTING_LIMIT) {
+    position(buf, pos, &line, &col);
+    return cmg__tool_fail(rd,
+                          "arrays and objects nested deeper than the %d "
+                          "levels this tool reads (line %zu, column %zu)",
+                          CJSON_NESTING_LIMIT, line, col);
+  }
+  for (i = len; i > 0 && strchr(" \t\r\n", buf[i - 1]) != NULL; i--)
+    ;
+  if (first == '{' && (pos >= len || buf[i - 1] != '}')) {
+    position(buf, i, &line, &col);
+    return cmg__tool_fail(rd,
+                          "truncated JSON: the file ends at line %zu "
+                          "before the report does",
+                          line);
+  }
+  position(buf, pos, &line, &col);
+  return cmg__tool_fail(rd, "not valid JSON (line %zu, column %zu)", line, col);
 }
 
 int
@@ -254,55 +316,26 @@ cmg__tool_load_json(const char *file, cJSON **root, struct cmg__tool_reader *rd)
 {
   const char *end = NULL;
   char *buf = NULL;
-  size_t len = 0, line, col, i;
-  bool oom;
+  size_t len = 0;
+  bool oom = false;
   int rc = slurp(file, &buf, &len, rd);
 
   *root = NULL;
   if (rc != 0)
     return rc;
-  for (i = 0; i < len && strchr(" \t\r\n", buf[i]) != NULL; i++)
-    ;
-  if (i == len) {
-    free(buf);
-    return cmg__tool_fail(rd, "empty file, not a cumemguard report");
+  if (strspn(buf, " \t\r\n") == len)
+    rc = cmg__tool_fail(rd, "empty file, not a cumemguard report");
+  else if (memchr(buf, '\0', len) != NULL)
+    rc = cmg__tool_fail(rd, "not a text file (it holds a NUL byte)");
+  else
+    /* The length includes the NUL: cJSON wants it to end the value. */
+    *root = parse_json(buf, len + 1, &end, &oom);
+  if (rc == 0 && *root == NULL) {
+    cmg__tool_drop_json(NULL);
+    rc = oom ? -ENOMEM : explain(buf, len, end, rd);
   }
-  if (memchr(buf, '\0', len) != NULL) {
-    free(buf);
-    return cmg__tool_fail(rd, "not a text file (it holds a NUL byte)");
-  }
-
-  /* The length includes the NUL: cJSON wants it to end the value. */
-  *root = parse_json(buf, len + 1, &end, &oom);
-  if (*root != NULL) {
-    free(buf);
-    return 0;
-  }
-  cmg__tool_drop_json(NULL);
-  if (oom) {
-    free(buf);
+  if (rc == -ENOMEM)
     cmg__tool_fail(rd, "out of memory");
-    return -ENOMEM;
-  }
-  /*
-   * cJSON points at the start of the value it could not finish, which for
-   * a file cut short is somewhere in the middle; a report always ends with
-   * the '}' of its object, so a file that starts like one and does not
-   * end like one is called truncated.
-   */
-  size_t pos = end != NULL && end >= buf ? (size_t)(end - buf) : len;
-  char first = buf[strspn(buf, " \t\r\n")];
-  for (i = len; i > 0 && strchr(" \t\r\n", buf[i - 1]) != NULL; i--)
-    ;
-  if (first == '{' && (pos >= len || buf[i - 1] != '}')) {
-    position(buf, i, &line, &col);
-    free(buf);
-    return cmg__tool_fail(rd,
-                          "truncated JSON: the file ends at line %zu "
-                          "before the report does",
-                          line);
-  }
-  position(buf, pos, &line, &col);
   free(buf);
-  return cmg__tool_fail(rd, "not valid JSON (line %zu, column %zu)", line, col);
+  return rc;
 }

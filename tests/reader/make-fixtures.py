@@ -426,7 +426,10 @@ def broken(base):
         ("array.json", "[1, 2, 3]\n", "the JSON is an array, not an object"),
         ("string.json", "\"cumemguard-report\"\n", "the JSON is a string"),
         ("no-format.json", "{\"version\": 1}\n", "no \"format\" key"),
-        ("deep-nesting.json", "[" * 5000 + "]" * 5000, "not valid JSON"),
+        ("deep-nesting.json", "[" * 5000 + "]" * 5000,
+         "nested deeper than the 1000 levels this tool reads (line 1, column 1001)"),
+        ("deep-member.json", "{\"format\": \"cumemguard-report\", \"a\": " + "[" * 5000 + "]" * 5000 + "}\n",
+         "nested deeper than the 1000 levels this tool reads (line 1, column 1037)"),
     ]
     mutate("wrong-format.json", lambda r: r.update(format="heaptrack"), "format is not")
     mutate("format-number.json", lambda r: r.update(format=1), "format is not")
