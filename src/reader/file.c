@@ -2,10 +2,11 @@
  * A report file into a cJSON tree: the whole file read into memory (one
  * read for a regular file, growing for a pipe), so no more of it than
  * CMG__TOOL_FILE_MAX (a file larger is refused by its size, unread), then
- * checked for being text, then parsed.  A parse error is reported by line
- * and column; one at cJSON's nesting limit is said to be that, and a file
- * that ends inside the JSON is called truncated, since that is what a
- * report cut short by a full disk or a killed writer looks like.
+ * checked for being text, its \u0000 escapes spelled as the library spells
+ * a NUL, then parsed.  A parse error is reported by line and column of the
+ * file; one at cJSON's nesting limit is said to be that, and a file that
+ * ends inside the JSON is called truncated, since that is what a report cut
+ * short by a full disk or a killed writer looks like.
  */
 #include "config.h"
 
@@ -235,9 +236,93 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
 
 /* ---- what the text holds ---------------------------------------------- */
 
-/* Line and column (from 1) of offset pos in buf. */
+/* Where the text was made shorter: the offsets, in the text as parsed,
+ * just after each rewritten escape, in order. */
+struct shrunk {
+  size_t *at, n, cap;
+};
+
+static int
+note_shrunk(struct shrunk *s, size_t at)
+{
+  if (s->n == s->cap) {
+    size_t cap = s->cap != 0 ? s->cap * 2 : 16;
+    size_t *p = realloc(s->at, cap * sizeof(*p));
+
+    if (p == NULL)
+      return -ENOMEM;
+    s->at = p;
+    s->cap = cap;
+  }
+  s->at[s->n++] = at;
+  return 0;
+}
+
+/*
+ * JSON may spell a NUL inside a string as \u0000, and cJSON ends the string
+ * there, so that "a\u0000b" would read as "a".  Each such escape becomes
+ * \\x00, the four characters the library writes for a NUL (the format's
+ * rule for text from the process), in place: the text shrinks by one byte
+ * for each, noted in *s so that an error's column is the file's.  Escapes
+ * are walked from backslash to backslash, so that the second one of \\ is
+ * never taken for the start of one.  Returns 0 or -ENOMEM.
+ */
+static int
+rewrite_nul_escapes(char *buf, size_t *len, struct shrunk *s)
+{
+  char *r = buf, *w = buf, *end = buf + *len;
+
+  for (;;) {
+    char *bs = memchr(r, '\\', (size_t)(end - r));
+    size_t run = (size_t)((bs != NULL ? bs : end) - r);
+
+    if (w != r)
+      memmove(w, r, run);
+    w += run;
+    r += run;
+    if (bs == NULL)
+      break;
+    size_t esc = end - r >= 6 && memcmp(r, "\\u0000", 6) == 0 ? 6 : 2;
+    if (esc == 6) {
+      memcpy(w, "\\\\x00", 5);
+      w += 5;
+      r += 6;
+      if (note_shrunk(s, (size_t)(w - buf)) != 0)
+        return -ENOMEM;
+      continue;
+    }
+    esc = end - r < 2 ? 1 : 2;
+    memmove(w, r, esc);
+    w += esc;
+    r += esc;
+  }
+  *w = '\0';
+  *len = (size_t)(w - buf);
+  return 0;
+}
+
+/* How many bytes the rewrite took out before offset pos. */
+static size_t
+shrunk_before(const struct shrunk *s, size_t pos)
+{
+  size_t lo = 0, hi = s->n;
+
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+
+    if (s->at[mid] <= pos)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Line and column (from 1) in the file of offset pos in buf, the text as
+ * parsed. */
 static void
-position(const char *buf, size_t pos, size_t *line, size_t *col)
+position(const char *buf, size_t pos, const struct shrunk *s, size_t *line,
+         size_t *col)
 {
   size_t start = 0;
 
@@ -248,7 +333,7 @@ position(const char *buf, size_t pos, size_t *line, size_t *col)
       start = i + 1;
     }
   }
-  *col = pos - start + 1;
+  *col = pos - start + 1 + shrunk_before(s, pos) - shrunk_before(s, start);
 }
 
 /* How many arrays and objects are open at offset pos of JSON text buf,
@@ -283,7 +368,7 @@ depth_at(const char *buf, size_t pos)
  * like one is called truncated.
  */
 static int
-explain(const char *buf, size_t len, const char *end,
+explain(const char *buf, size_t len, const char *end, const struct shrunk *s,
         struct cmg__tool_reader *rd)
 {
   size_t pos = end != NULL && end >= buf ? (size_t)(end - buf) : len;
@@ -292,7 +377,7 @@ explain(const char *buf, size_t len, const char *end,
 
   if (pos < len && (buf[pos] == '[' || buf[pos] == '{') &&
       depth_at(buf, pos) >= CJSON_NESTING_LIMIT) {
-    position(buf, pos, &line, &col);
+    position(buf, pos, s, &line, &col);
     return cmg__tool_fail(rd,
                           "arrays and objects nested deeper than the %d "
                           "levels this tool reads (line %zu, column %zu)",
@@ -301,19 +386,20 @@ explain(const char *buf, size_t len, const char *end,
   for (i = len; i > 0 && strchr(" \t\r\n", buf[i - 1]) != NULL; i--)
     ;
   if (first == '{' && (pos >= len || buf[i - 1] != '}')) {
-    position(buf, i, &line, &col);
+    position(buf, i, s, &line, &col);
     return cmg__tool_fail(rd,
                           "truncated JSON: the file ends at line %zu "
                           "before the report does",
                           line);
   }
-  position(buf, pos, &line, &col);
+  position(buf, pos, s, &line, &col);
   return cmg__tool_fail(rd, "not valid JSON (line %zu, column %zu)", line, col);
 }
 
 int
 cmg__tool_load_json(const char *file, cJSON **root, struct cmg__tool_reader *rd)
 {
+  struct shrunk s = { NULL, 0, 0 };
   const char *end = NULL;
   char *buf = NULL;
   size_t len = 0;
@@ -327,15 +413,16 @@ cmg__tool_load_json(const char *file, cJSON **root, struct cmg__tool_reader *rd)
     rc = cmg__tool_fail(rd, "empty file, not a cumemguard report");
   else if (memchr(buf, '\0', len) != NULL)
     rc = cmg__tool_fail(rd, "not a text file (it holds a NUL byte)");
-  else
+  else if ((rc = rewrite_nul_escapes(buf, &len, &s)) == 0)
     /* The length includes the NUL: cJSON wants it to end the value. */
     *root = parse_json(buf, len + 1, &end, &oom);
   if (rc == 0 && *root == NULL) {
     cmg__tool_drop_json(NULL);
-    rc = oom ? -ENOMEM : explain(buf, len, end, rd);
+    rc = oom ? -ENOMEM : explain(buf, len, end, &s, rd);
   }
   if (rc == -ENOMEM)
     cmg__tool_fail(rd, "out of memory");
+  free(s.at);
   free(buf);
   return rc;
 }

@@ -4,8 +4,11 @@
 # up to 64 KiB, a file of up to 1 GiB.  Past each, every command refuses
 # the report in one line that names the value and the limit, and holds
 # little memory doing so: one stack of 10^6 references to one frame (2 MB)
-# was 295 MB of --json and 1.3 GB resident.  check-tool-asan runs this
-# file with the tool built with AddressSanitizer and UBSan.
+# was 295 MB of --json and 1.3 GB resident.  A NUL spelled \u0000 in a
+# string reads as \x00, as the library writes a NUL, rather than ending
+# the string, and a parse error after one is placed in the file as it is.
+# check-tool-asan runs this file with the tool built with AddressSanitizer
+# and UBSan.
 . "$srcdir/tests/reader/defs.sh"
 LARGE="/usr/bin/python3 $TOOLDIR/make-large.py"
 
@@ -69,5 +72,28 @@ else
   tap_n=$((tap_n + 1))
   echo "ok $tap_n - # SKIP 1 GiB through a pipe under ${CMG_TEST_PREFIX%% *}"
 fi
+
+# A NUL spelled \u0000: \x00, as the library writes one.
+/usr/bin/python3 - "$TOOLDIR/data/job-a.json" "$tmp/nul.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for f in r["frames"]:
+    if f["function"] == "train_step":
+        f["function"] = "train\0step"
+text = json.dumps(r)
+assert "train\\u0000step" in text
+open(sys.argv[2], "w").write(text)
+PY
+tool "$tmp/nul.json"
+is "$rc/$(grep -c 'train\\x00step+0x7e (trainer+0x1f00)$' "$tmp/out")/$(grep -c ' train+' "$tmp/out")" \
+  0/3/0 "a function holding \\u0000 is shown whole, the NUL as \\x00"
+tool_json "$tmp/nul.out" --json "$tmp/nul.json"
+is "$rc/$(js "$tmp/nul.out" 'sorted({f["function"] for s in d["summaries"] for g in s["leaks"] for f in g["frames"] if "train" in (f["function"] or "")})')" \
+  "0/['train\\\\x00step']" "--json: the same"
+printf '{"a": "b\\u0000c\\\\u0000d\\u0000", "format": "cumemguard-report" x}\n' \
+  >"$tmp/nul-bad.json"
+tool "$tmp/nul-bad.json"
+one_line_error "nul-bad.json: not valid JSON (line 1, column 63)" \
+  "an error after \\u0000 escapes is placed where the file has it"
 
 done_testing
