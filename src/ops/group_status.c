@@ -26,13 +26,14 @@
 
 void
 cmg__group_view(const struct cmg__seg_entry *e, const struct seg *c,
-                struct cmg__group_view *v)
+                bool scaled, struct cmg__group_view *v)
 {
   uint64_t ns = cmg__seg_pidns_of("/proc/self/ns/pid");
 
   memset(v, 0, sizeof(*v));
   v->e = e;
   v->c = c;
+  v->scaled = scaled;
   v->reg = strcmp(e->name, REGISTRY_NAME) == 0;
   memcpy(v->limits, c->h.limit_dev, sizeof(c->h.limit_dev));
   v->limits[SEG_DEVICES] = c->h.limit;
@@ -61,13 +62,13 @@ cmg__group_view(const struct cmg__seg_entry *e, const struct seg *c,
 
 static void
 print_text(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
-           const char (*errors)[256], size_t n, bool root)
+           const bool *scaled, const char (*errors)[256], size_t n, bool root)
 {
   struct cmg__group_view v;
 
   for (size_t i = 0; i < n; i++) {
     if (copies[i] != NULL) {
-      cmg__group_view(&e[i], copies[i], &v);
+      cmg__group_view(&e[i], copies[i], scaled[i], &v);
       cmg__group_print_text(f, &v);
     } else {
       fprintf(f, "%s\n", errors[i]);
@@ -80,7 +81,7 @@ print_text(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
 
 static int
 print_json(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
-           const char (*errors)[256], size_t n)
+           const bool *scaled, const char (*errors)[256], size_t n)
 {
   cJSON *root = cJSON_CreateObject();
   struct cmg__group_view v;
@@ -89,7 +90,7 @@ print_json(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
   cJSON *groups = cJSON_AddArrayToObject(root, "groups");
   for (size_t i = 0; i < n; i++) {
     if (copies[i] != NULL) {
-      cmg__group_view(&e[i], copies[i], &v);
+      cmg__group_view(&e[i], copies[i], scaled[i], &v);
       cJSON_AddItemToArray(groups, cmg__group_json(&v));
     } else {
       cJSON_AddItemToArray(groups, cmg__group_json_error(&e[i], errors[i]));
@@ -112,6 +113,7 @@ cmg__group_status(const char *name, enum cmg__status_format format,
   char *text = NULL, (*errors)[256] = NULL;
   struct cmg__seg_entry *e = NULL, one;
   struct seg **copies = NULL;
+  bool *scaled = NULL;
   size_t size = 0, n = 0;
   bool root = geteuid() == 0;
   FILE *f = NULL;
@@ -134,13 +136,15 @@ cmg__group_status(const char *name, enum cmg__status_format format,
       return cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
   }
   copies = calloc(n + 1, sizeof(*copies));
+  scaled = calloc(n + 1, sizeof(*scaled));
   errors = calloc(n + 1, sizeof(*errors));
-  if (copies == NULL || errors == NULL) {
+  if (copies == NULL || scaled == NULL || errors == NULL) {
     rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
     goto out;
   }
   for (size_t i = 0; i < n; i++) {
-    rc = cmg__seg_load(&e[i], &copies[i], errors[i], sizeof(errors[i]));
+    rc = cmg__seg_read(&e[i], &copies[i], &scaled[i], errors[i],
+                       sizeof(errors[i]));
     /* One group asked for by name: its error is the command's. */
     if (rc != 0 && name != NULL) {
       snprintf(err, errlen, "%s", errors[0]);
@@ -157,9 +161,9 @@ cmg__group_status(const char *name, enum cmg__status_format format,
     cmg__metrics_print(f, e, (const struct seg *const *)copies,
                        (const char(*)[256])errors, n);
   else if (format == CMG__STATUS_JSON)
-    rc = print_json(f, e, copies, (const char(*)[256])errors, n);
+    rc = print_json(f, e, copies, scaled, (const char(*)[256])errors, n);
   else
-    print_text(f, e, copies, (const char(*)[256])errors, n, root);
+    print_text(f, e, copies, scaled, (const char(*)[256])errors, n, root);
   if (fclose(f) != 0 || rc != 0) {
     rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
     goto out;
@@ -172,6 +176,7 @@ out:
   for (size_t i = 0; copies != NULL && i < n; i++)
     free(copies[i]);
   free(copies);
+  free(scaled);
   free(errors);
   if (e != &one)
     free(e);

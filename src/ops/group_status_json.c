@@ -112,6 +112,7 @@ cmg__group_json(const struct cmg__group_view *v)
   add_limit(o, &c->h.limit, 0);
   cJSON_AddNumberToObject(o, "members", v->members);
   cJSON_AddNumberToObject(o, "dead", v->dead);
+  cJSON_AddBoolToObject(o, "scaled", v->scaled);
   cJSON_AddItemToObject(o, "devices", devices(v));
   cJSON *procs = cJSON_AddArrayToObject(o, "processes");
   for (unsigned i = 0; i < SEG_SLOTS; i++) {

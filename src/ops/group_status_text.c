@@ -124,6 +124,9 @@ cmg__group_print_text(FILE *f, const struct cmg__group_view *v)
 {
   heading(f, v);
   devices(f, v);
+  if (v->scaled)
+    fprintf(f, "  (read while its members changed it: their bytes below are "
+               "scaled to the\n  group's)\n");
   fprintf(f, "  %8s  %-16s %6s %12s %12s\n", "pid", "command", "device", "live",
           "peak");
   for (unsigned i = 0; i < SEG_SLOTS; i++) {

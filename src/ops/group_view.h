@@ -20,10 +20,11 @@ struct cmg__group_view {
   bool shown[SEG_DEVICES];                  /* a cap, or any use, on it */
   bool alive[SEG_SLOTS];                    /* false: dead, not yet reclaimed */
   unsigned members, dead;
+  bool scaled; /* the members' bytes scaled to the group's (cmg__seg_read) */
 };
 
 void cmg__group_view(const struct cmg__seg_entry *e, const struct seg *c,
-                     struct cmg__group_view *v);
+                     bool scaled, struct cmg__group_view *v);
 
 void cmg__group_print_text(FILE *f, const struct cmg__group_view *v);
 

@@ -16,11 +16,15 @@
  *
  * Segments are read into private copies, never used live: a member may
  * change one, or its owner truncate it, while it is printed (a SIGBUS is
- * turned into an error).  A segment in the host's /dev/shm must belong to
- * the uid its name says with mode 0600, as members require; one in a
- * container may belong to a uid mapped by a user namespace, so only its
- * mode is checked there.  Nothing the segment says is used before
- * cmg__seg_validate passes it.
+ * turned into an error).  A copy whose members hold more than their group
+ * counts, which slots copied while members change them can show, is made
+ * again, and past a few tries its members' bytes are scaled to the
+ * group's: the view never shows processes holding more than the cap.
+ *
+ * A segment in the host's /dev/shm must belong to the uid its name says
+ * with mode 0600, as members require; one in a container may belong to a
+ * uid mapped by a user namespace, so only its mode is checked there.
+ * Nothing the segment says is used before cmg__seg_validate passes it.
  */
 #include "config.h"
 
@@ -84,20 +88,84 @@ copy_seg(struct seg *dst, const struct seg *src)
   }
 }
 
-/* copy_seg, with a SIGBUS (the file shrank under the mapping) turned into
- * -EBADMSG. */
+/* Whether the members of copy c hold more on a device than the group
+ * counts there, which no moment of the segment shows (the registry counts
+ * nothing of its own). */
+static bool
+is_over(const struct seg *c)
+{
+  for (int d = 0; d < SEG_DEVICES; d++) {
+    unsigned __int128 sum = 0;
+
+    for (unsigned i = 0; i < SEG_SLOTS; i++)
+      sum += c->slot[i].dev[d].used;
+    if (sum > c->dev[d].used)
+      return true;
+  }
+  return false;
+}
+
+/* Lowers the members' bytes on each device, in proportion, to the group's
+ * count there, where they add up to more. */
+static void
+scale_members(struct seg *c)
+{
+  for (int d = 0; d < SEG_DEVICES; d++) {
+    uint64_t group = c->dev[d].used;
+    unsigned __int128 sum = 0;
+
+    for (unsigned i = 0; i < SEG_SLOTS; i++)
+      sum += c->slot[i].dev[d].used;
+    if (sum <= group)
+      continue;
+    for (unsigned i = 0; i < SEG_SLOTS; i++)
+      c->slot[i].dev[d].used =
+          (uint64_t)((unsigned __int128)c->slot[i].dev[d].used * group / sum);
+  }
+}
+
+#define SCALE_TRIES 16
+
+/* Copies until the members are not over: whether the last copy is. */
+static bool
+copy_until_under(struct seg *c, const struct seg *m, bool registry)
+{
+  bool over = false;
+
+  for (int i = 0; i < SCALE_TRIES && (i == 0 || over); i++) {
+    copy_seg(c, m);
+    over = !registry && is_over(c);
+  }
+  return over;
+}
+
+/*
+ * copy_seg, again while the copy's members hold more than the group
+ * counts.  A member counts the group's bytes before its own and gives back
+ * its own first, so at any moment they hold no more than the group's; but
+ * slots copied one after another while members allocate and free can (a
+ * sampler of members racing at a group's cap saw them pass it), and no
+ * copy can tell the moment it was read: counters that go down and up again
+ * read the same, so two copies that agree prove nothing.  After SCALE_TRIES copies over, the members' bytes are
+ * scaled down to the group's, and *scaled says so.  A SIGBUS (the file
+ * shrank under the mapping) is -EBADMSG.
+ */
 static int
-guarded_copy(struct seg *c, const struct seg *m)
+guarded_copy(struct seg *c, const struct seg *m, bool registry, bool *scaled)
 {
   struct sigaction bus = { .sa_handler = on_bus }, old;
+  volatile bool over = false;
   volatile int rc = 0;
 
   sigaction(SIGBUS, &bus, &old);
   if (sigsetjmp(bus_jump, 1) == 0)
-    copy_seg(c, m);
+    over = copy_until_under(c, m, registry);
   else
     rc = -EBADMSG;
   sigaction(SIGBUS, &old, NULL);
+  *scaled = rc == 0 && over;
+  if (*scaled)
+    scale_members(c);
   return rc;
 }
 
@@ -115,8 +183,8 @@ cmg__seg_label(const struct cmg__seg_entry *e, char *buf, size_t len)
 }
 
 int
-cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
-              size_t errlen)
+cmg__seg_read(const struct cmg__seg_entry *e, struct seg **out, bool *scaled,
+              char *err, size_t errlen)
 {
   char label[160];
   const char *name = cmg__seg_label(e, label, sizeof(label));
@@ -125,6 +193,7 @@ cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
   void *m = MAP_FAILED;
   int rc = 0;
 
+  *scaled = false;
   int fd = open(e->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     rc = errno;
@@ -154,7 +223,8 @@ cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
       rc = cmg__seg_fail(err, errlen, name, -ENOMEM, "cannot map %s", e->path);
   }
   close(fd);
-  if (rc == 0 && guarded_copy(c, m) != 0)
+  if (rc == 0 &&
+      guarded_copy(c, m, strcmp(e->name, REGISTRY_NAME) == 0, scaled) != 0)
     rc = cmg__seg_fail(err, errlen, name, -EBADMSG, "%s shrank while read",
                        e->path);
   if (m != MAP_FAILED)
@@ -172,6 +242,15 @@ cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
   }
   *out = c;
   return 0;
+}
+
+int
+cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
+              size_t errlen)
+{
+  bool scaled;
+
+  return cmg__seg_read(e, out, &scaled, err, errlen);
 }
 
 void

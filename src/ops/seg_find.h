@@ -41,6 +41,12 @@ const char *cmg__seg_label(const struct cmg__seg_entry *e, char *buf,
 int cmg__seg_load(const struct cmg__seg_entry *e, struct seg **out, char *err,
                   size_t errlen);
 
+/* cmg__seg_load, with *scaled true where members changed the segment
+ * faster than it could be read whole: the members' bytes in the copy, which
+ * added up to more than the group's count, are then scaled down to it. */
+int cmg__seg_read(const struct cmg__seg_entry *e, struct seg **out,
+                  bool *scaled, char *err, size_t errlen);
+
 /* The Slurm job of a group named slurm.JOBID, or NULL. */
 const char *cmg__seg_slurm_job(const char *name);
 

@@ -19,6 +19,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-no-pools.sh \
 	tests/integration/t-coverage.sh \
 	tests/integration/t-group.sh \
+	tests/integration/t-status.sh \
 	tests/integration/t-group-safety.sh \
 	tests/integration/t-meminfo.sh \
 	tests/integration/t-cdi.sh \

@@ -7,6 +7,7 @@ UNIT_TESTS = \
 	tests/unit/test_policy \
 	tests/unit/test_preload_env \
 	tests/unit/test_pyline \
+	tests/unit/test_seg_find \
 	tests/unit/test_stacks \
 	tests/unit/test_tally \
 	tests/unit/test_text \
@@ -22,6 +23,7 @@ tests_unit_test_ledger_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_preload_env_LDADD = libcmg_ops.la $(UNIT_LDADD) $(CJSON_LIBS)
 tests_unit_test_pyline_LDADD = $(UNIT_LDADD)
+tests_unit_test_seg_find_LDADD = libcmg_ops.la $(UNIT_LDADD) $(CJSON_LIBS)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
 tests_unit_test_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_text_LDADD = $(UNIT_LDADD)
