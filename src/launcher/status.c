@@ -138,8 +138,13 @@ cmg__status_main(int argc, char **argv)
 
     if (rc != 0) {
       cmg__log("%s", err);
-      if (period_ns == 0)
+      /* --json says it on standard output too, as one document. */
+      if (text != NULL)
+        (void)cmg__write_all(STDOUT_FILENO, text, len);
+      if (period_ns == 0) {
+        free(text);
         return CMG_EXIT_USAGE;
+      }
     } else if (textfile != NULL) {
       rc = cmg__write_atomic(textfile, text, len);
     } else {

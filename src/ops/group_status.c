@@ -117,7 +117,7 @@ cmg__group_status(const char *name, enum cmg__status_format format,
   size_t size = 0, n = 0;
   bool root = geteuid() == 0;
   FILE *f = NULL;
-  int rc = 0;
+  int rc = 0, named_rc = 0;
 
   if (err != NULL && errlen > 0)
     err[0] = '\0';
@@ -145,13 +145,20 @@ cmg__group_status(const char *name, enum cmg__status_format format,
   for (size_t i = 0; i < n; i++) {
     rc = cmg__seg_read(&e[i], &copies[i], &scaled[i], errors[i],
                        sizeof(errors[i]));
-    /* One group asked for by name: its error is the command's. */
+    /* One group asked for by name: its error is the command's.  The text
+     * view is that one line; JSON is still one document, the view of
+     * every group cut down to that name: none while there is no such
+     * group (or its first member is still setting it up), else the group
+     * with its error. */
     if (rc != 0 && name != NULL) {
       snprintf(err, errlen, "%s", errors[0]);
-      goto out;
+      if (format != CMG__STATUS_JSON)
+        goto out;
+      named_rc = rc;
     }
     rc = 0;
   }
+  size_t shown = named_rc == -ENOENT || named_rc == -EINPROGRESS ? 0 : n;
   f = open_memstream(&text, &size);
   if (f == NULL) {
     rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
@@ -161,7 +168,7 @@ cmg__group_status(const char *name, enum cmg__status_format format,
     cmg__metrics_print(f, e, (const struct seg *const *)copies,
                        (const char(*)[256])errors, n);
   else if (format == CMG__STATUS_JSON)
-    rc = print_json(f, e, copies, scaled, (const char(*)[256])errors, n);
+    rc = print_json(f, e, copies, scaled, (const char(*)[256])errors, shown);
   else
     print_text(f, e, copies, scaled, (const char(*)[256])errors, n, root);
   if (fclose(f) != 0 || rc != 0) {
@@ -171,6 +178,7 @@ cmg__group_status(const char *name, enum cmg__status_format format,
   *text_out = text;
   *len_out = size;
   text = NULL;
+  rc = named_rc;
 out:
   free(text);
   for (size_t i = 0; copies != NULL && i < n; i++)

@@ -19,7 +19,11 @@ enum cmg__status_format {
  * container's), as text, JSON or Prometheus metrics.  Returns 0 with a
  * malloc'd *text_out of *len_out bytes, or -errno with one line in err (a
  * segment that cannot be read is a line of the view, not an error, unless
- * it was asked for by name). */
+ * it was asked for by name).  A group asked for by name that cannot be
+ * read is an error, for which JSON still gives *text_out: the document,
+ * with no group while there is none (-ENOENT, or -EINPROGRESS while its
+ * first member sets it up), else with the group as {"name", "uid",
+ * "error"}; other formats give none. */
 int cmg__group_status(const char *name, enum cmg__status_format format,
                       char **text_out, size_t *len_out, char *err,
                       size_t errlen);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# cumemguard status, read while its group changes.
+# cumemguard status, read while it changes and for a group not there.
 # Four members of one group race through random allocations and frees
 # under its cap while `status --json` samples the group: in every sample
 # the processes' bytes on a device add up to no more than the cap, as at
@@ -7,12 +7,38 @@
 # gives back its own first).  A copy of the segment whose members hold
 # more than the group is made again, and past a few tries their bytes are
 # scaled to the group's, the group marked "scaled" (test_seg_find checks
-# the copies at a far higher rate).
+# the copies at a far higher rate).  Asked for a group not made yet,
+# --json still prints one JSON document, of no group, with the text view's
+# line and status 2; for a group that cannot be read, the group with its
+# error.
 . "$srcdir/tests/integration/defs.sh"
 M=1048576
 G=st$$
 SHM=/dev/shm/cumemguard.$(id -u)
 trap 'rm -rf "$tmp"; rm -f "$SHM.$G"*' EXIT
+
+# ---- a group not made yet, and one that cannot be read ----------------------
+
+"$LAUNCHER" status "$G-none" --json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+is "$rc/$(cat "$tmp/err")" \
+  "2/cumemguard: group '$G-none': no such group for uid $(id -u) (no $SHM.$G-none)" \
+  "--json for a group not made yet: status 2 and one line, as the text view"
+is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1])))' \
+  "$tmp/out" 2>&1)" "{'uid': $(id -u), 'groups': []}" \
+  "and one JSON document, of no group"
+"$LAUNCHER" status "$G-none" >"$tmp/out" 2>"$tmp/err"
+is "$?/$(wc -c <"$tmp/out" | tr -d ' ')/$(wc -l <"$tmp/err" | tr -d ' ')" 2/0/1 \
+  "the text view: the line alone"
+(umask 077 && printf 'not a segment' >"$SHM.$G-bad")
+"$LAUNCHER" status "$G-bad" --json >"$tmp/out" 2>"$tmp/err"
+rc=$?
+is "$rc/$(wc -l <"$tmp/err" | tr -d ' ')/$(/usr/bin/python3 -c '
+import json, sys
+g, = json.load(open(sys.argv[1]))["groups"]
+print(sorted(g), g["error"] == open(sys.argv[2]).read().strip()[len("cumemguard: "):])
+' "$tmp/out" "$tmp/err" 2>&1)" "2/1/['error', 'name', 'uid'] True" \
+  "--json for a group that cannot be read: the group with the line's error"
 
 # ---- sampled while its members change it -------------------------------------
 
