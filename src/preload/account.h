@@ -67,13 +67,6 @@ void cmg__uncount(const struct cmg__alloc *a, bool released);
  * ctx 0 that of device's primary context, leaves the ledger as released. */
 void cmg__release_context(uint16_t ctx, int device);
 
-/* Sets up `device` (physical size, limits, identity) the first time it is
- * seen. */
-void cmg__device_setup(int device);
-
-/* The device's UUID as "GPU-xxxxxxxx-...", or "" and -ENOENT. */
-int cmg__device_uuid(int device, char *out, size_t len);
-
 /* Under a cap (the process's or its group's), what the process holds on
  * `device` as the caps count it: true with *used set. */
 bool cmg__virtual_used(int device, uint64_t *used);

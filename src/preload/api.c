@@ -13,7 +13,8 @@
 #include "runtime/policy.h"
 #include "preload/dump.h"
 #include "preload/fn.h"
-#include "preload/init.h"
+
+#include "preload/start.h"
 
 /* Copies what fits of `from` into the caller's struct of `size` bytes and
  * zeroes the rest of it. */

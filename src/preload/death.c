@@ -37,7 +37,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -60,12 +59,9 @@
 #define DEATH_WAIT_NS (10 * 1000000000ull)
 #define SIGNALS 65
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-
 static const int deadly[] = { SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGABRT,
                               SIGBUS, SIGFPE, SIGSEGV, SIGTERM };
 
-static _Atomic(sigaction_fn) real_fn;
 static const struct cmg__config *cfg;
 static _Atomic bool armed;
 /* Per signal: whether our handler stands in the kernel, and then the
@@ -73,28 +69,6 @@ static _Atomic bool armed;
 static _Atomic bool ours[SIGNALS];
 static struct sigaction view[SIGNALS];
 static _Atomic int dying;
-
-static sigaction_fn
-real(void)
-{
-  sigaction_fn f = atomic_load_explicit(&real_fn, memory_order_acquire);
-  if (f == NULL) {
-    f = (sigaction_fn)cmg__real_dlsym(RTLD_NEXT, "sigaction");
-    atomic_store_explicit(&real_fn, f, memory_order_release);
-  }
-  return f;
-}
-
-static int
-real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-  sigaction_fn f = real();
-  if (f == NULL) {
-    errno = ENOSYS;
-    return -1;
-  }
-  return f(sig, act, old);
-}
 
 static bool
 is_deadly(int sig)
@@ -177,7 +151,7 @@ die(int sig, const siginfo_t *info)
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   atomic_store(&ours[sig], false);
-  real_sigaction(sig, &dfl, NULL);
+  cmg__real_sigaction(sig, &dfl, NULL);
   if (!is_fault(sig, info))
     syscall(SYS_tgkill, getpid(), gettid_now(), sig);
 }
@@ -216,7 +190,7 @@ stand_in(int sig, const struct sigaction *act, struct sigaction *old)
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigfillset(&sa.sa_mask);
   view[sig] = *act;
-  int rc = real_sigaction(sig, &sa, old);
+  int rc = cmg__real_sigaction(sig, &sa, old);
   if (rc == 0)
     atomic_store(&ours[sig], true);
   return rc;
@@ -226,7 +200,8 @@ void
 cmg__death_setup(const struct cmg__config *options)
 {
   cfg = options;
-  real();
+  /* Resolved now, before the program's first sigaction needs it. */
+  cmg__real_sigaction(0, NULL, NULL);
 }
 
 void
@@ -240,7 +215,7 @@ cmg__death_arm(void)
   for (size_t i = 0; i < sizeof(deadly) / sizeof(*deadly); i++) {
     struct sigaction now;
     int sig = deadly[i];
-    if (is_deadly(sig) && real_sigaction(sig, NULL, &now) == 0 &&
+    if (is_deadly(sig) && cmg__real_sigaction(sig, NULL, &now) == 0 &&
         is_default(&now))
       stand_in(sig, &now, NULL);
   }
@@ -253,7 +228,7 @@ cmg__death_sigaction(int sig, const struct sigaction *act,
   if (!is_deadly(sig) || !atomic_load(&ours[sig])) {
     if (act != NULL && is_default(act) && is_deadly(sig) && atomic_load(&armed))
       return stand_in(sig, act, old);
-    return real_sigaction(sig, act, old);
+    return cmg__real_sigaction(sig, act, old);
   }
   if (old != NULL)
     *old = view[sig];
@@ -263,7 +238,7 @@ cmg__death_sigaction(int sig, const struct sigaction *act,
     return 0;
   }
   /* The program's own action replaces ours in the kernel. */
-  int rc = real_sigaction(sig, act, NULL);
+  int rc = cmg__real_sigaction(sig, act, NULL);
   if (rc == 0)
     atomic_store(&ours[sig], false);
   return rc;

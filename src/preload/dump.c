@@ -56,9 +56,10 @@
 #include "core/size.h"
 #include "preload/defer.h"
 #include "preload/dump.h"
-#include "preload/footprint.h"
+#include "preload/nvml_usage.h"
 #include "preload/fn.h"
-#include "preload/init.h"
+#include "preload/real.h"
+#include "preload/state.h"
 
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The reports asked of the dump thread, a bit per reason: its futex word. */
@@ -193,7 +194,7 @@ write_report(const char *path, enum cmg__reason reason, int status)
     memcpy(run_path, final, sizeof(run_path));
   char **argv = read_argv();
   if (reason != CMG__REASON_KILLED)
-    cmg__footprint_refresh();
+    cmg__nvml_usage_refresh();
   struct cmg__process proc = {
     .pid = (long)getpid(),
     .ppid = (long)getppid(),
@@ -239,8 +240,8 @@ dump(const char *path, enum cmg__reason reason, int status)
  * the child, by a thread the child does not have: the child's own report
  * (at its exit, or on request) would wait for it forever.  Only the forking
  * thread runs in the child, so the lock can be made anew. */
-static void
-postfork_child(void)
+void
+cmg__dump_after_fork(void)
 {
   pthread_mutex_init(&dump_lock, NULL);
   run_path[0] = '\0';
@@ -410,7 +411,6 @@ cmg__dump_setup(const struct cmg__config *options)
   if (getcwd(cwd, sizeof(cwd)) == NULL)
     cwd[0] = '\0';
   on_exit(at_exit, NULL);
-  pthread_atfork(NULL, NULL, postfork_child);
   if (!needs_thread() && !cfg->signal_report)
     return;
   int sig = cfg->dump_signal;
@@ -420,7 +420,7 @@ cmg__dump_setup(const struct cmg__config *options)
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
+    cmg__real_sigaction(sig, &sa, NULL);
   }
   cmg__dump_start_thread();
 }

@@ -33,6 +33,10 @@ void cmg__dump_request_death(int sig);
 /* Whether that report is written (or could not be). */
 bool cmg__dump_death_written(void);
 
+/* In a forked child (start.c's fork handler): a lock the parent's dump
+ * thread held is made anew, and no request of the parent's is left. */
+void cmg__dump_after_fork(void);
+
 /* Writes a report now, to path or to the report option's; 0 or -errno. */
 int cmg__dump_now(const char *path, enum cmg__reason reason);
 

@@ -14,8 +14,8 @@
  * says why; nothing is guessed.  Under count_context (the default) the
  * cost is a ledger entry of kind context, counted past any limit (the
  * driver took it already), which dies with its context.  Before each
- * report NVML's whole figure for the process is read again, so that what
- * modules and the driver took later shows as unexplained.
+ * report NVML's whole figure for the process is read again (nvml_usage.c),
+ * so that what modules and the driver took later shows as unexplained.
  *
  * NVML numbers processes by the host's pids: in a container's PID
  * namespace it lists the process under a pid it does not know itself by.
@@ -28,7 +28,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,15 +39,17 @@
 #include "runtime/group.h"
 #include "runtime/ledger.h"
 #include "preload/account.h"
+#include "preload/devices.h"
 #include "preload/context.h"
 #include "preload/forklock.h"
 #include "preload/footprint.h"
 #include "preload/hooks/nvml_abi.h"
-#include "preload/init.h"
+#include "preload/nvml_usage.h"
+#include "preload/state.h"
 #include "preload/real.h"
 
 #define MAX_RECORDS 256
-#define LISTED CMG__FOOTPRINT_LISTED
+#define LISTED CMG__NVML_LISTED
 /* What the card's used memory may grow by beyond the process's entry as a
  * context is made: the driver keeps a few MiB of each context for itself,
  * which NVML counts for the card but not for the process (about 6 MiB on
@@ -70,123 +71,6 @@ static struct record records[MAX_RECORDS];
 static size_t n_records;
 static char why[CMG__MAX_DEVICES][sizeof(((struct cmg__footprint *)0)->why)];
 static uint64_t keys;
-/* The pid NVML lists this process under on each device, where that is not
- * getpid() (a PID namespace); 0 while none is known. */
-static _Atomic unsigned nvml_pid[CMG__MAX_DEVICES];
-
-/* ---- NVML ------------------------------------------------------------- */
-
-static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
-static nvmlReturn_t nvml_rc = -1;
-
-/* NVML is loaded here if the program has not loaded it, and kept: the
- * measurement needs it whether the program uses it or not. */
-static void
-nvml_start(void)
-{
-  if (dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL) == NULL)
-    return;
-  cmg__pfn_nvmlInit_v2 init = cmg__real(CMG__FN_nvmlInit_v2);
-  nvml_rc = init != NULL ? init() : -1;
-}
-
-/* The process's entry in the list of CUDA device `device` (NVML's dev),
- * kept in *l, or where it is not: 0 with its bytes, 1 not listed, -1 with
- * a reason. */
-static int
-listed_usage(int device, nvmlDevice_t dev, struct cmg__nvml_listing *l,
-             uint64_t *bytes, char *r, size_t len)
-{
-  cmg__pfn_nvmlDeviceGetComputeRunningProcesses_v3 list =
-      cmg__real(CMG__FN_nvmlDeviceGetComputeRunningProcesses_v3);
-  nvmlProcessInfo_t buf[LISTED], *infos = buf;
-  unsigned n = LISTED;
-  nvmlReturn_t rc = list != NULL ? list(dev, &n, infos) : -1;
-  if (rc == NVML_ERROR_INSUFFICIENT_SIZE &&
-      (infos = calloc(n += 8, sizeof(*infos))) != NULL)
-    rc = list(dev, &n, infos);
-  int found = -1;
-  unsigned alias = atomic_load(&nvml_pid[device]);
-  l->n = rc == NVML_SUCCESS ? n : 0;
-  for (unsigned i = 0; rc == NVML_SUCCESS && i < n; i++) {
-    if (infos[i].pid == (unsigned)getpid() ||
-        (alias != 0 && infos[i].pid == alias))
-      found = (int)i;
-    if (i < LISTED) {
-      l->pid[i] = infos[i].pid;
-      l->bytes[i] = infos[i].usedGpuMemory;
-    }
-  }
-  if (list == NULL)
-    snprintf(r, len,
-             "this NVML has no nvmlDeviceGetComputeRunningProcesses_v3");
-  else if (rc == NVML_ERROR_NO_PERMISSION)
-    snprintf(r, len, "NVML refused the list of processes (no permission)");
-  else if (rc != NVML_SUCCESS)
-    snprintf(r, len, "NVML could not list the processes (error %d)", rc);
-  else if (found >= 0 && infos[found].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE)
-    snprintf(r, len, "NVML does not know the process's usage");
-  int out = rc != NVML_SUCCESS ? -1 : found < 0 ? 1 : 0;
-  if (out == 0 && infos[found].usedGpuMemory == NVML_VALUE_NOT_AVAILABLE)
-    out = -1;
-  if (out == 0)
-    *bytes = infos[found].usedGpuMemory;
-  if (infos != buf)
-    free(infos);
-  return out;
-}
-
-/* NVML's handle of CUDA device `device`: 0, or -1 with a reason in r. */
-static int
-nvml_device(int device, nvmlDevice_t *dev, char *r, size_t len)
-{
-  pthread_once(&nvml_once, nvml_start);
-  cmg__pfn_nvmlDeviceGetHandleByUUID by_uuid =
-      cmg__real(CMG__FN_nvmlDeviceGetHandleByUUID);
-  char uuid[48];
-  nvmlReturn_t rc;
-  if (cmg__real(CMG__FN_nvmlInit_v2) == NULL)
-    snprintf(r, len, "no NVML (libnvidia-ml.so.1 not found)");
-  else if (nvml_rc != NVML_SUCCESS)
-    snprintf(r, len, "NVML did not start (error %d)", nvml_rc);
-  else if (cmg__device_uuid(device, uuid, sizeof(uuid)) < 0)
-    snprintf(r, len, "the driver gave no UUID to match NVML's device with");
-  else if (by_uuid == NULL || (rc = by_uuid(uuid, dev)) != NVML_SUCCESS)
-    snprintf(r, len, "NVML does not know %s", uuid);
-  else
-    return 0;
-  return -1;
-}
-
-/* What the process holds on CUDA device `device` as NVML sees it: 0 with
- * *bytes, 1 when NVML does not list it, -1 with a reason in r; NVML's list
- * in *l. */
-static int
-nvml_usage(int device, struct cmg__nvml_listing *l, uint64_t *bytes, char *r,
-           size_t len)
-{
-  nvmlDevice_t dev;
-  l->n = 0;
-  if (nvml_device(device, &dev, r, len) < 0)
-    return -1;
-  return listed_usage(device, dev, l, bytes, r, len);
-}
-
-/* NVML's used memory of the card behind CUDA device `device`. */
-static bool
-card_used(int device, uint64_t *used)
-{
-  cmg__pfn_nvmlDeviceGetMemoryInfo info =
-      cmg__real(CMG__FN_nvmlDeviceGetMemoryInfo);
-  nvmlDevice_t dev;
-  nvmlMemory_t m;
-  char r[160];
-  if (info == NULL || nvml_device(device, &dev, r, sizeof(r)) < 0 ||
-      info(dev, &m) != NVML_SUCCESS)
-    return false;
-  *used = m.used;
-  return true;
-}
 
 /* What pid's entry held in a listing: 0 where it was not listed. */
 static uint64_t
@@ -230,8 +114,8 @@ find_self(const struct cmg__ctx_probe *p, const struct cmg__nvml_listing *l,
   }
   uint64_t was = listed_bytes(&p->before, l->pid[at]);
   uint64_t grew = l->bytes[at] - was;
-  if (!p->has_card || !card_used(p->device, &card) || card < p->card_before ||
-      card - p->card_before < grew ||
+  if (!p->has_card || !cmg__nvml_card_used(p->device, &card) ||
+      card < p->card_before || card - p->card_before < grew ||
       card - p->card_before - grew > CARD_SLACK) {
     uint64_t moved = card > p->card_before ? card - p->card_before : 0;
     snprintf(r, len,
@@ -241,7 +125,7 @@ find_self(const struct cmg__ctx_probe *p, const struct cmg__nvml_listing *l,
              l->pid[at], grew / 1048576.0, (long)getpid(), moved / 1048576.0);
     return 1;
   }
-  atomic_store(&nvml_pid[p->device], l->pid[at]);
+  cmg__nvml_usage_alias(p->device, l->pid[at]);
   *before = was;
   *after = l->bytes[at];
   return 0;
@@ -335,8 +219,7 @@ static void
 forget_all(void)
 {
   n_records = 0;
-  for (int d = 0; d < CMG__MAX_DEVICES; d++)
-    atomic_store(&nvml_pid[d], 0);
+  cmg__nvml_usage_forget();
   cmg__held_reset();
 }
 
@@ -351,19 +234,11 @@ static struct cmg__forklock guard = CMG__FORKLOCK(forget_all);
  * this one, registered once a context exists, runs before it and keeps
  * NVML's figure as the program ended for the report. */
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-static atomic_bool exit_sampled;
-
-static void
-sample_at_exit(void)
-{
-  cmg__footprint_refresh();
-  atomic_store(&exit_sampled, true);
-}
 
 static void
 register_exit_sample(void)
 {
-  atexit(sample_at_exit);
+  atexit(cmg__nvml_usage_final);
 }
 
 /* ---- contexts --------------------------------------------------------- */
@@ -374,10 +249,9 @@ cmg__footprint_before(struct cmg__ctx_probe *p, int device, bool primary)
   *p = (struct cmg__ctx_probe){ .device = device, .primary = primary };
   if (device < 0 || device >= CMG__MAX_DEVICES)
     return;
-  cmg__init();
-  p->nvml =
-      nvml_usage(device, &p->before, &p->nvml_before, p->why, sizeof(p->why));
-  p->has_card = p->nvml >= 0 && card_used(device, &p->card_before);
+  p->nvml = cmg__nvml_usage(device, &p->before, &p->nvml_before, p->why,
+                            sizeof(p->why));
+  p->has_card = p->nvml >= 0 && cmg__nvml_card_used(device, &p->card_before);
   if (cmg__current_device() == device)
     p->has_free = driver_free(&p->free_before);
 }
@@ -401,7 +275,7 @@ measure(const struct cmg__ctx_probe *p, struct record *rec, char *r, size_t len)
 {
   uint64_t after = 0;
   struct cmg__nvml_listing l = { 0 };
-  int got = p->nvml < 0 ? -1 : nvml_usage(p->device, &l, &after, r, len);
+  int got = p->nvml < 0 ? -1 : cmg__nvml_usage(p->device, &l, &after, r, len);
   uint64_t before = p->nvml == 0 ? p->nvml_before : 0;
   driver_drop(p, rec);
   if (got == 1 && l.n > 0)
@@ -456,24 +330,6 @@ cmg__footprint_gone(uint16_t ctx, int device)
     int d = r->device;
     records[i] = records[--n_records];
     publish(d);
-  }
-  cmg__forklock_give(&guard);
-}
-
-void
-cmg__footprint_refresh(void)
-{
-  if (atomic_load(&exit_sampled))
-    return;
-  cmg__forklock_take(&guard);
-  for (int d = 0; d < CMG__MAX_DEVICES; d++) {
-    struct cmg__footprint f;
-    if (cmg__footprint_get(d, &f) < 0)
-      continue;
-    char r[sizeof(f.why)];
-    struct cmg__nvml_listing l;
-    f.has_process = nvml_usage(d, &l, &f.process_bytes, r, sizeof(r)) == 0;
-    cmg__footprint_set(d, &f);
   }
   cmg__forklock_give(&guard);
 }

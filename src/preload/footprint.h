@@ -11,15 +11,7 @@
 #include <stdint.h>
 
 #include "preload/fn.h"
-
-#define CMG__FOOTPRINT_LISTED 64
-
-/* NVML's list of a device's processes, by the pids NVML gives them. */
-struct cmg__nvml_listing {
-  unsigned n; /* how many it lists; the first CMG__FOOTPRINT_LISTED kept */
-  unsigned pid[CMG__FOOTPRINT_LISTED];
-  uint64_t bytes[CMG__FOOTPRINT_LISTED];
-};
+#include "preload/nvml_usage.h"
 
 /* What is known of the process on a device just before a context is made
  * there. */
@@ -51,9 +43,5 @@ void cmg__footprint_after(const struct cmg__ctx_probe *p, CUresult rc,
 /* A context died: the one with id ctx, or with ctx 0 the primary context
  * of `device` (the ledger's teardown has taken its entry out). */
 void cmg__footprint_gone(uint16_t ctx, int device);
-
-/* Before a report: reads what NVML says the process holds on each device
- * where it made a context. */
-void cmg__footprint_refresh(void);
 
 #endif /* CMG_PRELOAD_FOOTPRINT_H */

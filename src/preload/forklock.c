@@ -1,41 +1,38 @@
 /*
- * Fork handlers for the modules' locks: one pthread_atfork for all of them,
- * registered once the library's own are (handlers registered later run
- * their prepare step first).  A module registers on its first call, so the
- * table holds a handful.
+ * The modules' locks a fork takes: start.c's one fork handler takes them
+ * before the ledger's and makes them anew in the child.  A module joins on
+ * its first call, so the table holds a handful.
  */
 #include "config.h"
 
 #include <stdatomic.h>
 
 #include "preload/forklock.h"
-#include "preload/init.h"
 
 #define MAX_LOCKS 8
 
 static struct cmg__forklock *locks[MAX_LOCKS];
 static _Atomic unsigned n_locks;
 static pthread_mutex_t table = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t handlers = PTHREAD_ONCE_INIT;
 
-static void
-prefork(void)
+void
+cmg__forklock_prefork(void)
 {
   pthread_mutex_lock(&table);
   for (unsigned i = 0; i < atomic_load(&n_locks); i++)
     pthread_mutex_lock(&locks[i]->lock);
 }
 
-static void
-postfork_parent(void)
+void
+cmg__forklock_parent(void)
 {
   for (unsigned i = atomic_load(&n_locks); i-- > 0;)
     pthread_mutex_unlock(&locks[i]->lock);
   pthread_mutex_unlock(&table);
 }
 
-static void
-postfork_child(void)
+void
+cmg__forklock_child(void)
 {
   pthread_mutex_init(&table, NULL);
   for (unsigned i = 0; i < atomic_load(&n_locks); i++) {
@@ -45,15 +42,8 @@ postfork_child(void)
 }
 
 static void
-register_handlers(void)
-{
-  pthread_atfork(prefork, postfork_parent, postfork_child);
-}
-
-static void
 join(struct cmg__forklock *l)
 {
-  pthread_once(&handlers, register_handlers);
   pthread_mutex_lock(&table);
   unsigned n = atomic_load(&n_locks);
   if (!atomic_load(&l->joined) && n < MAX_LOCKS) {
@@ -67,7 +57,6 @@ join(struct cmg__forklock *l)
 void
 cmg__forklock_take(struct cmg__forklock *l)
 {
-  cmg__init();
   if (!atomic_load_explicit(&l->joined, memory_order_acquire))
     join(l);
   pthread_mutex_lock(&l->lock);

@@ -22,9 +22,15 @@ struct cmg__forklock {
   }
 
 /* Takes the lock; the first time, also puts it among the locks a fork
- * takes, after the library's own fork handlers (cmg__init), so that it is
- * taken before the ledger's. */
+ * takes, before the ledger's. */
 void cmg__forklock_take(struct cmg__forklock *l);
+
+/* The fork handler's steps (start.c): before the fork, every joined lock
+ * taken; after it, given back in the parent, made anew in the child with
+ * each module's child step run. */
+void cmg__forklock_prefork(void);
+void cmg__forklock_parent(void);
+void cmg__forklock_child(void);
 
 static inline void
 cmg__forklock_give(struct cmg__forklock *l)

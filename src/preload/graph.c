@@ -31,7 +31,7 @@
 #include "preload/context.h"
 #include "preload/forklock.h"
 #include "preload/graph.h"
-#include "preload/init.h"
+#include "preload/state.h"
 #include "preload/real.h"
 
 struct node {
@@ -260,7 +260,6 @@ cmg__graph_instantiated(CUresult rc, const CUgraphExec *exec, CUgraph graph,
 {
   if (rc != CUDA_SUCCESS || exec == NULL || cmg__self.depth > 0)
     return;
-  cmg__init();
   struct exec e = {
     .h = *exec,
     .auto_free = (flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH) != 0,

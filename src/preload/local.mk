@@ -7,14 +7,17 @@ libcumemguard_la_SOURCES = \
 	src/preload/api.c \
 	src/preload/context.c src/preload/context.h \
 	src/preload/death.c src/preload/death.h \
+	src/preload/devices.c src/preload/devices.h \
 	src/preload/defer.c src/preload/defer.h \
 	src/preload/dump.c src/preload/dump.h \
 	src/preload/fn.h \
 	src/preload/footprint.c src/preload/footprint.h \
 	src/preload/forklock.c src/preload/forklock.h \
 	src/preload/graph.c src/preload/graph.h \
-	src/preload/init.c src/preload/init.h \
+	src/preload/nvml_usage.c src/preload/nvml_usage.h \
 	src/preload/real.c src/preload/real.h \
+	src/preload/start.c src/preload/start.h \
+	src/preload/state.c src/preload/state.h \
 	src/preload/hooks/hooks.def \
 	src/preload/hooks/hooks.h \
 	src/preload/hooks/nvml_abi.h \

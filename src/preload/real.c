@@ -12,7 +12,9 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -200,4 +202,23 @@ cmg__missing(enum cmg__fn fn)
   if (!atomic_exchange(&missing_told[fn], true))
     cmg__log("cannot find the real %s; is the CUDA driver installed?",
              fns[fn].name);
+}
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static _Atomic(sigaction_fn) real_sigaction_fn;
+
+int
+cmg__real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+  sigaction_fn f =
+      atomic_load_explicit(&real_sigaction_fn, memory_order_acquire);
+  if (f == NULL) {
+    f = (sigaction_fn)cmg__real_dlsym(RTLD_NEXT, "sigaction");
+    atomic_store_explicit(&real_sigaction_fn, f, memory_order_release);
+  }
+  if (f == NULL) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return f(sig, act, old);
 }

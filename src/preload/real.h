@@ -77,6 +77,12 @@ bool cmg__is_ours(const void *p);
 /* The real dlsym, never the override. */
 void *cmg__real_dlsym(void *handle, const char *name);
 
+/* The C library's sigaction, never the library's own (hooks/signal.c),
+ * which answers the program from its own view of the actions. */
+struct sigaction;
+int cmg__real_sigaction(int sig, const struct sigaction *act,
+                        struct sigaction *old);
+
 /* Logs once per function that the real one is missing. */
 void cmg__missing(enum cmg__fn fn);
 

@@ -2,8 +2,8 @@
  * A symbol's definition in one loaded object, read from its dynamic symbol
  * table, for dlsym(RTLD_NEXT) without dlopen (elfsym.c).
  */
-#ifndef CMG_CORE_ELFSYM_H
-#define CMG_CORE_ELFSYM_H
+#ifndef CMG_RUNTIME_ELFSYM_H
+#define CMG_RUNTIME_ELFSYM_H
 
 #include <stdbool.h>
 
@@ -17,4 +17,4 @@ void *cmg__object_symbol(const struct link_map *l, const char *name, bool *tls);
 /* strncmp(s, prefix, strlen(prefix)) == 0, without libc (see elfsym.c). */
 bool cmg__has_prefix(const char *s, const char *prefix);
 
-#endif /* CMG_CORE_ELFSYM_H */
+#endif /* CMG_RUNTIME_ELFSYM_H */

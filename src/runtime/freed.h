@@ -2,8 +2,8 @@
  * The largest allocations freed so far, with when each was made and freed,
  * so that a timeline can draw them from allocation to free (freed.c).
  */
-#ifndef CMG_CORE_FREED_H
-#define CMG_CORE_FREED_H
+#ifndef CMG_RUNTIME_FREED_H
+#define CMG_RUNTIME_FREED_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -42,4 +42,4 @@ size_t cmg__freed_get(struct cmg__freed *out, size_t max);
 /* Forgets them all (a forked child). */
 void cmg__freed_reset(void);
 
-#endif /* CMG_CORE_FREED_H */
+#endif /* CMG_RUNTIME_FREED_H */

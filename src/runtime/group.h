@@ -2,8 +2,8 @@
  * One cap shared by a group of processes of one user, kept in a POSIX
  * shared-memory segment: the process's side (group.c).
  */
-#ifndef CMG_CORE_GROUP_H
-#define CMG_CORE_GROUP_H
+#ifndef CMG_RUNTIME_GROUP_H
+#define CMG_RUNTIME_GROUP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,4 +80,4 @@ const char *cmg__group_name(void);
 int cmg__group_usage(int device, struct cmg__group_usage *out);
 unsigned cmg__group_members(void);
 
-#endif /* CMG_CORE_GROUP_H */
+#endif /* CMG_RUNTIME_GROUP_H */

@@ -2,8 +2,8 @@
  * Joining a group of processes that share a cap, or the user's registry,
  * and leaving it (group_join.c).
  */
-#ifndef CMG_CORE_GROUP_JOIN_H
-#define CMG_CORE_GROUP_JOIN_H
+#ifndef CMG_RUNTIME_GROUP_JOIN_H
+#define CMG_RUNTIME_GROUP_JOIN_H
 
 #include <stddef.h>
 
@@ -26,4 +26,4 @@ void cmg__group_leave(void);
  * says nothing). */
 int cmg__group_rejoin(void);
 
-#endif /* CMG_CORE_GROUP_JOIN_H */
+#endif /* CMG_RUNTIME_GROUP_JOIN_H */

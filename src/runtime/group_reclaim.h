@@ -3,8 +3,8 @@
  * taking their slots back, and giving bytes back to a shared counter
  * without passing below zero (group_reclaim.c).
  */
-#ifndef CMG_CORE_GROUP_RECLAIM_H
-#define CMG_CORE_GROUP_RECLAIM_H
+#ifndef CMG_RUNTIME_GROUP_RECLAIM_H
+#define CMG_RUNTIME_GROUP_RECLAIM_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -47,4 +47,4 @@ void cmg__group_scan(struct seg *s, const struct cmg__member *m);
 bool cmg__group_maybe_scan(struct seg *s, const struct cmg__member *m,
                            uint64_t period);
 
-#endif /* CMG_CORE_GROUP_RECLAIM_H */
+#endif /* CMG_RUNTIME_GROUP_RECLAIM_H */

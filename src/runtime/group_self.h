@@ -4,8 +4,8 @@
  * and leaving (group_join.c) and counting (group.c) share them, and
  * nothing else does (group_self.c).
  */
-#ifndef CMG_CORE_GROUP_SELF_H
-#define CMG_CORE_GROUP_SELF_H
+#ifndef CMG_RUNTIME_GROUP_SELF_H
+#define CMG_RUNTIME_GROUP_SELF_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -53,4 +53,4 @@ extern struct cmg__group_self cmg__gs;
 /* The member this process is, for the functions that reclaim slots. */
 struct cmg__member cmg__group_member(void);
 
-#endif /* CMG_CORE_GROUP_SELF_H */
+#endif /* CMG_RUNTIME_GROUP_SELF_H */

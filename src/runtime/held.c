@@ -83,8 +83,30 @@ cmg__graphmem_get(int device, struct cmg__graphmem *out)
 void
 cmg__footprint_set(int device, const struct cmg__footprint *f)
 {
-  if (is_device(device))
-    put(&footprint_seen[device], &footprints[device], f, sizeof(*f));
+  if (!is_device(device))
+    return;
+  pthread_mutex_lock(&lock);
+  struct cmg__footprint *slot = &footprints[device];
+  bool has = slot->has_process;
+  uint64_t bytes = slot->process_bytes;
+  *slot = *f;
+  slot->has_process = has;
+  slot->process_bytes = bytes;
+  footprint_seen[device] = true;
+  pthread_mutex_unlock(&lock);
+}
+
+void
+cmg__footprint_set_process(int device, bool has, uint64_t bytes)
+{
+  if (!is_device(device))
+    return;
+  pthread_mutex_lock(&lock);
+  if (footprint_seen[device]) {
+    footprints[device].has_process = has;
+    footprints[device].process_bytes = bytes;
+  }
+  pthread_mutex_unlock(&lock);
 }
 
 int

@@ -5,8 +5,8 @@
  * themselves are ledger entries of kind graph) and what its contexts and
  * modules take (footprint).
  */
-#ifndef CMG_CORE_HELD_H
-#define CMG_CORE_HELD_H
+#ifndef CMG_RUNTIME_HELD_H
+#define CMG_RUNTIME_HELD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,8 +57,14 @@ struct cmg__footprint {
   uint64_t checked_nvml, checked_driver;
 };
 
-/* Replaces device's figures. */
+/* Replaces device's figures but has_process and process_bytes, which
+ * cmg__footprint_set_process sets apart (a report's refresh of NVML's
+ * figure and a context's creation may come at once). */
 void cmg__footprint_set(int device, const struct cmg__footprint *f);
+
+/* Sets NVML's figure of everything the process holds on device, if a
+ * context of it was seen. */
+void cmg__footprint_set_process(int device, bool has, uint64_t bytes);
 
 /* 0 with device's figures, or -ENOENT when no context of it was seen. */
 int cmg__footprint_get(int device, struct cmg__footprint *out);
@@ -66,4 +72,4 @@ int cmg__footprint_get(int device, struct cmg__footprint *out);
 /* Forgets both (fork child). */
 void cmg__held_reset(void);
 
-#endif /* CMG_CORE_HELD_H */
+#endif /* CMG_RUNTIME_HELD_H */

@@ -3,8 +3,8 @@
  * each device's peak and first denial with what was live then, the policy
  * decisions, and what context teardowns released (history.c).
  */
-#ifndef CMG_CORE_HISTORY_H
-#define CMG_CORE_HISTORY_H
+#ifndef CMG_RUNTIME_HISTORY_H
+#define CMG_RUNTIME_HISTORY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -108,4 +108,4 @@ void cmg__history_device_free(struct cmg__device_history *h);
 
 void cmg__history_reset(void);
 
-#endif /* CMG_CORE_HISTORY_H */
+#endif /* CMG_RUNTIME_HISTORY_H */

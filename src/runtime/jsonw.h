@@ -2,8 +2,8 @@
  * JSON text to a file descriptor, buffered, for the parts of the report
  * too large to build as a tree (jsonw.c).
  */
-#ifndef CMG_CORE_JSONW_H
-#define CMG_CORE_JSONW_H
+#ifndef CMG_RUNTIME_JSONW_H
+#define CMG_RUNTIME_JSONW_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -39,4 +39,4 @@ void cmg__jsonw_fail(struct cmg__jsonw *w, int err);
 /* Writes what is buffered and frees the buffer; returns the first error. */
 int cmg__jsonw_close(struct cmg__jsonw *w);
 
-#endif /* CMG_CORE_JSONW_H */
+#endif /* CMG_RUNTIME_JSONW_H */

@@ -2,8 +2,8 @@
  * The ledger: every live allocation, keyed by address (or handle) and kind,
  * and the counters the report and the public API read (ledger.c).
  */
-#ifndef CMG_CORE_LEDGER_H
-#define CMG_CORE_LEDGER_H
+#ifndef CMG_RUNTIME_LEDGER_H
+#define CMG_RUNTIME_LEDGER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -140,4 +140,4 @@ void cmg__ledger_postfork(bool child);
 void cmg__ledger_foreach(void (*fn)(const struct cmg__alloc *, void *),
                          void *arg);
 
-#endif /* CMG_CORE_LEDGER_H */
+#endif /* CMG_RUNTIME_LEDGER_H */

@@ -3,8 +3,8 @@
  * library runs inside programs whose malloc may itself be interposed, and
  * inside CUDA calls, so those tables never come from malloc.
  */
-#ifndef CMG_CORE_PAGES_H
-#define CMG_CORE_PAGES_H
+#ifndef CMG_RUNTIME_PAGES_H
+#define CMG_RUNTIME_PAGES_H
 
 #include <stddef.h>
 #include <sys/mman.h>
@@ -46,4 +46,4 @@ cmg__chunks_take(struct cmg__chunks *c, size_t n)
   return r;
 }
 
-#endif /* CMG_CORE_PAGES_H */
+#endif /* CMG_RUNTIME_PAGES_H */

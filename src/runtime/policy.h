@@ -3,8 +3,8 @@
  * commit or give back, so two threads can never pass a limit together
  * (policy.c).
  */
-#ifndef CMG_CORE_POLICY_H
-#define CMG_CORE_POLICY_H
+#ifndef CMG_RUNTIME_POLICY_H
+#define CMG_RUNTIME_POLICY_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -79,4 +79,4 @@ const char *cmg__policy_take_why(void);
 /* Forgets every reservation (fork child). */
 void cmg__policy_reset_usage(void);
 
-#endif /* CMG_CORE_POLICY_H */
+#endif /* CMG_RUNTIME_POLICY_H */

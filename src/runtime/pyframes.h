@@ -4,8 +4,8 @@
  * where the interpreter's eval loop stands in the native stack
  * (pyframes.c).
  */
-#ifndef CMG_CORE_PYFRAMES_H
-#define CMG_CORE_PYFRAMES_H
+#ifndef CMG_RUNTIME_PYFRAMES_H
+#define CMG_RUNTIME_PYFRAMES_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -43,4 +43,4 @@ struct cmg__py_status {
 
 void cmg__py_get_status(struct cmg__py_status *out);
 
-#endif /* CMG_CORE_PYFRAMES_H */
+#endif /* CMG_RUNTIME_PYFRAMES_H */

@@ -3,8 +3,8 @@
  * stack passed through, named once, when first seen, with its function,
  * file and line, and kept by a small id (pyline.c).
  */
-#ifndef CMG_CORE_PYLINE_H
-#define CMG_CORE_PYLINE_H
+#ifndef CMG_RUNTIME_PYLINE_H
+#define CMG_RUNTIME_PYLINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,4 +72,4 @@ bool cmg__py_site_get(uint32_t id, struct cmg__py_site_view *out);
 int cmg__py_line(const unsigned char *table, size_t len, int firstlineno,
                  uint32_t lasti);
 
-#endif /* CMG_CORE_PYLINE_H */
+#endif /* CMG_RUNTIME_PYLINE_H */

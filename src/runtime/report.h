@@ -2,8 +2,8 @@
  * The JSON report, version 1 (docs/report-format.md), written through a
  * temporary file and a rename (report.c).
  */
-#ifndef CMG_CORE_REPORT_H
-#define CMG_CORE_REPORT_H
+#ifndef CMG_RUNTIME_REPORT_H
+#define CMG_RUNTIME_REPORT_H
 
 #include <stdint.h>
 
@@ -49,4 +49,4 @@ struct cmg__process {
 int cmg__report_write(const char *path, const struct cmg__process *proc,
                       uint64_t *live_allocations, uint64_t *live_bytes);
 
-#endif /* CMG_CORE_REPORT_H */
+#endif /* CMG_RUNTIME_REPORT_H */

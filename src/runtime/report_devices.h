@@ -2,8 +2,8 @@
  * The report's members on devices, host memory and the group
  * (report_devices.c).
  */
-#ifndef CMG_CORE_REPORT_DEVICES_H
-#define CMG_CORE_REPORT_DEVICES_H
+#ifndef CMG_RUNTIME_REPORT_DEVICES_H
+#define CMG_RUNTIME_REPORT_DEVICES_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -26,4 +26,4 @@ cJSON *cmg__report_host_json(void);
  * report is written; null outside a group. */
 cJSON *cmg__report_group_json(void);
 
-#endif /* CMG_CORE_REPORT_DEVICES_H */
+#endif /* CMG_RUNTIME_REPORT_DEVICES_H */

@@ -4,8 +4,8 @@
  * leftovers of writers that died; and what a dying process's handler may
  * ask of a report being written (report_file.c).
  */
-#ifndef CMG_CORE_REPORT_FILE_H
-#define CMG_CORE_REPORT_FILE_H
+#ifndef CMG_RUNTIME_REPORT_FILE_H
+#define CMG_RUNTIME_REPORT_FILE_H
 
 #include <limits.h>
 #include <stdint.h>
@@ -41,4 +41,4 @@ uint64_t cmg__report_progress(void);
  * written: removes the report's temporary file; async-signal-safe. */
 void cmg__report_abandon(void);
 
-#endif /* CMG_CORE_REPORT_FILE_H */
+#endif /* CMG_RUNTIME_REPORT_FILE_H */

@@ -2,8 +2,8 @@
  * The report's "options" member, and how the report writes a size that
  * may be unlimited (report_options.c).
  */
-#ifndef CMG_CORE_REPORT_OPTIONS_H
-#define CMG_CORE_REPORT_OPTIONS_H
+#ifndef CMG_RUNTIME_REPORT_OPTIONS_H
+#define CMG_RUNTIME_REPORT_OPTIONS_H
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -16,4 +16,4 @@ cJSON *cmg__report_bytes(uint64_t v);
 /* The options the process ran with, as the report shows them. */
 cJSON *cmg__report_options_json(const struct cmg__process *p);
 
-#endif /* CMG_CORE_REPORT_OPTIONS_H */
+#endif /* CMG_RUNTIME_REPORT_OPTIONS_H */

@@ -2,8 +2,8 @@
  * The stacks a report refers to, and its tables of stacks, frames and
  * modules (report_refs.c).
  */
-#ifndef CMG_CORE_REPORT_REFS_H
-#define CMG_CORE_REPORT_REFS_H
+#ifndef CMG_RUNTIME_REPORT_REFS_H
+#define CMG_RUNTIME_REPORT_REFS_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -35,4 +35,4 @@ cJSON *cmg__refs_stack(struct cmg__refs *r, uint32_t id);
  * symbolizing each distinct frame once; 0 or -ENOMEM. */
 int cmg__refs_add_tables(cJSON *root, struct cmg__refs *r);
 
-#endif /* CMG_CORE_REPORT_REFS_H */
+#endif /* CMG_RUNTIME_REPORT_REFS_H */

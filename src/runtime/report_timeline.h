@@ -2,8 +2,8 @@
  * The report's "timeline": each device's bytes in use over time, and when
  * reports were written (report_timeline.c).
  */
-#ifndef CMG_CORE_REPORT_TIMELINE_H
-#define CMG_CORE_REPORT_TIMELINE_H
+#ifndef CMG_RUNTIME_REPORT_TIMELINE_H
+#define CMG_RUNTIME_REPORT_TIMELINE_H
 
 #include <stdint.h>
 
@@ -21,4 +21,4 @@ struct cJSON *cmg__report_timeline(uint64_t now_ns,
                                    struct cmg__refs *refs,
                                    const char *(*api)(unsigned fn));
 
-#endif /* CMG_CORE_REPORT_TIMELINE_H */
+#endif /* CMG_RUNTIME_REPORT_TIMELINE_H */

@@ -3,8 +3,8 @@
  * and interned to a small id, and each stack's live bytes per device
  * (stacks.c).
  */
-#ifndef CMG_CORE_STACKS_H
-#define CMG_CORE_STACKS_H
+#ifndef CMG_RUNTIME_STACKS_H
+#define CMG_RUNTIME_STACKS_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -70,4 +70,4 @@ int cmg__stacks_get(uint32_t id, struct cmg__stack_view *out);
 /* Zeroes every stack's live accounts (fork child); stacks stay interned. */
 void cmg__stacks_reset_accounts(void);
 
-#endif /* CMG_CORE_STACKS_H */
+#endif /* CMG_RUNTIME_STACKS_H */

@@ -4,8 +4,8 @@
  * capture left out at that place, and how many.  No user-space return
  * address has either of the top two bits set.
  */
-#ifndef CMG_CORE_STACKWORD_H
-#define CMG_CORE_STACKWORD_H
+#ifndef CMG_RUNTIME_STACKWORD_H
+#define CMG_RUNTIME_STACKWORD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -54,4 +54,4 @@ cmg__cut_frames(uintptr_t word)
   return (uint32_t)word;
 }
 
-#endif /* CMG_CORE_STACKWORD_H */
+#endif /* CMG_RUNTIME_STACKWORD_H */

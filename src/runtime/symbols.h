@@ -2,8 +2,8 @@
  * What a return address is, for a report: its module, build-id, offset and
  * function (symbols.c).  Slow; report time only.
  */
-#ifndef CMG_CORE_SYMBOLS_H
-#define CMG_CORE_SYMBOLS_H
+#ifndef CMG_RUNTIME_SYMBOLS_H
+#define CMG_RUNTIME_SYMBOLS_H
 
 #include <stdint.h>
 
@@ -24,4 +24,4 @@ int cmg__symbolize(uintptr_t ip, struct cmg__symbol *out);
 /* A forked child: the cache's lock made anew. */
 void cmg__symbols_after_fork(void);
 
-#endif /* CMG_CORE_SYMBOLS_H */
+#endif /* CMG_RUNTIME_SYMBOLS_H */

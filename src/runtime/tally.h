@@ -3,8 +3,8 @@
  * block with plain stores, so counting an allocation takes no locked
  * operation.
  */
-#ifndef CMG_CORE_TALLY_H
-#define CMG_CORE_TALLY_H
+#ifndef CMG_RUNTIME_TALLY_H
+#define CMG_RUNTIME_TALLY_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -73,4 +73,4 @@ uint64_t cmg__tally_sum(unsigned i);
 void cmg__tally_prefork(void);
 void cmg__tally_postfork(bool child);
 
-#endif /* CMG_CORE_TALLY_H */
+#endif /* CMG_RUNTIME_TALLY_H */

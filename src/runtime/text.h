@@ -3,8 +3,8 @@
  * thread names, native symbols, Python's qualified names and file names)
  * made valid UTF-8 by one rule (text.c).
  */
-#ifndef CMG_CORE_TEXT_H
-#define CMG_CORE_TEXT_H
+#ifndef CMG_RUNTIME_TEXT_H
+#define CMG_RUNTIME_TEXT_H
 
 #include <stddef.h>
 
@@ -28,4 +28,4 @@ char *cmg__text_dup(const char *s);
 /* A cJSON string of s escaped; NULL when out of memory. */
 struct cJSON *cmg__text_json(const char *s);
 
-#endif /* CMG_CORE_TEXT_H */
+#endif /* CMG_RUNTIME_TEXT_H */

@@ -3,8 +3,8 @@
  * first allocation, for the report to say which thread a group came from
  * when its stack cannot (threads.c).
  */
-#ifndef CMG_CORE_THREADS_H
-#define CMG_CORE_THREADS_H
+#ifndef CMG_RUNTIME_THREADS_H
+#define CMG_RUNTIME_THREADS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,4 +42,4 @@ size_t cmg__threads_distinct(uint32_t *t, size_t n);
  * first allocation).  Async-signal-safe. */
 void cmg__threads_reset(void);
 
-#endif /* CMG_CORE_THREADS_H */
+#endif /* CMG_RUNTIME_THREADS_H */

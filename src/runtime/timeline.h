@@ -3,8 +3,8 @@
  * number of points whatever the length of the run, and the times reports
  * were written (timeline.c).
  */
-#ifndef CMG_CORE_TIMELINE_H
-#define CMG_CORE_TIMELINE_H
+#ifndef CMG_RUNTIME_TIMELINE_H
+#define CMG_RUNTIME_TIMELINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -63,4 +63,4 @@ size_t cmg__timeline_dumps(struct cmg__timeline_dump *out, size_t max,
 /* Forgets everything (a forked child, whose life starts at the fork). */
 void cmg__timeline_reset(void);
 
-#endif /* CMG_CORE_TIMELINE_H */
+#endif /* CMG_RUNTIME_TIMELINE_H */

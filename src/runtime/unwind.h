@@ -4,8 +4,8 @@
  * without), libunwind's unw_backtrace from the first frame it cannot
  * prove.  stack_mode=auto|fp|dwarf picks the policy.
  */
-#ifndef CMG_CORE_UNWIND_H
-#define CMG_CORE_UNWIND_H
+#ifndef CMG_RUNTIME_UNWIND_H
+#define CMG_RUNTIME_UNWIND_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -70,4 +70,4 @@ void cmg__unwind_after_fork(void);
  * only, frame-pointer step, stack-pointer step, end of the stack. */
 void cmg__unwind_counts(unsigned counts[4]);
 
-#endif /* CMG_CORE_UNWIND_H */
+#endif /* CMG_RUNTIME_UNWIND_H */

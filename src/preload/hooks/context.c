@@ -15,7 +15,8 @@
 #include "preload/context.h"
 #include "preload/footprint.h"
 #include "preload/hooks/hooks.h"
-#include "preload/init.h"
+
+#include "preload/start.h"
 
 static _Atomic int retains[CMG__MAX_DEVICES];
 

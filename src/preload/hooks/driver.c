@@ -10,7 +10,8 @@
 
 #include "preload/context.h"
 #include "preload/hooks/hooks.h"
-#include "preload/init.h"
+
+#include "preload/start.h"
 
 CMG__ALLOC_HOOK(cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize),
                 CMG__KIND_DEVICE, CMG__CURRENT, bytesize, (dptr, bytesize),

@@ -13,6 +13,7 @@
 #include "preload/graph.h"
 #include "preload/hooks/nvml_abi.h"
 #include "preload/real.h"
+#include "preload/start.h"
 
 #define DRV(elf, base, version, suffix)                                        \
   extern __typeof__(*(cmg__pfn_##elf)0) elf                                    \
@@ -39,9 +40,12 @@ extern __typeof__(cudaGetDriverEntryPointByVersion)
 #include "preload/hooks/hooks.def"
 #pragma GCC diagnostic pop
 
-/* Declares `real` as the real function behind wrapper `elf`, or returns
- * CUDA_ERROR_NOT_INITIALIZED (logged once) when there is none. */
+/* Starts the library if it has not started (every wrapper begins here, so
+ * nothing below needs to), and declares `real` as the real function behind
+ * wrapper `elf`, or returns CUDA_ERROR_NOT_INITIALIZED (logged once) when
+ * there is none. */
 #define CMG__REAL_OR_FAIL(real, elf)                                           \
+  cmg__init();                                                                 \
   cmg__pfn_##elf real = REAL(elf);                                             \
   if (real == NULL) {                                                          \
     cmg__missing(CMG__FN_##elf);                                               \
@@ -52,6 +56,7 @@ extern __typeof__(cudaGetDriverEntryPointByVersion)
  * one it fails as cudart fails when it cannot start.  The file using it
  * includes cuda_runtime_api.h. */
 #define CMG__RT_REAL_OR_FAIL(real, name)                                       \
+  cmg__init();                                                                 \
   __typeof__(name) *real = cmg__real(CMG__FN_##name);                          \
   if (real == NULL) {                                                          \
     cmg__missing(CMG__FN_##name);                                              \

@@ -18,9 +18,11 @@
 
 #include "core/base.h"
 #include "preload/account.h"
+#include "preload/devices.h"
 #include "preload/hooks/hooks.h"
 #include "preload/fn.h"
-#include "preload/init.h"
+
+#include "preload/start.h"
 #include "preload/real.h"
 
 #define MAX_MATCHES 64

@@ -13,7 +13,7 @@
 #include "config.h"
 
 #include "preload/hooks/hooks.h"
-#include "preload/init.h"
+#include "preload/state.h"
 
 static inline uint16_t
 label_push(enum cmg__fn fn)

@@ -23,7 +23,8 @@
 #include "preload/account.h"
 #include "preload/fn.h"
 #include "preload/hooks/hooks.h"
-#include "preload/init.h"
+
+#include "preload/start.h"
 
 CUresult CUDAAPI
 cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,

@@ -1,6 +1,8 @@
 /*
- * Process-wide state: the options, read once; the per-thread state every
- * wrapper uses; fork handling.
+ * Start-up: the options read once, the group joined, the report's thread
+ * and signal handlers set up; and the library's one fork handler.  At the
+ * top: every wrapper calls cmg__init (start.h) before anything else, and
+ * nothing below calls back up here.
  *
  * Initialisation is lazy and idempotent: the constructor runs it, and so does
  * every wrapper, because another library's constructor may allocate device
@@ -40,19 +42,20 @@
 #include "runtime/unwind.h"
 #include "preload/death.h"
 #include "preload/dump.h"
-#include "preload/init.h"
-
-struct cmg__config cmg__cfg;
-struct cmg__pools cmg__pools_seen;
-CMG__TLS struct cmg__thread cmg__self;
+#include "preload/forklock.h"
+#include "preload/start.h"
+#include "preload/state.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 _Atomic bool cmg__ready;
 static _Atomic bool child_pending;
 
+/* The library's one fork handler.  The modules' locks first: each is held
+ * while ledger locks are taken, so that is the order a fork takes them in. */
 static void
 prefork(void)
 {
+  cmg__forklock_prefork();
   cmg__ledger_prefork();
 }
 
@@ -60,6 +63,7 @@ static void
 postfork_parent(void)
 {
   cmg__ledger_postfork(false);
+  cmg__forklock_parent();
 }
 
 /* The child's report is its own: it starts empty, and is written only if
@@ -69,6 +73,7 @@ postfork_parent(void)
 static void
 postfork_child(void)
 {
+  cmg__dump_after_fork();
   cmg__ledger_postfork(true);
   cmg__policy_reset_usage();
   cmg__stacks_reset_accounts();
@@ -80,6 +85,7 @@ postfork_child(void)
   cmg__freed_reset();
   cmg__group_after_fork();
   cmg__threads_reset();
+  cmg__forklock_child();
   cmg__self.tid = 0;
   atomic_store(&child_pending, true);
   atomic_store(&cmg__ready, false);
@@ -123,25 +129,6 @@ cmg__init_slow(void)
   if (atomic_exchange(&child_pending, false))
     cmg__dump_start_thread();
   atomic_store_explicit(&cmg__ready, true, memory_order_release);
-}
-
-/* A thread's first allocation: its tid, and its name as it is now. */
-static uint32_t CMG__COLD
-first_tid(void)
-{
-  uint32_t tid = (uint32_t)syscall(SYS_gettid);
-  cmg__threads_note(tid);
-  return tid;
-}
-
-/* The tid doubles as the thread's "named" flag, so naming costs the
- * allocation path no test of its own. */
-uint32_t CMG__HOT
-cmg__tid(void)
-{
-  if (cmg__unlikely(cmg__self.tid == 0))
-    cmg__self.tid = first_tid();
-  return cmg__self.tid;
 }
 
 __attribute__((constructor)) static void

@@ -1,12 +1,12 @@
 /*
- * Process-wide state: the options, read once; the per-thread state every
- * wrapper uses; fork handling (init.c).
+ * The process's state that every part of the library reads: the options,
+ * read once at start-up (start.c), the frameworks' pool switches as they
+ * were, and each thread's own state (state.c).  At the bottom: it calls
+ * nothing of the library's.
  */
-#ifndef CMG_PRELOAD_INIT_H
-#define CMG_PRELOAD_INIT_H
+#ifndef CMG_PRELOAD_STATE_H
+#define CMG_PRELOAD_STATE_H
 
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/base.h"
@@ -21,23 +21,12 @@ struct cmg__thread {
 
 extern CMG__TLS struct cmg__thread cmg__self;
 
-extern _Atomic bool cmg__ready;
-void cmg__init_slow(void);
-
-/* Reads CUMEMGUARD_OPTIONS once; safe to call from any hook, at any time. */
-static inline void
-cmg__init(void)
-{
-  if (cmg__unlikely(!atomic_load_explicit(&cmg__ready, memory_order_acquire)))
-    cmg__init_slow();
-}
-
 extern struct cmg__config cmg__cfg;
 /* The frameworks' pool switches as they were when the library started. */
 extern struct cmg__pools cmg__pools_seen;
 
 /* The calling thread's kernel tid; the thread's first call also records
- * its name (core/threads.h). */
+ * its name (runtime/threads.h). */
 uint32_t cmg__tid(void);
 
-#endif /* CMG_PRELOAD_INIT_H */
+#endif /* CMG_PRELOAD_STATE_H */
