@@ -33,7 +33,7 @@
 #include "runtime/stacks.h"
 #include "runtime/timeline.h"
 #include "preload/account.h"
-#include "preload/devices.h"
+#include "preload/device.h"
 #include "preload/context.h"
 #include "preload/death.h"
 #include "preload/defer.h"

@@ -39,7 +39,7 @@
 #include "runtime/group.h"
 #include "runtime/ledger.h"
 #include "preload/account.h"
-#include "preload/devices.h"
+#include "preload/device.h"
 #include "preload/context.h"
 #include "preload/forklock.h"
 #include "preload/footprint.h"

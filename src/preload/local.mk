@@ -7,7 +7,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/api.c \
 	src/preload/context.c src/preload/context.h \
 	src/preload/death.c src/preload/death.h \
-	src/preload/devices.c src/preload/devices.h \
+	src/preload/device.c src/preload/device.h \
 	src/preload/defer.c src/preload/defer.h \
 	src/preload/dump.c src/preload/dump.h \
 	src/preload/fn.h \
@@ -22,9 +22,9 @@ libcumemguard_la_SOURCES = \
 	src/preload/hooks/hooks.h \
 	src/preload/hooks/nvml_abi.h \
 	src/preload/hooks/array.c \
-	src/preload/hooks/context.c \
+	src/preload/hooks/context_api.c \
 	src/preload/hooks/driver.c \
-	src/preload/hooks/graph.c \
+	src/preload/hooks/graph_api.c \
 	src/preload/hooks/host.c \
 	src/preload/hooks/nvml.c \
 	src/preload/hooks/pipe.c \

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "preload/devices.h"
+#include "preload/device.h"
 #include "preload/hooks/nvml_abi.h"
 #include "preload/nvml_usage.h"
 #include "preload/real.h"

@@ -32,8 +32,8 @@ cfiles() {
     case $f in *.c) printf '%s ' "$f" ;; esac
   done
 }
-# An object's name: the source's path under src/, so that two folders'
-# files of one name (preload/context.c, preload/hooks/context.c) differ.
+# An object's name: the source's path under src/, so that files of one
+# base name in two folders would not clash.
 oname() {
   echo "$1" | sed 's|^.*/src/||; s|^src/||; s|/|_|g; s|\.c$||'
 }

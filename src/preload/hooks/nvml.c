@@ -18,7 +18,7 @@
 
 #include "core/base.h"
 #include "preload/account.h"
-#include "preload/devices.h"
+#include "preload/device.h"
 #include "preload/hooks/hooks.h"
 #include "preload/fn.h"
 

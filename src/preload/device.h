@@ -1,8 +1,8 @@
 /*
- * Each device's identity and setup (devices.c).
+ * Each device's identity and setup (device.c).
  */
-#ifndef CMG_PRELOAD_DEVICES_H
-#define CMG_PRELOAD_DEVICES_H
+#ifndef CMG_PRELOAD_DEVICE_H
+#define CMG_PRELOAD_DEVICE_H
 
 #include <stddef.h>
 
@@ -13,4 +13,4 @@ void cmg__device_setup(int device);
 /* The device's UUID as "GPU-xxxxxxxx-...", or "" and -ENOENT. */
 int cmg__device_uuid(int device, char *out, size_t len);
 
-#endif /* CMG_PRELOAD_DEVICES_H */
+#endif /* CMG_PRELOAD_DEVICE_H */

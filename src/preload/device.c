@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "core/conf.h"
-#include "preload/devices.h"
+#include "preload/device.h"
 #include "preload/real.h"
 #include "preload/state.h"
 #include "runtime/history.h"
