@@ -211,7 +211,7 @@ void cmgb_run_page(const char *tool, const char *report, const char *tmpdir,
 void cmgb_print_page(void);
 void cmgb_page_json(FILE *f);
 
-/* ---- table.c: results.json's values ------------------------------------ */
+/* ---- emit.c: results.json's values ------------------------------------- */
 
 /* A number, null for none; "name": {"median": , "min": }; a string. */
 void cmgb_jnum(FILE *f, double v);

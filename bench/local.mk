@@ -9,6 +9,7 @@
 check_PROGRAMS += bench/cmgbench
 bench_cmgbench_SOURCES = \
 	bench/cmgbench.h \
+	bench/emit.c \
 	bench/frames.c \
 	bench/frames_nofp.c \
 	bench/main.c \

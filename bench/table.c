@@ -435,41 +435,6 @@ cmgb_print_table(void)
   fflush(stdout);
 }
 
-/* ---- JSON ------------------------------------------------------------- */
-
-void
-cmgb_jnum(FILE *f, double v)
-{
-  if (isnan(v) || isinf(v))
-    fputs("null", f);
-  else
-    fprintf(f, "%.6g", v);
-}
-
-void
-cmgb_jstat(FILE *f, const char *name, double med, double min)
-{
-  fprintf(f, "\"%s\": {\"median\": ", name);
-  cmgb_jnum(f, med);
-  fputs(", \"min\": ", f);
-  cmgb_jnum(f, min);
-  fputs("}", f);
-}
-
-void
-cmgb_jstr(FILE *f, const char *s)
-{
-  fputc('"', f);
-  for (; *s; s++)
-    if (*s == '"' || *s == '\\')
-      fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20)
-      fprintf(f, "\\u%04x", *s);
-    else
-      fputc(*s, f);
-  fputc('"', f);
-}
-
 int
 cmgb_write_json(const char *path)
 {
