@@ -8,6 +8,8 @@
 #ifndef CMG_CORE_BASE_H
 #define CMG_CORE_BASE_H
 
+#include <stdbool.h>
+
 #include <stdint.h>
 
 #define CMG__MAX_DEVICES 64
@@ -42,11 +44,18 @@
  * shared with a busy neighbour (docs/PERFORMANCE.md). */
 #define CMG__ENTRY __attribute__((hot, flatten))
 
-#ifdef CMG_DEBUG
-#include <assert.h>
-#define CMG_ASSERT(e) assert(e)
-#else
-#define CMG_ASSERT(e) ((void)0)
-#endif
+/* --enable-debug: our own invariants are checked.  A constant, not an
+ * #ifdef, so that both builds compile every check (jemalloc's
+ * config_debug). */
+static const bool cmg__config_debug = CMG_DEBUG;
+
+/* Checks an invariant of ours in a debug build: a failure says where on
+ * stderr and aborts.  Compiles to nothing otherwise. */
+void cmg__assert_failed(const char *what, const char *file, int line);
+#define CMG_ASSERT(e)                                                          \
+  do {                                                                         \
+    if (cmg__config_debug && cmg__unlikely(!(e)))                              \
+      cmg__assert_failed(#e, __FILE__, __LINE__);                              \
+  } while (0)
 
 #endif /* CMG_CORE_BASE_H */

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -119,4 +120,11 @@ cmg__format_size(uint64_t bytes, char *buf, size_t len)
   snprintf(buf, len, "%" PRIu64 ".%" PRIu64 " %s", tenths / 10, tenths % 10,
            units[u]);
   return buf;
+}
+
+void
+cmg__assert_failed(const char *what, const char *file, int line)
+{
+  cmg__log("internal error: %s (%s:%d)", what, file, line);
+  abort();
 }

@@ -34,6 +34,7 @@ static inline void
 cmg__defer_leave(void)
 {
   atomic_signal_fence(memory_order_seq_cst);
+  CMG_ASSERT(cmg__defer.depth > 0);
   if (--cmg__defer.depth == 0 && cmg__unlikely(cmg__defer.signal != 0))
     cmg__defer_raise();
 }

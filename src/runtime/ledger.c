@@ -138,6 +138,9 @@ static void
 pack(struct entry *e, const struct cmg__alloc *a)
 {
   uint64_t us = a->time_ns / 1000;
+  CMG_ASSERT(a->ctx < CMG__MAX_CONTEXTS && a->fn < CMG__LEDGER_FNS &&
+             a->device >= 0 && a->device < CMG__SLOTS && a->kind < 8 &&
+             a->thread < (1u << 22));
   e->size = a->size;
   e->time_refs = (us < TIME_MAX ? us : TIME_MAX) | (uint64_t)a->refs << REFS_AT;
   e->seq_thread = (a->seq & SEQ_MASK) | (uint64_t)a->thread << THREAD_AT;

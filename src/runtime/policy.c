@@ -189,8 +189,10 @@ cmg__policy_release(int device, uint64_t bytes)
   struct device *d = device_of(device);
   if (d == NULL)
     return;
-  uint64_t used =
-      atomic_fetch_sub_explicit(&d->used, bytes, memory_order_relaxed) - bytes;
+  uint64_t had =
+      atomic_fetch_sub_explicit(&d->used, bytes, memory_order_relaxed);
+  CMG_ASSERT(had >= bytes); /* gives back only what a reservation took */
+  uint64_t used = had - bytes;
   if (used < d->soft &&
       !atomic_load_explicit(&d->soft_armed, memory_order_relaxed))
     atomic_store_explicit(&d->soft_armed, true, memory_order_relaxed);
