@@ -7,6 +7,7 @@ noinst_LTLIBRARIES += libcmg_core.la
 libcmg_core_la_SOURCES = \
 	src/core/base.h \
 	src/core/conf.c src/core/conf.h \
+	src/core/conf_merge.c src/core/conf_merge.h \
 	src/core/conf_report.c src/core/conf_report.h \
 	src/core/log.c src/core/log.h \
 	src/core/pools.c src/core/pools.h \

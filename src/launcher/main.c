@@ -33,6 +33,7 @@
 
 #include "cumemguard.h"
 #include "core/conf.h"
+#include "core/conf_merge.h"
 #include "core/log.h"
 #include "core/pools.h"
 #include "launcher/cdi.h"
@@ -246,24 +247,14 @@ print_help(void)
 
 /* ---- the option string -------------------------------------------------- */
 
-/*
- * The key of the item at s[0..len): everything before '=', or all of it.
- */
-static size_t
-item_key_len(const char *s, size_t len)
-{
-  const char *eq = memchr(s, '=', len);
-
-  return eq != NULL ? (size_t)(eq - s) : len;
-}
-
-/* True if a flag was given whose key is s[0..len). */
+/* Whether a flag was given whose key is key[0..len). */
 static bool
-is_overridden(const char *s, size_t len, const char *const values[])
+is_overridden(const char *key, size_t len, void *arg)
 {
+  const char *const *values = arg;
   for (size_t i = 0; i < N_FLAGS; i++) {
     if (values[i] != NULL && strlen(flags[i].key) == len &&
-        memcmp(flags[i].key, s, len) == 0)
+        memcmp(flags[i].key, key, len) == 0)
       return true;
   }
   return false;
@@ -271,42 +262,27 @@ is_overridden(const char *s, size_t len, const char *const values[])
 
 /*
  * The environment's option string with the flags' items in place of its
- * items of the same keys, flags last; empty items are dropped.  Returns a
+ * items of the same keys, flags last (cmg__conf_merge).  Returns a
  * malloc'd string, or NULL when out of memory.
  */
 static char *
-build_options(const char *env, const char *const values[])
+build_options(const char *env, const char *values[])
 {
-  size_t size = 1, len = 0;
-
-  if (env != NULL)
-    size += strlen(env) + 1;
+  char *items[N_FLAGS];
+  size_t n = 0;
+  char *out = NULL;
   for (size_t i = 0; i < N_FLAGS; i++) {
-    if (values[i] != NULL)
-      size += strlen(flags[i].key) + strlen(values[i]) + 2;
-  }
-  char *out = malloc(size);
-  if (out == NULL)
-    return NULL;
-
-  for (const char *p = env; p != NULL && *p != '\0';) {
-    const char *item = p;
-    size_t n = strcspn(p, ",");
-
-    p += n;
-    if (*p == ',')
-      p++;
-    if (n == 0 || is_overridden(item, item_key_len(item, n), values))
+    if (values[i] == NULL)
       continue;
-    len +=
-        (size_t)sprintf(out + len, "%s%.*s", len > 0 ? "," : "", (int)n, item);
+    if (asprintf(&items[n], "%s=%s", flags[i].key, values[i]) < 0)
+      goto done;
+    n++;
   }
-  for (size_t i = 0; i < N_FLAGS; i++) {
-    if (values[i] != NULL)
-      len += (size_t)sprintf(out + len, "%s%s=%s", len > 0 ? "," : "",
-                             flags[i].key, values[i]);
-  }
-  out[len] = '\0';
+  out = cmg__conf_merge(env, is_overridden, (void *)values,
+                        (const char *const *)items, n);
+done:
+  while (n > 0)
+    free(items[--n]);
   return out;
 }
 

@@ -53,6 +53,7 @@
 #include <slurm/spank.h>
 
 #include "core/conf.h"
+#include "core/conf_merge.h"
 #include "core/size.h"
 #include "ops/preload_env.h"
 #include "ops/seg_find.h"
@@ -264,51 +265,34 @@ expand_report(const char *in, uint32_t job, const char *step, char *out,
   return 0;
 }
 
-/* Whether the item [s, s + len) of an option string has a key this plugin
- * sets: those the user's environment may not keep. */
+/* Whether a user's item with key key[0..len) gives way to the plugin's:
+ * the group's and the policy's always, the report's where the plugin sets
+ * one (*arg). */
 static bool
-is_ours(const char *s, size_t len, bool report)
+is_ours(const char *key, size_t len, void *arg)
 {
-  size_t key = strcspn(s, "=");
-  if (key > len)
-    key = len;
-#define IS(k) (key == sizeof(k) - 1 && strncmp(s, k, key) == 0)
+  bool report = *(const bool *)arg;
+#define IS(k) (len == sizeof(k) - 1 && strncmp(key, k, len) == 0)
   return IS("group") || IS("group_limit") || IS("on_exceed") ||
          (report && IS("report")) ||
-         (key > sizeof("group_limit.") - 1 &&
-          strncmp(s, "group_limit.", sizeof("group_limit.") - 1) == 0);
+         (len > sizeof("group_limit.") - 1 &&
+          strncmp(key, "group_limit.", sizeof("group_limit.") - 1) == 0);
 #undef IS
-}
-
-/* Whether the option string s (may be NULL) has an item with key k. */
-static bool
-has_key(const char *s, const char *k)
-{
-  size_t len = strlen(k);
-
-  for (const char *p = s; p != NULL && *p != '\0';) {
-    size_t n = strcspn(p, ",");
-    if (n > len && p[len] == '=' && strncmp(p, k, len) == 0)
-      return true;
-    p += n + (p[n] == ',');
-  }
-  return false;
 }
 
 /*
  * The task's CUMEMGUARD_OPTIONS: the user's items (env, may be NULL) but
- * ours, then ours.  limit is NULL for no cap (a report only).  Returns a
- * malloc'd string, or NULL with the reason.
+ * ours, then ours (cmg__conf_merge).  limit is NULL for no cap (a report
+ * only).  Returns a malloc'd string, or NULL with the reason.
  */
 static char *
 build_options(const char *env, uint32_t job, const char *step,
               const char *limit)
 {
   char report[CMG__REPORT_MAX], raw[PATH_MAX + sizeof(REPORT_NAME) + 1];
+  char cap[CMG__REPORT_MAX], with[CMG__REPORT_MAX + 8], snap[96];
   const char *pattern = req.report;
   bool with_report = true;
-  size_t size = (env != NULL ? strlen(env) : 0) + sizeof(report) + 256;
-  char *out, *at;
 
   if (pattern[0] == '\0' && site.report_dir[0] != '\0') {
     snprintf(raw, sizeof(raw), "%s/%s", site.report_dir, REPORT_NAME);
@@ -318,30 +302,21 @@ build_options(const char *env, uint32_t job, const char *step,
     with_report = false;
   else if (expand_report(pattern, job, step, report, sizeof(report)) != 0)
     return NULL;
-
-  out = at = malloc(size);
-  if (out == NULL) {
-    refuse("out of memory");
-    return NULL;
-  }
-  *at = '\0';
-  for (const char *p = env; p != NULL && *p != '\0';) {
-    size_t n = strcspn(p, ",");
-    if (n > 0 && !is_ours(p, n, with_report))
-      at += sprintf(at, "%s%.*s", at > out ? "," : "", (int)n, p);
-    p += n + (p[n] == ',');
-  }
+  cap[0] = with[0] = snap[0] = '\0';
   if (limit != NULL)
-    at += sprintf(at,
-                  "%sgroup=" GROUP_PREFIX "%" PRIu32 ",group_limit=%s,"
-                  "on_exceed=%s",
-                  at > out ? "," : "", job, limit,
-                  req.policy[0] != '\0' ? req.policy : "fail");
+    snprintf(cap, sizeof(cap),
+             "group=" GROUP_PREFIX "%" PRIu32 ",group_limit=%s,on_exceed=%s",
+             job, limit, req.policy[0] != '\0' ? req.policy : "fail");
   if (with_report)
-    at += sprintf(at, "%sreport=%s", at > out ? "," : "", report);
+    snprintf(with, sizeof(with), "report=%s", report);
   /* The site's snapshots for a job with a report, unless the user chose. */
-  if (with_report && site.snapshot[0] != '\0' && !has_key(env, "snapshot"))
-    sprintf(at, ",snapshot=%s", site.snapshot);
+  if (with_report && site.snapshot[0] != '\0' &&
+      !cmg__conf_has_key(env, "snapshot"))
+    snprintf(snap, sizeof(snap), "snapshot=%s", site.snapshot);
+  const char *const ours[] = { cap, with, snap };
+  char *out = cmg__conf_merge(env, is_ours, &with_report, ours, 3);
+  if (out == NULL)
+    refuse("out of memory");
   return out;
 }
 
