@@ -150,6 +150,8 @@ static const struct spec specs[] = {
   { "count", OP_COUNT, "", false, 0 },
   { "entry", OP_ENTRY, "WNe", false, 0 },
   { "entry_ptsz", OP_ENTRY_PTSZ, "WNe", false, 0 },
+  { "lib_alloc", OP_LIB_ALLOC, "S", true, 0 },
+  { "lib_free", OP_LIB_FREE, "I", false, 0 },
 };
 
 /* The array formats, by the names scripts use; backends map them to

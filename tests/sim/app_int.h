@@ -2,8 +2,8 @@
  * Shared by the files of the script interpreter: app.c (parsing, the run
  * loop and the operations every program has), app_ops.c (the optional
  * operations: VMM, pools, arrays, host memory, contexts, IPC, external
- * memory, entry points), app_nvml.c (NVML) and app_graph.c (streams,
- * capture and graphs).  Not for the backends, which see
+ * memory, entry points), app_nvml.c (NVML), app_lib.c (a library's own
+ * allocations) and app_graph.c (streams, capture and graphs).  Not for the backends, which see
  * app.h only.  Names are prefixed and hidden: the programs are linked
  * -rdynamic, and none of this should be exported.
  */
@@ -34,7 +34,7 @@ enum kind {
   OP_EXT_DESTROY,
   OP_NVML, OP_NVML2, OP_NVML_UUID, OP_NVML_COUNT, OP_NVML_PROCS, OP_UUID,
   OP_COUNT,
-  OP_ENTRY, OP_ENTRY_PTSZ,
+  OP_ENTRY, OP_ENTRY_PTSZ, OP_LIB_ALLOC, OP_LIB_FREE,
   OP_CRASH, OP_HANDLE, OP_GETSIG, OP_SIGDFL, OP_TOGGLE, OP_CLOSEFDS, OP_FDCHECK, OP_PID,
   OP_STREAM, OP_STREAM_DESTROY, OP_SYNC, OP_CAPTURE, OP_CAPTURE_END,
   OP_CAPTURING, OP_ASYNC_ON, OP_FREE_ASYNC_ON, OP_ASYNC_THREAD,
@@ -123,6 +123,9 @@ APP_HIDDEN void app_run_graph(const struct op *op);
 
 /* Runs one of the optional operations (app_ops.c). */
 APP_HIDDEN void app_run_more(const struct op *op);
+
+/* Runs lib_alloc or lib_free (app_lib.c). */
+APP_HIDDEN void app_run_lib(const struct op *op);
 
 /* Runs one of the NVML operations (app_nvml.c). */
 APP_HIDDEN void app_run_nvml(const struct op *op);

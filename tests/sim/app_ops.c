@@ -640,6 +640,9 @@ app_run_more(const struct op *op)
   case OP_ENTRY: case OP_ENTRY_PTSZ:
     do_entry(op);
     break;
+  case OP_LIB_ALLOC: case OP_LIB_FREE:
+    app_run_lib(op);
+    break;
   case OP_CRASH: case OP_HANDLE: case OP_GETSIG: case OP_SIGDFL:
   case OP_TOGGLE: case OP_CLOSEFDS: case OP_FDCHECK: case OP_PID:
     app_run_signals(op);

@@ -65,8 +65,8 @@ SIM_APPS = \
 check_PROGRAMS += $(SIM_APPS)
 
 SIM_APP_COMMON = tests/sim/app.c tests/sim/app_ops.c tests/sim/app_signals.c \
-	tests/sim/app_graph.c tests/sim/app_nvml.c tests/sim/app.h \
-	tests/sim/app_int.h tests/sim/nvml_abi.h
+	tests/sim/app_graph.c tests/sim/app_nvml.c tests/sim/app_lib.c \
+	tests/sim/app.h tests/sim/app_int.h tests/sim/nvml_abi.h
 # The optional operations over a table of driver entry points.
 SIM_APP_DRVOPS = tests/sim/app_drvops.c tests/sim/app_drvgraph.c \
 	tests/sim/app_drv.h

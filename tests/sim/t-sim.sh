@@ -3,7 +3,8 @@
 # family through every program that reaches it, with the driver's exact
 # accounting (stats), context teardown and what contexts cost, VMM
 # reference counts, streams, stream capture and the graph memory pool,
-# CUDA_VISIBLE_DEVICES, NVML and its process list, entry points, and that
+# CUDA_VISIBLE_DEVICES, NVML and its process list, entry points, a
+# library's own path to the driver (lib_alloc), and that
 # a naive preload
 # (cuMemCreate and cuGetProcAddress_v2, no dlsym hook) is reached only by
 # the program that calls the driver by name.
@@ -511,6 +512,14 @@ for a in $RUNTIME; do
     cuMemAllocFromPoolAsync_ptsz/cuMemAllocFromPoolAsync/cuMemAllocFromPoolAsync \
     "$a: entry_ptsz picks the per-thread variant unless told otherwise"
   is "$(val 6 status)/$(val 7 status)" 2/1 "$a: entry statuses"
+done
+# A library's own allocations, in every program: its own path to the
+# driver, in the context current, which teardown frees with the rest.
+for a in $ALL; do
+  CMG_SIM_DEVICES=1G bare $a lib_alloc 1M stats 0 ctx_create lib_alloc 2M \
+    ctx_destroy 0 lib_free 0 lib_free 1 stats 0
+  is "$(val 1 rc)/$(val 2 used)/$(val 4 rc)/$(val 6 rc)/$(val 7 rc)/$(val 8 used)" \
+    "0/$MiB/0/0/1/0" "$a: lib_alloc and lib_free, and a created context's teardown"
 done
 for a in $DRIVER; do
   bare $a malloc3d 1 1 1 entry cuMemCreate 10020 alloc 1M
