@@ -539,21 +539,21 @@ cmg__free_end(bool tracked, const struct cmg__alloc *a, CUresult rc,
   return out;
 }
 
-/* The caps in force on `device`: the smallest (*cap) and the room the
- * tightest leaves (*room), each CMG__NO_LIMIT where none is set.  A group's
- * room is its cap less every member's usage; a broken group leaves none. */
+/* The caps on `device` for a process whose own limit there is `limit` and
+ * usage `used`, on a device of `physical` bytes: the smallest (*cap) and the
+ * room the tightest leaves (*room), each CMG__NO_LIMIT where none is set.
+ * A group's room is its cap less every member's usage; a broken group
+ * leaves none. */
 static void
-caps_in_force(int device, uint64_t *cap, uint64_t *room)
+caps_of(int device, uint64_t limit, uint64_t used, uint64_t physical,
+        uint64_t *cap, uint64_t *room)
 {
-  cmg__device_setup(device);
-  uint64_t limit = cmg__policy_limit(device), used = cmg__policy_used(device);
   uint64_t group_cap, group_used;
   *cap = limit;
   *room = limit == CMG__NO_LIMIT ? CMG__NO_LIMIT
           : used < limit         ? limit - used
                                  : 0;
-  int rc = cmg__group_cap_used(device, cmg__policy_physical(device), &group_cap,
-                               &group_used);
+  int rc = cmg__group_cap_used(device, physical, &group_cap, &group_used);
   if (rc < 0)
     *room = 0;
   if (rc != 0)
@@ -563,6 +563,27 @@ caps_in_force(int device, uint64_t *cap, uint64_t *room)
     *cap = group_cap;
   if (group_room < *room)
     *room = group_room;
+}
+
+/* The caps in force on `device`, set up as CUDA describes it. */
+static void
+caps_in_force(int device, uint64_t *cap, uint64_t *room)
+{
+  cmg__device_setup(device);
+  caps_of(device, cmg__policy_limit(device), cmg__policy_used(device),
+          cmg__policy_physical(device), cap, room);
+}
+
+/* The smallest cap as total (never above the card's `physical` bytes), and
+ * free no higher than the least room any cap leaves. */
+static void
+view(uint64_t cap, uint64_t room, uint64_t physical, uint64_t *free,
+     uint64_t *total)
+{
+  if (cap != CMG__NO_LIMIT)
+    *total = physical && physical < cap ? physical : cap;
+  if (room < *free)
+    *free = room;
 }
 
 /* Frameworks size their pools from this (XLA takes 75% of total, TF free
@@ -576,12 +597,21 @@ cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
 {
   uint64_t cap, room;
   caps_in_force(device, &cap, &room);
-  if (cap != CMG__NO_LIMIT) {
-    uint64_t physical = cmg__policy_physical(device);
-    *total = physical && physical < cap ? physical : cap;
-  }
-  if (room < *free)
-    *free = room;
+  view(cap, room, cmg__policy_physical(device), free, total);
+}
+
+/* A process that has not started CUDA holds nothing on the card, and its
+ * device must not be set up from a driver that cannot answer yet: its own
+ * limit is read from the options against NVML's `physical` size, and its
+ * group's cap and usage from the segment. */
+void
+cmg__virtual_meminfo_no_cuda(int device, uint64_t physical, uint64_t *free,
+                             uint64_t *total)
+{
+  uint64_t cap, room;
+  caps_of(device, cmg__config_limit(&cmg__cfg, device, physical), 0, physical,
+          &cap, &room);
+  view(cap, room, physical, free, total);
 }
 
 bool

@@ -75,4 +75,10 @@ bool cmg__virtual_used(int device, uint64_t *used);
  * limit or its group's cap) and *free to the least room any cap leaves. */
 void cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total);
 
+/* The same for a process that has not started CUDA, on the device CUDA
+ * will number `device`, of `physical` bytes as NVML says: it holds
+ * nothing, and nothing is set up. */
+void cmg__virtual_meminfo_no_cuda(int device, uint64_t physical, uint64_t *free,
+                                  uint64_t *total);
+
 #endif /* CMG_PRELOAD_ACCOUNT_H */

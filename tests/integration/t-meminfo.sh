@@ -7,7 +7,9 @@
 # cap less every member's usage, contexts included under count_context=1,
 # and comes back within a second when a member dies.  Free never wraps
 # below zero, also past the cap under on_exceed=warn, which passes a
-# group's cap as it passes the process's.
+# group's cap as it passes the process's.  A process that has not started
+# CUDA (nvidia-smi run by a guarded program) sees its caps through NVML on
+# the GPUs CUDA_VISIBLE_DEVICES gives it.
 . "$srcdir/tests/integration/defs.sh"
 M=1048576
 G=mi$$
@@ -65,6 +67,46 @@ is "$(val 1 total)/$(val 2 bytes)" $((8192 * M))/$((8192 * M)) \
   "group_limit.1: device 0 has no cap and shows the card"
 is "$(val 4 free)/$(val 4 total)/$(val 5 bytes)" \
   $((1024 * M))/$((1024 * M))/$((1024 * M)) "group_limit.1: device 1 shows its cap"
+
+# ---- a process that has not started CUDA ----------------------------------------
+
+# nvidia-smi run by a guarded program, or a server's launcher reading NVML
+# before its workers start CUDA: app_dlsym's NVML operations start no CUDA
+# and reach NVML through dlopen and dlsym, as nvidia-smi does.  The
+# ordinal CUDA will give each GPU comes from CUDA_VISIBLE_DEVICES.
+NOCUDA="nvml 0 nvml2 0 nvml 1 nvml_procs 0"
+# shellcheck disable=SC2086
+CMG_SIM_DEVICES=8G,4G CUDA_DEVICE_ORDER=PCI_BUS_ID guard "--limit 1GiB" \
+  app_dlsym $NOCUDA
+is "$(sed -n 1,3p "$tmp/out" | tr '\n' '|')" \
+  "nvml dev=0 rc=0 total=$((1024 * M)) free=$((1024 * M)) used=0|nvml2 dev=0 rc=0 total=$((1024 * M)) reserved=0 free=$((1024 * M)) used=0|nvml dev=1 rc=0 total=$((1024 * M)) free=$((1024 * M)) used=0|" \
+  "without CUDA: NVML shows the limit on every GPU, and nothing held"
+is "$(val 4 count)" 0 "without CUDA: the process is not in NVML's list"
+
+# Per-device limits need the ordinal: a UUID names its GPU; an index is
+# NVML's where CUDA numbers GPUs by PCI bus as NVML does.  The simulated
+# GPUs are two models, so without CUDA_DEVICE_ORDER=PCI_BUS_ID an index
+# cannot be placed and NVML's own answer stands.
+for row in "1|PCI_BUS_ID|$((8192 * M))/$((1024 * M))" \
+  "GPU-c36d6751-5e1a-4d0c-9a77-73696d677001||$((8192 * M))/$((1024 * M))" \
+  "GPU-c36d6751-5e1a-4d0c-9a77-73696d677001,0|PCI_BUS_ID|$((2048 * M))/$((1024 * M))" \
+  "1||$((8192 * M))/$((4096 * M))" \
+  "GPU-c36d6751|PCI_BUS_ID|$((8192 * M))/$((4096 * M))" \
+  "MIG-1|PCI_BUS_ID|$((8192 * M))/$((4096 * M))"; do
+  v=${row%%|*} order=${row#*|}
+  order=${order%%|*} want=${row##*|}
+  CMG_SIM_DEVICES=8G,4G CUDA_VISIBLE_DEVICES=$v CUDA_DEVICE_ORDER=$order \
+    CUMEMGUARD_OPTIONS=limit.0=1G,limit.1=2G guard "" app_dlsym nvml 0 nvml 1
+  is "$(val 1 total)/$(val 2 total)" "$want" \
+    "without CUDA, CUDA_VISIBLE_DEVICES='$v' CUDA_DEVICE_ORDER='$order': NVML's totals"
+done
+
+# Once CUDA starts, its own numbering takes over, and the device is set up
+# from the driver: nothing was set up from NVML before.
+CMG_SIM_DEVICES=8G guard "--limit 50%" app_dlsym nvml 0 info nvml 0 cmg 0
+is "$(val 1 total)/$(val 2 total)/$(val 3 total)/$(val 4 physical)" \
+  "$((4096 * M))/$((4096 * M))/$((4096 * M))/$((8192 * M))" \
+  "limit=50%: half the card before CUDA starts and after, set up from the driver"
 
 # ---- a group of two ------------------------------------------------------------
 

@@ -4,7 +4,8 @@
  * by hand, following the ABI NVIDIA documents for nvml.h (NVML API
  * Reference: nvmlReturn_t, nvmlDevice_t, nvmlMemory_t, nvmlMemory_v2_t and
  * the nvmlMemory_v2 version word, nvmlProcessInfo_v1_t and nvmlProcessInfo_t
- * with the codes the process list returns).  Nothing else of NVML is used.
+ * with the codes the process list returns; the count, handle and name calls
+ * that number the GPUs).  Nothing else of NVML is used.
  */
 #ifndef CMG_NVML_ABI_H
 #define CMG_NVML_ABI_H
@@ -58,6 +59,11 @@ typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetMemoryInfo)(nvmlDevice_t,
 typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetMemoryInfo_v2)(nvmlDevice_t,
                                                             nvmlMemory_v2_t *);
 typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetUUID)(nvmlDevice_t, char *,
+                                                   unsigned int);
+typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetCount_v2)(unsigned int *);
+typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetHandleByIndex_v2)(unsigned int,
+                                                               nvmlDevice_t *);
+typedef nvmlReturn_t (*cmg__pfn_nvmlDeviceGetName)(nvmlDevice_t, char *,
                                                    unsigned int);
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
