@@ -7,8 +7,10 @@
  * default N times, as a program guarding a critical section might), and
  * closefds (every descriptor from 3 to 1023 closed and eight files opened
  * in their place, as daemons and process managers do) and fdcheck (how
- * many of those are still open as those files), and pid (the process's
- * own, for tests that find its report or signal it).
+ * many of those are still open as those files), pid (the process's
+ * own, for tests that find its report or signal it), and await (waiting
+ * for a file, so that a test can put another process's steps between two
+ * of this one's).
  */
 #include "app_int.h"
 
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *
@@ -132,6 +135,20 @@ fdcheck(void)
   app_line("fdcheck open=%d", still);
 }
 
+/* await PATH: until PATH exists, looking every 10 ms for up to a minute
+ * (a loaded machine); rc 110 (ETIMEDOUT) when it never came. */
+static void
+await_file(const char *path)
+{
+  struct timespec tick = { 0, 10 * 1000 * 1000 };
+  int waited = 0;
+  while (access(path, F_OK) != 0 && waited < 6000) {
+    nanosleep(&tick, NULL);
+    waited++;
+  }
+  app_line("await rc=%d", access(path, F_OK) == 0 ? 0 : 110);
+}
+
 void
 app_run_signals(const struct op *op)
 {
@@ -159,6 +176,9 @@ app_run_signals(const struct op *op)
     break;
   case OP_PID:
     app_line("pid pid=%d ppid=%d", (int)getpid(), (int)getppid());
+    break;
+  case OP_AWAIT:
+    await_file(op->word);
     break;
   default:
     break;

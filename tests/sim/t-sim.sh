@@ -579,4 +579,12 @@ for a in $ALL; do
     "$a: the naive preload is called $want time(s)"
 done
 
+# await: a step that waits for a file another process makes.
+"$SIM/app_driver" await "$tmp/go" info >"$tmp/out" 2>"$tmp/err" &
+sleep 0.2
+is "$(wc -l <"$tmp/out")" 0 "await: nothing runs before the file exists"
+: >"$tmp/go"
+wait $!
+is "$(line 1)/$(val 2 rc)" "await rc=0/0" "await: then the script goes on"
+
 done_testing
