@@ -29,6 +29,7 @@ INTEGRATION_TESTS = \
 	tests/integration/t-deaths.sh \
 	tests/integration/t-graphs.sh \
 	tests/integration/t-footprint.sh \
+	tests/integration/t-serving.sh \
 	tests/integration/t-report-property.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS)
