@@ -11,10 +11,13 @@ GPU_SUITE_FILES = \
 	tests/gpu/ctypes_cudart.py \
 	tests/gpu/cupy_pool.py \
 	tests/gpu/jax_prealloc.py \
+	tests/gpu/nvsmi.py \
 	tests/gpu/overhead_jax.py \
 	tests/gpu/overhead_torch.py \
 	tests/gpu/report_query.py \
+	tests/gpu/serve_sizing.py \
 	tests/gpu/torch_hold.py \
+	tests/gpu/torch_nccl.py \
 	tests/gpu/torch_oom.py \
 	tests/gpu/torch_pools.py \
 	tests/gpu/torch_train.py

@@ -19,19 +19,35 @@ fi
 
 # The dry run: the nvcc cases on tests/gpu/cmg_alloc.cu itself, built
 # against the simulated runtime; the ctypes case, XLA's sizing under a
-# group's cap, graphs, two processes; the framework cases skip.
+# group's cap, graphs, two processes, an inference server's sizing alone
+# and as two ranks; the framework cases skip.
 bash "$suite" --build "$top_builddir" --dry-run -v --keep "$tmp/dry" \
   >"$tmp/out" 2>"$tmp/err"
 is "$?" 0 "the dry run passes"
 for c in nvcc-static nvcc-shared ctypes-cudart jax-group graph-nodes \
-  graph-capture footprint two-procs; do
+  graph-capture footprint two-procs serve-sizing serve-two-ranks; do
   is "$(grep -c "^PASS $c\$" "$tmp/out")" 1 "dry run: PASS $c"
 done
-is "$(grep -c '^SKIP ' "$tmp/out")" 11 "dry run: the 11 framework cases skip"
-is "$(grep -Ec '^(PASS|FAIL|SKIP) ' "$tmp/out")" 19 "one line per case"
-is "$(tail -n 1 "$tmp/out")" "8 passed, 0 failed, 11 skipped" "the closing line"
+is "$(grep -c '^SKIP ' "$tmp/out")" 12 "dry run: the 12 framework cases skip"
+is "$(grep -Ec '^(PASS|FAIL|SKIP) ' "$tmp/out")" 22 "one line per case"
+is "$(tail -n 1 "$tmp/out")" "10 passed, 0 failed, 12 skipped" "the closing line"
 is "$(grep -c '^CHECK ok a pool of 75% of the total is allocated: rc=0' "$tmp/dry/jax-group/xla.out")" 1 \
   "dry run: jax-group sized XLA's pool from the group's cap"
+# The inference-server stand-in did the arithmetic: under the dry run's
+# cap (half the 16 GiB card) vLLM's KV cache is allocated, a child reading
+# NVML shows the cap (8192 MiB) and the usage, and the two ranks agree.
+for want in "the KV cache of the size the arithmetic gives is allocated" \
+  "nvidia-smi's memory.total is the cap (SGLang's defaults): 8192 MiB, cap 8192 MiB" \
+  "nvidia-smi's free and used (with reserved) agree with cudaMemGetInfo" \
+  "sleep gives the KV cache back to the cap, wake takes it again"; do
+  is "$(grep -c "^CHECK ok $want" "$tmp/dry/serve-sizing/cudart.out")" 1 \
+    "dry run: serve-sizing: $want"
+done
+is "$(grep -c '^CHECK ok every rank sees the same total and free at start' \
+  "$tmp/dry/serve-two-ranks/cudart0.out" "$tmp/dry/serve-two-ranks/cudart1.out" |
+  cut -d: -f2 | tr '\n' ' ')" "1 1 " "dry run: serve-two-ranks: both ranks saw one total"
+is "$(grep -c '^ok: the ranks agree on one KV cache' "$tmp/dry/serve-two-ranks/checks")" 1 \
+  "dry run: serve-two-ranks: the ranks agreed on one KV cache"
 tap "$(grep -q 'DRY RUN' "$tmp/out"; echo $?)" "the dry run says it is one"
 
 # It ran the nvcc program: its cmg line, through the public header's
