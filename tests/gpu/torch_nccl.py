@@ -22,8 +22,7 @@ if not case.check("CUDA available", torch.cuda.is_available(), ""):
 if not dist.is_available() or not dist.is_nccl_available():
     print("SKIP this torch has no NCCL", flush=True)
     sys.exit(C.EXIT_SKIP)
-case.info(torch=torch.__version__, nccl=".".join(
-    str(v) for v in torch.cuda.nccl.version()))
+case.info(torch=torch.__version__, nccl=str(torch.cuda.nccl.version()))
 torch.cuda.set_device(0)
 torch.empty(1, device="cuda")
 C.check_interposer(case, cap)

@@ -15,7 +15,8 @@
 # on_exceed=warn, also as another member frees; a sleep/wake cycle
 # (unmap and release, create and map again) gives the memory back to the
 # group's cap, where another process can take it, and takes it again,
-# counted once and no leak; two ranks of one group see one total.
+# counted once and no leak, and a wake with the room taken is an ordinary
+# out-of-memory error; two ranks of one group see one total.
 . "$srcdir/tests/integration/defs.sh"
 M=1048576
 C=$((500 * M))
@@ -54,6 +55,12 @@ figures() {
           cc ? drv : drv - ctx
       printf "%s%d", sep, v / M; sep = " "
     }' "$tmp/out"
+}
+
+# at_least FILE PATTERN N: N lines of FILE match (a program's pid lines,
+# each printed before an await).
+at_least() {
+  [ "$(grep -c -- "$2" "$1" 2>/dev/null)" -ge "$3" ]
 }
 
 # plus N LIST: each number of LIST plus N.
@@ -167,12 +174,8 @@ rm -f "$tmp"/go*
   >"$tmp/w.out" 2>"$tmp/w.err" &
 w=$!
 n='' c=''
-# pids N: the member has printed N pid lines, each before an await.
-pids() {
-  [ "$(grep -c '^pid ' "$tmp/w.out")" -ge "$1" ]
-}
 for step in 1 2 3; do
-  until_ok pids $step
+  until_ok at_least "$tmp/w.out" '^pid ' $step
   guard "--group $G-w --group-limit 2GiB" app_dlsym nvml 0 nvml2 0
   n="${n:+$n|}$(val 1 total)/$(val 1 free)/$(val 1 used)/$(val 2 free)"
   guard "--group $G-w --group-limit 2GiB" app_driver info nvml 0
@@ -195,32 +198,46 @@ is "$c" \
 # cache of three 512 MiB chunks mapped with cuMemCreate + cuMemMap; asleep, the
 # weights are dropped and each chunk unmapped and released; a trainer of
 # the group takes the room, gives it back and ends; the server wakes (the
-# weights and the chunks again), and sleeps once more before it ends.
-rm -f "$tmp/go"
+# weights and the chunks again), and sleeps once more; then, while another
+# member holds the room, it tries to wake and is refused as out of memory.
+rm -f "$tmp"/go*
 "$LAUNCHER" --group "$G-s" --group-limit 4GiB --report "$tmp/s.%p.json" -- \
   "$SIM/app_rt_shared" alloc 1G vmm 512M vmm 512M vmm 512M info cmg 0 \
   free 0 vmm_free 1 vmm_free 2 vmm_free 3 info cmg 0 pid await "$tmp/go" \
   info alloc 1G vmm 512M vmm 512M vmm 512M info cmg 0 \
-  free 4 vmm_free 5 vmm_free 6 vmm_free 7 info cmg 0 \
-  >"$tmp/s.out" 2>"$tmp/s.err" &
+  free 4 vmm_free 5 vmm_free 6 vmm_free 7 info cmg 0 pid await "$tmp/go2" \
+  vmm 512M info >"$tmp/s.out" 2>"$tmp/s.err" &
 s=$!
 until_line "$tmp/s.out" '^pid '
 guard "--group $G-s --group-limit 4GiB" app_driver info alloc 3000M info \
   free 0 info
 : >"$tmp/go"
-wait $s
 is "$(val 1 free)/$(val 2 rc)/$(val 3 free)/$(val 5 free)" \
   "$((3596 * M - C))/0/$((596 * M - C))/$((3596 * M - C))" \
   "asleep, the server's memory is back under the cap: a trainer takes 3000 MiB of it, and gives it back"
+until_ok at_least "$tmp/s.out" '^pid ' 2
+"$LAUNCHER" --group "$G-s" --group-limit 4GiB --report "$tmp/h.%p.json" -- \
+  "$SIM/app_driver" alloc 3000M pid await "$tmp/go3" >"$tmp/h.out" 2>&1 &
+h=$!
+until_line "$tmp/h.out" '^pid '
+: >"$tmp/go2"
+wait $s
+: >"$tmp/go3"
+wait $h
 mv "$tmp/s.out" "$tmp/out"
-is "$(grep -c ' rc=' "$tmp/out")/$(grep -c ' rc=0' "$tmp/out")" 22/22 \
-  "every step of the server succeeds"
+is "$(grep '^vmm' "$tmp/out" | tail -n 1)/$(grep '^info' "$tmp/out" | tail -n 1)" \
+  "vmm i=8 size=$((512 * M)) dev=0 rc=2/info rc=0 free=$((96 * M)) total=$((4096 * M))" \
+  "a wake with the room taken is refused as out of memory, and takes nothing"
+is "$(grep -c ' rc=' "$tmp/out")/$(grep -c ' rc=0' "$tmp/out")" 25/24 \
+  "every other step of the server succeeds"
 is "$(sed -n 's/^info rc=0 free=\([0-9]*\) .*/\1/p' "$tmp/out" | tr '\n' /)" \
-  "$((1036 * M))/$((3596 * M))/$((3596 * M))/$((1036 * M))/$((3596 * M))/" \
+  "$((1036 * M))/$((3596 * M))/$((3596 * M))/$((1036 * M))/$((3596 * M))/$((96 * M))/" \
   "free falls by the weights and the KV cache, rises by them asleep, falls and rises again"
 is "$(grep '^cmg' "$tmp/out" | sed 's/.* live=\([0-9]*\) peak=\([0-9]*\) live_allocs=[0-9]* allocs=\([0-9]*\) frees=\([0-9]*\) .*/\1 \2 \3 \4/' | tr '\n' /)" \
   "$((3060 * M)) $((3060 * M)) 5 0/$C $((3060 * M)) 5 4/$((3060 * M)) $((3060 * M)) 9 4/$C $((3060 * M)) 9 8/" \
   "nothing is counted twice: live, peak, allocations and frees at each step"
+is "$(grep -c 'denied cuMemCreate of 512.0 MiB' "$tmp/s.err")" 1 \
+  "the refused wake is one line"
 R=$(ls "$tmp"/s.*.json)
 validate "$R"
 is "$(q "$R" '[(l["kind"], l["bytes"]) for l in r["leaks"]]')" "[('context', $C)]" \
