@@ -599,6 +599,7 @@ struct worker {
   uint64_t ok;
   uint64_t failed;
   int first_rc;
+  pthread_barrier_t *start;
 };
 
 static void *
@@ -612,8 +613,13 @@ worker_main(void *arg)
   if (rc != 0) {
     w->failed = w->pairs;
     w->first_rc = rc;
+    pthread_barrier_wait(w->start);
     return NULL;
   }
+  /* No thread starts its pairs before every thread is there to contend:
+   * a scheduler that runs one thread at a time (valgrind's) could
+   * otherwise finish the first before the second is created. */
+  pthread_barrier_wait(w->start);
   for (uint64_t k = 0; k < w->pairs; k++) {
     uint64_t p = 0;
     rc = app_be->alloc(&p, w->size);
@@ -640,11 +646,13 @@ do_threads(const struct op *op)
     failed = (uint64_t)n * op->arg[1];
   } else {
     struct worker *ws = calloc((size_t)n + 1, sizeof(*ws));
-    if (ws == NULL) {
+    pthread_barrier_t start;
+    if (ws == NULL || pthread_barrier_init(&start, NULL, (unsigned)n) != 0) {
       perror(prog);
       exit(1);
     }
     for (int k = 0; k < n; k++) {
+      ws[k].start = &start;
       ws[k].index = k;
       ws[k].dev = app_cur_dev;
       ws[k].pairs = op->arg[1];
@@ -661,6 +669,7 @@ do_threads(const struct op *op)
       if (first_rc == 0)
         first_rc = ws[k].first_rc;
     }
+    pthread_barrier_destroy(&start);
     free(ws);
   }
   if (failed == 0)
