@@ -1,5 +1,6 @@
 /*
  * Where the library is: $CUMEMGUARD_LIBRARY (tests, unusual installs),
+ * .libs beside the running program (a launcher run where it was built),
  * the libdir configure was given, or ../lib beside the running program (an
  * installation moved after it was configured).  The path is made absolute,
  * because the launcher's program may chdir and a CDI spec's hostPath must
@@ -54,12 +55,10 @@ absolute(const char *path)
   return out;
 }
 
-/*
- * <dir of this executable>/../lib/libcumemguard.so, for an installation that
- * was moved after it was configured.  Returns a malloc'd string or NULL.
- */
+/* The directory of this executable, resolved, in a malloc'd string; NULL
+ * when /proc cannot say. */
 static char *
-library_beside_exe(void)
+exe_dir(void)
 {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -67,19 +66,27 @@ library_beside_exe(void)
   if (n <= 0)
     return NULL;
   exe[n] = '\0';
-  /* readlink gives a resolved path, so cutting two names is "/..". */
   char *slash = strrchr(exe, '/');
   if (slash == NULL)
     return NULL;
   *slash = '\0';
-  slash = strrchr(exe, '/');
-  if (slash == NULL)
+  return strdup(exe);
+}
+
+/* dir/rel/libcumemguard.so if it is a regular file: a malloc'd string, or
+ * NULL. */
+static char *
+library_in(const char *dir, const char *rel)
+{
+  char *out = NULL;
+
+  if (dir == NULL ||
+      asprintf(&out, "%s/%s/" CMG__LIBRARY_NAME, dir, rel) < 0)
     return NULL;
-  *slash = '\0';
-  char *out = malloc(strlen(exe) + sizeof("/lib/" CMG__LIBRARY_NAME));
-  if (out != NULL)
-    sprintf(out, "%s/lib/" CMG__LIBRARY_NAME, exe);
-  return out;
+  if (check_file(out) == 0)
+    return out;
+  free(out);
+  return NULL;
 }
 
 char *
@@ -101,12 +108,22 @@ cmg__find_library(void)
     return path;
   }
 
-  if (check_file(CMG_LIBDIR "/" CMG__LIBRARY_NAME) == 0)
-    return strdup(CMG_LIBDIR "/" CMG__LIBRARY_NAME);
-  path = library_beside_exe();
-  if (path != NULL && check_file(path) == 0)
+  /* A launcher run where it was built (libtool keeps the library in
+   * .libs beside it) takes the library built with it, even when another
+   * version is installed. */
+  char *dir = exe_dir();
+  path = library_in(dir, ".libs");
+  if (path == NULL && check_file(CMG_LIBDIR "/" CMG__LIBRARY_NAME) == 0)
+    path = strdup(CMG_LIBDIR "/" CMG__LIBRARY_NAME);
+  /* readlink gives a resolved path, so cutting a name is "/..". */
+  char *up = dir != NULL ? strrchr(dir, '/') : NULL;
+  if (path == NULL && up != NULL) {
+    *up = '\0';
+    path = library_in(dir, "lib");
+  }
+  free(dir);
+  if (path != NULL)
     return path;
-  free(path);
 
   cmg__log("cannot find " CMG__LIBRARY_NAME " in " CMG_LIBDIR " nor in ../lib "
            "beside this program; set " CMG__LIBRARY_VAR " to its path");

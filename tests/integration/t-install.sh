@@ -1,6 +1,8 @@
 #!/bin/sh
 # `make install` puts the library in $libdir and the launcher in $bindir,
-# and the installed launcher finds the installed library by itself.
+# and the installed launcher finds the installed library by itself, as
+# does a moved installation and a launcher run where it was built; a
+# launcher that finds none runs nothing.
 . "$srcdir/tests/integration/defs.sh"
 
 prefix=$tmp/prefix
@@ -15,5 +17,40 @@ unset CUMEMGUARD_LIBRARY
   "$SIM/app_rt_static" alloc 2M \
   >"$tmp/out" 2>"$tmp/err"
 is "$(val 1 rc)" 2 "the installed launcher caps with the installed library"
+
+# Moved after it was configured: ../lib beside the launcher.
+mv "$prefix" "$tmp/moved"
+"$tmp/moved/bin/cumemguard" -- sh -c 'printf "%s\n" "$LD_PRELOAD"' \
+  >"$tmp/out" 2>"$tmp/err"
+is "$(cat "$tmp/out")" "$tmp/moved/lib/libcumemguard.so" \
+  "a moved installation preloads its own library"
+
+# Where it was built: the library built with it, in .libs beside it.
+"$top_builddir/cumemguard" --limit 1MiB -- sh -c \
+  'printf "%s\n" "$LD_PRELOAD"; exec "$0" alloc 2M' "$SIM/app_rt_static" \
+  >"$tmp/out" 2>"$tmp/err"
+is "$(sed -n 1p "$tmp/out")" \
+  "$(cd "$top_builddir" && pwd -P)/.libs/libcumemguard.so" \
+  "the launcher in the build tree preloads the library built with it"
+is "$(val 2 rc)" 2 "and that library caps"
+
+# Neither: exit 2, one line, the program not run.
+mkdir "$tmp/alone"
+cp "$top_builddir/cumemguard" "$tmp/alone/"
+default=$("$tmp/alone/cumemguard" --help | sed -n '/library to preload/{n;p;}')
+if [ -e $default ]; then
+  for n in 1 2 3 4; do
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n # SKIP a library is installed in the default libdir"
+  done
+else
+  "$tmp/alone/cumemguard" --limit 1MiB -- touch "$tmp/ran" \
+    >"$tmp/out" 2>"$tmp/err"
+  is "$?" 2 "a launcher that finds no library exits 2"
+  tap "$([ ! -e "$tmp/ran" ]; echo $?)" "and runs nothing"
+  is "$(wc -l <"$tmp/err")" 1 "in one line"
+  tap "$(grep -q "cannot find libcumemguard.so" "$tmp/err"; echo $?)" \
+    "that says which library it looked for"
+fi
 
 done_testing
