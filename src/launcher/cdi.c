@@ -47,6 +47,7 @@
 #include "core/conf.h"
 #include "core/log.h"
 #include "core/size.h"
+#include "launcher/args.h"
 #include "launcher/cdi.h"
 #include "launcher/files.h"
 #include "launcher/library.h"
@@ -267,29 +268,6 @@ preload_entry(const char *also, const char *library)
   return NULL;
 }
 
-/* The value of option argv[*i] (--name VALUE or --name=VALUE), advancing
- * *i; NULL after one line when it has none. */
-static const char *
-value_of(int argc, char **argv, int *i, const char *name)
-{
-  size_t n = strlen(name);
-
-  if (argv[*i][n] == '=')
-    return argv[*i] + n + 1;
-  if (*i + 1 < argc)
-    return argv[++*i];
-  cmg__log("option '%s' needs a value", name);
-  return NULL;
-}
-
-static bool
-is_option(const char *arg, const char *name)
-{
-  size_t n = strlen(name);
-
-  return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
-}
-
 /* Checks --report-dir: an absolute directory that the option string can
  * hold (no ',', which separates options).  0, or 2 after one line. */
 static int
@@ -325,38 +303,44 @@ cmg__cdi_main(int argc, char **argv)
   const char *container;
   int n = 0, rc = CMG_EXIT_USAGE;
 
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], **slot = NULL;
+  static const struct cmg__opt opts[] = {
+    { "limit", "SIZE" },    { "report-dir", "DIR" }, { "snapshot", "TIME" },
+    { "preload", "PATHS" }, { "output", "FILE" },    { "help", NULL },
+  };
+  struct cmg__args a = { .argc = argc,
+                         .argv = argv,
+                         .command = "cumemguard cdi",
+                         .opts = opts,
+                         .n_opts = sizeof(opts) / sizeof(opts[0]),
+                         .next = 1 };
+  enum cmg__args_read r;
 
-    if (strcmp(a, "--help") == 0) {
+  while ((r = cmg__args_next(&a)) == CMG__ARGS_OPTION) {
+    if (cmg__args_is(&a, "help")) {
       help();
       return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-    }
-    if (is_option(a, "--limit")) {
-      if (n == MAX_LIMITS) {
-        cmg__log("too many --limit: at most %d devices", MAX_LIMITS);
-        return CMG_EXIT_USAGE;
-      }
-      slot = &limits[n++];
-      a = "--limit";
-    } else if (is_option(a, "--report-dir")) {
-      slot = &report_dir;
-      a = "--report-dir";
-    } else if (is_option(a, "--snapshot")) {
-      slot = &snapshot;
-      a = "--snapshot";
-    } else if (is_option(a, "--preload")) {
-      slot = &preload_also;
-      a = "--preload";
-    } else if (is_option(a, "--output")) {
-      slot = &output;
-      a = "--output";
+    } else if (cmg__args_is(&a, "report-dir")) {
+      report_dir = a.value;
+    } else if (cmg__args_is(&a, "snapshot")) {
+      snapshot = a.value;
+    } else if (cmg__args_is(&a, "preload")) {
+      preload_also = a.value;
+    } else if (cmg__args_is(&a, "output")) {
+      output = a.value;
+    } else if (n < MAX_LIMITS) {
+      limits[n++] = a.value;
     } else {
-      cmg__log("unknown argument '%s' for cdi; try 'cumemguard cdi --help'", a);
+      cmg__log("too many --limit: at most %d devices", MAX_LIMITS);
       return CMG_EXIT_USAGE;
     }
-    if ((*slot = value_of(argc, argv, &i, a)) == NULL)
-      return CMG_EXIT_USAGE;
+  }
+  if (r == CMG__ARGS_BAD)
+    return CMG_EXIT_USAGE;
+  if (r == CMG__ARGS_OPERAND || a.next < argc) {
+    cmg__log("unexpected argument '%s': cdi takes options only; try "
+             "'cumemguard cdi --help'",
+             r == CMG__ARGS_OPERAND ? a.value : argv[a.next]);
+    return CMG_EXIT_USAGE;
   }
   if (n == 0) {
     cmg__log("cdi needs at least one --limit SIZE");

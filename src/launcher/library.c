@@ -80,8 +80,7 @@ library_in(const char *dir, const char *rel)
 {
   char *out = NULL;
 
-  if (dir == NULL ||
-      asprintf(&out, "%s/%s/" CMG__LIBRARY_NAME, dir, rel) < 0)
+  if (dir == NULL || asprintf(&out, "%s/%s/" CMG__LIBRARY_NAME, dir, rel) < 0)
     return NULL;
   if (check_file(out) == 0)
     return out;

@@ -4,6 +4,7 @@
 bin_PROGRAMS += cumemguard
 cumemguard_SOURCES = \
 	src/launcher/main.c \
+	src/launcher/args.c src/launcher/args.h \
 	src/launcher/cdi.c src/launcher/cdi.h \
 	src/launcher/files.c src/launcher/files.h \
 	src/launcher/library.c src/launcher/library.h \

@@ -36,6 +36,7 @@
 #include "core/conf_merge.h"
 #include "core/log.h"
 #include "core/pools.h"
+#include "launcher/args.h"
 #include "launcher/cdi.h"
 #include "launcher/library.h"
 #include "launcher/status.h"
@@ -312,6 +313,34 @@ add_preload(const char *lib)
 
 /* ---- main --------------------------------------------------------------- */
 
+/* The options of the program runner: the flags' rows, then its own. */
+#define N_OPTS (N_FLAGS + 3)
+
+static void
+runner_opts(struct cmg__opt opts[N_OPTS])
+{
+  for (size_t i = 0; i < N_FLAGS; i++)
+    opts[i] = (struct cmg__opt){ flags[i].name, flags[i].arg };
+  opts[N_FLAGS] = (struct cmg__opt){ "on-demand-growth", NULL };
+  opts[N_FLAGS + 1] = (struct cmg__opt){ "help", NULL };
+  opts[N_FLAGS + 2] = (struct cmg__opt){ "version", NULL };
+}
+
+/* Sets values[f] from the option a read, a row of `flags`; 0, or -1 after
+ * one line. */
+static int
+take_flag(const struct cmg__args *a, size_t f, const char *values[])
+{
+  values[f] = flags[f].arg == NULL ? switch_value(&flags[f]) : a->value;
+  /* A comma would smuggle a second item past the flag's key. */
+  if (strchr(values[f], ',') != NULL) {
+    cmg__log("bad value '%s' for --%s: expected one %s, without ','", values[f],
+             flags[f].name, flags[f].arg);
+    return -1;
+  }
+  return 0;
+}
+
 /*
  * Reads the flags into values[] (one per row of `flags`, the last one
  * given wins) and returns the index of PROGRAM in argv, or -1 after
@@ -320,65 +349,34 @@ add_preload(const char *lib)
 static int
 parse_args(int argc, char **argv, const char *values[])
 {
-  int i;
+  struct cmg__opt opts[N_OPTS];
+  struct cmg__args a = { .argc = argc,
+                         .argv = argv,
+                         .command = "cumemguard",
+                         .opts = opts,
+                         .n_opts = N_OPTS,
+                         .next = 1 };
+  enum cmg__args_read r;
 
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    size_t f;
-
-    if (strcmp(a, "--") == 0)
-      return i + 1;
-    if (a[0] != '-' || a[1] == '\0')
-      return i;
-
-    if (strcmp(a, "--help") == 0) {
+  runner_opts(opts);
+  while ((r = cmg__args_next(&a)) == CMG__ARGS_OPTION) {
+    size_t f = (size_t)(a.opt - opts);
+    if (f < N_FLAGS) {
+      if (take_flag(&a, f, values) != 0)
+        return -1;
+    } else if (cmg__args_is(&a, "on-demand-growth")) {
+      on_demand_growth = true;
+    } else if (cmg__args_is(&a, "help")) {
       print_help();
       return 0;
-    }
-    if (strcmp(a, "--version") == 0) {
+    } else {
       printf("cumemguard " CMG_VERSION_STRING "\n");
       return 0;
     }
-    if (strcmp(a, "--on-demand-growth") == 0) {
-      on_demand_growth = true;
-      continue;
-    }
-
-    const char *name = a + 2;
-    const char *eq = strchr(name, '=');
-    size_t name_len = eq != NULL ? (size_t)(eq - name) : strlen(name);
-    for (f = 0; f < N_FLAGS; f++) {
-      if (a[1] == '-' && strlen(flags[f].name) == name_len &&
-          memcmp(flags[f].name, name, name_len) == 0)
-        break;
-    }
-    if (f == N_FLAGS) {
-      cmg__log("unknown option '%s'; try 'cumemguard --help'", a);
-      return -1;
-    }
-
-    if (flags[f].arg == NULL) {
-      if (eq != NULL) {
-        cmg__log("option '--%s' takes no value", flags[f].name);
-        return -1;
-      }
-      values[f] = switch_value(&flags[f]);
-    } else if (eq != NULL) {
-      values[f] = eq + 1;
-    } else if (i + 1 < argc) {
-      values[f] = argv[++i];
-    } else {
-      cmg__log("option '--%s' needs a value (%s)", flags[f].name, flags[f].arg);
-      return -1;
-    }
-    /* A comma would smuggle a second item past the flag's key. */
-    if (strchr(values[f], ',') != NULL) {
-      cmg__log("bad value '%s' for --%s: expected one %s, without ','",
-               values[f], flags[f].name, flags[f].arg);
-      return -1;
-    }
   }
-  return i;
+  if (r == CMG__ARGS_BAD)
+    return -1;
+  return r == CMG__ARGS_OPERAND ? a.next - 1 : a.next;
 }
 
 int
@@ -391,9 +389,9 @@ main(int argc, char **argv)
   int rc = CMG_EXIT_USAGE;
 
   if (argc >= 2 && strcmp(argv[1], "status") == 0)
-    return cmg__status_main(argc - 2, argv + 2);
+    return cmg__status_main(argc - 1, argv + 1);
   if (argc >= 2 && strcmp(argv[1], "cdi") == 0)
-    return cmg__cdi_main(argc - 2, argv + 2);
+    return cmg__cdi_main(argc - 1, argv + 1);
   int prog = parse_args(argc, argv, values);
   if (prog == 0) {
     /* --help or --version: a full disk or closed stdout is still an error. */

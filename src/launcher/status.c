@@ -28,6 +28,7 @@
 #include "core/log.h"
 #include "core/size.h"
 #include "launcher/files.h"
+#include "launcher/args.h"
 #include "launcher/status.h"
 
 #define USAGE                                                                  \
@@ -64,38 +65,45 @@ cmg__status_main(int argc, char **argv)
   uint64_t period_ns = 0;
   char err[512];
 
-  for (int i = 0; i < argc; i++) {
-    const char **slot = NULL;
+  static const struct cmg__opt opts[] = {
+    { "json", NULL },       { "prometheus", NULL }, { "textfile", "FILE" },
+    { "every", "SECONDS" }, { "help", NULL },
+  };
+  struct cmg__args a = { .argc = argc,
+                         .argv = argv,
+                         .command = "cumemguard status",
+                         .opts = opts,
+                         .n_opts = sizeof(opts) / sizeof(opts[0]),
+                         .next = 1 };
+  enum cmg__args_read r;
 
-    if (strcmp(argv[i], "--json") == 0) {
+  while ((r = cmg__args_next(&a)) > CMG__ARGS_END) {
+    if (r == CMG__ARGS_OPERAND && name != NULL) {
+      cmg__log("status takes one GROUP, not also '%s'", a.value);
+      return CMG_EXIT_USAGE;
+    }
+    if (r == CMG__ARGS_OPERAND)
+      name = a.value;
+    else if (cmg__args_is(&a, "json"))
       json = true;
-    } else if (strcmp(argv[i], "--prometheus") == 0) {
+    else if (cmg__args_is(&a, "prometheus"))
       prometheus = true;
-    } else if (strcmp(argv[i], "--textfile") == 0) {
-      slot = &textfile;
-    } else if (strcmp(argv[i], "--every") == 0) {
-      slot = &every;
-    } else if (strcmp(argv[i], "--help") == 0) {
+    else if (cmg__args_is(&a, "textfile"))
+      textfile = a.value;
+    else if (cmg__args_is(&a, "every"))
+      every = a.value;
+    else {
       help();
       return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-    } else if (argv[i][0] == '-') {
-      cmg__log("unknown option '%s' for status; try 'cumemguard status "
-               "--help'",
-               argv[i]);
-      return CMG_EXIT_USAGE;
-    } else if (name == NULL) {
-      name = argv[i];
-    } else {
-      cmg__log("status takes one GROUP, not also '%s'", argv[i]);
-      return CMG_EXIT_USAGE;
     }
-    if (slot != NULL) {
-      if (i + 1 >= argc) {
-        cmg__log("option '%s' needs a value", argv[i]);
-        return CMG_EXIT_USAGE;
-      }
-      *slot = argv[++i];
-    }
+  }
+  if (r == CMG__ARGS_BAD)
+    return CMG_EXIT_USAGE;
+  if (a.next < argc && name == NULL)
+    name = argv[a.next++];
+  if (a.next < argc) {
+    cmg__log("status takes one GROUP, not also '%s'", argv[a.next]);
+    return CMG_EXIT_USAGE;
   }
   if (json && (prometheus || textfile != NULL)) {
     cmg__log("--json and --prometheus (or --textfile) are two formats: "

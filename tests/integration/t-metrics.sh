@@ -120,7 +120,7 @@ is "$?/$(wc -c <"$tmp/out")/$(ls -A "$tmp/tf")" 0/0/cumemguard.prom \
   "--textfile writes the file, nothing else, no temporary left"
 promtool check metrics <"$tmp/tf/cumemguard.prom" >"$tmp/out" 2>&1
 tap $? "promtool accepts the file"
-"$LAUNCHER" status --textfile "$tmp/tf/cumemguard.prom" --every 100ms \
+"$LAUNCHER" status --textfile="$tmp/tf/cumemguard.prom" --every=100ms \
   >"$tmp/out" 2>"$tmp/err" &
 echo $! >"$tmp/every.pid"
 kill "$a"
@@ -136,7 +136,7 @@ is "$(ls -A "$tmp/tf")" cumemguard.prom "no temporary file is left behind"
 
 for bad in "--textfile $tmp/x.txt" "--every 1s" \
   "--textfile $tmp/tf/y.prom --every soon" "--json --prometheus" \
-  "--textfile" "--bogus"; do
+  "--textfile" "--bogus" "--json=yes" "--json a b" "--prom"; do
   # shellcheck disable=SC2086
   "$LAUNCHER" status $bad >"$tmp/out" 2>"$tmp/err"
   is "$?/$(wc -l <"$tmp/err")/$(wc -c <"$tmp/out")" 2/1/0 \
