@@ -181,7 +181,7 @@ compare_ints(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static const struct cmg__tool_device *
+static const struct cmg__view_device *
 find_device(const struct cmg__tool_view *v, int ordinal)
 {
   for (size_t i = 0; i < v->n_devices; i++) {
@@ -193,7 +193,7 @@ find_device(const struct cmg__tool_view *v, int ordinal)
 
 /* A size, or "-" for a device the report does not have. */
 static const char *
-size_or_dash(const struct cmg__tool_device *d, bool peak, char *buf)
+size_or_dash(const struct cmg__view_device *d, bool peak, char *buf)
 {
   if (d == NULL)
     return "-";
@@ -222,8 +222,8 @@ print_devices(FILE *f, const struct cmg__tool_view *base,
   for (size_t i = 0; i < n; i++) {
     if (i > 0 && ords[i] == ords[i - 1])
       continue;
-    const struct cmg__tool_device *x = find_device(base, ords[i]);
-    const struct cmg__tool_device *y = find_device(now, ords[i]);
+    const struct cmg__view_device *x = find_device(base, ords[i]);
+    const struct cmg__view_device *y = find_device(now, ords[i]);
     fprintf(f, "%6d  %10s %10s %10s  %10s %10s  %s\n", ords[i],
             size_or_dash(x, false, a), size_or_dash(y, false, b),
             signed_size((int64_t)(y ? y->live_bytes : 0) -
@@ -392,8 +392,8 @@ devices_json(const struct cmg__tool_view *base,
 
     for (size_t i = 0; i < v->n_devices; i++) {
       int ord = v->devices[i].ordinal;
-      const struct cmg__tool_device *x = find_device(base, ord);
-      const struct cmg__tool_device *y = find_device(now, ord);
+      const struct cmg__view_device *x = find_device(base, ord);
+      const struct cmg__view_device *y = find_device(now, ord);
 
       if (side == 1 && x != NULL)
         continue;

@@ -35,9 +35,9 @@
 #include "core/base.h"
 #include "core/log.h"
 
-#include "reader/fields.h"
 #include "reader/flame.h"
 #include "reader/index.h"
+#include "reader/load/fields.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/tool.h"
@@ -452,7 +452,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
   /* The title and the file name come from the command line: clean them of
    * anything XML refuses. */
   char *title =
-      cmg__tool_clean_string(o->title != NULL ? o->title : titles[o->weight]);
+      cmg__fields_clean_string(o->title != NULL ? o->title : titles[o->weight]);
   cmg__tool_put_xml(d->f, title != NULL ? title : "", SIZE_MAX);
   free(title);
   fprintf(d->f,
@@ -465,7 +465,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
               : cmg__tool_plural(sites, "stack", "stacks"));
   if (v->n_sources == 1) {
     fprintf(d->f, "process %ld, ", v->sources[0].pid);
-    char *file = cmg__tool_clean_string(v->sources[0].file);
+    char *file = cmg__fields_clean_string(v->sources[0].file);
     cmg__tool_put_xml(d->f, file != NULL ? file : "", SIZE_MAX);
     free(file);
   } else {

@@ -29,9 +29,9 @@
 
 /* Whether the caps count the contexts: the last words of a device's line. */
 static const char *
-caps(const struct cmg__tool_device *d)
+caps(const struct cmg__view_device *d)
 {
-  const struct cmg__tool_footprint *fp = &d->footprint;
+  const struct cmg__model_footprint *fp = &d->footprint;
 
   if (fp->counted && !fp->has_context_bytes)
     return "the caps count the contexts that were measured";
@@ -46,9 +46,9 @@ caps(const struct cmg__tool_device *d)
 /* The contexts' share where it was measured: "780.0 MiB in 2 contexts",
  * with the way it was measured where the total does not say it. */
 static void
-print_contexts(FILE *f, const struct cmg__tool_device *d)
+print_contexts(FILE *f, const struct cmg__view_device *d)
 {
-  const struct cmg__tool_footprint *fp = &d->footprint;
+  const struct cmg__model_footprint *fp = &d->footprint;
   char a[SIZE_BUF];
 
   fprintf(f, "%s in %" PRIu64 " %s",
@@ -56,16 +56,16 @@ print_contexts(FILE *f, const struct cmg__tool_device *d)
           cmg__tool_plural(fp->contexts, "context", "contexts"));
   if (d->mixed_sources)
     fprintf(f, " (NVML's and the driver's counts)");
-  else if (fp->source == CMG__TOOL_FP_DRIVER)
+  else if (fp->source == CMG__MODEL_FP_DRIVER)
     fprintf(f, " (the driver's count)");
   else if (!fp->has_process_bytes)
     fprintf(f, " (NVML's count)");
 }
 
 static void
-print_footprint(FILE *f, const struct cmg__tool_device *d)
+print_footprint(FILE *f, const struct cmg__view_device *d)
 {
-  const struct cmg__tool_footprint *fp = &d->footprint;
+  const struct cmg__model_footprint *fp = &d->footprint;
   char a[SIZE_BUF], b[SIZE_BUF];
 
   fprintf(f, "device %d on the card", d->ordinal);
@@ -104,9 +104,9 @@ print_footprint(FILE *f, const struct cmg__tool_device *d)
  * a few MiB apart per context on an H100, where the driver keeps some for
  * itself; much more, and other processes used the card meanwhile. */
 static void
-print_cross_check(FILE *f, const struct cmg__tool_device *d)
+print_cross_check(FILE *f, const struct cmg__view_device *d)
 {
-  const struct cmg__tool_footprint *fp = &d->footprint;
+  const struct cmg__model_footprint *fp = &d->footprint;
   char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF];
   bool more = fp->checked_driver >= fp->checked_nvml;
   uint64_t gap = more ? fp->checked_driver - fp->checked_nvml

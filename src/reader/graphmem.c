@@ -25,7 +25,7 @@ cmg__tool_graph_devices(FILE *f, const struct cmg__tool_view *v)
   char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF];
 
   for (size_t i = 0; i < v->n_devices; i++) {
-    const struct cmg__tool_graphmem *g = &v->devices[i].graph;
+    const struct cmg__model_graphmem *g = &v->devices[i].graph;
 
     if (!g->present)
       continue;

@@ -35,11 +35,10 @@
 #include "reader/index.h"
 #include "reader/intern.h"
 #include "reader/json.h"
+#include "reader/load/model.h"
 #include "reader/page_html.h"
 #include "reader/raw.h"
-#include "reader/read.h"
 #include "reader/run.h"
-#include "reader/series.h"
 #include "reader/show.h"
 #include "reader/tool.h"
 #include "reader/view.h"
@@ -51,8 +50,8 @@
 /* The summary of reports r[0..n), already read, as one view, as summary
  * --json writes it. */
 static cJSON *
-summary_of(const struct cmg__tool_report *r, int n, struct cmg__tool_supp *supp,
-           const struct cmg__tool_opts *o)
+summary_of(const struct cmg__model_report *r, int n,
+           struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
 {
   struct cmg__tool_index ix;
   struct cmg__tool_view v;
@@ -83,11 +82,11 @@ bytes_or_null(uint64_t bytes)
 /* The soft limit of a device in bytes (its own, else the process's; a
  * percent of its physical memory), 0 for none. */
 static uint64_t
-soft_limit(const struct cmg__tool_report *r, int device)
+soft_limit(const struct cmg__model_report *r, int device)
 {
-  const struct cmg__tool_soft *s = &r->soft_limit;
+  const struct cmg__model_soft *s = &r->soft_limit;
 
-  if (device >= 0 && device < CMG__TOOL_SOFT_DEVICES &&
+  if (device >= 0 && device < CMG__MODEL_SOFT_DEVICES &&
       (r->soft_limits[device].bytes > 0 || r->soft_limits[device].percent > 0))
     s = &r->soft_limits[device];
   if (s->bytes > 0)
@@ -100,7 +99,8 @@ soft_limit(const struct cmg__tool_report *r, int device)
 }
 
 static cJSON *
-series_json(const struct cmg__tool_report *r, const struct cmg__tool_rseries *s)
+series_json(const struct cmg__model_report *r,
+            const struct cmg__model_series *s)
 {
   cJSON *o = cJSON_CreateObject();
   cJSON *pts = cJSON_CreateArray();
@@ -114,7 +114,7 @@ series_json(const struct cmg__tool_report *r, const struct cmg__tool_rseries *s)
   cJSON_AddItemToObject(o, "soft_limit_bytes",
                         bytes_or_null(soft_limit(r, s->device)));
   for (size_t i = 0; i < s->n; i++) {
-    const struct cmg__tool_rpoint *p = &s->points[i];
+    const struct cmg__model_point *p = &s->points[i];
     double v[4] = { p->time, (double)p->live, (double)p->min, (double)p->max };
 
     cJSON_AddItemToArray(pts, cJSON_CreateDoubleArray(v, 4));
@@ -124,7 +124,8 @@ series_json(const struct cmg__tool_report *r, const struct cmg__tool_rseries *s)
 }
 
 static cJSON *
-denial_json(const struct cmg__tool_report *r, const struct cmg__tool_rdenial *d)
+denial_json(const struct cmg__model_report *r,
+            const struct cmg__model_denial *d)
 {
   cJSON *o = cJSON_CreateObject();
   char stack[1024];
@@ -146,9 +147,9 @@ denial_json(const struct cmg__tool_report *r, const struct cmg__tool_rdenial *d)
 }
 
 static cJSON *
-report_json(const struct cmg__tool_report *r)
+report_json(const struct cmg__model_report *r)
 {
-  const struct cmg__tool_timeline *t = &r->timeline;
+  const struct cmg__model_timeline *t = &r->timeline;
   cJSON *o = cJSON_CreateObject();
   cJSON *series = cJSON_AddArrayToObject(o, "timeline");
   cJSON *dumps = cJSON_AddArrayToObject(o, "dumps");
@@ -383,7 +384,7 @@ put_page(FILE *f, const char *json)
 
 static cJSON *
 data_of(char *const *files, int n, bool diff, struct cmg__tool_supp *supp,
-        const struct cmg__tool_opts *o, const struct cmg__tool_report *r)
+        const struct cmg__tool_opts *o, const struct cmg__model_report *r)
 {
   cJSON *doc = cJSON_CreateObject();
   cJSON *reports = cJSON_CreateArray();
@@ -415,7 +416,7 @@ cmg__tool_html_main(char *const *files, int n_files, bool merged,
                     const struct cmg__tool_opts *opts, const char *output)
 {
   struct cmg__tool_opts o = *opts;
-  struct cmg__tool_report *r = NULL;
+  struct cmg__model_report *r = NULL;
   int rc = CMG__TOOL_EXIT_ERROR;
 
   o.top = 0;

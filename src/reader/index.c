@@ -31,7 +31,7 @@
 
 #include "reader/code.h"
 #include "reader/index.h"
-#include "reader/read.h"
+#include "reader/load/model.h"
 #include "reader/tool.h"
 
 /* ---- arrays ------------------------------------------------------------- */
@@ -184,7 +184,7 @@ module_eq(const void *ctx, uint32_t i, const void *key)
 }
 
 static int
-intern_module(struct cmg__tool_index *ix, const struct cmg__tool_rmodule *m,
+intern_module(struct cmg__tool_index *ix, const struct cmg__model_module *m,
               uint32_t *out)
 {
   const char *name = base_name(m->path);
@@ -255,7 +255,7 @@ frame_eq(const void *ctx, uint32_t i, const void *key)
 }
 
 static int
-intern_frame(struct cmg__tool_index *ix, const struct cmg__tool_rframe *rf,
+intern_frame(struct cmg__tool_index *ix, const struct cmg__model_frame *rf,
              const uint32_t *module_ids, uint32_t *out)
 {
   struct cmg__tool_frame f;
@@ -388,7 +388,7 @@ intern_stack(struct cmg__tool_index *ix, const uint32_t *frames, uint32_t n,
 
 int
 cmg__tool_index_add(struct cmg__tool_index *ix,
-                    const struct cmg__tool_report *r, uint32_t *ids)
+                    const struct cmg__model_report *r, uint32_t *ids)
 {
   uint32_t *mods = malloc((r->n_modules + 1) * sizeof(*mods));
   uint32_t *frames = malloc((r->n_frames + 1) * sizeof(*frames));
@@ -412,7 +412,7 @@ cmg__tool_index_add(struct cmg__tool_index *ix,
       goto out;
   }
   for (size_t i = 0; i < r->n_stacks; i++) {
-    const struct cmg__tool_rstack *s = &r->stacks[i];
+    const struct cmg__model_stack *s = &r->stacks[i];
 
     for (uint32_t k = 0; k < s->n; k++)
       path[k] = frames[s->frames[k]];

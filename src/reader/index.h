@@ -12,7 +12,7 @@
 
 #include "reader/intern.h"
 
-struct cmg__tool_report;
+struct cmg__model_report;
 
 /* Frame classes, for hiding frames that say nothing about the program. */
 #define CMG__TOOL_FRAME_CUDA 1u    /* inside the CUDA runtime or driver */
@@ -40,7 +40,7 @@ struct cmg__tool_frame {
   bool inlined;  /* a call inlined at the next frame's address */
   char *file;    /* its source file (Python's, or DWARF's), else NULL */
   uint64_t line; /* its line, 0 when none */
-  uint32_t cut;  /* frames left out by the capture (cmg__tool_rframe) */
+  uint32_t cut;  /* frames left out by the capture (cmg__model_frame) */
 };
 
 struct cmg__tool_stack {
@@ -67,7 +67,7 @@ int cmg__tool_grow(void **array, size_t *cap, size_t n, size_t size);
 /* Interns every stack of r (and their frames and modules); ids[i] becomes
  * the id of r's stack i.  Returns 0 or -ENOMEM. */
 int cmg__tool_index_add(struct cmg__tool_index *ix,
-                        const struct cmg__tool_report *r, uint32_t *ids);
+                        const struct cmg__model_report *r, uint32_t *ids);
 
 /* An empty index; freeing it frees every module, frame and stack. */
 void cmg__tool_index_init(struct cmg__tool_index *ix);

@@ -18,9 +18,8 @@
 #include "reader/held.h"
 #include "reader/index.h"
 #include "reader/json.h"
-#include "reader/read.h"
+#include "reader/load/model.h"
 #include "reader/show.h"
-#include "reader/stacks.h"
 #include "reader/supp.h"
 #include "reader/tool.h"
 #include "reader/view.h"
@@ -79,7 +78,7 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
       cJSON_AddBoolToObject(o, "inlined", true);
     if (fr->cut != 0) /* frames the capture left out here; null: unknown */
       cJSON_AddItemToObject(o, "cut",
-                            fr->cut != CMG__TOOL_CUT_UNKNOWN
+                            fr->cut != CMG__MODEL_CUT_UNKNOWN
                                 ? cJSON_CreateNumber((double)fr->cut)
                                 : cJSON_CreateNull());
     cJSON_AddBoolToObject(o, "hidden", k < s->lo || k >= s->hi);
@@ -131,7 +130,7 @@ cmg__tool_stack_json(void *obj, const struct cmg__tool_index *ix,
 /* The threads of a leak group: a name says which thread made memory whose
  * stack shows no Python (PyTorch's autograd threads). */
 static cJSON *
-threads_json(const struct cmg__tool_threads *t)
+threads_json(const struct cmg__model_threads *t)
 {
   cJSON *a = cJSON_CreateArray();
 
@@ -175,7 +174,7 @@ group_json(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
 /* devices[].graph_memory as the report has it, summed over processes;
  * null where no report had one. */
 static cJSON *
-graph_memory_json(const struct cmg__tool_graphmem *g)
+graph_memory_json(const struct cmg__model_graphmem *g)
 {
   cJSON *o;
 
@@ -203,7 +202,7 @@ count_or_null(bool has, uint64_t n)
 
 /* footprint.cross_check as the report has it, summed. */
 static cJSON *
-cross_check_json(const struct cmg__tool_footprint *fp)
+cross_check_json(const struct cmg__model_footprint *fp)
 {
   if (fp->checked == 0)
     return cJSON_CreateNull();
@@ -217,13 +216,13 @@ cross_check_json(const struct cmg__tool_footprint *fp)
 /* devices[].footprint as the report has it, summed over the processes
  * whose report has one (processes: how many); null where none had one. */
 static cJSON *
-footprint_json(const struct cmg__tool_device *d)
+footprint_json(const struct cmg__view_device *d)
 {
   static const char *const sources[] = {
-    [CMG__TOOL_FP_NVML] = "nvml",
-    [CMG__TOOL_FP_DRIVER] = "driver",
+    [CMG__MODEL_FP_NVML] = "nvml",
+    [CMG__MODEL_FP_DRIVER] = "driver",
   };
-  const struct cmg__tool_footprint *fp = &d->footprint;
+  const struct cmg__model_footprint *fp = &d->footprint;
   cJSON *o;
 
   if (!fp->present)
@@ -288,7 +287,7 @@ devices_json(const struct cmg__tool_view *v)
   cJSON *a = cJSON_CreateArray();
 
   for (size_t i = 0; i < v->n_devices; i++) {
-    const struct cmg__tool_device *d = &v->devices[i];
+    const struct cmg__view_device *d = &v->devices[i];
     cJSON *o = cJSON_CreateObject();
 
     cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
@@ -327,7 +326,7 @@ comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
   cJSON_AddNumberToObject(obj, "time", m->comp.time);
   cJSON_AddNumberToObject(obj, "live_bytes", (double)m->comp.bytes);
   for (size_t i = 0; m->has_comp && i < m->comp.n; i++) {
-    const struct cmg__tool_share *s = &m->comp.items[i];
+    const struct cmg__model_share *s = &m->comp.items[i];
 
     if (o->top != 0 && i >= o->top)
       break;

@@ -5,10 +5,10 @@
 bin_PROGRAMS += cumemguard-report
 TOOL_C = \
 	src/reader/main.c \
-	src/reader/read.c \
-	src/reader/devices.c \
-	src/reader/fields.c \
-	src/reader/file.c \
+	src/reader/load/read.c \
+	src/reader/load/read_devices.c \
+	src/reader/load/fields.c \
+	src/reader/load/jsonfile.c \
 	src/reader/index.c \
 	src/reader/code.c \
 	src/reader/view.c \
@@ -25,8 +25,8 @@ TOOL_C = \
 	src/reader/diff.c \
 	src/reader/flame.c \
 	src/reader/check.c \
-	src/reader/series.c \
-	src/reader/stacks.c \
+	src/reader/load/read_series.c \
+	src/reader/load/read_stacks.c \
 	src/reader/symbolize.c \
 	src/reader/raw.c \
 	src/reader/timeline.c \
@@ -38,26 +38,27 @@ TOOL_H = \
 	src/reader/tool.h \
 	src/reader/intern.h \
 	src/reader/check.h \
-	src/reader/devices.h \
+	src/reader/load/read_devices.h \
 	src/reader/diff.h \
-	src/reader/fields.h \
+	src/reader/load/fields.h \
 	src/reader/graphmem.h \
 	src/reader/held.h \
-	src/reader/file.h \
+	src/reader/load/jsonfile.h \
 	src/reader/flame.h \
 	src/reader/footprint.h \
 	src/reader/index.h \
 	src/reader/code.h \
 	src/reader/json.h \
 	src/reader/pools.h \
-	src/reader/read.h \
+	src/reader/load/model.h \
+	src/reader/load/read.h \
 	src/reader/run.h \
 	src/reader/show.h \
 	src/reader/summary.h \
 	src/reader/supp.h \
 	src/reader/view.h \
-	src/reader/series.h \
-	src/reader/stacks.h \
+	src/reader/load/read_series.h \
+	src/reader/load/read_stacks.h \
 	src/reader/symbolize.h \
 	src/reader/raw.h \
 	src/reader/timeline.h \

@@ -49,8 +49,8 @@
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/summary.h"
-#include "reader/symbolize.h"
 #include "reader/supp.h"
+#include "reader/symbolize.h"
 #include "reader/timeline.h"
 #include "reader/tool.h"
 

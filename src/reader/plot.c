@@ -17,11 +17,10 @@
 
 #include "core/log.h"
 
+#include "reader/load/model.h"
 #include "reader/plot.h"
 #include "reader/raw.h"
-#include "reader/read.h"
 #include "reader/run.h"
-#include "reader/series.h"
 #include "reader/tool.h"
 #include "reader/xml.h"
 
@@ -106,7 +105,7 @@ axes(FILE *f, const struct frame *fr)
 
 /* The most bytes in use as steps: each point's max holds until the next. */
 static void
-envelope(FILE *f, const struct frame *fr, const struct cmg__tool_rseries *s)
+envelope(FILE *f, const struct frame *fr, const struct cmg__model_series *s)
 {
   fprintf(f, "<path class=\"most\" d=\"M%.1f %.1f", x_of(fr, s->points[0].time),
           y_of(fr, 0));
@@ -129,8 +128,8 @@ envelope(FILE *f, const struct frame *fr, const struct cmg__tool_rseries *s)
 }
 
 static void
-marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
-      const struct cmg__tool_rseries *s, uint64_t limit)
+marks(FILE *f, const struct frame *fr, const struct cmg__model_report *r,
+      const struct cmg__model_series *s, uint64_t limit)
 {
   char a[32], b[32], stack[1024];
   double y;
@@ -156,7 +155,7 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
   cmg__tool_put_xml(f, cmg__format_size(s->peak_bytes, a, sizeof(a)), SIZE_MAX);
   fprintf(f, " at %.3f s</text>\n", s->peak_time);
   for (size_t i = 0; i < r->n_denials; i++) {
-    const struct cmg__tool_rdenial *d = &r->denials_list[i];
+    const struct cmg__model_denial *d = &r->denials_list[i];
 
     if (d->device != s->device)
       continue;
@@ -181,8 +180,8 @@ marks(FILE *f, const struct frame *fr, const struct cmg__tool_report *r,
 }
 
 static void
-panel(FILE *f, const struct cmg__tool_report *r,
-      const struct cmg__tool_rseries *s, double t_max, int index)
+panel(FILE *f, const struct cmg__model_report *r,
+      const struct cmg__model_series *s, double t_max, int index)
 {
   struct frame fr;
   uint64_t limit = cmg__tool_raw_limit(r, s->device), top = s->peak_bytes;
@@ -213,14 +212,14 @@ panel(FILE *f, const struct cmg__tool_report *r,
 }
 
 static void
-plot(FILE *f, const struct cmg__tool_report *r)
+plot(FILE *f, const struct cmg__model_report *r)
 {
-  const struct cmg__tool_timeline *t = &r->timeline;
+  const struct cmg__model_timeline *t = &r->timeline;
   double t_max = 0;
   char title[1024];
 
   for (size_t i = 0; i < t->n_series; i++) {
-    const struct cmg__tool_rseries *s = &t->series[i];
+    const struct cmg__model_series *s = &t->series[i];
     if (s->points[s->n - 1].time > t_max)
       t_max = s->points[s->n - 1].time;
   }
@@ -256,7 +255,7 @@ plot(FILE *f, const struct cmg__tool_report *r)
 int
 cmg__tool_plot_main(char *const *files, int n_files, const char *output)
 {
-  struct cmg__tool_report *r;
+  struct cmg__model_report *r;
   FILE *f;
   int rc = CMG__TOOL_EXIT_ERROR;
 

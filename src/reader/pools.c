@@ -33,8 +33,8 @@
 #include <string.h>
 
 #include "reader/index.h"
+#include "reader/load/model.h"
 #include "reader/pools.h"
-#include "reader/read.h"
 #include "reader/tool.h"
 
 /* Indexes into cmg__pools_switches (core/pools.c). */
@@ -77,7 +77,7 @@ is_stream_ordered(const char *api)
  * off (value NULL: any value does, as PyTorch only asks whether it is
  * set). */
 static bool
-is_switched_off(const struct cmg__tool_report *r, int sw, const char *value)
+is_switched_off(const struct cmg__model_report *r, int sw, const char *value)
 {
   const char *v = sw == SW_NONE ? NULL : r->pool_values[sw];
 
@@ -96,7 +96,7 @@ by_name(const char *fn)
 }
 
 static const char *
-by_module_name(const char *module, const struct cmg__tool_report *r)
+by_module_name(const char *module, const struct cmg__model_report *r)
 {
   for (size_t i = 0; module != NULL && i < N(by_module); i++)
     if (strncmp(module, by_module[i].prefix, strlen(by_module[i].prefix)) ==
@@ -110,7 +110,7 @@ by_module_name(const char *module, const struct cmg__tool_report *r)
  * innermost frame first; a module only when no frame names a pool. */
 const char *
 cmg__tool_pool_of(const struct cmg__tool_index *ix, uint32_t stack,
-                  const char *api, const struct cmg__tool_report *r)
+                  const char *api, const struct cmg__model_report *r)
 {
   const char *label = NULL;
 

@@ -27,12 +27,13 @@
 
 #include "reader/profile.pb-c.h"
 
-#include "reader/fields.h"
+#include "reader/load/fields.h"
+#include "reader/load/model.h"
 #include "reader/pprof.h"
 #include "reader/raw.h"
-#include "reader/read.h"
 #include "reader/run.h"
 #include "reader/tool.h"
+#include "reader/view.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -52,7 +53,7 @@ struct strings {
 };
 
 struct build {
-  const struct cmg__tool_report *r;
+  const struct cmg__model_report *r;
   struct strings st;
   Profile p;
   bool *used_frame; /* by frame index */
@@ -164,7 +165,7 @@ add_label(struct build *b, Sample *s, const char *key, const char *str,
 static Sample *
 add_sample(struct build *b, uint32_t s, uint64_t count, uint64_t bytes)
 {
-  const struct cmg__tool_report *r = b->r;
+  const struct cmg__model_report *r = b->r;
   Sample *x = calloc(1, sizeof(*x));
   Sample **all = realloc(b->p.sample, (b->p.n_sample + 1) * sizeof(*all));
   uint32_t n = s == CMG__TOOL_NONE ? 0 : r->stacks[s].n;
@@ -177,7 +178,7 @@ add_sample(struct build *b, uint32_t s, uint64_t count, uint64_t bytes)
     return NULL;
   }
   perftools__profiles__sample__init(x);
-  x->location_id = cmg__tool_table(n, sizeof(*x->location_id));
+  x->location_id = cmg__fields_table(n, sizeof(*x->location_id));
   x->value = calloc(2, sizeof(*x->value));
   if (x->location_id == NULL || x->value == NULL)
     b->oom = true;
@@ -196,7 +197,7 @@ add_sample(struct build *b, uint32_t s, uint64_t count, uint64_t bytes)
 }
 
 static void
-comp_samples(struct build *b, const struct cmg__tool_comp *c, int device)
+comp_samples(struct build *b, const struct cmg__model_comp *c, int device)
 {
   for (size_t i = 0; i < c->n && !b->oom; i++) {
     Sample *x =
@@ -211,12 +212,12 @@ comp_samples(struct build *b, const struct cmg__tool_comp *c, int device)
 static bool
 samples(struct build *b, enum cmg__tool_at at)
 {
-  const struct cmg__tool_report *r = b->r;
+  const struct cmg__model_report *r = b->r;
   bool any = false;
 
   if (at == CMG__TOOL_AT_EXIT) {
     for (size_t i = 0; i < r->n_leaks && !b->oom; i++) {
-      const struct cmg__tool_rleak *l = &r->leaks[i];
+      const struct cmg__model_leak *l = &r->leaks[i];
 
       if (!cmg__tool_is_device_kind(l->kind))
         continue;
@@ -252,8 +253,8 @@ samples(struct build *b, enum cmg__tool_at at)
 static void
 mappings(struct build *b)
 {
-  const struct cmg__tool_report *r = b->r;
-  Mapping **m = cmg__tool_table(r->n_modules, sizeof(*m));
+  const struct cmg__model_report *r = b->r;
+  Mapping **m = cmg__fields_table(r->n_modules, sizeof(*m));
 
   if (m == NULL) {
     b->oom = true;
@@ -273,7 +274,7 @@ mappings(struct build *b)
     m[i]->has_functions = true;
   }
   for (size_t f = 0; f < r->n_frames; f++) {
-    const struct cmg__tool_rframe *fr = &r->frames[f];
+    const struct cmg__model_frame *fr = &r->frames[f];
 
     if (fr->module == CMG__TOOL_NONE || !fr->has_offset)
       continue;
@@ -289,7 +290,7 @@ mappings(struct build *b)
 static void
 locations(struct build *b)
 {
-  const struct cmg__tool_report *r = b->r;
+  const struct cmg__model_report *r = b->r;
   size_t n = r->n_frames ? r->n_frames : 1;
   char name[512];
 
@@ -300,7 +301,7 @@ locations(struct build *b)
     return;
   }
   for (size_t f = 0; f < r->n_frames && !b->oom; f++) {
-    const struct cmg__tool_rframe *fr = &r->frames[f];
+    const struct cmg__model_frame *fr = &r->frames[f];
 
     if (!b->used_frame[f])
       continue;
@@ -461,7 +462,7 @@ int
 cmg__tool_pprof_main(char *const *files, int n_files, enum cmg__tool_at at,
                      const char *output)
 {
-  struct cmg__tool_report *r;
+  struct cmg__model_report *r;
   struct build b;
   unsigned char *gz = NULL;
   size_t len = 0;
@@ -476,7 +477,7 @@ cmg__tool_pprof_main(char *const *files, int n_files, enum cmg__tool_at at,
     return CMG__TOOL_EXIT_ERROR;
   memset(&b, 0, sizeof(b));
   b.r = r;
-  b.used_frame = cmg__tool_table(r->n_frames, sizeof(bool));
+  b.used_frame = cmg__fields_table(r->n_frames, sizeof(bool));
   b.oom = b.used_frame == NULL;
   header(&b, at);
   if (!b.oom && samples(&b, at)) {

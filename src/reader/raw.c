@@ -12,14 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader/load/model.h"
+#include "reader/load/read.h"
 #include "reader/raw.h"
-#include "reader/read.h"
 #include "reader/run.h"
+#include "reader/symbolize.h"
 #include "reader/tool.h"
 
 int
 cmg__tool_raw_read(char *const *files, int n, unsigned what,
-                   struct cmg__tool_report **out)
+                   struct cmg__model_report **out)
 {
   char err[CMG__TOOL_ERR_MAX];
 
@@ -30,8 +32,10 @@ cmg__tool_raw_read(char *const *files, int n, unsigned what,
   }
   for (int i = 0; i < n; i++) {
     err[0] = '\0';
-    if (cmg__tool_read_with(files[i], what, &(*out)[i], err, sizeof(err)) !=
-        0) {
+    if (cmg__read_report_with(files[i], what, &(*out)[i], err, sizeof(err)) !=
+            0 ||
+        (cmg__tool_symbolize(&(*out)[i]) != 0 &&
+         snprintf(err, sizeof(err), "out of memory") > 0)) {
       cmg__tool_say("%s: %s", files[i], err[0] != '\0' ? err : "cannot read");
       cmg__tool_raw_free(*out, i + 1);
       *out = NULL;
@@ -42,15 +46,15 @@ cmg__tool_raw_read(char *const *files, int n, unsigned what,
 }
 
 void
-cmg__tool_raw_free(struct cmg__tool_report *r, int n)
+cmg__tool_raw_free(struct cmg__model_report *r, int n)
 {
   for (int i = 0; r != NULL && i < n; i++)
-    cmg__tool_report_free(&r[i]);
+    cmg__read_report_free(&r[i]);
   free(r);
 }
 
 int
-cmg__tool_raw_need_timeline(const struct cmg__tool_report *r, int n)
+cmg__tool_raw_need_timeline(const struct cmg__model_report *r, int n)
 {
   for (int i = 0; i < n; i++) {
     if (!r[i].timeline.present) {
@@ -96,10 +100,10 @@ base_name(const char *path)
 }
 
 const char *
-cmg__tool_raw_frame(const struct cmg__tool_report *r, uint32_t f, char *buf,
+cmg__tool_raw_frame(const struct cmg__model_report *r, uint32_t f, char *buf,
                     size_t len)
 {
-  const struct cmg__tool_rframe *fr = &r->frames[f];
+  const struct cmg__model_frame *fr = &r->frames[f];
 
   if (fr->function != NULL)
     snprintf(buf, len, "%s", fr->function);
@@ -112,7 +116,7 @@ cmg__tool_raw_frame(const struct cmg__tool_report *r, uint32_t f, char *buf,
 }
 
 const char *
-cmg__tool_raw_stack(const struct cmg__tool_report *r, uint32_t s,
+cmg__tool_raw_stack(const struct cmg__model_report *r, uint32_t s,
                     unsigned depth, char *buf, size_t len)
 {
   char name[256];
@@ -133,7 +137,7 @@ cmg__tool_raw_stack(const struct cmg__tool_report *r, uint32_t s,
 }
 
 uint64_t
-cmg__tool_raw_limit(const struct cmg__tool_report *r, int device)
+cmg__tool_raw_limit(const struct cmg__model_report *r, int device)
 {
   for (size_t i = 0; i < r->n_devices; i++)
     if (r->devices[i].ordinal == device && r->devices[i].has_limit)

@@ -18,9 +18,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "reader/read.h"
+#include "reader/load/model.h"
+#include "reader/load/read.h"
 #include "reader/run.h"
 #include "reader/supp.h"
+#include "reader/symbolize.h"
 #include "reader/tool.h"
 #include "reader/view.h"
 
@@ -40,15 +42,16 @@ cmg__tool_say(const char *fmt, ...)
 int
 cmg__tool_load(struct cmg__tool_view *v, const char *file)
 {
-  struct cmg__tool_report r;
+  struct cmg__model_report r;
   char err[CMG__TOOL_ERR_MAX] = "";
-  int rc = cmg__tool_read(file, &r, err, sizeof(err));
+  int rc = cmg__read_report(file, &r, err, sizeof(err));
 
-  if (rc == 0 && cmg__tool_view_add(v, &r) != 0) {
+  if (rc == 0 &&
+      (cmg__tool_symbolize(&r) != 0 || cmg__tool_view_add(v, &r) != 0)) {
     snprintf(err, sizeof(err), "out of memory");
     rc = -ENOMEM;
   }
-  cmg__tool_report_free(&r);
+  cmg__read_report_free(&r);
   if (rc != 0)
     cmg__tool_say("%s: %s", file, err[0] != '\0' ? err : "cannot read");
   return rc;

@@ -14,8 +14,8 @@
 
 #include "reader/code.h"
 #include "reader/index.h"
+#include "reader/load/model.h"
 #include "reader/show.h"
-#include "reader/stacks.h"
 #include "reader/tool.h"
 #include "reader/view.h"
 
@@ -213,7 +213,7 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
     uint32_t cut = ix->frames[s->frames[k]].cut;
     if (cut != 0) {
       put_cut(f, ix, s->frames[k]);
-      depth_past += cut != CMG__TOOL_CUT_UNKNOWN ? (int64_t)cut - 1 : -1;
+      depth_past += cut != CMG__MODEL_CUT_UNKNOWN ? (int64_t)cut - 1 : -1;
       continue;
     }
     if (mine && !is_user(ix, s, k)) {

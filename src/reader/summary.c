@@ -31,7 +31,7 @@
 #include "reader/index.h"
 #include "reader/intern.h"
 #include "reader/json.h"
-#include "reader/read.h"
+#include "reader/load/model.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/summary.h"
@@ -158,7 +158,7 @@ print_devices(FILE *f, const struct cmg__tool_view *v)
   fprintf(f, "%3s  %10s %10s %10s %10s %8s %8s %7s  %s\n", "dev", "physical",
           "limit", "peak", "live", "allocs", "frees", "denied", "name");
   for (size_t i = 0; i < v->n_devices; i++) {
-    const struct cmg__tool_device *dv = &v->devices[i];
+    const struct cmg__view_device *dv = &v->devices[i];
 
     fprintf(f,
             "%3d  %10s %10s %10s %10s %8" PRIu64 " %8" PRIu64 " %7" PRIu64
@@ -474,7 +474,7 @@ by_row_bytes(const void *a, const void *b)
 /* The composition's rows, merged unless all_frames; NULL when out of
  * memory. */
 static struct row *
-comp_rows(const struct cmg__tool_view *v, const struct cmg__tool_comp *c,
+comp_rows(const struct cmg__tool_view *v, const struct cmg__model_comp *c,
           bool all_frames, size_t *n)
 {
   struct row *rows = calloc(c->n ? c->n : 1, sizeof(*rows));

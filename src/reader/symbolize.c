@@ -36,8 +36,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader/fields.h"
-#include "reader/read.h"
+#include "reader/load/fields.h"
+#include "reader/load/model.h"
 #include "reader/symbolize.h"
 #include "reader/tool.h"
 
@@ -396,7 +396,7 @@ dup_or_null(const char *s)
 
 /* Frame f takes what sym says of it (what sym does not know stays). */
 static int
-name_frame(struct cmg__tool_rframe *f, const struct sym *s)
+name_frame(struct cmg__model_frame *f, const struct sym *s)
 {
   if (s->function != NULL) {
     char *fn = strdup(s->function), *name = dup_or_null(s->name);
@@ -425,11 +425,11 @@ name_frame(struct cmg__tool_rframe *f, const struct sym *s)
 /* Appends to r's frames the inlined calls of hit h at frame f, innermost
  * first: *first is the first of them, h->n - 1 in all. */
 static int
-add_inlined(struct cmg__tool_report *r, size_t f, const struct hit *h,
+add_inlined(struct cmg__model_report *r, size_t f, const struct hit *h,
             size_t *first)
 {
   size_t extra = h->n - 1;
-  struct cmg__tool_rframe *t =
+  struct cmg__model_frame *t =
       realloc(r->frames, (r->n_frames + extra) * sizeof(*t));
 
   if (t == NULL)
@@ -437,7 +437,7 @@ add_inlined(struct cmg__tool_report *r, size_t f, const struct hit *h,
   r->frames = t;
   *first = r->n_frames;
   for (size_t k = 0; k < extra; k++) {
-    struct cmg__tool_rframe *nf = &r->frames[r->n_frames];
+    struct cmg__model_frame *nf = &r->frames[r->n_frames];
 
     memset(nf, 0, sizeof(*nf));
     nf->address = r->frames[f].address;
@@ -454,11 +454,11 @@ add_inlined(struct cmg__tool_report *r, size_t f, const struct hit *h,
 
 /* Each stack with the inlined frames before the frame that holds them. */
 static int
-expand_stacks(struct cmg__tool_report *r, const size_t *first,
+expand_stacks(struct cmg__model_report *r, const size_t *first,
               const uint32_t *extra)
 {
   for (size_t s = 0; s < r->n_stacks; s++) {
-    struct cmg__tool_rstack *st = &r->stacks[s];
+    struct cmg__model_stack *st = &r->stacks[s];
     size_t n = 0, k = 0;
     uint32_t *fr;
 
@@ -483,13 +483,13 @@ expand_stacks(struct cmg__tool_report *r, const size_t *first,
 }
 
 static int
-symbolize_frames(struct cmg__tool_report *r, struct module **mods,
+symbolize_frames(struct cmg__model_report *r, struct module **mods,
                  size_t *first, uint32_t *extra)
 {
   size_t n = r->n_frames; /* the frames the report had */
 
   for (size_t f = 0; f < n; f++) {
-    struct cmg__tool_rframe *fr = &r->frames[f];
+    struct cmg__model_frame *fr = &r->frames[f];
     struct module *m = fr->module != CMG__TOOL_NONE ? mods[fr->module] : NULL;
     const struct hit *h;
 
@@ -514,10 +514,10 @@ symbolize_frames(struct cmg__tool_report *r, struct module **mods,
  * module that is not on this machine still has C++ names people read.  A
  * name already demangled (a short name beside it) is left as it is. */
 static int
-demangle_rest(struct cmg__tool_report *r)
+demangle_rest(struct cmg__model_report *r)
 {
   for (size_t f = 0; f < r->n_frames; f++) {
-    struct cmg__tool_rframe *fr = &r->frames[f];
+    struct cmg__model_frame *fr = &r->frames[f];
     char *name, *full;
 
     if (fr->python || fr->function == NULL || fr->name != NULL)
@@ -539,13 +539,13 @@ cmg__tool_symbolize_off(void)
 }
 
 int
-cmg__tool_symbolize(struct cmg__tool_report *r)
+cmg__tool_symbolize(struct cmg__model_report *r)
 {
   if (off)
     return demangle_rest(r);
-  struct module **mods = cmg__tool_table(r->n_modules, sizeof(*mods));
-  size_t *first = cmg__tool_table(r->n_frames, sizeof(*first));
-  uint32_t *extra = cmg__tool_table(r->n_frames, sizeof(*extra));
+  struct module **mods = cmg__fields_table(r->n_modules, sizeof(*mods));
+  size_t *first = cmg__fields_table(r->n_frames, sizeof(*first));
+  uint32_t *extra = cmg__fields_table(r->n_frames, sizeof(*extra));
   int rc = -ENOMEM;
 
   if (mods == NULL || first == NULL || extra == NULL)

@@ -7,7 +7,7 @@
 #ifndef CMG_READER_SYMBOLIZE_H
 #define CMG_READER_SYMBOLIZE_H
 
-struct cmg__tool_report;
+struct cmg__model_report;
 
 /* Names what it can of r's native frames, in place: each frame's function
  * (the full demangled name) and short name (without parameters), source
@@ -16,7 +16,7 @@ struct cmg__tool_report;
  * not be named (not on this machine, another build-id).  A module file is
  * opened and each distinct address looked up once per process, whatever
  * the number of reports.  Returns 0 or -ENOMEM. */
-int cmg__tool_symbolize(struct cmg__tool_report *r);
+int cmg__tool_symbolize(struct cmg__model_report *r);
 
 /* Leaves every report's names as the report gave them
  * (--no-symbolize). */

@@ -27,10 +27,10 @@
 
 #include "core/log.h"
 
+#include "reader/load/model.h"
+#include "reader/load/read.h"
 #include "reader/raw.h"
-#include "reader/read.h"
 #include "reader/run.h"
-#include "reader/series.h"
 #include "reader/timeline.h"
 #include "reader/tool.h"
 
@@ -39,7 +39,7 @@
 #define SLICE_FRAMES 4
 
 struct proc {
-  const struct cmg__tool_report *r;
+  const struct cmg__model_report *r;
   long pid;
   double origin_us; /* where this report's time 0 lies on the trace */
 };
@@ -92,7 +92,7 @@ counter(cJSON *events, const struct proc *p, const char *name, double t,
 }
 
 static void
-series(cJSON *events, const struct proc *p, const struct cmg__tool_rseries *s)
+series(cJSON *events, const struct proc *p, const struct cmg__model_series *s)
 {
   char name[64], limit_name[64];
   uint64_t limit = cmg__tool_raw_limit(p->r, s->device);
@@ -134,7 +134,7 @@ denials(cJSON *events, const struct proc *p)
   char name[128], size[32], stack[1024];
 
   for (size_t i = 0; i < p->r->n_denials; i++) {
-    const struct cmg__tool_rdenial *d = &p->r->denials_list[i];
+    const struct cmg__model_denial *d = &p->r->denials_list[i];
     cJSON *args = cJSON_CreateObject();
 
     snprintf(name, sizeof(name), "denied %s of %s", d->api,
@@ -158,7 +158,7 @@ dumps(cJSON *events, const struct proc *p)
   char name[64];
 
   for (size_t i = 0; i < p->r->timeline.n_dumps; i++) {
-    const struct cmg__tool_rdump *d = &p->r->timeline.dumps[i];
+    const struct cmg__model_dump *d = &p->r->timeline.dumps[i];
 
     snprintf(name, sizeof(name), "report (%s)", d->reason);
     instant(events, p, name, d->time, cJSON_CreateObject());
@@ -168,12 +168,12 @@ dumps(cJSON *events, const struct proc *p)
 /* When the report was written, on its own clock: its timeline's last
  * point, else its end time. */
 static double
-report_time(const struct cmg__tool_report *r)
+report_time(const struct cmg__model_report *r)
 {
   double t = r->end_time > r->start_time ? r->end_time - r->start_time : 0;
 
   for (size_t i = 0; i < r->timeline.n_series; i++) {
-    const struct cmg__tool_rseries *s = &r->timeline.series[i];
+    const struct cmg__model_series *s = &r->timeline.series[i];
     if (s->points[s->n - 1].time > t)
       t = s->points[s->n - 1].time;
   }
@@ -201,21 +201,21 @@ by_bytes(const void *x, const void *y)
 
 /* The SLICES largest of the live and the freed allocations into s. */
 static size_t
-gather(const struct cmg__tool_report *r, struct slice *s)
+gather(const struct cmg__model_report *r, struct slice *s)
 {
   double end = report_time(r);
   size_t n = 0;
 
   for (size_t i = 0; i < r->n_largest && i < SLICES; i++) {
-    const struct cmg__tool_ralloc *a = &r->largest[i];
-    const struct cmg__tool_rleak *l = &r->leaks[a->leak];
+    const struct cmg__model_alloc *a = &r->largest[i];
+    const struct cmg__model_leak *l = &r->leaks[a->leak];
 
     s[n++] = (struct slice){ a->bytes,  a->time, end > a->time ? end : a->time,
                              l->api,    l->kind, "live allocation",
                              l->device, l->stack };
   }
   for (size_t i = 0; i < r->timeline.n_freed && i < SLICES; i++) {
-    const struct cmg__tool_rfreed *f = &r->timeline.freed[i];
+    const struct cmg__model_freed *f = &r->timeline.freed[i];
 
     s[n++] = (struct slice){ f->bytes,
                              f->time,
@@ -270,7 +270,7 @@ unique_pid(const struct proc *procs, size_t n, long pid)
 }
 
 static cJSON *
-trace(const struct cmg__tool_report *r, int n, struct proc *procs)
+trace(const struct cmg__model_report *r, int n, struct proc *procs)
 {
   cJSON *doc = cJSON_CreateObject();
   cJSON *events = cJSON_AddArrayToObject(doc, "traceEvents");
@@ -299,13 +299,13 @@ trace(const struct cmg__tool_report *r, int n, struct proc *procs)
 int
 cmg__tool_timeline_main(char *const *files, int n_files, const char *output)
 {
-  struct cmg__tool_report *r;
+  struct cmg__model_report *r;
   cJSON *doc = NULL;
   char *text = NULL;
   FILE *f;
   int rc = 0;
 
-  if (cmg__tool_raw_read(files, n_files, CMG__TOOL_READ_LARGEST, &r) != 0)
+  if (cmg__tool_raw_read(files, n_files, CMG__READ_LARGEST, &r) != 0)
     return CMG__TOOL_EXIT_ERROR;
   if (cmg__tool_raw_need_timeline(r, n_files) != 0) {
     cmg__tool_raw_free(r, n_files);

@@ -1,7 +1,7 @@
 /*
  * What every file of cumemguard-report uses and no module owns.  The tool
  * reads version-1 reports (docs/report-format.md) into a struct
- * cmg__tool_report (read.h), one per file, with every field it uses
+ * cmg__model_report (load/model.h) by the loader (load/read.h), one per file, with every field it uses
  * checked; then folds one or more of them into a struct cmg__tool_view
  * (view.h), where modules, frames and stacks are interned by identity
  * (module name, offset in the module, function), not by address, so that
@@ -18,8 +18,9 @@
  * NAME.h beside it.  The files call one way only, each into files later in
  * this list: main.c; check.c; summary.c, diff.c, flame.c, timeline.c,
  * pprof.c, plot.c, html.c; raw.c; json.c; held.c; footprint.c; graphmem.c; run.c;
- * show.c; supp.c; view.c; pools.c; index.c; code.c; read.c; devices.c;
- * symbolize.c; series.c; stacks.c; file.c; fields.c.
+ * show.c; supp.c; view.c; pools.c; index.c; code.c; symbolize.c; then the
+ * loader, load/: read.c; read_devices.c; read_series.c; read_stacks.c;
+ * jsonfile.c; fields.c.
  */
 #ifndef CMG_READER_TOOL_H
 #define CMG_READER_TOOL_H

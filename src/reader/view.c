@@ -16,10 +16,58 @@
 #include <string.h>
 
 #include "reader/index.h"
+#include "reader/load/model.h"
+#include "reader/load/read.h"
 #include "reader/pools.h"
-#include "reader/read.h"
 #include "reader/tool.h"
 #include "reader/view.h"
+
+bool
+cmg__tool_is_device_kind(const char *kind)
+{
+  return strcmp(kind, "device") == 0 || strcmp(kind, "array") == 0 ||
+         strcmp(kind, "vmm") == 0 || strcmp(kind, "graph") == 0 ||
+         strcmp(kind, "context") == 0;
+}
+
+/* A report's groups come one after another, so its threads already in
+ * `to` are the last ones there: the common case (a group's first report, or
+ * one group per report) looks at none. */
+static int
+threads_add(struct cmg__model_threads *to,
+            const struct cmg__model_threads *from, uint32_t source)
+{
+  size_t before = to->n;
+
+  for (size_t i = 0; i < from->n; i++) {
+    const struct cmg__model_thread *f = &from->list[i];
+    size_t k = before;
+
+    while (k > 0 && to->list[k - 1].source == source &&
+           to->list[k - 1].tid != f->tid)
+      k--;
+    if (k > 0 && to->list[k - 1].source == source)
+      continue;
+    if (to->n == to->cap) {
+      size_t cap = to->cap ? 2 * to->cap : 4;
+      struct cmg__model_thread *p = realloc(to->list, cap * sizeof(*p));
+
+      if (p == NULL)
+        return -ENOMEM;
+      to->list = p;
+      to->cap = cap;
+    }
+    struct cmg__model_thread *t = &to->list[to->n];
+
+    t->source = source;
+    t->tid = f->tid;
+    t->name = NULL;
+    if (f->name != NULL && (t->name = strdup(f->name)) == NULL)
+      return -ENOMEM;
+    to->n++;
+  }
+  return 0;
+}
 
 /* ---- views -------------------------------------------------------------- */
 
@@ -53,7 +101,7 @@ cmg__tool_view_free(struct cmg__tool_view *v)
   for (size_t i = 0; i < v->n_leaks; i++) {
     free(v->leaks[i].api);
     free(v->leaks[i].kind);
-    cmg__tool_threads_free(&v->leaks[i].threads);
+    cmg__read_threads_free(&v->leaks[i].threads);
   }
   for (size_t i = 0; i < v->n_peaks; i++)
     free(v->peaks[i].comp.items);
@@ -72,7 +120,7 @@ cmg__tool_view_free(struct cmg__tool_view *v)
 }
 
 static bool
-is_same_device(const struct cmg__tool_view *v, const struct cmg__tool_device *d,
+is_same_device(const struct cmg__tool_view *v, const struct cmg__view_device *d,
                int ordinal, const char *uuid)
 {
   if (v->by_uuid && (d->uuid[0] != '\0' || uuid[0] != '\0'))
@@ -93,7 +141,7 @@ view_device(struct cmg__tool_view *v, int ordinal, const char *name,
   }
   if (CMG__TOOL_GROW(v->devices, v->cap_devices, v->n_devices) != 0)
     return -ENOMEM;
-  struct cmg__tool_device *d = &v->devices[v->n_devices];
+  struct cmg__view_device *d = &v->devices[v->n_devices];
   memset(d, 0, sizeof(*d));
   d->ordinal = ordinal;
   d->name = strdup(name);
@@ -109,7 +157,7 @@ view_device(struct cmg__tool_view *v, int ordinal, const char *name,
 
 /* The view's row for a device ordinal of report r; NONE for -1 (host). */
 static int
-device_of(struct cmg__tool_view *v, const struct cmg__tool_report *r,
+device_of(struct cmg__tool_view *v, const struct cmg__model_report *r,
           int ordinal, uint32_t *out)
 {
   if (ordinal < 0) {
@@ -130,7 +178,7 @@ device_of(struct cmg__tool_view *v, const struct cmg__tool_report *r,
  * the reports do not say, are the largest one's.  An estimate in any
  * makes the sum one. */
 static void
-add_graph(struct cmg__tool_graphmem *t, const struct cmg__tool_graphmem *g)
+add_graph(struct cmg__model_graphmem *t, const struct cmg__model_graphmem *g)
 {
   if (!g->present)
     return;
@@ -162,9 +210,9 @@ add_known(bool *has, uint64_t *t, bool part_has, uint64_t part)
  * was any part's, as the library says of contexts measured both ways; the
  * first reason given says why a sum is unknown.  0 or -ENOMEM. */
 static int
-add_footprint(struct cmg__tool_device *d, const struct cmg__tool_footprint *f)
+add_footprint(struct cmg__view_device *d, const struct cmg__model_footprint *f)
 {
-  struct cmg__tool_footprint *t = &d->footprint;
+  struct cmg__model_footprint *t = &d->footprint;
 
   if (!f->present)
     return 0;
@@ -187,9 +235,9 @@ add_footprint(struct cmg__tool_device *d, const struct cmg__tool_footprint *f)
     d->mixed_sources =
         d->mixed_sources || (t->has_context_bytes && f->source != t->source);
     if (!t->has_context_bytes)
-      t->source = CMG__TOOL_FP_NONE;
-    else if (f->source == CMG__TOOL_FP_NVML)
-      t->source = CMG__TOOL_FP_NVML;
+      t->source = CMG__MODEL_FP_NONE;
+    else if (f->source == CMG__MODEL_FP_NVML)
+      t->source = CMG__MODEL_FP_NVML;
   }
   d->counted_any = d->counted_any || f->counted;
   if (t->why == NULL && f->why != NULL && (t->why = strdup(f->why)) == NULL)
@@ -198,15 +246,15 @@ add_footprint(struct cmg__tool_device *d, const struct cmg__tool_footprint *f)
 }
 
 static int
-add_devices(struct cmg__tool_view *v, const struct cmg__tool_report *r)
+add_devices(struct cmg__tool_view *v, const struct cmg__model_report *r)
 {
   for (size_t i = 0; i < r->n_devices; i++) {
-    const struct cmg__tool_rdevice *rd = &r->devices[i];
+    const struct cmg__model_device *rd = &r->devices[i];
     uint32_t k;
 
     if (view_device(v, rd->ordinal, rd->name, rd->uuid, &k) != 0)
       return -ENOMEM;
-    struct cmg__tool_device *d = &v->devices[k];
+    struct cmg__view_device *d = &v->devices[k];
     if (d->processes == 0) {
       d->has_limit = rd->has_limit;
       d->limit_bytes = rd->limit_bytes;
@@ -265,9 +313,9 @@ cmg__tool_where(const char *kind, int ordinal, char *buf, size_t len)
 
 /* Host memory of several processes: sums, as for devices. */
 static void
-add_host(struct cmg__tool_view *v, const struct cmg__tool_host *h)
+add_host(struct cmg__tool_view *v, const struct cmg__model_host *h)
 {
-  struct cmg__tool_host *t = &v->host;
+  struct cmg__model_host *t = &v->host;
 
   if (!v->has_host) {
     t->has_limit = h->has_limit;
@@ -302,7 +350,7 @@ leak_eq(const void *ctx, uint32_t i, const void *key)
 static int
 add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
          uint64_t bytes, const char *pool,
-         const struct cmg__tool_threads *threads)
+         const struct cmg__model_threads *threads)
 {
   uint64_t h =
       cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k->stack, sizeof(k->stack));
@@ -345,14 +393,13 @@ add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
     l->pool = pool;
   if (l->held == NULL)
     l->held = cmg__tool_held_by(v->ix, k->stack);
-  return cmg__tool_threads_add(&l->threads, threads,
-                               (uint32_t)v->n_sources - 1);
+  return threads_add(&l->threads, threads, (uint32_t)v->n_sources - 1);
 }
 
 static int
 compare_shares(const void *a, const void *b)
 {
-  const struct cmg__tool_share *x = a, *y = b;
+  const struct cmg__model_share *x = a, *y = b;
 
   if (x->bytes != y->bytes)
     return x->bytes > y->bytes ? -1 : 1;
@@ -363,7 +410,7 @@ compare_shares(const void *a, const void *b)
 
 /* A moment of v from a composition of r, its stacks made interned ids. */
 static int
-add_moment(struct cmg__tool_moment *m, const struct cmg__tool_comp *c,
+add_moment(struct cmg__tool_moment *m, const struct cmg__model_comp *c,
            bool has_comp, const uint32_t *ids)
 {
   m->comp = *c;
@@ -386,7 +433,7 @@ add_moment(struct cmg__tool_moment *m, const struct cmg__tool_comp *c,
 }
 
 static int
-add_source(struct cmg__tool_view *v, const struct cmg__tool_report *r)
+add_source(struct cmg__tool_view *v, const struct cmg__model_report *r)
 {
   if (CMG__TOOL_GROW(v->sources, v->cap_sources, v->n_sources) != 0)
     return -ENOMEM;
@@ -415,7 +462,7 @@ add_source(struct cmg__tool_view *v, const struct cmg__tool_report *r)
 }
 
 static int
-add_moments(struct cmg__tool_view *v, const struct cmg__tool_report *r,
+add_moments(struct cmg__tool_view *v, const struct cmg__model_report *r,
             const uint32_t *ids)
 {
   uint32_t source = (uint32_t)v->n_sources - 1, dev;
@@ -434,7 +481,7 @@ add_moments(struct cmg__tool_view *v, const struct cmg__tool_report *r,
     v->n_peaks++;
   }
   for (size_t i = 0; i < r->n_denials; i++) {
-    const struct cmg__tool_rdenial *d = &r->denials_list[i];
+    const struct cmg__model_denial *d = &r->denials_list[i];
 
     /* The first denial of each device, which carries the composition; this
      * report's are the last ones of the view, at most one per device. */
@@ -465,7 +512,7 @@ add_moments(struct cmg__tool_view *v, const struct cmg__tool_report *r,
 }
 
 int
-cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
+cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__model_report *r)
 {
   uint32_t *ids = malloc((r->n_stacks + 1) * sizeof(*ids));
   int rc = -ENOMEM;
@@ -476,7 +523,7 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__tool_report *r)
       add_devices(v, r) != 0)
     goto out;
   for (size_t i = 0; i < r->n_leaks; i++) {
-    const struct cmg__tool_rleak *l = &r->leaks[i];
+    const struct cmg__model_leak *l = &r->leaks[i];
     struct leak_key k;
 
     k.stack = l->stack != CMG__TOOL_NONE ? ids[l->stack] : CMG__TOOL_NONE;

@@ -10,19 +10,19 @@
 #include <stdint.h>
 
 #include "reader/index.h"
-#include "reader/read.h"
+#include "reader/load/model.h"
 
 struct cmg__tool_source {
   char *file;
   long pid;
   char *exe, *command, *hostname, *reason;
-  int exit_status; /* as the report's (cmg__tool_report) */
+  int exit_status; /* as the report's (cmg__model_report) */
   char *killed_by;
   double start_time, end_time;
   uint64_t live_allocations, live_bytes, untracked_frees, denials;
 };
 
-struct cmg__tool_device {
+struct cmg__view_device {
   int ordinal; /* in the first report that has the device */
   char *name, *uuid;
   uint64_t physical_bytes;
@@ -30,11 +30,11 @@ struct cmg__tool_device {
   uint64_t limit_bytes;
   uint64_t live_bytes, peak_bytes, allocations, frees, denied;
   /* Summed over the processes, but for the highs, the largest of one. */
-  struct cmg__tool_graphmem graph;
+  struct cmg__model_graphmem graph;
   /* Summed over the processes whose report has one (footprints of
    * processes); counted_any: whether any of them counted its contexts;
    * mixed_sources: whether NVML measured some and the driver others. */
-  struct cmg__tool_footprint footprint;
+  struct cmg__model_footprint footprint;
   unsigned footprints;
   bool counted_any, mixed_sources;
   unsigned processes;
@@ -57,15 +57,15 @@ struct cmg__tool_leak {
   uint32_t order;   /* first-seen order, to sort stably */
   /* The threads its allocations were made on, with the index of their
    * report in the view's sources. */
-  struct cmg__tool_threads threads;
+  struct cmg__model_threads threads;
 };
 
 /* A peak or first-denial composition with its context. */
 struct cmg__tool_moment {
   uint32_t source;
   uint32_t device; /* index into the view's devices, or NONE (host) */
-  struct cmg__tool_comp comp; /* items' stacks are interned ids */
-  uint64_t count;             /* sum of the items' counts */
+  struct cmg__model_comp comp; /* items' stacks are interned ids */
+  uint64_t count;              /* sum of the items' counts */
   bool has_comp;
   /* Denials only. */
   char *api;
@@ -81,18 +81,23 @@ struct cmg__tool_view {
   size_t n_sources, n_devices, n_leaks, n_peaks, n_denials;
   size_t cap_sources, cap_devices, cap_leaks, cap_peaks, cap_denials;
   struct cmg__tool_source *sources;
-  struct cmg__tool_device *devices;
+  struct cmg__view_device *devices;
   struct cmg__tool_leak *leaks;
   struct cmg__tool_moment *peaks;
   struct cmg__tool_moment *denials; /* the first of each device */
   struct cmg__tool_map leak_map;
   bool has_host;
-  struct cmg__tool_host host; /* summed over the reports */
-  uint64_t events[3];         /* warn, wait, soft_limit */
+  struct cmg__model_host host; /* summed over the reports */
+  uint64_t events[3];          /* warn, wait, soft_limit */
   uint64_t released_bytes, released_count;
   bool no_pools;     /* some report was written with no_pools=1 */
   char *python_note; /* the first report's why Python frames are missing */
 };
+
+/* True for the kinds that count as device memory (device, array, vmm,
+ * graph, context), as the limits and the report's summary.live_bytes
+ * count them. */
+bool cmg__tool_is_device_kind(const char *kind);
 
 /* The ordinal of a view's device row, -1 for NONE (host memory). */
 int cmg__tool_ordinal(const struct cmg__tool_view *v, uint32_t device);
@@ -111,7 +116,7 @@ void cmg__tool_view_free(struct cmg__tool_view *v);
  * equal (stack, API, kind, device), its devices into the rows of the same
  * device, and keeps its peaks and first denials.  Returns 0 or -ENOMEM. */
 int cmg__tool_view_add(struct cmg__tool_view *v,
-                       const struct cmg__tool_report *r);
+                       const struct cmg__model_report *r);
 
 /* The leak groups not suppressed that count as leaked device memory (graph
  * memory pools' and contexts' groups are not leaks): their bytes

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the report reader of cumemguard-report.  The input is
  * a report file (it goes through a memfd, as a file the tool opens would);
- * cmg__tool_read() must accept it or explain why in one line, and a report
+ * cmg__read_report() must accept it or explain why in one line, and a report
  * it accepts must go through everything the tool does with one: the view
  * (interning, grouping, sorting), the text and JSON summaries, the diff
  * against itself, the folded stacks and the SVG flame graph, all written to
@@ -22,9 +22,11 @@
 #include "reader/flame.h"
 #include "reader/index.h"
 #include "reader/json.h"
-#include "reader/read.h"
+#include "reader/load/model.h"
+#include "reader/load/read.h"
 #include "reader/show.h"
 #include "reader/summary.h"
+#include "reader/symbolize.h"
 #include "reader/tool.h"
 #include "reader/view.h"
 
@@ -47,15 +49,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
     abort();
 
-  struct cmg__tool_report r;
+  struct cmg__model_report r;
   char err[CMG__TOOL_ERR_MAX];
   err[0] = '\0';
-  int rc = cmg__tool_read(path, &r, err, sizeof(err));
+  int rc = cmg__read_report(path, &r, err, sizeof(err));
+  if (rc == 0 && cmg__tool_symbolize(&r) != 0) {
+    rc = -ENOMEM;
+    snprintf(err, sizeof(err), "out of memory");
+  }
   if (rc != 0) {
     if ((rc != -EINVAL && rc != -ENOMEM) || err[0] == '\0' ||
         strchr(err, '\n') != NULL)
       abort();
-    cmg__tool_report_free(&r);
+    cmg__read_report_free(&r);
     return 0;
   }
 
@@ -65,7 +71,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   cmg__tool_view_init(&v, &ix, size % 2 == 0);
   if (cmg__tool_view_add(&v, &r) == 0) {
     cmg__tool_view_sort(&v);
-    struct cmg__tool_opts o = { .top = size % 4, .min_bytes = 0,
+    struct cmg__tool_opts o = { .top = size % 4,
+                                .min_bytes = 0,
                                 .all_frames = size % 3 == 0 };
     cmg__tool_summary_text(devnull, &v, &o, false);
     cmg__tool_summary_text(devnull, &v, &o, true);
@@ -79,13 +86,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int w = CMG__TOOL_WEIGHT_LIVE; w <= CMG__TOOL_WEIGHT_DENIAL; w++) {
       struct cmg__tool_flame_opts fo = { .weight = (enum cmg__tool_weight)w,
                                          .all_frames = o.all_frames,
-                                         .title = NULL, .width = 1200 };
+                                         .title = NULL,
+                                         .width = 1200 };
       cmg__tool_folded(devnull, &v, &fo);
       cmg__tool_flame(devnull, &v, &fo);
     }
   }
   cmg__tool_view_free(&v);
   cmg__tool_index_free(&ix);
-  cmg__tool_report_free(&r);
+  cmg__read_report_free(&r);
   return 0;
 }

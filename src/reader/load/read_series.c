@@ -20,33 +20,34 @@
 #include <cjson/cJSON.h>
 
 #include "cumemguard.h"
-#include "reader/fields.h"
-#include "reader/series.h"
-#include "reader/stacks.h"
+#include "reader/load/fields.h"
+#include "reader/load/model.h"
+#include "reader/load/read_series.h"
+#include "reader/load/read_stacks.h"
 
 #define POINTS_MAX 1000000
 
 /* One [time, live, min, max] element. */
 static int
-read_point(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
-           size_t i, struct cmg__tool_rpoint *p)
+read_point(struct cmg__fields_reader *rd, const cJSON *it, const char *at,
+           size_t i, struct cmg__model_point *p)
 {
   const cJSON *v[4];
   uint64_t b[3];
 
   if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 4)
-    return cmg__tool_fail(rd,
-                          "%s[%zu]: expected [time, live, min, max], got %s",
-                          at, i, cmg__tool_kind(it));
+    return cmg__fields_fail(rd,
+                            "%s[%zu]: expected [time, live, min, max], got %s",
+                            at, i, cmg__fields_kind(it));
   for (int k = 0; k < 4; k++) {
     v[k] = cJSON_GetArrayItem(it, k);
     if (!cJSON_IsNumber(v[k]) || v[k]->valuedouble < 0 ||
-        v[k]->valuedouble > CMG__TOOL_EXACT_MAX ||
+        v[k]->valuedouble > CMG__FIELDS_EXACT_MAX ||
         (k > 0 && v[k]->valuedouble != (double)(uint64_t)v[k]->valuedouble))
-      return cmg__tool_fail(rd, "%s[%zu][%d]: expected %s, got %s", at, i, k,
-                            k == 0 ? "seconds (a number from 0)"
-                                   : "bytes (an integer from 0 to 2^53)",
-                            cmg__tool_kind(v[k]));
+      return cmg__fields_fail(rd, "%s[%zu][%d]: expected %s, got %s", at, i, k,
+                              k == 0 ? "seconds (a number from 0)"
+                                     : "bytes (an integer from 0 to 2^53)",
+                              cmg__fields_kind(v[k]));
     if (k > 0)
       b[k - 1] = (uint64_t)v[k]->valuedouble;
   }
@@ -55,27 +56,27 @@ read_point(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
   p->min = b[1];
   p->max = b[2];
   if (!(p->min <= p->live && p->live <= p->max))
-    return cmg__tool_fail(rd, "%s[%zu]: expected min <= live <= max", at, i);
+    return cmg__fields_fail(rd, "%s[%zu]: expected min <= live <= max", at, i);
   return 0;
 }
 
 static int
-read_one_series(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
-                struct cmg__tool_rseries *s)
+read_one_series(struct cmg__fields_reader *rd, const cJSON *it, const char *at,
+                struct cmg__model_series *s)
 {
   const cJSON *arr, *p;
   char where[96];
   size_t i = 0;
 
-  CHECK(cmg__tool_device(rd, it, at, "device", false, &s->device));
-  CHECK(cmg__tool_number(rd, it, at, "resolution", &s->resolution));
-  CHECK(cmg__tool_count(rd, it, at, "peak_bytes", NULL, &s->peak_bytes));
-  CHECK(cmg__tool_number(rd, it, at, "peak_time", &s->peak_time));
-  CHECK(cmg__tool_array(rd, it, at, "points", &arr, &s->n));
+  CHECK(cmg__fields_device(rd, it, at, "device", false, &s->device));
+  CHECK(cmg__fields_number(rd, it, at, "resolution", &s->resolution));
+  CHECK(cmg__fields_count(rd, it, at, "peak_bytes", NULL, &s->peak_bytes));
+  CHECK(cmg__fields_number(rd, it, at, "peak_time", &s->peak_time));
+  CHECK(cmg__fields_array(rd, it, at, "points", &arr, &s->n));
   if (s->n == 0 || s->n > POINTS_MAX)
-    return cmg__tool_fail(rd, "%s.points: expected 1 to %d points, got %zu", at,
-                          POINTS_MAX, s->n);
-  s->points = cmg__tool_table(s->n, sizeof(*s->points));
+    return cmg__fields_fail(rd, "%s.points: expected 1 to %d points, got %zu",
+                            at, POINTS_MAX, s->n);
+  s->points = cmg__fields_table(s->n, sizeof(*s->points));
   if (s->points == NULL)
     return -ENOMEM;
   snprintf(where, sizeof(where), "%s.points", at);
@@ -83,42 +84,42 @@ read_one_series(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
   {
     CHECK(read_point(rd, p, where, i, &s->points[i]));
     if (i > 0 && s->points[i].time < s->points[i - 1].time)
-      return cmg__tool_fail(rd, "%s[%zu]: expected points in time order", where,
-                            i);
+      return cmg__fields_fail(rd, "%s[%zu]: expected points in time order",
+                              where, i);
     i++;
   }
   return 0;
 }
 
 static int
-read_dumps(struct cmg__tool_reader *rd, const cJSON *o,
-           struct cmg__tool_timeline *t)
+read_dumps(struct cmg__fields_reader *rd, const cJSON *o,
+           struct cmg__model_timeline *t)
 {
   const cJSON *arr, *it;
   char at[64];
   size_t i = 0;
 
-  CHECK(cmg__tool_array(rd, o, "timeline", "dumps", &arr, &t->n_dumps));
-  t->dumps = cmg__tool_table(t->n_dumps, sizeof(*t->dumps));
+  CHECK(cmg__fields_array(rd, o, "timeline", "dumps", &arr, &t->n_dumps));
+  t->dumps = cmg__fields_table(t->n_dumps, sizeof(*t->dumps));
   if (t->dumps == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr)
   {
-    struct cmg__tool_rdump *d = &t->dumps[i];
+    struct cmg__model_dump *d = &t->dumps[i];
 
-    CHECK(cmg__tool_element(rd, it, "timeline.dumps", i++, at, sizeof(at)));
-    CHECK(cmg__tool_number(rd, it, at, "time", &d->time));
-    CHECK(cmg__tool_string(rd, it, at, "reason", false, &d->reason));
+    CHECK(cmg__fields_element(rd, it, "timeline.dumps", i++, at, sizeof(at)));
+    CHECK(cmg__fields_number(rd, it, at, "time", &d->time));
+    CHECK(cmg__fields_string(rd, it, at, "reason", false, &d->reason));
   }
-  return cmg__tool_count(rd, o, "timeline", "dumps_total", NULL,
-                         &t->dumps_total);
+  return cmg__fields_count(rd, o, "timeline", "dumps_total", NULL,
+                           &t->dumps_total);
 }
 
 /* Reports of cumemguard 0.1.0 named host memory freed during the run by
  * CMG_HOST_MEMORY, the public API's number for it, where every other
  * member says null: those reports still read, as host memory. */
 static int
-freed_device(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
+freed_device(struct cmg__fields_reader *rd, const cJSON *it, const char *at,
              int *out)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(it, "device");
@@ -127,46 +128,46 @@ freed_device(struct cmg__tool_reader *rd, const cJSON *it, const char *at,
     *out = -1;
     return 0;
   }
-  return cmg__tool_device(rd, it, at, "device", true, out);
+  return cmg__fields_device(rd, it, at, "device", true, out);
 }
 
 static int
-read_freed(struct cmg__tool_reader *rd, const cJSON *o,
-           const struct cmg__tool_id *ids, size_t n_ids,
-           struct cmg__tool_timeline *t)
+read_freed(struct cmg__fields_reader *rd, const cJSON *o,
+           const struct cmg__read_stacks_id *ids, size_t n_ids,
+           struct cmg__model_timeline *t)
 {
   const cJSON *arr, *it;
   char at[64];
   size_t i = 0;
 
-  CHECK(cmg__tool_array(rd, o, "timeline", "freed", &arr, &t->n_freed));
-  t->freed = cmg__tool_table(t->n_freed, sizeof(*t->freed));
+  CHECK(cmg__fields_array(rd, o, "timeline", "freed", &arr, &t->n_freed));
+  t->freed = cmg__fields_table(t->n_freed, sizeof(*t->freed));
   if (t->freed == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr)
   {
-    struct cmg__tool_rfreed *f = &t->freed[i];
+    struct cmg__model_freed *f = &t->freed[i];
 
-    CHECK(cmg__tool_element(rd, it, "timeline.freed", i++, at, sizeof(at)));
-    CHECK(cmg__tool_count(rd, it, at, "bytes", NULL, &f->bytes));
+    CHECK(cmg__fields_element(rd, it, "timeline.freed", i++, at, sizeof(at)));
+    CHECK(cmg__fields_count(rd, it, at, "bytes", NULL, &f->bytes));
     CHECK(freed_device(rd, it, at, &f->device));
-    CHECK(cmg__tool_string(rd, it, at, "api", false, &f->api));
-    CHECK(cmg__tool_stack_ref(rd, it, at, ids, n_ids, &f->stack));
-    CHECK(cmg__tool_number(rd, it, at, "time", &f->time));
-    CHECK(cmg__tool_number(rd, it, at, "free_time", &f->free_time));
+    CHECK(cmg__fields_string(rd, it, at, "api", false, &f->api));
+    CHECK(cmg__read_stacks_ref(rd, it, at, ids, n_ids, &f->stack));
+    CHECK(cmg__fields_number(rd, it, at, "time", &f->time));
+    CHECK(cmg__fields_number(rd, it, at, "free_time", &f->free_time));
     if (f->free_time < f->time)
-      return cmg__tool_fail(rd,
-                            "%s.free_time: expected no earlier than its "
-                            "time",
-                            at);
+      return cmg__fields_fail(rd,
+                              "%s.free_time: expected no earlier than its "
+                              "time",
+                              at);
   }
   return 0;
 }
 
 int
-cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
-                      const struct cmg__tool_id *ids, size_t n_ids,
-                      struct cmg__tool_timeline *t)
+cmg__read_series(struct cmg__fields_reader *rd, const cJSON *root,
+                 const struct cmg__read_stacks_id *ids, size_t n_ids,
+                 struct cmg__model_timeline *t)
 {
   const cJSON *o, *arr, *it;
   char at[64];
@@ -176,19 +177,19 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
   if (cJSON_GetObjectItemCaseSensitive(root, "timeline") == NULL)
     return 0;
   t->present = true;
-  CHECK(cmg__tool_object(rd, root, "", "timeline", &o));
-  CHECK(cmg__tool_array(rd, o, "timeline", "devices", &arr, &t->n_series));
-  t->series = cmg__tool_table(t->n_series, sizeof(*t->series));
+  CHECK(cmg__fields_object(rd, root, "", "timeline", &o));
+  CHECK(cmg__fields_array(rd, o, "timeline", "devices", &arr, &t->n_series));
+  t->series = cmg__fields_table(t->n_series, sizeof(*t->series));
   if (t->series == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(it, arr)
   {
-    CHECK(cmg__tool_element(rd, it, "timeline.devices", i, at, sizeof(at)));
+    CHECK(cmg__fields_element(rd, it, "timeline.devices", i, at, sizeof(at)));
     CHECK(read_one_series(rd, it, at, &t->series[i]));
     for (size_t k = 0; k < i; k++)
       if (t->series[k].device == t->series[i].device)
-        return cmg__tool_fail(rd, "%s.device: device %d is listed twice", at,
-                              t->series[i].device);
+        return cmg__fields_fail(rd, "%s.device: device %d is listed twice", at,
+                                t->series[i].device);
     i++;
   }
   CHECK(read_dumps(rd, o, t));
@@ -198,11 +199,11 @@ cmg__tool_read_series(struct cmg__tool_reader *rd, const cJSON *root,
 /* Keeps the largest n allocations in a min-heap by bytes (heap[0] the
  * smallest kept), so each of a million costs a compare. */
 static void
-keep(struct cmg__tool_ralloc *heap, size_t *n, struct cmg__tool_ralloc a)
+keep(struct cmg__model_alloc *heap, size_t *n, struct cmg__model_alloc a)
 {
   size_t i;
 
-  if (*n == CMG__TOOL_LARGEST) {
+  if (*n == CMG__MODEL_LARGEST) {
     if (a.bytes <= heap[0].bytes)
       return;
     i = 0;
@@ -231,7 +232,7 @@ keep(struct cmg__tool_ralloc *heap, size_t *n, struct cmg__tool_ralloc a)
 static int
 by_bytes(const void *x, const void *y)
 {
-  const struct cmg__tool_ralloc *a = x, *b = y;
+  const struct cmg__model_alloc *a = x, *b = y;
 
   if (a->bytes != b->bytes)
     return a->bytes < b->bytes ? 1 : -1;
@@ -239,8 +240,9 @@ by_bytes(const void *x, const void *y)
 }
 
 int
-cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
-                       size_t n_leaks, struct cmg__tool_ralloc **out, size_t *n)
+cmg__read_series_largest(struct cmg__fields_reader *rd, const cJSON *root,
+                         size_t n_leaks, struct cmg__model_alloc **out,
+                         size_t *n)
 {
   const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(root, "leaks");
   const cJSON *g, *it;
@@ -248,7 +250,7 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
   size_t i = 0;
 
   *n = 0;
-  *out = cmg__tool_table(CMG__TOOL_LARGEST, sizeof(**out));
+  *out = cmg__fields_table(CMG__MODEL_LARGEST, sizeof(**out));
   if (*out == NULL)
     return -ENOMEM;
   cJSON_ArrayForEach(g, leaks)
@@ -259,15 +261,15 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
     snprintf(list_at, sizeof(list_at), "leaks[%zu].allocations", i);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(g, "allocations");
     if (list != NULL && !cJSON_IsArray(list))
-      return cmg__tool_wrong(rd, at, "allocations", "an array", list);
+      return cmg__fields_wrong(rd, at, "allocations", "an array", list);
     size_t j = 0;
     cJSON_ArrayForEach(it, list)
     {
-      struct cmg__tool_ralloc a = { .leak = i };
+      struct cmg__model_alloc a = { .leak = i };
 
-      CHECK(cmg__tool_element(rd, it, list_at, j++, sub, sizeof(sub)));
-      CHECK(cmg__tool_count(rd, it, sub, "bytes", NULL, &a.bytes));
-      CHECK(cmg__tool_number(rd, it, sub, "time", &a.time));
+      CHECK(cmg__fields_element(rd, it, list_at, j++, sub, sizeof(sub)));
+      CHECK(cmg__fields_count(rd, it, sub, "bytes", NULL, &a.bytes));
+      CHECK(cmg__fields_number(rd, it, sub, "time", &a.time));
       keep(*out, n, a);
     }
     i++;
@@ -277,7 +279,7 @@ cmg__tool_read_largest(struct cmg__tool_reader *rd, const cJSON *root,
 }
 
 void
-cmg__tool_series_free(struct cmg__tool_timeline *t)
+cmg__read_series_free(struct cmg__model_timeline *t)
 {
   for (size_t i = 0; t->series != NULL && i < t->n_series; i++)
     free(t->series[i].points);

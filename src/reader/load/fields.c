@@ -1,13 +1,13 @@
 /*
  * Checked access to the members of a cJSON tree, for the files that read a
- * report (read.c, series.c, stacks.c).
+ * report (read.c, read_stacks.c, read_devices.c, read_series.c).
  * Each getter looks up `key` in object o, checks its type and range, and on
  * a problem writes one line into the reader's buffer, naming the member by
  * its path ("leaks[3].bytes: expected an integer from 0 to 2^53, got a
  * string"), and returns -EINVAL; at is the path of o ("" at the top).
  * Numbers are integers a double holds exactly (up to 2^53): every byte count
  * of a real device is, and JSON readers in other languages agree on them.
- * Strings are copied through cmg__tool_clean_string(), so no later output,
+ * Strings are copied through cmg__fields_clean_string(), so no later output,
  * whether a terminal, an SVG or folded stacks, sees a control byte or
  * invalid UTF-8 from a report.
  */
@@ -23,11 +23,11 @@
 #include <cjson/cJSON.h>
 
 #include "core/base.h"
-#include "reader/fields.h"
+#include "reader/load/fields.h"
 #include "reader/tool.h"
 
 int
-cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)
+cmg__fields_fail(struct cmg__fields_reader *rd, const char *fmt, ...)
 {
   va_list ap;
 
@@ -38,7 +38,7 @@ cmg__tool_fail(struct cmg__tool_reader *rd, const char *fmt, ...)
 }
 
 void *
-cmg__tool_table(size_t n, size_t size)
+cmg__fields_table(size_t n, size_t size)
 {
   return calloc(n > 0 ? n : 1, size);
 }
@@ -49,7 +49,7 @@ cmg__tool_table(size_t n, size_t size)
  * U+FFFF included, since XML refuses those).
  */
 char *
-cmg__tool_clean_string(const char *s)
+cmg__fields_clean_string(const char *s)
 {
   const unsigned char *p = (const unsigned char *)s;
   size_t len = strlen(s), i = 0, o = 0;
@@ -102,7 +102,7 @@ cmg__tool_clean_string(const char *s)
 /* ---- typed access to members ------------------------------------------ */
 
 const char *
-cmg__tool_kind(const cJSON *item)
+cmg__fields_kind(const cJSON *item)
 {
   if (item == NULL)
     return "nothing";
@@ -121,12 +121,12 @@ cmg__tool_kind(const cJSON *item)
 
 /* The member `key` of o; fails naming at.key when it is missing. */
 int
-cmg__tool_member(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                 const char *key, const cJSON **out)
+cmg__fields_member(struct cmg__fields_reader *rd, const cJSON *o,
+                   const char *at, const char *key, const cJSON **out)
 {
   *out = cJSON_GetObjectItemCaseSensitive(o, key);
   if (*out == NULL)
-    return cmg__tool_fail(rd, "%s%s%s: missing", at, at[0] ? "." : "", key);
+    return cmg__fields_fail(rd, "%s%s%s: missing", at, at[0] ? "." : "", key);
   return 0;
 }
 
@@ -143,44 +143,44 @@ describe(const cJSON *got, char *buf, size_t len)
     return;
   }
   char *clean = cJSON_IsString(got) && strlen(got->valuestring) <= SHOWN
-                    ? cmg__tool_clean_string(got->valuestring)
+                    ? cmg__fields_clean_string(got->valuestring)
                     : NULL;
   if (clean != NULL)
     snprintf(buf, len, "\"%s\"", clean);
   else
-    snprintf(buf, len, "%s", cmg__tool_kind(got));
+    snprintf(buf, len, "%s", cmg__fields_kind(got));
   free(clean);
 }
 
 int
-cmg__tool_fail_item(struct cmg__tool_reader *rd, const char *at,
-                    const char *want, const cJSON *got)
+cmg__fields_fail_item(struct cmg__fields_reader *rd, const char *at,
+                      const char *want, const cJSON *got)
 {
   char what[96];
 
   describe(got, what, sizeof(what));
-  return cmg__tool_fail(rd, "%s: expected %s, got %s", at, want, what);
+  return cmg__fields_fail(rd, "%s: expected %s, got %s", at, want, what);
 }
 
 int
-cmg__tool_wrong(struct cmg__tool_reader *rd, const char *at, const char *key,
-                const char *want, const cJSON *got)
+cmg__fields_wrong(struct cmg__fields_reader *rd, const char *at,
+                  const char *key, const char *want, const cJSON *got)
 {
   char what[96];
 
   describe(got, what, sizeof(what));
-  return cmg__tool_fail(rd, "%s%s%s: expected %s, got %s", at, at[0] ? "." : "",
-                        key, want, what);
+  return cmg__fields_fail(rd, "%s%s%s: expected %s, got %s", at,
+                          at[0] ? "." : "", key, want, what);
 }
 
 /* An integer in [min, max]; a null is allowed (and *has cleared) when has
  * is not NULL. */
 int
-cmg__tool_int(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-              const char *key, double min, double max, bool *has, double *out)
+cmg__fields_int(struct cmg__fields_reader *rd, const cJSON *o, const char *at,
+                const char *key, double min, double max, bool *has, double *out)
 {
   const cJSON *v;
-  int rc = cmg__tool_member(rd, o, at, key, &v);
+  int rc = cmg__fields_member(rd, o, at, key, &v);
 
   if (rc != 0)
     return rc;
@@ -196,13 +196,13 @@ cmg__tool_int(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
       v->valuedouble > max) {
     char want[96];
 
-    if (max >= CMG__TOOL_EXACT_MAX)
+    if (max >= CMG__FIELDS_EXACT_MAX)
       snprintf(want, sizeof(want), "an integer from %.0f to 2^53%s", min,
                has != NULL ? " or null" : "");
     else
       snprintf(want, sizeof(want), "an integer from %.0f to %.0f%s", min, max,
                has != NULL ? " or null" : "");
-    return cmg__tool_wrong(rd, at, key, want, v);
+    return cmg__fields_wrong(rd, at, key, want, v);
   }
   *out = v->valuedouble;
   return 0;
@@ -210,38 +210,38 @@ cmg__tool_int(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
 
 /* A byte count or another count: an integer from 0 to 2^53. */
 int
-cmg__tool_count(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                const char *key, bool *has, uint64_t *out)
+cmg__fields_count(struct cmg__fields_reader *rd, const cJSON *o, const char *at,
+                  const char *key, bool *has, uint64_t *out)
 {
   double d = 0; /* left as it is when the member is refused */
-  int rc = cmg__tool_int(rd, o, at, key, 0, CMG__TOOL_EXACT_MAX, has, &d);
+  int rc = cmg__fields_int(rd, o, at, key, 0, CMG__FIELDS_EXACT_MAX, has, &d);
 
   *out = (uint64_t)d;
   return rc;
 }
 
 int
-cmg__tool_number(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                 const char *key, double *out)
+cmg__fields_number(struct cmg__fields_reader *rd, const cJSON *o,
+                   const char *at, const char *key, double *out)
 {
   const cJSON *v;
-  int rc = cmg__tool_member(rd, o, at, key, &v);
+  int rc = cmg__fields_member(rd, o, at, key, &v);
 
   if (rc != 0)
     return rc;
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-    return cmg__tool_wrong(rd, at, key, "a number", v);
+    return cmg__fields_wrong(rd, at, key, "a number", v);
   *out = v->valuedouble;
   return 0;
 }
 
 /* A string, copied and cleaned into *out; null gives NULL when nullable. */
 int
-cmg__tool_string(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                 const char *key, bool nullable, char **out)
+cmg__fields_string(struct cmg__fields_reader *rd, const cJSON *o,
+                   const char *at, const char *key, bool nullable, char **out)
 {
   const cJSON *v;
-  int rc = cmg__tool_member(rd, o, at, key, &v);
+  int rc = cmg__fields_member(rd, o, at, key, &v);
 
   *out = NULL;
   if (rc != 0)
@@ -249,15 +249,15 @@ cmg__tool_string(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
   if (nullable && cJSON_IsNull(v))
     return 0;
   if (!cJSON_IsString(v) || v->valuestring == NULL)
-    return cmg__tool_wrong(rd, at, key,
-                           nullable ? "a string or null" : "a string", v);
-  *out = cmg__tool_clean_string(v->valuestring);
+    return cmg__fields_wrong(rd, at, key,
+                             nullable ? "a string or null" : "a string", v);
+  *out = cmg__fields_clean_string(v->valuestring);
   return *out != NULL ? 0 : -ENOMEM;
 }
 
 int
-cmg__tool_name(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-               const char *key, bool nullable, char **out)
+cmg__fields_name(struct cmg__fields_reader *rd, const cJSON *o, const char *at,
+                 const char *key, bool nullable, char **out)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
   size_t n =
@@ -265,21 +265,21 @@ cmg__tool_name(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
 
   if (n > CMG__TOOL_NAME_MAX) {
     *out = NULL;
-    return cmg__tool_fail(rd,
-                          "%s%s%s: %zu bytes long, more than the %u this "
-                          "tool reads of a name",
-                          at, at[0] ? "." : "", key, n, CMG__TOOL_NAME_MAX);
+    return cmg__fields_fail(rd,
+                            "%s%s%s: %zu bytes long, more than the %u this "
+                            "tool reads of a name",
+                            at, at[0] ? "." : "", key, n, CMG__TOOL_NAME_MAX);
   }
-  return cmg__tool_string(rd, o, at, key, nullable, out);
+  return cmg__fields_string(rd, o, at, key, nullable, out);
 }
 
 /* "0x..." in lower-case hex, at most 64 bits; null clears *has. */
 int
-cmg__tool_hex(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-              const char *key, bool *has, uint64_t *out)
+cmg__fields_hex(struct cmg__fields_reader *rd, const cJSON *o, const char *at,
+                const char *key, bool *has, uint64_t *out)
 {
   const cJSON *v;
-  int rc = cmg__tool_member(rd, o, at, key, &v);
+  int rc = cmg__fields_member(rd, o, at, key, &v);
 
   *out = 0;
   if (rc != 0)
@@ -292,8 +292,8 @@ cmg__tool_hex(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
   const char *s = cJSON_IsString(v) ? v->valuestring : NULL;
   size_t n = s != NULL ? strlen(s) : 0;
   if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
-    return cmg__tool_wrong(rd, at, key,
-                           "a \"0x...\" string of at most 16 hex digits", v);
+    return cmg__fields_wrong(rd, at, key,
+                             "a \"0x...\" string of at most 16 hex digits", v);
   for (size_t i = 2; i < n; i++) {
     unsigned d;
 
@@ -302,8 +302,8 @@ cmg__tool_hex(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
     else if (s[i] >= 'a' && s[i] <= 'f')
       d = (unsigned)(s[i] - 'a' + 10);
     else
-      return cmg__tool_wrong(rd, at, key, "lower-case hex digits after \"0x\"",
-                             v);
+      return cmg__fields_wrong(rd, at, key,
+                               "lower-case hex digits after \"0x\"", v);
     *out = *out << 4 | d;
   }
   return 0;
@@ -311,35 +311,35 @@ cmg__tool_hex(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
 
 /* An array member; *n is its length. */
 int
-cmg__tool_array(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                const char *key, const cJSON **out, size_t *n)
+cmg__fields_array(struct cmg__fields_reader *rd, const cJSON *o, const char *at,
+                  const char *key, const cJSON **out, size_t *n)
 {
-  int rc = cmg__tool_member(rd, o, at, key, out);
+  int rc = cmg__fields_member(rd, o, at, key, out);
 
   if (rc != 0)
     return rc;
   if (!cJSON_IsArray(*out))
-    return cmg__tool_wrong(rd, at, key, "an array", *out);
+    return cmg__fields_wrong(rd, at, key, "an array", *out);
   *n = (size_t)cJSON_GetArraySize(*out);
   return 0;
 }
 
 int
-cmg__tool_object(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                 const char *key, const cJSON **out)
+cmg__fields_object(struct cmg__fields_reader *rd, const cJSON *o,
+                   const char *at, const char *key, const cJSON **out)
 {
-  int rc = cmg__tool_member(rd, o, at, key, out);
+  int rc = cmg__fields_member(rd, o, at, key, out);
 
   if (rc != 0)
     return rc;
   if (!cJSON_IsObject(*out))
-    return cmg__tool_wrong(rd, at, key, "an object", *out);
+    return cmg__fields_wrong(rd, at, key, "an object", *out);
   return 0;
 }
 
 int
-cmg__tool_optional_object(struct cmg__tool_reader *rd, const cJSON *o,
-                          const char *at, const char *key, const cJSON **out)
+cmg__fields_optional_object(struct cmg__fields_reader *rd, const cJSON *o,
+                            const char *at, const char *key, const cJSON **out)
 {
   *out = cJSON_GetObjectItemCaseSensitive(o, key);
   if (*out == NULL || cJSON_IsNull(*out)) {
@@ -347,30 +347,30 @@ cmg__tool_optional_object(struct cmg__tool_reader *rd, const cJSON *o,
     return 0;
   }
   if (!cJSON_IsObject(*out))
-    return cmg__tool_wrong(rd, at, key, "an object or null", *out);
+    return cmg__fields_wrong(rd, at, key, "an object or null", *out);
   return 0;
 }
 
 /* Checks that element i of an array is an object; names it in at. */
 int
-cmg__tool_element(struct cmg__tool_reader *rd, const cJSON *item,
-                  const char *array, size_t i, char *at, size_t atlen)
+cmg__fields_element(struct cmg__fields_reader *rd, const cJSON *item,
+                    const char *array, size_t i, char *at, size_t atlen)
 {
   snprintf(at, atlen, "%s[%zu]", array, i);
   if (!cJSON_IsObject(item))
-    return cmg__tool_fail(rd, "%s: expected an object, got %s", at,
-                          cmg__tool_kind(item));
+    return cmg__fields_fail(rd, "%s: expected an object, got %s", at,
+                            cmg__fields_kind(item));
   return 0;
 }
 
 int
-cmg__tool_device(struct cmg__tool_reader *rd, const cJSON *o, const char *at,
-                 const char *key, bool host_ok, int *out)
+cmg__fields_device(struct cmg__fields_reader *rd, const cJSON *o,
+                   const char *at, const char *key, bool host_ok, int *out)
 {
   bool has = true;
   double d;
-  int rc = cmg__tool_int(rd, o, at, key, 0, CMG__MAX_DEVICES - 1,
-                         host_ok ? &has : NULL, &d);
+  int rc = cmg__fields_int(rd, o, at, key, 0, CMG__MAX_DEVICES - 1,
+                           host_ok ? &has : NULL, &d);
 
   if (rc == 0)
     *out = has ? (int)d : -1;

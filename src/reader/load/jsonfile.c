@@ -22,8 +22,8 @@
 
 #include "core/log.h"
 
-#include "reader/fields.h"
-#include "reader/file.h"
+#include "reader/load/fields.h"
+#include "reader/load/jsonfile.h"
 #include "reader/tool.h"
 
 /* ---- cJSON's memory ---------------------------------------------------- */
@@ -141,7 +141,7 @@ parse_json(const char *buf, size_t len, const char **end, bool *oom)
 }
 
 void
-cmg__tool_drop_json(cJSON *root)
+cmg__jsonfile_drop(cJSON *root)
 {
   if (use_arena)
     arena_release();
@@ -155,28 +155,29 @@ cmg__tool_drop_json(cJSON *root)
  * CMG__TOOL_FILE_MAX, of `size` bytes, or where size is 0, standard input
  * that went on past it. */
 static int
-too_large(struct cmg__tool_reader *rd, uint64_t size)
+too_large(struct cmg__fields_reader *rd, uint64_t size)
 {
   char has[32], max[32];
 
   cmg__format_size(CMG__TOOL_FILE_MAX, max, sizeof(max));
   if (size == 0)
-    return cmg__tool_fail(rd,
-                          "more than %s (%llu bytes), the most this tool "
-                          "reads of a report",
-                          max, CMG__TOOL_FILE_MAX);
+    return cmg__fields_fail(rd,
+                            "more than %s (%llu bytes), the most this tool "
+                            "reads of a report",
+                            max, CMG__TOOL_FILE_MAX);
   cmg__format_size(size, has, sizeof(has));
-  return cmg__tool_fail(rd,
-                        "%s (%llu bytes), more than the %s (%llu bytes) "
-                        "this tool reads of a report",
-                        has, (unsigned long long)size, max, CMG__TOOL_FILE_MAX);
+  return cmg__fields_fail(rd,
+                          "%s (%llu bytes), more than the %s (%llu bytes) "
+                          "this tool reads of a report",
+                          has, (unsigned long long)size, max,
+                          CMG__TOOL_FILE_MAX);
 }
 
 /* The whole of file in a NUL-terminated buffer; *len excludes the NUL.  A
  * regular file's size is known before it is read; a pipe is read until it
  * passes the limit. */
 static int
-slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
+slurp(const char *file, char **out, size_t *len, struct cmg__fields_reader *rd)
 {
   int fd = strcmp(file, "-") == 0 ? STDIN_FILENO : open(file, O_RDONLY);
   size_t cap = 65536, n = 0;
@@ -184,7 +185,7 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
   int rc = 0;
 
   if (fd < 0)
-    return cmg__tool_fail(rd, "cannot open: %s", strerror(errno));
+    return cmg__fields_fail(rd, "cannot open: %s", strerror(errno));
   /* One read into a buffer of the file's size, when it has one. */
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
     if ((uint64_t)st.st_size > CMG__TOOL_FILE_MAX)
@@ -212,7 +213,7 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0) {
-      rc = cmg__tool_fail(rd, "cannot read: %s", strerror(errno));
+      rc = cmg__fields_fail(rd, "cannot read: %s", strerror(errno));
       free(buf);
       buf = NULL;
     }
@@ -225,7 +226,7 @@ slurp(const char *file, char **out, size_t *len, struct cmg__tool_reader *rd)
   if (rc != 0)
     return rc;
   if (buf == NULL) {
-    cmg__tool_fail(rd, "out of memory");
+    cmg__fields_fail(rd, "out of memory");
     return -ENOMEM;
   }
   buf[n] = '\0';
@@ -369,7 +370,7 @@ depth_at(const char *buf, size_t pos)
  */
 static int
 explain(const char *buf, size_t len, const char *end, const struct shrunk *s,
-        struct cmg__tool_reader *rd)
+        struct cmg__fields_reader *rd)
 {
   size_t pos = end != NULL && end >= buf ? (size_t)(end - buf) : len;
   char first = buf[strspn(buf, " \t\r\n")];
@@ -378,26 +379,28 @@ explain(const char *buf, size_t len, const char *end, const struct shrunk *s,
   if (pos < len && (buf[pos] == '[' || buf[pos] == '{') &&
       depth_at(buf, pos) >= CJSON_NESTING_LIMIT) {
     position(buf, pos, s, &line, &col);
-    return cmg__tool_fail(rd,
-                          "arrays and objects nested deeper than the %d "
-                          "levels this tool reads (line %zu, column %zu)",
-                          CJSON_NESTING_LIMIT, line, col);
+    return cmg__fields_fail(rd,
+                            "arrays and objects nested deeper than the %d "
+                            "levels this tool reads (line %zu, column %zu)",
+                            CJSON_NESTING_LIMIT, line, col);
   }
   for (i = len; i > 0 && strchr(" \t\r\n", buf[i - 1]) != NULL; i--)
     ;
   if (first == '{' && (pos >= len || buf[i - 1] != '}')) {
     position(buf, i, s, &line, &col);
-    return cmg__tool_fail(rd,
-                          "truncated JSON: the file ends at line %zu "
-                          "before the report does",
-                          line);
+    return cmg__fields_fail(rd,
+                            "truncated JSON: the file ends at line %zu "
+                            "before the report does",
+                            line);
   }
   position(buf, pos, s, &line, &col);
-  return cmg__tool_fail(rd, "not valid JSON (line %zu, column %zu)", line, col);
+  return cmg__fields_fail(rd, "not valid JSON (line %zu, column %zu)", line,
+                          col);
 }
 
 int
-cmg__tool_load_json(const char *file, cJSON **root, struct cmg__tool_reader *rd)
+cmg__jsonfile_load(const char *file, cJSON **root,
+                   struct cmg__fields_reader *rd)
 {
   struct shrunk s = { NULL, 0, 0 };
   const char *end = NULL;
@@ -410,18 +413,18 @@ cmg__tool_load_json(const char *file, cJSON **root, struct cmg__tool_reader *rd)
   if (rc != 0)
     return rc;
   if (strspn(buf, " \t\r\n") == len)
-    rc = cmg__tool_fail(rd, "empty file, not a cumemguard report");
+    rc = cmg__fields_fail(rd, "empty file, not a cumemguard report");
   else if (memchr(buf, '\0', len) != NULL)
-    rc = cmg__tool_fail(rd, "not a text file (it holds a NUL byte)");
+    rc = cmg__fields_fail(rd, "not a text file (it holds a NUL byte)");
   else if ((rc = rewrite_nul_escapes(buf, &len, &s)) == 0)
     /* The length includes the NUL: cJSON wants it to end the value. */
     *root = parse_json(buf, len + 1, &end, &oom);
   if (rc == 0 && *root == NULL) {
-    cmg__tool_drop_json(NULL);
+    cmg__jsonfile_drop(NULL);
     rc = oom ? -ENOMEM : explain(buf, len, end, &s, rd);
   }
   if (rc == -ENOMEM)
-    cmg__tool_fail(rd, "out of memory");
+    cmg__fields_fail(rd, "out of memory");
   free(s.at);
   free(buf);
   return rc;
