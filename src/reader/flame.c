@@ -37,7 +37,7 @@
 
 #include "reader/flame.h"
 #include "reader/index.h"
-#include "reader/load/fields.h"
+#include "reader/load/utf8.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/tool.h"
@@ -312,33 +312,6 @@ cmg__tool_folded(FILE *f, const struct cmg__tool_view *v,
 
 /* ---- SVG ---------------------------------------------------------------- */
 
-/* Bytes of the first `chars` characters of UTF-8 s. */
-static size_t
-char_prefix(const char *s, size_t chars)
-{
-  size_t i = 0;
-
-  while (s[i] != '\0') {
-    if (((unsigned char)s[i] & 0xc0) != 0x80) {
-      if (chars == 0)
-        break;
-      chars--;
-    }
-    i++;
-  }
-  return i;
-}
-
-static size_t
-char_count(const char *s)
-{
-  size_t n = 0;
-
-  for (; *s != '\0'; s++)
-    n += ((unsigned char)*s & 0xc0) != 0x80;
-  return n;
-}
-
 static uint32_t
 name_hash(const char *s)
 {
@@ -401,13 +374,13 @@ box(struct drawing *d, const char *label, unsigned kind, bool site,
                             : "frame",
           bytes, x, y, w, ROW - 1, fill);
   if (fit >= 3) {
-    size_t chars = char_count(label);
+    size_t chars = cmg__utf8_count(label);
 
     fprintf(d->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 11.5);
     if (chars <= fit) {
       cmg__tool_put_xml(d->f, label, SIZE_MAX);
     } else {
-      cmg__tool_put_xml(d->f, label, char_prefix(label, fit - 2));
+      cmg__tool_put_xml(d->f, label, cmg__utf8_prefix(label, fit - 2));
       fputs("..", d->f);
     }
     fputs("</text>", d->f);
@@ -452,7 +425,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
   /* The title and the file name come from the command line: clean them of
    * anything XML refuses. */
   char *title =
-      cmg__fields_clean_string(o->title != NULL ? o->title : titles[o->weight]);
+      cmg__utf8_clean(o->title != NULL ? o->title : titles[o->weight]);
   cmg__tool_put_xml(d->f, title != NULL ? title : "", SIZE_MAX);
   free(title);
   fprintf(d->f,
@@ -465,7 +438,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
               : cmg__tool_plural(sites, "stack", "stacks"));
   if (v->n_sources == 1) {
     fprintf(d->f, "process %ld, ", v->sources[0].pid);
-    char *file = cmg__fields_clean_string(v->sources[0].file);
+    char *file = cmg__utf8_clean(v->sources[0].file);
     cmg__tool_put_xml(d->f, file != NULL ? file : "", SIZE_MAX);
     free(file);
   } else {

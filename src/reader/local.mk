@@ -8,6 +8,7 @@ TOOL_C = \
 	src/reader/load/read.c \
 	src/reader/load/read_devices.c \
 	src/reader/load/fields.c \
+	src/reader/load/utf8.c \
 	src/reader/load/jsonfile.c \
 	src/reader/index.c \
 	src/reader/code.c \
@@ -41,6 +42,7 @@ TOOL_H = \
 	src/reader/load/read_devices.h \
 	src/reader/diff.h \
 	src/reader/load/fields.h \
+	src/reader/load/utf8.h \
 	src/reader/graphmem.h \
 	src/reader/held.h \
 	src/reader/load/jsonfile.h \

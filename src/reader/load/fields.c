@@ -7,7 +7,7 @@
  * string"), and returns -EINVAL; at is the path of o ("" at the top).
  * Numbers are integers a double holds exactly (up to 2^53): every byte count
  * of a real device is, and JSON readers in other languages agree on them.
- * Strings are copied through cmg__fields_clean_string(), so no later output,
+ * Strings are copied through cmg__utf8_clean(), so no later output,
  * whether a terminal, an SVG or folded stacks, sees a control byte or
  * invalid UTF-8 from a report.
  */
@@ -24,6 +24,7 @@
 
 #include "core/base.h"
 #include "reader/load/fields.h"
+#include "reader/load/utf8.h"
 #include "reader/tool.h"
 
 int
@@ -41,62 +42,6 @@ void *
 cmg__fields_table(size_t n, size_t size)
 {
   return calloc(n > 0 ? n : 1, size);
-}
-
-/*
- * Control bytes and C1 controls become '?', and so does each byte that does
- * not start a valid UTF-8 sequence (overlong forms, surrogates, U+FFFE and
- * U+FFFF included, since XML refuses those).
- */
-char *
-cmg__fields_clean_string(const char *s)
-{
-  const unsigned char *p = (const unsigned char *)s;
-  size_t len = strlen(s), i = 0, o = 0;
-  char *out = malloc(len + 1);
-
-  if (out == NULL)
-    return NULL;
-  while (i < len) {
-    unsigned c = p[i], need = 0, lo = 0x80, hi = 0xbf;
-    size_t k;
-
-    if (c < 0x80) {
-      out[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-      i++;
-      continue;
-    }
-    if (c >= 0xc2 && c <= 0xdf) {
-      need = 1;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      need = 2;
-      lo = c == 0xe0 ? 0xa0 : 0x80;
-      hi = c == 0xed ? 0x9f : 0xbf;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      need = 3;
-      lo = c == 0xf0 ? 0x90 : 0x80;
-      hi = c == 0xf4 ? 0x8f : 0xbf;
-    }
-    unsigned cp = need == 1 ? c & 0x1f : need == 2 ? c & 0x0f : c & 0x07;
-    for (k = 1; need != 0 && k <= need; k++) {
-      unsigned b = i + k < len ? p[i + k] : 0;
-
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
-        break;
-      cp = cp << 6 | (b & 0x3f);
-    }
-    if (need == 0 || k <= need || (cp >= 0x80 && cp <= 0x9f) || cp == 0xfffe ||
-        cp == 0xffff) {
-      out[o++] = '?';
-      i++;
-      continue;
-    }
-    memcpy(out + o, p + i, need + 1);
-    o += need + 1;
-    i += need + 1;
-  }
-  out[o] = '\0';
-  return out;
 }
 
 /* ---- typed access to members ------------------------------------------ */
@@ -143,7 +88,7 @@ describe(const cJSON *got, char *buf, size_t len)
     return;
   }
   char *clean = cJSON_IsString(got) && strlen(got->valuestring) <= SHOWN
-                    ? cmg__fields_clean_string(got->valuestring)
+                    ? cmg__utf8_clean(got->valuestring)
                     : NULL;
   if (clean != NULL)
     snprintf(buf, len, "\"%s\"", clean);
@@ -251,7 +196,7 @@ cmg__fields_string(struct cmg__fields_reader *rd, const cJSON *o,
   if (!cJSON_IsString(v) || v->valuestring == NULL)
     return cmg__fields_wrong(rd, at, key,
                              nullable ? "a string or null" : "a string", v);
-  *out = cmg__fields_clean_string(v->valuestring);
+  *out = cmg__utf8_clean(v->valuestring);
   return *out != NULL ? 0 : -ENOMEM;
 }
 

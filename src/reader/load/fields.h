@@ -1,7 +1,7 @@
 /*
  * fields.c: checked access to the members of a cJSON tree, each problem
- * one line in a struct cmg__fields_reader, the cleaning of the strings
- * copied out of it, and the tables the readers copy arrays into.
+ * one line in a struct cmg__fields_reader, with the strings copied out
+ * of it cleaned (utf8.c), and the tables the readers copy arrays into.
  */
 #ifndef CMG_READER_LOAD_FIELDS_H
 #define CMG_READER_LOAD_FIELDS_H
@@ -112,9 +112,5 @@ int cmg__fields_element(struct cmg__fields_reader *rd, const struct cJSON *item,
 /* n zeroed elements of size bytes, for an array of n members; NULL only
  * when out of memory, also for n == 0, where calloc may return NULL. */
 void *cmg__fields_table(size_t n, size_t size);
-
-/* A copy of s with control bytes and invalid UTF-8 made '?', so that no
- * output (terminal, SVG, JSON) carries them; NULL when out of memory. */
-char *cmg__fields_clean_string(const char *s);
 
 #endif /* CMG_READER_FIELDS_H */

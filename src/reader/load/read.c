@@ -21,7 +21,7 @@
  * timeline does), which keeps the summary of a report with a million live
  * allocations at the cost of cJSON's parse.
  *
- * Strings are copied through cmg__fields_clean_string(), so no later output,
+ * Strings are copied through cmg__utf8_clean(), so no later output,
  * whether a terminal, an SVG or folded stacks, sees a control byte or
  * invalid UTF-8 from a report.
  */
@@ -44,6 +44,7 @@
 #include "reader/load/read_devices.h"
 #include "reader/load/read_series.h"
 #include "reader/load/read_stacks.h"
+#include "reader/load/utf8.h"
 #include "reader/tool.h"
 
 static bool
@@ -267,7 +268,7 @@ read_command(struct cmg__fields_reader *rd, const cJSON *p,
     strcat(r->command, a->valuestring);
   }
   if (n > 0) {
-    char *clean = cmg__fields_clean_string(r->command);
+    char *clean = cmg__utf8_clean(r->command);
 
     free(r->command);
     r->command = clean;
