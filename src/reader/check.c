@@ -15,24 +15,23 @@
 #include "core/log.h"
 
 #include "reader/check.h"
-#include "reader/index.h"
+#include "reader/model/index.h"
+#include "reader/model/view.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/summary.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 int
-cmg__tool_check_main(char *const *files, int n_files,
-                     struct cmg__tool_supp *supp,
+cmg__tool_check_main(char *const *files, int n_files, struct cmg__supp *supp,
                      const struct cmg__tool_opts *o, uint64_t max_leak)
 {
-  struct cmg__tool_index ix;
-  struct cmg__tool_view v;
+  struct cmg__index ix;
+  struct cmg__view v;
   int rc = 0;
 
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&v, &ix, true);
+  cmg__index_init(&ix);
+  cmg__view_init(&v, &ix, true);
   if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
   if (rc == 0) {
@@ -53,7 +52,7 @@ cmg__tool_check_main(char *const *files, int n_files,
              bytes, s2);
     }
   }
-  cmg__tool_view_free(&v);
-  cmg__tool_index_free(&ix);
+  cmg__view_free(&v);
+  cmg__index_free(&ix);
   return rc;
 }

@@ -29,12 +29,12 @@
 
 #include "reader/diff.h"
 #include "reader/held.h"
-#include "reader/index.h"
 #include "reader/json.h"
+#include "reader/model/index.h"
+#include "reader/model/view.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 #define SIZE_BUF 40
 
@@ -95,7 +95,7 @@ compare_deltas(const void *a, const void *b)
 
 /* Both views' unsuppressed groups, merged by key and sorted by change. */
 static struct change *
-changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
+changes(const struct cmg__view *base, const struct cmg__view *now,
         size_t *n_out)
 {
   struct change *c = malloc((base->n_leaks + now->n_leaks + 1) * sizeof(*c));
@@ -104,16 +104,16 @@ changes(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
   if (c == NULL)
     return NULL;
   for (int side = 0; side < 2; side++) {
-    const struct cmg__tool_view *v = side == 0 ? base : now;
+    const struct cmg__view *v = side == 0 ? base : now;
 
     for (size_t i = 0; i < v->n_leaks; i++) {
-      const struct cmg__tool_leak *l = &v->leaks[i];
+      const struct cmg__view_leak *l = &v->leaks[i];
 
       if (l->rule != CMG__TOOL_NONE)
         continue;
       memset(&c[n], 0, sizeof(c[n]));
       c[n].stack = l->stack;
-      c[n].device = cmg__tool_ordinal(v, l->device);
+      c[n].device = cmg__view_ordinal(v, l->device);
       c[n].api = l->api;
       c[n].kind = l->kind;
       c[n].is_device_memory = l->is_device_memory;
@@ -182,7 +182,7 @@ compare_ints(const void *a, const void *b)
 }
 
 static const struct cmg__view_device *
-find_device(const struct cmg__tool_view *v, int ordinal)
+find_device(const struct cmg__view *v, int ordinal)
 {
   for (size_t i = 0; i < v->n_devices; i++) {
     if (v->devices[i].ordinal == ordinal)
@@ -202,8 +202,8 @@ size_or_dash(const struct cmg__view_device *d, bool peak, char *buf)
 
 /* The device rows of both views, by ordinal. */
 static void
-print_devices(FILE *f, const struct cmg__tool_view *base,
-              const struct cmg__tool_view *now)
+print_devices(FILE *f, const struct cmg__view *base,
+              const struct cmg__view *now)
 {
   char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF], e[SIZE_BUF];
   int *ords = malloc((base->n_devices + now->n_devices + 1) * sizeof(*ords));
@@ -239,7 +239,7 @@ print_devices(FILE *f, const struct cmg__tool_view *base,
 }
 
 static void
-print_source(FILE *f, const char *label, const struct cmg__tool_view *v)
+print_source(FILE *f, const char *label, const struct cmg__view *v)
 {
   for (size_t i = 0; i < v->n_sources; i++)
     fprintf(f, "  %s process %ld (%s): %s\n", label, v->sources[i].pid,
@@ -248,7 +248,7 @@ print_source(FILE *f, const char *label, const struct cmg__tool_view *v)
 
 /* A group's title (the user's line first) and frames. */
 static void
-print_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
+print_stack(FILE *f, const struct cmg__index *ix, uint32_t stack,
             const struct cmg__tool_opts *o)
 {
   if (!o->all_frames && cmg__tool_put_title(f, "  ", ix, stack))
@@ -258,7 +258,7 @@ print_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
 }
 
 static void
-print_change(FILE *f, const struct cmg__tool_index *ix, const struct change *c,
+print_change(FILE *f, const struct cmg__index *ix, const struct change *c,
              const struct cmg__tool_opts *o)
 {
   char a[SIZE_BUF], b[SIZE_BUF], where[64];
@@ -295,7 +295,7 @@ print_change(FILE *f, const struct cmg__tool_index *ix, const struct change *c,
  * beside the leaks' count. */
 static void
 print_apart(FILE *f, const char *what, enum cmg__tool_held by,
-            const struct cmg__tool_view *base, const struct cmg__tool_view *now)
+            const struct cmg__view *base, const struct cmg__view *now)
 {
   uint64_t bb, bc, nb, nc;
   char a[SIZE_BUF];
@@ -307,9 +307,8 @@ print_apart(FILE *f, const char *what, enum cmg__tool_held by,
 }
 
 static void
-print_text(FILE *f, const struct cmg__tool_view *base,
-           const struct cmg__tool_view *now, const struct change *c, size_t n,
-           const struct cmg__tool_opts *o)
+print_text(FILE *f, const struct cmg__view *base, const struct cmg__view *now,
+           const struct change *c, size_t n, const struct cmg__tool_opts *o)
 {
   uint64_t bb, bc, nb, nc, left = 0, count[3] = { 0, 0, 0 }, graphs = 0;
   uint64_t contexts = 0;
@@ -369,7 +368,7 @@ print_text(FILE *f, const struct cmg__tool_view *base,
 }
 
 static cJSON *
-source_json(const struct cmg__tool_view *v)
+source_json(const struct cmg__view *v)
 {
   cJSON *o = cJSON_CreateObject();
 
@@ -382,13 +381,12 @@ source_json(const struct cmg__tool_view *v)
 }
 
 static cJSON *
-devices_json(const struct cmg__tool_view *base,
-             const struct cmg__tool_view *now)
+devices_json(const struct cmg__view *base, const struct cmg__view *now)
 {
   cJSON *a = cJSON_CreateArray();
 
   for (int side = 0; side < 2; side++) {
-    const struct cmg__tool_view *v = side == 0 ? base : now;
+    const struct cmg__view *v = side == 0 ? base : now;
 
     for (size_t i = 0; i < v->n_devices; i++) {
       int ord = v->devices[i].ordinal;
@@ -415,7 +413,7 @@ devices_json(const struct cmg__tool_view *base,
 }
 
 static cJSON *
-diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
+diff_json(const struct cmg__view *base, const struct cmg__view *now,
           const struct change *c, size_t n, const struct cmg__tool_opts *o)
 {
   cJSON *d = cJSON_CreateObject(), *a = cJSON_CreateArray();
@@ -471,8 +469,8 @@ diff_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
 }
 
 int
-cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
-               const struct cmg__tool_view *now, const struct cmg__tool_opts *o)
+cmg__tool_diff(FILE *f, const struct cmg__view *base,
+               const struct cmg__view *now, const struct cmg__tool_opts *o)
 {
   size_t n;
   struct change *c = changes(base, now, &n);
@@ -500,19 +498,18 @@ cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
 /* Reads the two reports into views over one index, devices matched by
  * ordinal, and calls done(); 0, or -1 after saying why. */
 static int
-with_pair(const char *base_file, const char *new_file,
-          struct cmg__tool_supp *supp,
-          int (*done)(const struct cmg__tool_view *,
-                      const struct cmg__tool_view *, void *),
+with_pair(const char *base_file, const char *new_file, struct cmg__supp *supp,
+          int (*done)(const struct cmg__view *, const struct cmg__view *,
+                      void *),
           void *arg)
 {
-  struct cmg__tool_index ix;
-  struct cmg__tool_view base, now;
+  struct cmg__index ix;
+  struct cmg__view base, now;
   int rc = -1;
 
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&base, &ix, false);
-  cmg__tool_view_init(&now, &ix, false);
+  cmg__index_init(&ix);
+  cmg__view_init(&base, &ix, false);
+  cmg__view_init(&now, &ix, false);
   if (cmg__tool_load(&base, base_file) == 0 &&
       cmg__tool_load(&now, new_file) == 0 &&
       cmg__tool_finish(&base, supp) == 0 && cmg__tool_finish(&now, supp) == 0) {
@@ -520,15 +517,14 @@ with_pair(const char *base_file, const char *new_file,
     if (rc != 0)
       cmg__tool_say("out of memory");
   }
-  cmg__tool_view_free(&base);
-  cmg__tool_view_free(&now);
-  cmg__tool_index_free(&ix);
+  cmg__view_free(&base);
+  cmg__view_free(&now);
+  cmg__index_free(&ix);
   return rc;
 }
 
 static int
-print_diff(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
-           void *o)
+print_diff(const struct cmg__view *base, const struct cmg__view *now, void *o)
 {
   return cmg__tool_diff(stdout, base, now, o) == 0 ? 0 : -1;
 }
@@ -539,8 +535,7 @@ struct json_arg {
 };
 
 static int
-keep_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
-          void *arg)
+keep_json(const struct cmg__view *base, const struct cmg__view *now, void *arg)
 {
   struct json_arg *a = arg;
   size_t n;
@@ -553,7 +548,7 @@ keep_json(const struct cmg__tool_view *base, const struct cmg__tool_view *now,
 
 void *
 cmg__tool_diff_json(const char *base_file, const char *new_file,
-                    struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
+                    struct cmg__supp *supp, const struct cmg__tool_opts *o)
 {
   struct json_arg a = { o, NULL };
 
@@ -563,7 +558,7 @@ cmg__tool_diff_json(const char *base_file, const char *new_file,
 
 int
 cmg__tool_diff_main(const char *base_file, const char *new_file,
-                    struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
+                    struct cmg__supp *supp, const struct cmg__tool_opts *o)
 {
   return with_pair(base_file, new_file, supp, print_diff, (void *)o) == 0
              ? 0

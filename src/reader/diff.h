@@ -8,25 +8,23 @@
 #include <stdio.h>
 
 struct cmg__tool_opts;
-struct cmg__tool_supp;
-struct cmg__tool_view;
+struct cmg__supp;
+struct cmg__view;
 
 /* Prints the difference NEW - BASE of two views over one index. */
-int cmg__tool_diff(FILE *f, const struct cmg__tool_view *base,
-                   const struct cmg__tool_view *now,
-                   const struct cmg__tool_opts *o);
+int cmg__tool_diff(FILE *f, const struct cmg__view *base,
+                   const struct cmg__view *now, const struct cmg__tool_opts *o);
 
 /* diff --json of two reports, read as the diff command reads them (a
  * cJSON item, as void *); NULL after saying why. */
 void *cmg__tool_diff_json(const char *base_file, const char *new_file,
-                          struct cmg__tool_supp *supp,
+                          struct cmg__supp *supp,
                           const struct cmg__tool_opts *o);
 
 /* The diff command: the two reports read into views over one index,
  * devices matched by ordinal, and their difference on stdout.  Returns the
  * exit status: 0, or CMG__TOOL_EXIT_ERROR after saying why. */
 int cmg__tool_diff_main(const char *base_file, const char *new_file,
-                        struct cmg__tool_supp *supp,
-                        const struct cmg__tool_opts *o);
+                        struct cmg__supp *supp, const struct cmg__tool_opts *o);
 
 #endif /* CMG_READER_DIFF_H */

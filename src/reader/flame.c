@@ -36,12 +36,13 @@
 #include "core/log.h"
 
 #include "reader/flame.h"
-#include "reader/index.h"
 #include "reader/load/utf8.h"
+#include "reader/model/index.h"
+#include "reader/model/view.h"
 #include "reader/run.h"
 #include "reader/show.h"
+#include "reader/show/frame_name.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 #include "reader/xml.h"
 
 #define SIZE_BUF 32
@@ -100,10 +101,10 @@ fold_name(char *s)
 }
 
 static const char *
-frame_label(struct lines *ls, const struct cmg__tool_index *ix, uint32_t fr)
+frame_label(struct lines *ls, const struct cmg__index *ix, uint32_t fr)
 {
   if (ls->frame_labels[fr] == NULL)
-    ls->frame_labels[fr] = fold_name(cmg__tool_label(ix, fr));
+    ls->frame_labels[fr] = fold_name(cmg__frame_name_label(ix, fr));
   return ls->frame_labels[fr];
 }
 
@@ -127,11 +128,11 @@ device_label(struct lines *ls, int ordinal)
 
 /* Appends a line for stack (with an API leaf when api is not NULL). */
 static int
-add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
+add_line(struct lines *ls, const struct cmg__view *v, uint32_t stack,
          const char *api, int device, bool with_device, uint64_t bytes,
          uint64_t count, bool all_frames)
 {
-  const struct cmg__tool_index *ix = v->ix;
+  const struct cmg__index *ix = v->ix;
   uint32_t lo, hi, n = 0;
 
   if (bytes == 0)
@@ -145,7 +146,7 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
     ls->v = bigger;
     ls->cap = cap;
   }
-  cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
+  cmg__index_stack_range(ix, stack, all_frames, &lo, &hi);
   struct line *l = &ls->v[ls->n];
   l->labels = malloc((hi - lo + 4) * (sizeof(*l->labels) + 1));
   if (l->labels == NULL)
@@ -159,7 +160,7 @@ add_line(struct lines *ls, const struct cmg__tool_view *v, uint32_t stack,
   /* A cut stack does not start where the program did; say so at its root.
    * Reports that record where a stack was cut show the cut as a frame. */
   if (stack != CMG__TOOL_NONE && hi == ix->stacks[stack].n &&
-      cmg__tool_is_cut_unplaced(ix, stack))
+      cmg__index_is_cut_unplaced(ix, stack))
     l->labels[n++] = "(truncated)";
   for (uint32_t k = hi; k > lo; k--) {
     uint32_t fr = ix->stacks[stack].frames[k - 1];
@@ -205,14 +206,14 @@ compare_lines(const void *a, const void *b)
 
 /* Whether the bytes of this weight lie on more than one device. */
 static bool
-is_multi_device(const struct cmg__tool_view *v, enum cmg__tool_weight w)
+is_multi_device(const struct cmg__view *v, enum cmg__tool_weight w)
 {
   bool peak = w == CMG__TOOL_WEIGHT_PEAK, any = false;
   uint32_t first = 0;
 
   if (w == CMG__TOOL_WEIGHT_LIVE) {
     for (size_t i = 0; i < v->n_leaks; i++) {
-      const struct cmg__tool_leak *l = &v->leaks[i];
+      const struct cmg__view_leak *l = &v->leaks[i];
 
       if (l->rule != CMG__TOOL_NONE || !l->is_device_memory || l->bytes == 0)
         continue;
@@ -224,7 +225,7 @@ is_multi_device(const struct cmg__tool_view *v, enum cmg__tool_weight w)
     return false;
   }
   for (size_t i = 0; i < (peak ? v->n_peaks : v->n_denials); i++) {
-    const struct cmg__tool_moment *m = peak ? &v->peaks[i] : &v->denials[i];
+    const struct cmg__view_moment *m = peak ? &v->peaks[i] : &v->denials[i];
 
     if (!m->has_comp || m->comp.n == 0)
       continue;
@@ -238,7 +239,7 @@ is_multi_device(const struct cmg__tool_view *v, enum cmg__tool_weight w)
 
 /* The lines of a view for a weight, merged and sorted. */
 static int
-make_lines(struct lines *ls, const struct cmg__tool_view *v,
+make_lines(struct lines *ls, const struct cmg__view *v,
            const struct cmg__tool_flame_opts *o)
 {
   bool multi = false;
@@ -253,11 +254,11 @@ make_lines(struct lines *ls, const struct cmg__tool_view *v,
   multi = is_multi_device(v, o->weight);
   if (o->weight == CMG__TOOL_WEIGHT_LIVE) {
     for (i = 0; rc == 0 && i < v->n_leaks; i++) {
-      const struct cmg__tool_leak *l = &v->leaks[i];
+      const struct cmg__view_leak *l = &v->leaks[i];
 
       /* Device memory only: the lines add up to the report's live bytes. */
       if (l->rule == CMG__TOOL_NONE && l->is_device_memory)
-        rc = add_line(ls, v, l->stack, l->api, cmg__tool_ordinal(v, l->device),
+        rc = add_line(ls, v, l->stack, l->api, cmg__view_ordinal(v, l->device),
                       multi, l->bytes, l->count, o->all_frames);
     }
   } else {
@@ -265,11 +266,11 @@ make_lines(struct lines *ls, const struct cmg__tool_view *v,
     size_t n = peak ? v->n_peaks : v->n_denials;
 
     for (i = 0; rc == 0 && i < n; i++) {
-      const struct cmg__tool_moment *m = peak ? &v->peaks[i] : &v->denials[i];
+      const struct cmg__view_moment *m = peak ? &v->peaks[i] : &v->denials[i];
 
       for (size_t k = 0; rc == 0 && m->has_comp && k < m->comp.n; k++)
         rc = add_line(ls, v, m->comp.items[k].stack, NULL,
-                      cmg__tool_ordinal(v, m->device), multi,
+                      cmg__view_ordinal(v, m->device), multi,
                       m->comp.items[k].bytes, m->comp.items[k].count,
                       o->all_frames);
     }
@@ -295,7 +296,7 @@ make_lines(struct lines *ls, const struct cmg__tool_view *v,
 }
 
 int
-cmg__tool_folded(FILE *f, const struct cmg__tool_view *v,
+cmg__tool_folded(FILE *f, const struct cmg__view *v,
                  const struct cmg__tool_flame_opts *o)
 {
   struct lines ls;
@@ -396,7 +397,7 @@ struct open_box {
 };
 
 static void
-header(struct drawing *d, const struct cmg__tool_view *v,
+header(struct drawing *d, const struct cmg__view *v,
        const struct cmg__tool_flame_opts *o, size_t sites, unsigned width)
 {
   static const char *const titles[] = {
@@ -448,7 +449,7 @@ header(struct drawing *d, const struct cmg__tool_view *v,
 }
 
 int
-cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
+cmg__tool_flame(FILE *f, const struct cmg__view *v,
                 const struct cmg__tool_flame_opts *o)
 {
   struct drawing d = { f, 0, 0, 0 };
@@ -524,39 +525,37 @@ cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
 /* ---- the commands -------------------------------------------------------- */
 
 int
-cmg__tool_folded_main(char *const *files, int n_files,
-                      struct cmg__tool_supp *supp,
+cmg__tool_folded_main(char *const *files, int n_files, struct cmg__supp *supp,
                       const struct cmg__tool_flame_opts *o)
 {
-  struct cmg__tool_index ix;
-  struct cmg__tool_view v;
+  struct cmg__index ix;
+  struct cmg__view v;
   int rc = 0;
 
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&v, &ix, true);
+  cmg__index_init(&ix);
+  cmg__view_init(&v, &ix, true);
   if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
   if (rc == 0 && cmg__tool_folded(stdout, &v, o) != 0) {
     cmg__tool_say("out of memory");
     rc = CMG__TOOL_EXIT_ERROR;
   }
-  cmg__tool_view_free(&v);
-  cmg__tool_index_free(&ix);
+  cmg__view_free(&v);
+  cmg__index_free(&ix);
   return rc;
 }
 
 int
-cmg__tool_flame_main(char *const *files, int n_files,
-                     struct cmg__tool_supp *supp,
+cmg__tool_flame_main(char *const *files, int n_files, struct cmg__supp *supp,
                      const struct cmg__tool_flame_opts *o, const char *output)
 {
-  struct cmg__tool_index ix;
-  struct cmg__tool_view v;
+  struct cmg__index ix;
+  struct cmg__view v;
   FILE *out = stdout;
   int rc = 0;
 
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&v, &ix, true);
+  cmg__index_init(&ix);
+  cmg__view_init(&v, &ix, true);
   if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
   if (rc == 0) {
@@ -577,7 +576,7 @@ cmg__tool_flame_main(char *const *files, int n_files,
       rc = CMG__TOOL_EXIT_ERROR;
     }
   }
-  cmg__tool_view_free(&v);
-  cmg__tool_index_free(&ix);
+  cmg__view_free(&v);
+  cmg__index_free(&ix);
   return rc;
 }

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-struct cmg__tool_supp;
-struct cmg__tool_view;
+struct cmg__supp;
+struct cmg__view;
 
 enum cmg__tool_weight {
   CMG__TOOL_WEIGHT_LIVE,
@@ -25,25 +25,25 @@ struct cmg__tool_flame_opts {
 };
 
 /* Writes "root;...;leaf BYTES" lines, sorted, one per distinct stack. */
-int cmg__tool_folded(FILE *f, const struct cmg__tool_view *v,
+int cmg__tool_folded(FILE *f, const struct cmg__view *v,
                      const struct cmg__tool_flame_opts *o);
 
 /* Writes a self-contained SVG flame graph. */
-int cmg__tool_flame(FILE *f, const struct cmg__tool_view *v,
+int cmg__tool_flame(FILE *f, const struct cmg__view *v,
                     const struct cmg__tool_flame_opts *o);
 
 /* The folded command: the folded stacks of all files as one view, on
  * stdout.  Returns the exit status: 0, or CMG__TOOL_EXIT_ERROR after saying
  * why. */
 int cmg__tool_folded_main(char *const *files, int n_files,
-                          struct cmg__tool_supp *supp,
+                          struct cmg__supp *supp,
                           const struct cmg__tool_flame_opts *o);
 
 /* The flame command: the same view as an SVG, into output (NULL or "-":
  * stdout), which is created only after every file was read.  Returns the
  * exit status: 0, or CMG__TOOL_EXIT_ERROR after saying why. */
 int cmg__tool_flame_main(char *const *files, int n_files,
-                         struct cmg__tool_supp *supp,
+                         struct cmg__supp *supp,
                          const struct cmg__tool_flame_opts *o,
                          const char *output);
 

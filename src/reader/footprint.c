@@ -22,8 +22,9 @@
 #include "core/log.h"
 
 #include "reader/footprint.h"
+#include "reader/load/model.h"
+#include "reader/model/view.h"
 #include "reader/show.h"
-#include "reader/view.h"
 
 #define SIZE_BUF 32
 
@@ -123,7 +124,7 @@ print_cross_check(FILE *f, const struct cmg__view_device *d)
 }
 
 void
-cmg__tool_footprint_devices(FILE *f, const struct cmg__tool_view *v)
+cmg__tool_footprint_devices(FILE *f, const struct cmg__view *v)
 {
   for (size_t i = 0; i < v->n_devices; i++) {
     if (!v->devices[i].footprint.present)

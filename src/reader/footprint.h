@@ -9,12 +9,12 @@
 
 #include <stdio.h>
 
-struct cmg__tool_view;
+struct cmg__view;
 
 /* One line per device that has a footprint, for under the device table:
  * what NVML says the process holds on the card, as allocations, contexts
  * and the unexplained rest, or why the contexts were not measured; and
  * whether the caps count them.  Nothing for the others. */
-void cmg__tool_footprint_devices(FILE *f, const struct cmg__tool_view *v);
+void cmg__tool_footprint_devices(FILE *f, const struct cmg__view *v);
 
 #endif /* CMG_READER_FOOTPRINT_H */

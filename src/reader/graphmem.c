@@ -14,13 +14,13 @@
 #include "core/log.h"
 
 #include "reader/graphmem.h"
+#include "reader/model/view.h"
 #include "reader/show.h"
-#include "reader/view.h"
 
 #define SIZE_BUF 32
 
 void
-cmg__tool_graph_devices(FILE *f, const struct cmg__tool_view *v)
+cmg__tool_graph_devices(FILE *f, const struct cmg__view *v)
 {
   char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF];
 

@@ -8,11 +8,11 @@
 
 #include <stdio.h>
 
-struct cmg__tool_view;
+struct cmg__view;
 
 /* One line per device that has graph_memory, for under the device table:
  * reserved and used bytes with their highs, whose count they are, and the
  * launches, uploads, trims and denials.  Nothing for the others. */
-void cmg__tool_graph_devices(FILE *f, const struct cmg__tool_view *v);
+void cmg__tool_graph_devices(FILE *f, const struct cmg__view *v);
 
 #endif /* CMG_READER_GRAPHMEM_H */

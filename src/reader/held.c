@@ -21,15 +21,15 @@
 #include "core/log.h"
 
 #include "reader/held.h"
-#include "reader/index.h"
+#include "reader/model/index.h"
+#include "reader/model/view.h"
 #include "reader/show.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 #define SIZE_BUF 32
 
 struct kind {
-  bool (*is)(const struct cmg__tool_leak *l);
+  bool (*is)(const struct cmg__view_leak *l);
   /* A device's section starts "<heading> device 0 at exit: 1.5 GiB", then,
    * where count_heading, " in 2 <many>", then ", <by>:"; its groups are
    * "1.0 GiB in 1 <one> (cudaGraphLaunch) from:". */
@@ -42,13 +42,13 @@ struct kind {
 };
 
 static bool
-is_graph(const struct cmg__tool_leak *l)
+is_graph(const struct cmg__view_leak *l)
 {
   return l->graph;
 }
 
 static bool
-is_context(const struct cmg__tool_leak *l)
+is_context(const struct cmg__view_leak *l)
 {
   return l->context;
 }
@@ -90,7 +90,7 @@ static const struct kind kinds[] = {
 #define N_KINDS (sizeof(kinds) / sizeof(*kinds))
 
 void
-cmg__tool_held(const struct cmg__tool_view *v, enum cmg__tool_held by,
+cmg__tool_held(const struct cmg__view *v, enum cmg__tool_held by,
                uint64_t *bytes, uint64_t *count)
 {
   *bytes = *count = 0;
@@ -105,7 +105,7 @@ cmg__tool_held(const struct cmg__tool_view *v, enum cmg__tool_held by,
 /* "at exit" only where every report was written at exit: a snapshot's
  * graph memory pool may still grow, its contexts may still be destroyed. */
 static const char *
-at_exit(const struct cmg__tool_view *v)
+at_exit(const struct cmg__view *v)
 {
   for (size_t i = 0; i < v->n_sources; i++)
     if (strcmp(v->sources[i].reason, "exit") != 0)
@@ -116,12 +116,12 @@ at_exit(const struct cmg__tool_view *v)
 /* The section of one device (an index into v's devices, or NONE); returns
  * whether frames of a stack were hidden. */
 static bool
-print_device(FILE *f, const struct cmg__tool_view *v, const struct kind *k,
+print_device(FILE *f, const struct cmg__view *v, const struct kind *k,
              uint32_t device, uint64_t bytes, uint64_t count,
              const struct cmg__tool_opts *o)
 {
-  const struct cmg__tool_index *ix = v->ix;
-  int ordinal = cmg__tool_ordinal(v, device);
+  const struct cmg__index *ix = v->ix;
+  int ordinal = cmg__view_ordinal(v, device);
   char a[SIZE_BUF], where[32] = "no device";
   bool hidden = false;
 
@@ -134,7 +134,7 @@ print_device(FILE *f, const struct cmg__tool_view *v, const struct kind *k,
             cmg__tool_plural(count, k->one, k->many));
   fprintf(f, ", %s:\n\n", k->by);
   for (size_t i = 0; i < v->n_leaks; i++) {
-    const struct cmg__tool_leak *l = &v->leaks[i];
+    const struct cmg__view_leak *l = &v->leaks[i];
     uint32_t lo, hi;
 
     if (!k->is(l) || l->device != device)
@@ -144,7 +144,7 @@ print_device(FILE *f, const struct cmg__tool_view *v, const struct kind *k,
             cmg__tool_plural(l->count, k->one, k->many), l->api);
     cmg__tool_print_group(f, ix, l, o->all_frames);
     fprintf(f, "\n");
-    cmg__tool_stack_range(ix, l->stack, o->all_frames, &lo, &hi);
+    cmg__index_stack_range(ix, l->stack, o->all_frames, &lo, &hi);
     if (l->stack != CMG__TOOL_NONE && (lo > 0 || hi < ix->stacks[l->stack].n))
       hidden = true;
   }
@@ -154,7 +154,7 @@ print_device(FILE *f, const struct cmg__tool_view *v, const struct kind *k,
 /* The sections of one kind and its note; returns whether frames of a
  * stack were hidden. */
 static bool
-print_kind(FILE *f, const struct cmg__tool_view *v, const struct kind *k,
+print_kind(FILE *f, const struct cmg__view *v, const struct kind *k,
            const struct cmg__tool_opts *o)
 {
   bool hidden = false, any = false;
@@ -189,7 +189,7 @@ print_kind(FILE *f, const struct cmg__tool_view *v, const struct kind *k,
  * among the leaks, and a pool grows from few places, a process makes few
  * contexts. */
 bool
-cmg__tool_held_text(FILE *f, const struct cmg__tool_view *v,
+cmg__tool_held_text(FILE *f, const struct cmg__view *v,
                     const struct cmg__tool_opts *o)
 {
   bool hidden = false;
@@ -200,7 +200,7 @@ cmg__tool_held_text(FILE *f, const struct cmg__tool_view *v,
 }
 
 void
-cmg__tool_held_summary(FILE *f, const struct cmg__tool_view *v)
+cmg__tool_held_summary(FILE *f, const struct cmg__view *v)
 {
   for (size_t k = 0; k < N_KINDS; k++) {
     uint64_t bytes, count;

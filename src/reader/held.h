@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 struct cmg__tool_opts;
-struct cmg__tool_view;
+struct cmg__view;
 
 /* What holds it, in the order the summary lists them. */
 enum cmg__tool_held {
@@ -23,20 +23,20 @@ enum cmg__tool_held {
 
 /* The bytes and allocations that `by` held in v, suppressed or not (a
  * context is one allocation). */
-void cmg__tool_held(const struct cmg__tool_view *v, enum cmg__tool_held by,
+void cmg__tool_held(const struct cmg__view *v, enum cmg__tool_held by,
                     uint64_t *bytes, uint64_t *count);
 
 /* The graph memory pools' groups, then the contexts', a section per
  * device, each kind closed by why it is no leak; nothing for a kind that
  * has none.  Returns whether a stack had frames hidden, which the leaks'
  * note then covers. */
-bool cmg__tool_held_text(FILE *f, const struct cmg__tool_view *v,
+bool cmg__tool_held_text(FILE *f, const struct cmg__view *v,
                          const struct cmg__tool_opts *o);
 
 /* "; 1.5 GiB (1610612736 bytes) in 2 allocations held by CUDA graph
  * memory pools; 780.0 MiB (817889280 bytes) taken by 2 CUDA contexts and
  * their modules" for the SUMMARY line, without the kinds that held
  * nothing. */
-void cmg__tool_held_summary(FILE *f, const struct cmg__tool_view *v);
+void cmg__tool_held_summary(FILE *f, const struct cmg__view *v);
 
 #endif /* CMG_READER_HELD_H */

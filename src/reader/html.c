@@ -32,16 +32,16 @@
 
 #include "reader/diff.h"
 #include "reader/html.h"
-#include "reader/index.h"
-#include "reader/intern.h"
 #include "reader/json.h"
 #include "reader/load/model.h"
+#include "reader/model/index.h"
+#include "reader/model/intern.h"
+#include "reader/model/view.h"
 #include "reader/page_html.h"
 #include "reader/raw.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 #define MARKER "@CMG_DATA@"
 
@@ -50,24 +50,24 @@
 /* The summary of reports r[0..n), already read, as one view, as summary
  * --json writes it. */
 static cJSON *
-summary_of(const struct cmg__model_report *r, int n,
-           struct cmg__tool_supp *supp, const struct cmg__tool_opts *o)
+summary_of(const struct cmg__model_report *r, int n, struct cmg__supp *supp,
+           const struct cmg__tool_opts *o)
 {
-  struct cmg__tool_index ix;
-  struct cmg__tool_view v;
+  struct cmg__index ix;
+  struct cmg__view v;
   cJSON *s = NULL;
   int rc = 0;
 
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&v, &ix, true);
+  cmg__index_init(&ix);
+  cmg__view_init(&v, &ix, true);
   for (int i = 0; rc == 0 && i < n; i++)
-    rc = cmg__tool_view_add(&v, &r[i]);
+    rc = cmg__view_add(&v, &r[i]);
   if (rc != 0)
     cmg__tool_say("out of memory");
   else if (cmg__tool_finish(&v, supp) == 0)
     s = cmg__tool_summary_json(&v, o);
-  cmg__tool_view_free(&v);
-  cmg__tool_index_free(&ix);
+  cmg__view_free(&v);
+  cmg__index_free(&ix);
   return s;
 }
 
@@ -175,7 +175,7 @@ report_json(const struct cmg__model_report *r)
 
 /* Items met once each, by their text: the index of the first. */
 struct table {
-  struct cmg__tool_intern texts;
+  struct cmg__intern texts;
   cJSON *items; /* the array they are written into */
   bool failed;
 };
@@ -248,7 +248,7 @@ intern(struct table *t, char *key, cJSON *item)
 {
   size_t before = t->texts.n, k;
 
-  if (cmg__tool_intern_add(&t->texts, key, &k) != 0) {
+  if (cmg__intern_add(&t->texts, key, &k) != 0) {
     cJSON_Delete(item);
     t->failed = true;
     return -1;
@@ -317,7 +317,7 @@ refer(cJSON *node, struct table *frames, struct table *lines)
 static void
 table_init(struct table *t, cJSON *items, bool owns)
 {
-  cmg__tool_intern_init(&t->texts, owns);
+  cmg__intern_init(&t->texts, owns);
   t->items = items;
   t->failed = false;
 }
@@ -337,8 +337,8 @@ write_once(cJSON *doc)
   table_init(&ts, strings, false);
   refer(doc, &tf, &ts);
   ok = !tf.failed && !ts.failed;
-  cmg__tool_intern_free(&tf.texts);
-  cmg__tool_intern_free(&ts.texts);
+  cmg__intern_free(&tf.texts);
+  cmg__intern_free(&ts.texts);
   cJSON_AddItemToObject(doc, "frames", frames);
   cJSON_AddItemToObject(doc, "strings", strings);
   return ok ? 0 : -ENOMEM;
@@ -383,7 +383,7 @@ put_page(FILE *f, const char *json)
 /* ---- the command ------------------------------------------------------- */
 
 static cJSON *
-data_of(char *const *files, int n, bool diff, struct cmg__tool_supp *supp,
+data_of(char *const *files, int n, bool diff, struct cmg__supp *supp,
         const struct cmg__tool_opts *o, const struct cmg__model_report *r)
 {
   cJSON *doc = cJSON_CreateObject();
@@ -412,8 +412,8 @@ data_of(char *const *files, int n, bool diff, struct cmg__tool_supp *supp,
 
 int
 cmg__tool_html_main(char *const *files, int n_files, bool merged,
-                    struct cmg__tool_supp *supp,
-                    const struct cmg__tool_opts *opts, const char *output)
+                    struct cmg__supp *supp, const struct cmg__tool_opts *opts,
+                    const char *output)
 {
   struct cmg__tool_opts o = *opts;
   struct cmg__model_report *r = NULL;

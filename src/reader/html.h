@@ -8,14 +8,14 @@
 #include <stdbool.h>
 
 struct cmg__tool_opts;
-struct cmg__tool_supp;
+struct cmg__supp;
 
 /* Writes the page of files (one; two, BASE and NEW, unless merged; or
  * several, merged) to output (stdout for NULL or "-"), only once every
  * report was read.  Returns the exit status: 0, or CMG__TOOL_EXIT_ERROR
  * after saying why. */
 int cmg__tool_html_main(char *const *files, int n_files, bool merged,
-                        struct cmg__tool_supp *supp,
-                        const struct cmg__tool_opts *o, const char *output);
+                        struct cmg__supp *supp, const struct cmg__tool_opts *o,
+                        const char *output);
 
 #endif /* CMG_READER_HTML_H */

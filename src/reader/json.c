@@ -16,13 +16,14 @@
 #include <cjson/cJSON.h>
 
 #include "reader/held.h"
-#include "reader/index.h"
 #include "reader/json.h"
 #include "reader/load/model.h"
+#include "reader/model/index.h"
+#include "reader/model/pool_blocks.h"
+#include "reader/model/supp.h"
+#include "reader/model/view.h"
 #include "reader/show.h"
-#include "reader/supp.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 static cJSON *
 string_or_null(const char *s)
@@ -40,16 +41,16 @@ hex(uint64_t v)
 }
 
 void *
-cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
+cmg__tool_frames_json(const struct cmg__index *ix, uint32_t stack)
 {
   cJSON *a = cJSON_CreateArray();
 
   if (stack == CMG__TOOL_NONE)
     return a;
   for (uint32_t k = 0; k < ix->stacks[stack].n; k++) {
-    const struct cmg__tool_stack *s = &ix->stacks[stack];
-    const struct cmg__tool_frame *fr = &ix->frames[s->frames[k]];
-    const struct cmg__tool_module *m =
+    const struct cmg__index_stack *s = &ix->stacks[stack];
+    const struct cmg__index_frame *fr = &ix->frames[s->frames[k]];
+    const struct cmg__index_module *m =
         fr->module != CMG__TOOL_NONE ? &ix->modules[fr->module] : NULL;
     cJSON *o = cJSON_CreateObject();
 
@@ -90,7 +91,7 @@ cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack)
 /* The stack as the text summary shows it: its title and its folded
  * lines, for readers that show what the summary shows (the html page). */
 static void
-add_text(cJSON *o, const struct cmg__tool_index *ix, uint32_t stack)
+add_text(cJSON *o, const struct cmg__index *ix, uint32_t stack)
 {
   char *buf = NULL;
   size_t len = 0;
@@ -119,8 +120,8 @@ add_text(cJSON *o, const struct cmg__tool_index *ix, uint32_t stack)
 }
 
 void
-cmg__tool_stack_json(void *obj, const struct cmg__tool_index *ix,
-                     uint32_t stack, const struct cmg__tool_opts *o)
+cmg__tool_stack_json(void *obj, const struct cmg__index *ix, uint32_t stack,
+                     const struct cmg__tool_opts *o)
 {
   cJSON_AddItemToObject(obj, "frames", cmg__tool_frames_json(ix, stack));
   if (o->stack_text)
@@ -147,7 +148,7 @@ threads_json(const struct cmg__model_threads *t)
 
 /* A leak group, or a graph memory pool's or a context's group. */
 static cJSON *
-group_json(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
+group_json(const struct cmg__view *v, const struct cmg__view_leak *l,
            const struct cmg__tool_opts *o)
 {
   cJSON *e = cJSON_CreateObject();
@@ -248,12 +249,12 @@ footprint_json(const struct cmg__view_device *d)
 }
 
 static cJSON *
-sources_json(const struct cmg__tool_view *v)
+sources_json(const struct cmg__view *v)
 {
   cJSON *a = cJSON_CreateArray();
 
   for (size_t i = 0; i < v->n_sources; i++) {
-    const struct cmg__tool_source *s = &v->sources[i];
+    const struct cmg__view_source *s = &v->sources[i];
     cJSON *o = cJSON_CreateObject();
 
     cJSON_AddStringToObject(o, "file", s->file);
@@ -282,7 +283,7 @@ sources_json(const struct cmg__tool_view *v)
 }
 
 static cJSON *
-devices_json(const struct cmg__tool_view *v)
+devices_json(const struct cmg__view *v)
 {
   cJSON *a = cJSON_CreateArray();
 
@@ -313,7 +314,7 @@ devices_json(const struct cmg__tool_view *v)
 }
 
 static cJSON *
-comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
+comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
           const struct cmg__tool_opts *o)
 {
   cJSON *obj = cJSON_CreateObject(), *items = cJSON_CreateArray();
@@ -346,7 +347,7 @@ comp_json(const struct cmg__tool_view *v, const struct cmg__tool_moment *m,
 }
 
 void *
-cmg__tool_summary_json(const struct cmg__tool_view *v,
+cmg__tool_summary_json(const struct cmg__view *v,
                        const struct cmg__tool_opts *o)
 {
   cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
@@ -361,7 +362,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
 
   cmg__tool_leaked(v, &bytes, &count);
   for (size_t i = 0; i < v->n_leaks; i++) {
-    const struct cmg__tool_leak *l = &v->leaks[i];
+    const struct cmg__view_leak *l = &v->leaks[i];
 
     /* Not leaks, and all listed, as the text lists them. */
     if (l->graph || l->context) {
@@ -387,7 +388,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   cJSON_AddNumberToObject(omitted, "bytes", (double)left_bytes);
 
   for (size_t i = 0; o->supp != NULL && i < o->supp->n; i++) {
-    const struct cmg__tool_rule *r = &o->supp->rules[i];
+    const struct cmg__supp_rule *r = &o->supp->rules[i];
     cJSON *e = cJSON_CreateObject();
 
     cJSON_AddStringToObject(e, "pattern", r->pattern);
@@ -400,7 +401,7 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   for (size_t i = 0; i < v->n_peaks; i++)
     cJSON_AddItemToArray(peaks, comp_json(v, &v->peaks[i], o));
   for (size_t i = 0; i < v->n_denials; i++) {
-    const struct cmg__tool_moment *m = &v->denials[i];
+    const struct cmg__view_moment *m = &v->denials[i];
     cJSON *e = comp_json(v, m, o);
 
     cJSON_AddStringToObject(e, "api", m->api);
@@ -452,13 +453,13 @@ cmg__tool_summary_json(const struct cmg__tool_view *v,
   /* The pool hint of the text summary, as data. */
   uint64_t pooled, live;
   const char *pool;
-  cmg__tool_pool_share(v, &pooled, &live, &pool);
+  cmg__pool_blocks_share(v, &pooled, &live, &pool);
   cJSON *pools = cJSON_AddObjectToObject(s, "pools");
   cJSON_AddBoolToObject(pools, "no_pools", v->no_pools);
   cJSON_AddNumberToObject(pools, "bytes", (double)pooled);
   cJSON_AddItemToObject(pools, "largest",
                         pool ? cJSON_CreateString(pool) : cJSON_CreateNull());
-  cJSON_AddBoolToObject(pools, "mostly", cmg__tool_is_mostly_pool(v));
+  cJSON_AddBoolToObject(pools, "mostly", cmg__pool_blocks_is_mostly(v));
   cJSON_AddItemToObject(s, "python_note", string_or_null(v->python_note));
   cJSON_AddItemToObject(s, "leaks", leaks);
   cJSON_AddItemToObject(s, "omitted", omitted);

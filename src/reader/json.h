@@ -7,22 +7,22 @@
 
 #include <stdint.h>
 
-struct cmg__tool_index;
+struct cmg__index;
 struct cmg__tool_opts;
-struct cmg__tool_view;
+struct cmg__view;
 
 /* The JSON object of one summary (see cumemguard-report(1)); NULL when out
  * of memory.  The cJSON item is returned as void * so that only the files
  * that print JSON include cJSON.h. */
-void *cmg__tool_summary_json(const struct cmg__tool_view *v,
+void *cmg__tool_summary_json(const struct cmg__view *v,
                              const struct cmg__tool_opts *o);
 
 /* Adds to JSON object obj the "frames" of a stack, and with o->stack_text
  * its "title" (or null) and "lines" as the text summary prints them. */
-void cmg__tool_stack_json(void *obj, const struct cmg__tool_index *ix,
+void cmg__tool_stack_json(void *obj, const struct cmg__index *ix,
                           uint32_t stack, const struct cmg__tool_opts *o);
 
 /* JSON array of frames of a stack (all of them, each marked "hidden"). */
-void *cmg__tool_frames_json(const struct cmg__tool_index *ix, uint32_t stack);
+void *cmg__tool_frames_json(const struct cmg__index *ix, uint32_t stack);
 
 #endif /* CMG_READER_JSON_H */

@@ -5,69 +5,75 @@
 bin_PROGRAMS += cumemguard-report
 TOOL_C = \
 	src/reader/main.c \
-	src/reader/load/read.c \
-	src/reader/load/read_devices.c \
-	src/reader/load/fields.c \
-	src/reader/load/utf8.c \
-	src/reader/load/jsonfile.c \
-	src/reader/index.c \
-	src/reader/code.c \
-	src/reader/view.c \
-	src/reader/pools.c \
-	src/reader/supp.c \
-	src/reader/show.c \
-	src/reader/run.c \
-	src/reader/summary.c \
-	src/reader/intern.c \
-	src/reader/json.c \
+	src/reader/check.c \
+	src/reader/diff.c \
+	src/reader/flame.c \
 	src/reader/footprint.c \
 	src/reader/graphmem.c \
 	src/reader/held.c \
-	src/reader/diff.c \
-	src/reader/flame.c \
-	src/reader/check.c \
+	src/reader/html.c \
+	src/reader/json.c \
+	src/reader/plot.c \
+	src/reader/pprof.c \
+	src/reader/raw.c \
+	src/reader/run.c \
+	src/reader/show.c \
+	src/reader/summary.c \
+	src/reader/timeline.c \
+	src/reader/xml.c \
+	src/reader/load/fields.c \
+	src/reader/load/jsonfile.c \
+	src/reader/load/read.c \
+	src/reader/load/read_devices.c \
 	src/reader/load/read_series.c \
 	src/reader/load/read_stacks.c \
-	src/reader/symbolize.c \
-	src/reader/raw.c \
-	src/reader/timeline.c \
-	src/reader/pprof.c \
-	src/reader/plot.c \
-	src/reader/html.c \
-	src/reader/xml.c
+	src/reader/load/utf8.c \
+	src/reader/model/code.c \
+	src/reader/model/frame_class.c \
+	src/reader/model/index.c \
+	src/reader/model/intern.c \
+	src/reader/model/names.c \
+	src/reader/model/pool_blocks.c \
+	src/reader/model/supp.c \
+	src/reader/model/symbolize.c \
+	src/reader/model/view.c \
+	src/reader/show/frame_name.c
 TOOL_H = \
 	src/reader/tool.h \
-	src/reader/intern.h \
 	src/reader/check.h \
-	src/reader/load/read_devices.h \
 	src/reader/diff.h \
-	src/reader/load/fields.h \
-	src/reader/load/utf8.h \
-	src/reader/graphmem.h \
-	src/reader/held.h \
-	src/reader/load/jsonfile.h \
 	src/reader/flame.h \
 	src/reader/footprint.h \
-	src/reader/index.h \
-	src/reader/code.h \
+	src/reader/graphmem.h \
+	src/reader/held.h \
+	src/reader/html.h \
 	src/reader/json.h \
-	src/reader/pools.h \
-	src/reader/load/model.h \
-	src/reader/load/read.h \
+	src/reader/plot.h \
+	src/reader/pprof.h \
+	src/reader/raw.h \
 	src/reader/run.h \
 	src/reader/show.h \
 	src/reader/summary.h \
-	src/reader/supp.h \
-	src/reader/view.h \
+	src/reader/timeline.h \
+	src/reader/xml.h \
+	src/reader/load/fields.h \
+	src/reader/load/jsonfile.h \
+	src/reader/load/model.h \
+	src/reader/load/read.h \
+	src/reader/load/read_devices.h \
 	src/reader/load/read_series.h \
 	src/reader/load/read_stacks.h \
-	src/reader/symbolize.h \
-	src/reader/raw.h \
-	src/reader/timeline.h \
-	src/reader/pprof.h \
-	src/reader/plot.h \
-	src/reader/html.h \
-	src/reader/xml.h
+	src/reader/load/utf8.h \
+	src/reader/model/code.h \
+	src/reader/model/frame_class.h \
+	src/reader/model/index.h \
+	src/reader/model/intern.h \
+	src/reader/model/names.h \
+	src/reader/model/pool_blocks.h \
+	src/reader/model/supp.h \
+	src/reader/model/symbolize.h \
+	src/reader/model/view.h \
+	src/reader/show/frame_name.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 # pprof's protocol buffer code, generated from profile.proto in the build
 # tree (so a read-only source tree, as in distcheck, builds too).

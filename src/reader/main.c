@@ -40,17 +40,17 @@
 #include "core/size.h"
 
 #include "reader/check.h"
-#include "reader/code.h"
 #include "reader/diff.h"
 #include "reader/flame.h"
 #include "reader/html.h"
+#include "reader/model/code.h"
+#include "reader/model/supp.h"
+#include "reader/model/symbolize.h"
 #include "reader/plot.h"
 #include "reader/pprof.h"
 #include "reader/run.h"
 #include "reader/show.h"
 #include "reader/summary.h"
-#include "reader/supp.h"
-#include "reader/symbolize.h"
 #include "reader/timeline.h"
 #include "reader/tool.h"
 
@@ -149,7 +149,7 @@ struct args {
   enum command cmd;
   struct cmg__tool_opts opts;
   struct cmg__tool_flame_opts flame;
-  struct cmg__tool_supp supp;
+  struct cmg__supp supp;
   const char *output;
   uint64_t max_leak;
   enum cmg__tool_at at;
@@ -297,11 +297,11 @@ set_option(struct args *a, int opt, const char *arg)
     a->merge = true;
     return true;
   case OPT_NO_SYMBOLIZE:
-    cmg__tool_symbolize_off();
+    cmg__symbolize_off();
     return true;
   case OPT_USER:
   case OPT_LIBRARY:
-    if (cmg__tool_code_rule(arg, opt == OPT_USER) != 0) {
+    if (cmg__code_rule(arg, opt == OPT_USER) != 0) {
       cmg__tool_say("out of memory");
       return false;
     }
@@ -310,7 +310,7 @@ set_option(struct args *a, int opt, const char *arg)
     a->opts.json = true;
     return true;
   case OPT_SUPP:
-    if (cmg__tool_supp_load(&a->supp, arg, err, sizeof(err)) != 0) {
+    if (cmg__supp_load(&a->supp, arg, err, sizeof(err)) != 0) {
       cmg__tool_say("%s", err);
       return false;
     }
@@ -440,7 +440,7 @@ main(int argc, char **argv)
   memset(&a, 0, sizeof(a));
   int rc = parse_args(argc, argv, &a);
   if (rc != 0) {
-    cmg__tool_supp_free(&a.supp);
+    cmg__supp_free(&a.supp);
     if (rc > 0 && (fflush(stdout) != 0 || ferror(stdout))) {
       cmg__tool_say("cannot write to standard output: %s", strerror(errno));
       return CMG__TOOL_EXIT_ERROR;
@@ -480,9 +480,9 @@ main(int argc, char **argv)
                              a.output);
     break;
   }
-  cmg__tool_supp_free(&a.supp);
-  cmg__tool_symbolize_end();
-  cmg__tool_code_end();
+  cmg__supp_free(&a.supp);
+  cmg__symbolize_end();
+  cmg__code_end();
   if (fflush(stdout) != 0 || ferror(stdout)) {
     cmg__tool_say("cannot write to standard output: %s", strerror(errno));
     return CMG__TOOL_EXIT_ERROR;

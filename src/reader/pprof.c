@@ -29,11 +29,11 @@
 
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
+#include "reader/model/view.h"
 #include "reader/pprof.h"
 #include "reader/raw.h"
 #include "reader/run.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;

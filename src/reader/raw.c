@@ -14,9 +14,10 @@
 
 #include "reader/load/model.h"
 #include "reader/load/read.h"
+#include "reader/model/names.h"
+#include "reader/model/symbolize.h"
 #include "reader/raw.h"
 #include "reader/run.h"
-#include "reader/symbolize.h"
 #include "reader/tool.h"
 
 int
@@ -34,7 +35,7 @@ cmg__tool_raw_read(char *const *files, int n, unsigned what,
     err[0] = '\0';
     if (cmg__read_report_with(files[i], what, &(*out)[i], err, sizeof(err)) !=
             0 ||
-        (cmg__tool_symbolize(&(*out)[i]) != 0 &&
+        (cmg__symbolize_report(&(*out)[i]) != 0 &&
          snprintf(err, sizeof(err), "out of memory") > 0)) {
       cmg__tool_say("%s: %s", files[i], err[0] != '\0' ? err : "cannot read");
       cmg__tool_raw_free(*out, i + 1);
@@ -90,15 +91,6 @@ cmg__tool_raw_close(FILE *f, const char *output, int rc)
   return rc == 0 && !bad ? 0 : CMG__TOOL_EXIT_ERROR;
 }
 
-/* The last part of a path: frames name their module briefly. */
-static const char *
-base_name(const char *path)
-{
-  const char *slash = strrchr(path, '/');
-
-  return slash != NULL ? slash + 1 : path;
-}
-
 const char *
 cmg__tool_raw_frame(const struct cmg__model_report *r, uint32_t f, char *buf,
                     size_t len)
@@ -108,8 +100,8 @@ cmg__tool_raw_frame(const struct cmg__model_report *r, uint32_t f, char *buf,
   if (fr->function != NULL)
     snprintf(buf, len, "%s", fr->function);
   else if (fr->module != CMG__TOOL_NONE && fr->has_offset)
-    snprintf(buf, len, "%s+0x%" PRIx64, base_name(r->modules[fr->module].path),
-             fr->offset);
+    snprintf(buf, len, "%s+0x%" PRIx64,
+             cmg__names_base(r->modules[fr->module].path), fr->offset);
   else
     snprintf(buf, len, "0x%" PRIx64, fr->address);
   return buf;

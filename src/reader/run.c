@@ -20,11 +20,11 @@
 
 #include "reader/load/model.h"
 #include "reader/load/read.h"
+#include "reader/model/supp.h"
+#include "reader/model/symbolize.h"
+#include "reader/model/view.h"
 #include "reader/run.h"
-#include "reader/supp.h"
-#include "reader/symbolize.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 void
 cmg__tool_say(const char *fmt, ...)
@@ -40,14 +40,14 @@ cmg__tool_say(const char *fmt, ...)
 }
 
 int
-cmg__tool_load(struct cmg__tool_view *v, const char *file)
+cmg__tool_load(struct cmg__view *v, const char *file)
 {
   struct cmg__model_report r;
   char err[CMG__TOOL_ERR_MAX] = "";
   int rc = cmg__read_report(file, &r, err, sizeof(err));
 
   if (rc == 0 &&
-      (cmg__tool_symbolize(&r) != 0 || cmg__tool_view_add(v, &r) != 0)) {
+      (cmg__symbolize_report(&r) != 0 || cmg__view_add(v, &r) != 0)) {
     snprintf(err, sizeof(err), "out of memory");
     rc = -ENOMEM;
   }
@@ -58,12 +58,12 @@ cmg__tool_load(struct cmg__tool_view *v, const char *file)
 }
 
 int
-cmg__tool_finish(struct cmg__tool_view *v, struct cmg__tool_supp *supp)
+cmg__tool_finish(struct cmg__view *v, struct cmg__supp *supp)
 {
-  cmg__tool_view_sort(v);
+  cmg__view_sort(v);
   for (size_t i = 0; i < supp->n; i++)
     supp->rules[i].count = supp->rules[i].bytes = 0;
-  if (cmg__tool_supp_apply(supp, v) != 0) {
+  if (cmg__supp_apply(supp, v) != 0) {
     cmg__tool_say("out of memory");
     return -ENOMEM;
   }
@@ -71,8 +71,8 @@ cmg__tool_finish(struct cmg__tool_view *v, struct cmg__tool_supp *supp)
 }
 
 int
-cmg__tool_load_all(struct cmg__tool_view *v, char *const *files, int n_files,
-                   struct cmg__tool_supp *supp)
+cmg__tool_load_all(struct cmg__view *v, char *const *files, int n_files,
+                   struct cmg__supp *supp)
 {
   int rc = 0;
 

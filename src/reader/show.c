@@ -12,12 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "reader/code.h"
-#include "reader/index.h"
 #include "reader/load/model.h"
+#include "reader/model/code.h"
+#include "reader/model/index.h"
+#include "reader/model/view.h"
 #include "reader/show.h"
+#include "reader/show/frame_name.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 const char *
 cmg__tool_plural(uint64_t n, const char *one, const char *many)
@@ -26,8 +27,7 @@ cmg__tool_plural(uint64_t n, const char *one, const char *many)
 }
 
 void
-cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
-                 uint64_t *count)
+cmg__tool_leaked(const struct cmg__view *v, uint64_t *bytes, uint64_t *count)
 {
   *bytes = *count = 0;
   for (size_t i = 0; i < v->n_leaks; i++) {
@@ -40,7 +40,7 @@ cmg__tool_leaked(const struct cmg__tool_view *v, uint64_t *bytes,
 }
 
 void
-cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
+cmg__tool_other_live(const struct cmg__view *v, uint64_t *bytes,
                      uint64_t *count)
 {
   *bytes = *count = 0;
@@ -53,7 +53,7 @@ cmg__tool_other_live(const struct cmg__tool_view *v, uint64_t *bytes,
 }
 
 bool
-cmg__tool_is_listed(const struct cmg__tool_leak *l,
+cmg__tool_is_listed(const struct cmg__view_leak *l,
                     const struct cmg__tool_opts *o, size_t listed)
 {
   return l->rule == CMG__TOOL_NONE && l->bytes >= o->min_bytes &&
@@ -64,14 +64,14 @@ cmg__tool_is_listed(const struct cmg__tool_leak *l,
  * interpreter's own frames, between and around the Python frames of a
  * stack that has them. */
 static bool
-is_left_out(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+is_left_out(const struct cmg__index *ix, const struct cmg__index_stack *s,
             uint32_t k, bool python)
 {
-  return python && ix->frames[s->frames[k]].code == CMG__TOOL_CODE_INTERP;
+  return python && ix->frames[s->frames[k]].code == CMG__CODE_INTERP;
 }
 
 static bool
-has_python(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+has_python(const struct cmg__index *ix, const struct cmg__index_stack *s,
            uint32_t lo, uint32_t hi)
 {
   for (uint32_t k = lo; k < hi; k++)
@@ -81,14 +81,14 @@ has_python(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
 }
 
 static bool
-is_user(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+is_user(const struct cmg__index *ix, const struct cmg__index_stack *s,
         uint32_t k)
 {
-  return ix->frames[s->frames[k]].code == CMG__TOOL_CODE_USER;
+  return ix->frames[s->frames[k]].code == CMG__CODE_USER;
 }
 
 static bool
-is_cut(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
+is_cut(const struct cmg__index *ix, const struct cmg__index_stack *s,
        uint32_t k)
 {
   return ix->frames[s->frames[k]].cut != 0;
@@ -97,7 +97,7 @@ is_cut(const struct cmg__tool_index *ix, const struct cmg__tool_stack *s,
 /* "... 38 native frames not recorded here": a cut's frame is named
  * "[38 native frames not recorded]". */
 static void
-put_cut(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
+put_cut(FILE *f, const struct cmg__index *ix, uint32_t frame)
 {
   const char *name = ix->frames[frame].function;
   int len = (int)strlen(name);
@@ -111,13 +111,13 @@ put_cut(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
 /* Where a library's frame is, for a folded run: its module, or for a
  * Python frame its package ("torch"); *len its length. */
 static const char *
-place_of(const struct cmg__tool_index *ix, uint32_t frame, int *len)
+place_of(const struct cmg__index *ix, uint32_t frame, int *len)
 {
-  const struct cmg__tool_frame *fr = &ix->frames[frame];
+  const struct cmg__index_frame *fr = &ix->frames[frame];
   const char *p = "?";
 
   if (fr->python && fr->file != NULL) {
-    p = cmg__tool_code_short_path(fr->file);
+    p = cmg__code_short_path(fr->file);
     *len = (int)strcspn(p, "/");
     return p;
   }
@@ -131,8 +131,8 @@ place_of(const struct cmg__tool_index *ix, uint32_t frame, int *len)
  * s, the interpreter's left out, as one line naming each place once (the
  * first few). */
 static void
-put_fold(FILE *f, const struct cmg__tool_index *ix,
-         const struct cmg__tool_stack *s, uint32_t a, uint32_t b, bool python)
+put_fold(FILE *f, const struct cmg__index *ix, const struct cmg__index_stack *s,
+         uint32_t a, uint32_t b, bool python)
 {
   enum { PLACES = 4 };
   const char *places[PLACES];
@@ -169,8 +169,8 @@ put_fold(FILE *f, const struct cmg__tool_index *ix,
  * Returns the first frame left to print: a when the run is too short to
  * fold (fewer than two frames would go). */
 static uint32_t
-print_run(FILE *f, const struct cmg__tool_index *ix,
-          const struct cmg__tool_stack *s, uint32_t a, uint32_t b, bool python,
+print_run(FILE *f, const struct cmg__index *ix,
+          const struct cmg__index_stack *s, uint32_t a, uint32_t b, bool python,
           bool called)
 {
   uint32_t end = b, n = 0;
@@ -190,8 +190,8 @@ print_run(FILE *f, const struct cmg__tool_index *ix,
 }
 
 void
-cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
-                       uint32_t stack, bool all_frames)
+cmg__tool_print_frames(FILE *f, const struct cmg__index *ix, uint32_t stack,
+                       bool all_frames)
 {
   uint32_t lo, hi;
 
@@ -200,8 +200,8 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
                "failed)\n");
     return;
   }
-  const struct cmg__tool_stack *s = &ix->stacks[stack];
-  cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
+  const struct cmg__index_stack *s = &ix->stacks[stack];
+  cmg__index_stack_range(ix, stack, all_frames, &lo, &hi);
   bool python = !all_frames && has_python(ix, s, lo, hi);
   bool mine = false;
   for (uint32_t k = lo; k < hi && !all_frames; k++)
@@ -230,21 +230,21 @@ cmg__tool_print_frames(FILE *f, const struct cmg__tool_index *ix,
     if (is_left_out(ix, s, k, python))
       continue;
     fprintf(f, "    #%" PRId64 " ", k + depth_past);
-    cmg__tool_put_frame(f, ix, s->frames[k], all_frames);
+    cmg__frame_name_put_frame(f, ix, s->frames[k], all_frames);
     fputc('\n', f);
   }
-  if (hi == s->n && cmg__tool_is_cut_unplaced(ix, stack))
+  if (hi == s->n && cmg__index_is_cut_unplaced(ix, stack))
     fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
 }
 
 bool
-cmg__tool_has_user_frame(const struct cmg__tool_index *ix, uint32_t stack)
+cmg__tool_has_user_frame(const struct cmg__index *ix, uint32_t stack)
 {
   uint32_t lo, hi;
 
   if (stack == CMG__TOOL_NONE)
     return false;
-  cmg__tool_stack_range(ix, stack, false, &lo, &hi);
+  cmg__index_stack_range(ix, stack, false, &lo, &hi);
   for (uint32_t k = lo; k < hi; k++)
     if (is_user(ix, &ix->stacks[stack], k))
       return true;
@@ -253,31 +253,31 @@ cmg__tool_has_user_frame(const struct cmg__tool_index *ix, uint32_t stack)
 
 /* A frame as a title names it: a Python file from its package down. */
 static void
-put_title_frame(FILE *f, const struct cmg__tool_index *ix, uint32_t frame)
+put_title_frame(FILE *f, const struct cmg__index *ix, uint32_t frame)
 {
-  const struct cmg__tool_frame *fr = &ix->frames[frame];
+  const struct cmg__index_frame *fr = &ix->frames[frame];
 
   if (!fr->python || fr->file == NULL) {
-    cmg__tool_put_label(f, ix, frame);
+    cmg__frame_name_put_label(f, ix, frame);
     return;
   }
   fprintf(f, "%s (%s", fr->function != NULL ? fr->function : "?",
-          cmg__tool_code_short_path(fr->file));
+          cmg__code_short_path(fr->file));
   if (fr->line > 0)
     fprintf(f, ":%" PRIu64, fr->line);
   fputc(')', f);
 }
 
 bool
-cmg__tool_put_title(FILE *f, const char *prefix,
-                    const struct cmg__tool_index *ix, uint32_t stack)
+cmg__tool_put_title(FILE *f, const char *prefix, const struct cmg__index *ix,
+                    uint32_t stack)
 {
   uint32_t lo, hi, u, callee = UINT32_MAX;
 
   if (stack == CMG__TOOL_NONE)
     return false;
-  const struct cmg__tool_stack *s = &ix->stacks[stack];
-  cmg__tool_stack_range(ix, stack, false, &lo, &hi);
+  const struct cmg__index_stack *s = &ix->stacks[stack];
+  cmg__index_stack_range(ix, stack, false, &lo, &hi);
   bool python = has_python(ix, s, lo, hi);
   /* The call: the nearest frame inside the user's with a name. */
   for (u = lo; u < hi && !is_user(ix, s, u); u++)
@@ -296,7 +296,7 @@ cmg__tool_put_title(FILE *f, const char *prefix,
 }
 
 void
-cmg__tool_print_unread(FILE *f, const struct cmg__tool_index *ix)
+cmg__tool_print_unread(FILE *f, const struct cmg__index *ix)
 {
   const char *said[8];
   size_t n_said = 0;
@@ -333,8 +333,8 @@ cmg__tool_print_unread(FILE *f, const struct cmg__tool_index *ix)
  * by name (PyTorch's autograd threads run no Python), which say more than
  * its frames. */
 static void
-print_threads(FILE *f, const struct cmg__tool_index *ix,
-              const struct cmg__tool_leak *l)
+print_threads(FILE *f, const struct cmg__index *ix,
+              const struct cmg__view_leak *l)
 {
   const char *sep = "  on thread ";
   size_t named = 0;
@@ -354,8 +354,8 @@ print_threads(FILE *f, const struct cmg__tool_index *ix,
 }
 
 void
-cmg__tool_print_group(FILE *f, const struct cmg__tool_index *ix,
-                      const struct cmg__tool_leak *l, bool all_frames)
+cmg__tool_print_group(FILE *f, const struct cmg__index *ix,
+                      const struct cmg__view_leak *l, bool all_frames)
 {
   if (!all_frames && cmg__tool_put_title(f, "  ", ix, l->stack))
     fputc('\n', f);

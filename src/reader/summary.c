@@ -28,16 +28,18 @@
 #include "reader/footprint.h"
 #include "reader/graphmem.h"
 #include "reader/held.h"
-#include "reader/index.h"
-#include "reader/intern.h"
 #include "reader/json.h"
 #include "reader/load/model.h"
+#include "reader/model/index.h"
+#include "reader/model/intern.h"
+#include "reader/model/pool_blocks.h"
+#include "reader/model/supp.h"
+#include "reader/model/view.h"
 #include "reader/run.h"
 #include "reader/show.h"
+#include "reader/show/frame_name.h"
 #include "reader/summary.h"
-#include "reader/supp.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 /* Frames named in a one-line stack of a composition. */
 #define SHORT_FRAMES 3
@@ -53,7 +55,7 @@ size_str(uint64_t bytes, char *buf)
 /* When the report was written, and how the process ended if it was the
  * process's last word: "at exit (status 0)", "as SIGTERM killed it". */
 static const char *
-reason_text(const struct cmg__tool_source *s, char *buf, size_t len)
+reason_text(const struct cmg__view_source *s, char *buf, size_t len)
 {
   if (s->killed_by != NULL) {
     snprintf(buf, len, "as %s killed it", s->killed_by);
@@ -86,7 +88,7 @@ reason_text(const struct cmg__tool_source *s, char *buf, size_t len)
  * frame, then the call.
  */
 static void
-print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
+print_short_stack(FILE *f, const struct cmg__index *ix, uint32_t stack,
                   bool all_frames)
 {
   uint32_t lo, hi, named = 0, python = 0, shown = 0;
@@ -97,14 +99,14 @@ print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
   }
   if (!all_frames && cmg__tool_put_title(f, "", ix, stack))
     return;
-  const struct cmg__tool_stack *s = &ix->stacks[stack];
-  cmg__tool_stack_range(ix, stack, all_frames, &lo, &hi);
+  const struct cmg__index_stack *s = &ix->stacks[stack];
+  cmg__index_stack_range(ix, stack, all_frames, &lo, &hi);
   for (uint32_t k = lo; k < hi; k++) {
     named += ix->frames[s->frames[k]].function != NULL;
     python += ix->frames[s->frames[k]].python;
   }
   for (uint32_t k = lo; k < hi; k++) {
-    const struct cmg__tool_frame *fr = &ix->frames[s->frames[k]];
+    const struct cmg__index_frame *fr = &ix->frames[s->frames[k]];
 
     if ((python > 0 && !fr->python) || (named > 0 && fr->function == NULL))
       continue;
@@ -114,18 +116,18 @@ print_short_stack(FILE *f, const struct cmg__tool_index *ix, uint32_t stack,
     }
     if (shown > 0)
       fputs(" < ", f);
-    cmg__tool_put_label(f, ix, s->frames[k]);
+    cmg__frame_name_put_label(f, ix, s->frames[k]);
     shown++;
   }
 }
 
 static void
-print_header(FILE *f, const struct cmg__tool_view *v)
+print_header(FILE *f, const struct cmg__view *v)
 {
   char how[96];
 
   if (v->n_sources == 1) {
-    const struct cmg__tool_source *s = &v->sources[0];
+    const struct cmg__view_source *s = &v->sources[0];
 
     fprintf(f, "cumemguard report %s\n", s->file);
     fprintf(f, "  process %ld: %s\n", s->pid, s->command);
@@ -147,7 +149,7 @@ print_header(FILE *f, const struct cmg__tool_view *v)
 }
 
 static void
-print_devices(FILE *f, const struct cmg__tool_view *v)
+print_devices(FILE *f, const struct cmg__view *v)
 {
   char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF];
 
@@ -191,7 +193,7 @@ print_devices(FILE *f, const struct cmg__tool_view *v)
 
 /* Growth-policy events and teardown releases, when there were any. */
 static void
-print_events(FILE *f, const struct cmg__tool_view *v)
+print_events(FILE *f, const struct cmg__view *v)
 {
   char a[SIZE_BUF];
   bool any = false;
@@ -223,15 +225,15 @@ print_events(FILE *f, const struct cmg__tool_view *v)
  * set its own allocator.
  */
 static void
-print_pool_hint(FILE *f, const struct cmg__tool_view *v)
+print_pool_hint(FILE *f, const struct cmg__view *v)
 {
   char a[SIZE_BUF], b[SIZE_BUF];
   uint64_t pooled, live;
   const char *pool;
 
-  if (!cmg__tool_is_mostly_pool(v))
+  if (!cmg__pool_blocks_is_mostly(v))
     return;
-  cmg__tool_pool_share(v, &pooled, &live, &pool);
+  cmg__pool_blocks_share(v, &pooled, &live, &pool);
   if (!v->no_pools)
     fprintf(f,
             "Most of the leaked device memory (%s of %s) is in pool blocks "
@@ -251,7 +253,7 @@ print_pool_hint(FILE *f, const struct cmg__tool_view *v)
 /* A leak group as the summary shows it, after its first line; NULL when
  * out of memory. */
 static char *
-group_body(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
+group_body(const struct cmg__view *v, const struct cmg__view_leak *l,
            const struct cmg__tool_opts *o)
 {
   char *text = NULL;
@@ -271,7 +273,7 @@ group_body(const struct cmg__tool_view *v, const struct cmg__tool_leak *l,
 /* Leak groups that read the same in the default view: one block, with
  * how many groups (stacks) it holds; --all-frames keeps each apart. */
 struct block {
-  const struct cmg__tool_leak *first;
+  const struct cmg__view_leak *first;
   char *body; /* the first group's */
   char *key;  /* the body less frame numbers and folded frame counts */
   uint64_t bytes, count;
@@ -309,7 +311,7 @@ key_of(char *body)
  * its length so that no two differ in one way and agree in another.
  * NULL when out of memory. */
 static char *
-block_id(const struct cmg__tool_leak *l, const char *key)
+block_id(const struct cmg__view_leak *l, const char *key)
 {
   char *id;
 
@@ -333,16 +335,15 @@ by_block_bytes(const void *a, const void *b)
 /* The unsuppressed leak groups as blocks, largest first (graph memory and
  * contexts are held.c's); NULL when out of memory (*n 0). */
 static struct block *
-blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
-          size_t *n)
+blocks_of(const struct cmg__view *v, const struct cmg__tool_opts *o, size_t *n)
 {
   struct block *b = calloc(v->n_leaks ? v->n_leaks : 1, sizeof(*b));
-  struct cmg__tool_intern seen;
+  struct cmg__intern seen;
 
   *n = 0;
-  cmg__tool_intern_init(&seen, true);
+  cmg__intern_init(&seen, true);
   for (size_t i = 0; b != NULL && i < v->n_leaks; i++) {
-    const struct cmg__tool_leak *l = &v->leaks[i];
+    const struct cmg__view_leak *l = &v->leaks[i];
     char *body, *key;
     size_t k = *n;
 
@@ -351,8 +352,7 @@ blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
       continue;
     key = key_of(strdup(body));
     if (key == NULL ||
-        (!o->all_frames &&
-         cmg__tool_intern_add(&seen, block_id(l, key), &k) != 0)) {
+        (!o->all_frames && cmg__intern_add(&seen, block_id(l, key), &k) != 0)) {
       free(body);
       free(key);
       continue; /* out of memory */
@@ -367,16 +367,16 @@ blocks_of(const struct cmg__tool_view *v, const struct cmg__tool_opts *o,
     b[k].count = cmg__tool_add(b[k].count, l->count);
     b[k].groups++;
   }
-  cmg__tool_intern_free(&seen);
+  cmg__intern_free(&seen);
   if (b != NULL)
     qsort(b, *n, sizeof(*b), by_block_bytes);
   return b;
 }
 
 static void
-print_block(FILE *f, const struct cmg__tool_view *v, const struct block *b)
+print_block(FILE *f, const struct cmg__view *v, const struct block *b)
 {
-  const struct cmg__tool_leak *l = b->first;
+  const struct cmg__view_leak *l = b->first;
   char a[SIZE_BUF], where[64], groups[32] = "";
 
   if (b->groups > 1)
@@ -385,7 +385,7 @@ print_block(FILE *f, const struct cmg__tool_view *v, const struct block *b)
       f, "Leaked %s in %" PRIu64 " %s%s (%s, %s)%s%s%s%s%s%s from:\n",
       size_str(b->bytes, a), b->count,
       cmg__tool_plural(b->count, "allocation", "allocations"), groups, l->api,
-      cmg__tool_where(l->kind, cmg__tool_ordinal(v, l->device), where,
+      cmg__tool_where(l->kind, cmg__view_ordinal(v, l->device), where,
                       sizeof(where)),
       l->pool ? ", a pool block of the " : "", l->pool ? l->pool : "",
       l->pool ? "," : "", l->held ? ", kept by a " : "", l->held ? l->held : "",
@@ -394,10 +394,9 @@ print_block(FILE *f, const struct cmg__tool_view *v, const struct block *b)
 }
 
 static void
-print_leaks(FILE *f, const struct cmg__tool_view *v,
-            const struct cmg__tool_opts *o)
+print_leaks(FILE *f, const struct cmg__view *v, const struct cmg__tool_opts *o)
 {
-  const struct cmg__tool_index *ix = v->ix;
+  const struct cmg__index *ix = v->ix;
   uint64_t left_bytes = 0, left_count = 0, left_groups = 0;
   char a[SIZE_BUF];
   bool hidden = false;
@@ -415,7 +414,7 @@ print_leaks(FILE *f, const struct cmg__tool_view *v,
     }
     listed++;
     print_block(f, v, &b[i]);
-    cmg__tool_stack_range(ix, stack, o->all_frames, &lo, &hi);
+    cmg__index_stack_range(ix, stack, o->all_frames, &lo, &hi);
     if (stack != CMG__TOOL_NONE && (lo > 0 || hi < ix->stacks[stack].n))
       hidden = true;
   }
@@ -474,14 +473,14 @@ by_row_bytes(const void *a, const void *b)
 /* The composition's rows, merged unless all_frames; NULL when out of
  * memory. */
 static struct row *
-comp_rows(const struct cmg__tool_view *v, const struct cmg__model_comp *c,
+comp_rows(const struct cmg__view *v, const struct cmg__model_comp *c,
           bool all_frames, size_t *n)
 {
   struct row *rows = calloc(c->n ? c->n : 1, sizeof(*rows));
-  struct cmg__tool_intern seen; /* of the rows' texts, which outlive it */
+  struct cmg__intern seen; /* of the rows' texts, which outlive it */
 
   *n = 0;
-  cmg__tool_intern_init(&seen, false);
+  cmg__intern_init(&seen, false);
   for (size_t i = 0; rows != NULL && i < c->n; i++) {
     size_t len = 0, k = *n;
     char *text = NULL;
@@ -491,7 +490,7 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__model_comp *c,
       break;
     print_short_stack(m, v->ix, c->items[i].stack, all_frames);
     fclose(m);
-    if (!all_frames && cmg__tool_intern_add(&seen, text, &k) != 0) {
+    if (!all_frames && cmg__intern_add(&seen, text, &k) != 0) {
       free(text);
       break;
     }
@@ -503,15 +502,15 @@ comp_rows(const struct cmg__tool_view *v, const struct cmg__model_comp *c,
     rows[k].count = cmg__tool_add(rows[k].count, c->items[i].count);
     rows[k].stacks++;
   }
-  cmg__tool_intern_free(&seen);
+  cmg__intern_free(&seen);
   if (rows != NULL && *n > 1)
     qsort(rows, *n, sizeof(*rows), by_row_bytes);
   return rows;
 }
 
 static void
-print_comp(FILE *f, const struct cmg__tool_view *v,
-           const struct cmg__tool_moment *m, const struct cmg__tool_opts *o)
+print_comp(FILE *f, const struct cmg__view *v, const struct cmg__view_moment *m,
+           const struct cmg__tool_opts *o)
 {
   uint64_t left_bytes = 0, left_count = 0, left_n = 0;
   char a[SIZE_BUF], stacks[48];
@@ -550,13 +549,13 @@ print_comp(FILE *f, const struct cmg__tool_view *v,
 }
 
 static void
-print_moments(FILE *f, const struct cmg__tool_view *v,
+print_moments(FILE *f, const struct cmg__view *v,
               const struct cmg__tool_opts *o)
 {
   char a[SIZE_BUF], b[SIZE_BUF], pid[48] = "", where[32];
 
   for (size_t i = 0; i < v->n_peaks; i++) {
-    const struct cmg__tool_moment *m = &v->peaks[i];
+    const struct cmg__view_moment *m = &v->peaks[i];
 
     if (v->n_sources > 1)
       snprintf(pid, sizeof(pid), " in process %ld", v->sources[m->source].pid);
@@ -569,7 +568,7 @@ print_moments(FILE *f, const struct cmg__tool_view *v,
     fprintf(f, "\n");
   }
   for (size_t i = 0; i < v->n_denials; i++) {
-    const struct cmg__tool_moment *m = &v->denials[i];
+    const struct cmg__view_moment *m = &v->denials[i];
 
     if (v->n_sources > 1)
       snprintf(pid, sizeof(pid), " in process %ld", v->sources[m->source].pid);
@@ -594,7 +593,7 @@ print_moments(FILE *f, const struct cmg__tool_view *v,
 }
 
 static void
-print_summary_line(FILE *f, const struct cmg__tool_view *v)
+print_summary_line(FILE *f, const struct cmg__view *v)
 {
   uint64_t bytes, count, other_bytes, other_count, sup_bytes = 0;
   uint64_t sup_count = 0;
@@ -627,7 +626,7 @@ print_summary_line(FILE *f, const struct cmg__tool_view *v)
 }
 
 void
-cmg__tool_summary_text(FILE *f, const struct cmg__tool_view *v,
+cmg__tool_summary_text(FILE *f, const struct cmg__view *v,
                        const struct cmg__tool_opts *o, bool leaks_only)
 {
   if (!leaks_only) {
@@ -657,18 +656,17 @@ summary_document(void)
 
 int
 cmg__tool_summary_main(char *const *files, int n_files, bool merged,
-                       struct cmg__tool_supp *supp,
-                       const struct cmg__tool_opts *o)
+                       struct cmg__supp *supp, const struct cmg__tool_opts *o)
 {
   cJSON *doc = o->json ? summary_document() : NULL;
   int i = 0, rc = 0;
 
   while (rc == 0 && i < n_files) {
-    struct cmg__tool_index ix;
-    struct cmg__tool_view v;
+    struct cmg__index ix;
+    struct cmg__view v;
 
-    cmg__tool_index_init(&ix);
-    cmg__tool_view_init(&v, &ix, true);
+    cmg__index_init(&ix);
+    cmg__view_init(&v, &ix, true);
     do {
       if (cmg__tool_load(&v, files[i++]) != 0)
         rc = CMG__TOOL_EXIT_ERROR;
@@ -683,8 +681,8 @@ cmg__tool_summary_main(char *const *files, int n_files, bool merged,
         printf("\n");
       cmg__tool_summary_text(stdout, &v, o, false);
     }
-    cmg__tool_view_free(&v);
-    cmg__tool_index_free(&ix);
+    cmg__view_free(&v);
+    cmg__index_free(&ix);
   }
   if (doc != NULL && rc == 0 && cmg__tool_print_json(doc) != 0)
     rc = CMG__TOOL_EXIT_ERROR;

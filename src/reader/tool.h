@@ -1,9 +1,10 @@
 /*
  * What every file of cumemguard-report uses and no module owns.  The tool
- * reads version-1 reports (docs/report-format.md) into a struct
- * cmg__model_report (load/model.h) by the loader (load/read.h), one per file, with every field it uses
- * checked; then folds one or more of them into a struct cmg__tool_view
- * (view.h), where modules, frames and stacks are interned by identity
+ * reads version-1 reports (docs/report-format.md) with its loader
+ * (load/read.h) into a struct cmg__model_report (load/model.h), one per
+ * file, with every field it uses checked; then folds one or more of them
+ * into a struct cmg__view
+ * (model/view.h), where modules, frames and stacks are interned by identity
  * (module name, offset in the module, function), not by address, so that
  * reports of different runs and different processes line up.  Every
  * command prints from a view.
@@ -17,10 +18,11 @@
  * Each file NAME.c of src/reader/ declares what it gives the others in
  * NAME.h beside it.  The files call one way only, each into files later in
  * this list: main.c; check.c; summary.c, diff.c, flame.c, timeline.c,
- * pprof.c, plot.c, html.c; raw.c; json.c; held.c; footprint.c; graphmem.c; run.c;
- * show.c; supp.c; view.c; pools.c; index.c; code.c; symbolize.c; then the
- * loader, load/: read.c; read_devices.c; read_series.c; read_stacks.c;
- * jsonfile.c; fields.c.
+ * pprof.c, plot.c, html.c; raw.c; json.c; held.c; footprint.c; graphmem.c;
+ * run.c; show.c; xml.c; show/frame_name.c; then the model, model/: supp.c;
+ * view.c; pool_blocks.c; symbolize.c; index.c; frame_class.c; code.c;
+ * names.c; intern.c; then the loader, load/: read.c; read_devices.c;
+ * read_series.c; read_stacks.c; jsonfile.c; fields.c; utf8.c.
  */
 #ifndef CMG_READER_TOOL_H
 #define CMG_READER_TOOL_H

@@ -20,15 +20,15 @@
 
 #include "reader/diff.h"
 #include "reader/flame.h"
-#include "reader/index.h"
 #include "reader/json.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
+#include "reader/model/index.h"
+#include "reader/model/symbolize.h"
+#include "reader/model/view.h"
 #include "reader/show.h"
 #include "reader/summary.h"
-#include "reader/symbolize.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -53,7 +53,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   char err[CMG__TOOL_ERR_MAX];
   err[0] = '\0';
   int rc = cmg__read_report(path, &r, err, sizeof(err));
-  if (rc == 0 && cmg__tool_symbolize(&r) != 0) {
+  if (rc == 0 && cmg__symbolize_report(&r) != 0) {
     rc = -ENOMEM;
     snprintf(err, sizeof(err), "out of memory");
   }
@@ -65,12 +65,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
   }
 
-  struct cmg__tool_index ix;
-  struct cmg__tool_view v;
-  cmg__tool_index_init(&ix);
-  cmg__tool_view_init(&v, &ix, size % 2 == 0);
-  if (cmg__tool_view_add(&v, &r) == 0) {
-    cmg__tool_view_sort(&v);
+  struct cmg__index ix;
+  struct cmg__view v;
+  cmg__index_init(&ix);
+  cmg__view_init(&v, &ix, size % 2 == 0);
+  if (cmg__view_add(&v, &r) == 0) {
+    cmg__view_sort(&v);
     struct cmg__tool_opts o = { .top = size % 4,
                                 .min_bytes = 0,
                                 .all_frames = size % 3 == 0 };
@@ -92,8 +92,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       cmg__tool_flame(devnull, &v, &fo);
     }
   }
-  cmg__tool_view_free(&v);
-  cmg__tool_index_free(&ix);
+  cmg__view_free(&v);
+  cmg__index_free(&ix);
   cmg__read_report_free(&r);
   return 0;
 }

@@ -32,9 +32,11 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "reader/index.h"
 #include "reader/load/model.h"
-#include "reader/pools.h"
+#include "reader/model/index.h"
+#include "reader/model/names.h"
+#include "reader/model/pool_blocks.h"
+#include "reader/model/view.h"
 #include "reader/tool.h"
 
 /* Indexes into cmg__pools_switches (core/pools.c). */
@@ -99,28 +101,27 @@ static const char *
 by_module_name(const char *module, const struct cmg__model_report *r)
 {
   for (size_t i = 0; module != NULL && i < N(by_module); i++)
-    if (strncmp(module, by_module[i].prefix, strlen(by_module[i].prefix)) ==
-            0 &&
+    if (cmg__names_has_prefix(module, by_module[i].prefix) &&
         !is_switched_off(r, by_module[i].off_switch, by_module[i].off_value))
       return by_module[i].label;
   return NULL;
 }
 
-/* The pool of a leak group; see pools.h.  A function name decides first,
+/* The pool of a leak group; see pool_blocks.h.  A function name decides first,
  * innermost frame first; a module only when no frame names a pool. */
 const char *
-cmg__tool_pool_of(const struct cmg__tool_index *ix, uint32_t stack,
-                  const char *api, const struct cmg__model_report *r)
+cmg__pool_blocks_of(const struct cmg__index *ix, uint32_t stack,
+                    const char *api, const struct cmg__model_report *r)
 {
   const char *label = NULL;
 
   if (stack == CMG__TOOL_NONE || is_stream_ordered(api))
     return NULL;
-  const struct cmg__tool_stack *s = &ix->stacks[stack];
+  const struct cmg__index_stack *s = &ix->stacks[stack];
   for (uint32_t k = 0; k < s->n && label == NULL; k++)
     label = by_name(ix->frames[s->frames[k]].function);
   for (uint32_t k = 0; k < s->n && label == NULL; k++) {
-    const struct cmg__tool_frame *f = &ix->frames[s->frames[k]];
+    const struct cmg__index_frame *f = &ix->frames[s->frames[k]];
     if (f->module != CMG__TOOL_NONE)
       label = by_module_name(ix->modules[f->module].name, r);
   }
@@ -145,11 +146,11 @@ static const struct {
 };
 
 const char *
-cmg__tool_held_by(const struct cmg__tool_index *ix, uint32_t stack)
+cmg__pool_blocks_held_by(const struct cmg__index *ix, uint32_t stack)
 {
   if (stack == CMG__TOOL_NONE)
     return NULL;
-  const struct cmg__tool_stack *s = &ix->stacks[stack];
+  const struct cmg__index_stack *s = &ix->stacks[stack];
   for (uint32_t k = 0; k < s->n; k++) {
     const char *fn = ix->frames[s->frames[k]].function;
 
@@ -158,4 +159,54 @@ cmg__tool_held_by(const struct cmg__tool_index *ix, uint32_t stack)
         return held_by[i].label;
   }
   return NULL;
+}
+
+void
+cmg__pool_blocks_share(const struct cmg__view *v, uint64_t *pooled,
+                       uint64_t *live, const char **pool)
+{
+  /* Few labels exist, so the largest is found by summing per label. */
+  const char *labels[8];
+  uint64_t sums[8];
+  size_t n = 0, best = 0;
+
+  *pooled = *live = 0;
+  *pool = NULL;
+  for (size_t i = 0; i < v->n_leaks; i++) {
+    const struct cmg__view_leak *l = &v->leaks[i];
+    size_t j = 0;
+
+    if (l->rule != CMG__TOOL_NONE || !l->is_device_memory || l->graph ||
+        l->context)
+      continue;
+    *live = cmg__tool_add(*live, l->bytes);
+    if (l->pool == NULL)
+      continue;
+    *pooled = cmg__tool_add(*pooled, l->bytes);
+    while (j < n && strcmp(labels[j], l->pool) != 0)
+      j++;
+    if (j == n && n == sizeof(labels) / sizeof(*labels))
+      continue;
+    if (j == n) {
+      labels[n] = l->pool;
+      sums[n++] = 0;
+    }
+    sums[j] = cmg__tool_add(sums[j], l->bytes);
+    if (sums[j] > sums[best] || best >= n)
+      best = j;
+  }
+  if (n > 0)
+    *pool = labels[best];
+}
+
+/* More than half: a pool holding a quarter of the memory beside a real
+ * leak is worth no line, one holding most of it hides the tensors. */
+bool
+cmg__pool_blocks_is_mostly(const struct cmg__view *v)
+{
+  uint64_t pooled, live;
+  const char *pool;
+
+  cmg__pool_blocks_share(v, &pooled, &live, &pool);
+  return pooled > 0 && pooled > live - pooled;
 }

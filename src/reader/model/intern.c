@@ -23,14 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/intern.h"
+#include "reader/model/intern.h"
 
 /* ---- the hash table ----------------------------------------------------- */
 
 #define FNV_PRIME 1099511628211ull
 
 uint64_t
-cmg__tool_hash_bytes(uint64_t h, const void *p, size_t n)
+cmg__intern_hash_bytes(uint64_t h, const void *p, size_t n)
 {
   const unsigned char *b = p;
 
@@ -40,16 +40,16 @@ cmg__tool_hash_bytes(uint64_t h, const void *p, size_t n)
 }
 
 uint64_t
-cmg__tool_hash_string(uint64_t h, const char *s)
+cmg__intern_hash_string(uint64_t h, const char *s)
 {
-  return cmg__tool_hash_bytes(h, s != NULL ? s : "",
-                              s != NULL ? strlen(s) + 1 : 0);
+  return cmg__intern_hash_bytes(h, s != NULL ? s : "",
+                                s != NULL ? strlen(s) + 1 : 0);
 }
 
 int
-cmg__tool_map_reserve(struct cmg__tool_map *m)
+cmg__intern_map_reserve(struct cmg__intern_map *m)
 {
-  struct cmg__tool_map bigger;
+  struct cmg__intern_map bigger;
 
   if ((m->len + 1) * 2 <= m->cap)
     return 0;
@@ -80,8 +80,8 @@ cmg__tool_map_reserve(struct cmg__tool_map *m)
 }
 
 size_t
-cmg__tool_map_probe(const struct cmg__tool_map *m, uint64_t h,
-                    cmg__tool_eq_fn eq, const void *ctx, const void *key)
+cmg__intern_map_probe(const struct cmg__intern_map *m, uint64_t h,
+                      cmg__intern_eq_fn eq, const void *ctx, const void *key)
 {
   size_t p;
 
@@ -93,8 +93,8 @@ cmg__tool_map_probe(const struct cmg__tool_map *m, uint64_t h,
 }
 
 void
-cmg__tool_map_set(struct cmg__tool_map *m, size_t slot, uint64_t h,
-                  uint32_t index)
+cmg__intern_map_set(struct cmg__intern_map *m, size_t slot, uint64_t h,
+                    uint32_t index)
 {
   m->slots[slot] = index + 1;
   m->hashes[slot] = h;
@@ -102,7 +102,7 @@ cmg__tool_map_set(struct cmg__tool_map *m, size_t slot, uint64_t h,
 }
 
 void
-cmg__tool_map_free(struct cmg__tool_map *m)
+cmg__intern_map_free(struct cmg__intern_map *m)
 {
   free(m->slots);
   free(m->hashes);
@@ -112,7 +112,7 @@ cmg__tool_map_free(struct cmg__tool_map *m)
 /* ---- strings ------------------------------------------------------------ */
 
 void
-cmg__tool_intern_init(struct cmg__tool_intern *t, bool owns)
+cmg__intern_init(struct cmg__intern *t, bool owns)
 {
   memset(t, 0, sizeof(*t));
   t->owns = owns;
@@ -121,14 +121,14 @@ cmg__tool_intern_init(struct cmg__tool_intern *t, bool owns)
 static bool
 same_string(const void *ctx, uint32_t index, const void *key)
 {
-  const struct cmg__tool_intern *t = ctx;
+  const struct cmg__intern *t = ctx;
 
   return strcmp(t->keys[index], key) == 0;
 }
 
 /* Room for one more key in t->keys and the map; -ENOMEM. */
 static int
-make_room(struct cmg__tool_intern *t)
+make_room(struct cmg__intern *t)
 {
   if (t->n >= UINT32_MAX - 1)
     return -ENOMEM;
@@ -141,11 +141,11 @@ make_room(struct cmg__tool_intern *t)
     t->keys = keys;
     t->cap = cap;
   }
-  return cmg__tool_map_reserve(&t->map);
+  return cmg__intern_map_reserve(&t->map);
 }
 
 int
-cmg__tool_intern_add(struct cmg__tool_intern *t, char *key, size_t *index)
+cmg__intern_add(struct cmg__intern *t, char *key, size_t *index)
 {
   uint64_t h;
   size_t slot;
@@ -155,26 +155,44 @@ cmg__tool_intern_add(struct cmg__tool_intern *t, char *key, size_t *index)
       free(key);
     return -ENOMEM;
   }
-  h = cmg__tool_hash_string(CMG__TOOL_HASH_INIT, key);
-  slot = cmg__tool_map_probe(&t->map, h, same_string, t, key);
+  h = cmg__intern_hash_string(CMG__INTERN_HASH_INIT, key);
+  slot = cmg__intern_map_probe(&t->map, h, same_string, t, key);
   if (t->map.slots[slot] != 0) {
     *index = t->map.slots[slot] - 1;
     if (t->owns)
       free(key);
     return 0;
   }
-  cmg__tool_map_set(&t->map, slot, h, (uint32_t)t->n);
+  cmg__intern_map_set(&t->map, slot, h, (uint32_t)t->n);
   t->keys[t->n] = key;
   *index = t->n++;
   return 0;
 }
 
 void
-cmg__tool_intern_free(struct cmg__tool_intern *t)
+cmg__intern_free(struct cmg__intern *t)
 {
   for (size_t i = 0; t->owns && i < t->n; i++)
     free(t->keys[i]);
   free(t->keys);
-  cmg__tool_map_free(&t->map);
+  cmg__intern_map_free(&t->map);
   memset(t, 0, sizeof(*t));
+}
+
+/* ---- the arrays the tables index into ------------------------------------ */
+
+/* Grows an array to hold n + 1 elements. */
+int
+cmg__intern_grow(void **array, size_t *cap, size_t n, size_t size)
+{
+  size_t want = *cap != 0 ? *cap * 2 : 16;
+
+  if (n < *cap)
+    return 0;
+  void *bigger = realloc(*array, want * size);
+  if (bigger == NULL)
+    return -ENOMEM;
+  *array = bigger;
+  *cap = want;
+  return 0;
 }

@@ -38,7 +38,7 @@
 
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
-#include "reader/symbolize.h"
+#include "reader/model/symbolize.h"
 #include "reader/tool.h"
 
 /* One function at an address: the innermost inlined call first. */
@@ -533,13 +533,13 @@ demangle_rest(struct cmg__model_report *r)
 }
 
 void
-cmg__tool_symbolize_off(void)
+cmg__symbolize_off(void)
 {
   off = true;
 }
 
 int
-cmg__tool_symbolize(struct cmg__model_report *r)
+cmg__symbolize_report(struct cmg__model_report *r)
 {
   if (off)
     return demangle_rest(r);
@@ -569,7 +569,7 @@ out:
 }
 
 void
-cmg__tool_symbolize_end(void)
+cmg__symbolize_end(void)
 {
   for (size_t i = 0; i < n_modules; i++) {
     struct module *m = modules[i];

@@ -4,8 +4,8 @@
  * functions from the symbol tables (.symtab as well as .dynsym),
  * demangled, and source file, line and inlined calls from DWARF.
  */
-#ifndef CMG_READER_SYMBOLIZE_H
-#define CMG_READER_SYMBOLIZE_H
+#ifndef CMG_READER_MODEL_SYMBOLIZE_H
+#define CMG_READER_MODEL_SYMBOLIZE_H
 
 struct cmg__model_report;
 
@@ -16,13 +16,13 @@ struct cmg__model_report;
  * not be named (not on this machine, another build-id).  A module file is
  * opened and each distinct address looked up once per process, whatever
  * the number of reports.  Returns 0 or -ENOMEM. */
-int cmg__tool_symbolize(struct cmg__model_report *r);
+int cmg__symbolize_report(struct cmg__model_report *r);
 
 /* Leaves every report's names as the report gave them
  * (--no-symbolize). */
-void cmg__tool_symbolize_off(void);
+void cmg__symbolize_off(void);
 
-/* Closes the module files and frees what cmg__tool_symbolize cached. */
-void cmg__tool_symbolize_end(void);
+/* Closes the module files and frees what cmg__symbolize_report cached. */
+void cmg__symbolize_end(void);
 
-#endif /* CMG_READER_SYMBOLIZE_H */
+#endif /* CMG_READER_MODEL_SYMBOLIZE_H */

@@ -2,17 +2,17 @@
  * view.c: reports folded into a view, the leak groups, device rows,
  * peaks and first denials that every command prints from.
  */
-#ifndef CMG_READER_VIEW_H
-#define CMG_READER_VIEW_H
+#ifndef CMG_READER_MODEL_VIEW_H
+#define CMG_READER_MODEL_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reader/index.h"
 #include "reader/load/model.h"
+#include "reader/model/index.h"
 
-struct cmg__tool_source {
+struct cmg__view_source {
   char *file;
   long pid;
   char *exe, *command, *hostname, *reason;
@@ -40,7 +40,7 @@ struct cmg__view_device {
   unsigned processes;
 };
 
-struct cmg__tool_leak {
+struct cmg__view_leak {
   uint32_t stack; /* interned stack id, or CMG__TOOL_NONE */
   char *api;
   char *kind;
@@ -52,7 +52,7 @@ struct cmg__tool_leak {
   const char *pool; /* the framework pool it is a block of (pools.c), or
                      * NULL */
   const char *held; /* the library that keeps it for the process's life
-                     * (pools.c's cmg__tool_held_by), or NULL */
+                     * (pools.c's cmg__pool_blocks_held_by), or NULL */
   uint32_t rule;    /* suppression rule that hid it, or NONE */
   uint32_t order;   /* first-seen order, to sort stably */
   /* The threads its allocations were made on, with the index of their
@@ -61,7 +61,7 @@ struct cmg__tool_leak {
 };
 
 /* A peak or first-denial composition with its context. */
-struct cmg__tool_moment {
+struct cmg__view_moment {
   uint32_t source;
   uint32_t device; /* index into the view's devices, or NONE (host) */
   struct cmg__model_comp comp; /* items' stacks are interned ids */
@@ -75,17 +75,17 @@ struct cmg__tool_moment {
   uint32_t stack;
 };
 
-struct cmg__tool_view {
-  struct cmg__tool_index *ix;
+struct cmg__view {
+  struct cmg__index *ix;
   bool by_uuid; /* devices matched by UUID, else by ordinal */
   size_t n_sources, n_devices, n_leaks, n_peaks, n_denials;
   size_t cap_sources, cap_devices, cap_leaks, cap_peaks, cap_denials;
-  struct cmg__tool_source *sources;
+  struct cmg__view_source *sources;
   struct cmg__view_device *devices;
-  struct cmg__tool_leak *leaks;
-  struct cmg__tool_moment *peaks;
-  struct cmg__tool_moment *denials; /* the first of each device */
-  struct cmg__tool_map leak_map;
+  struct cmg__view_leak *leaks;
+  struct cmg__view_moment *peaks;
+  struct cmg__view_moment *denials; /* the first of each device */
+  struct cmg__intern_map leak_map;
   bool has_host;
   struct cmg__model_host host; /* summed over the reports */
   uint64_t events[3];          /* warn, wait, soft_limit */
@@ -100,7 +100,7 @@ struct cmg__tool_view {
 bool cmg__tool_is_device_kind(const char *kind);
 
 /* The ordinal of a view's device row, -1 for NONE (host memory). */
-int cmg__tool_ordinal(const struct cmg__tool_view *v, uint32_t device);
+int cmg__view_ordinal(const struct cmg__view *v, uint32_t device);
 
 /* Where a group's memory is, for its header line: "device 0", "array,
  * device 1", "pinned host memory", ...; ordinal -1 for none. */
@@ -108,29 +108,16 @@ const char *cmg__tool_where(const char *kind, int ordinal, char *buf,
                             size_t len);
 
 /* An empty view over ix; by_uuid picks how devices of reports match. */
-void cmg__tool_view_init(struct cmg__tool_view *v, struct cmg__tool_index *ix,
-                         bool by_uuid);
-void cmg__tool_view_free(struct cmg__tool_view *v);
+void cmg__view_init(struct cmg__view *v, struct cmg__index *ix, bool by_uuid);
+void cmg__view_free(struct cmg__view *v);
 
 /* Adds a report: interns its stacks, adds its leaks into the groups of
  * equal (stack, API, kind, device), its devices into the rows of the same
  * device, and keeps its peaks and first denials.  Returns 0 or -ENOMEM. */
-int cmg__tool_view_add(struct cmg__tool_view *v,
-                       const struct cmg__model_report *r);
-
-/* The leak groups not suppressed that count as leaked device memory (graph
- * memory pools' and contexts' groups are not leaks): their bytes
- * (*live), those of the ones that are pool blocks (*pooled), and the label
- * of the pool holding the most (*pool, NULL when none). */
-void cmg__tool_pool_share(const struct cmg__tool_view *v, uint64_t *pooled,
-                          uint64_t *live, const char **pool);
-
-/* True when pool blocks hold more than half of those bytes: the summary
- * then says so and names --no-pools. */
-bool cmg__tool_is_mostly_pool(const struct cmg__tool_view *v);
+int cmg__view_add(struct cmg__view *v, const struct cmg__model_report *r);
 
 /* Sorts the leak groups by bytes, largest first, stable otherwise; after
- * the last cmg__tool_view_add(). */
-void cmg__tool_view_sort(struct cmg__tool_view *v);
+ * the last cmg__view_add(). */
+void cmg__view_sort(struct cmg__view *v);
 
-#endif /* CMG_READER_VIEW_H */
+#endif /* CMG_READER_MODEL_VIEW_H */

@@ -8,31 +8,31 @@
  * everything else is the user's.  --user GLOB and --library GLOB add rules
  * of the user's, which come first.
  */
-#ifndef CMG_READER_CODE_H
-#define CMG_READER_CODE_H
+#ifndef CMG_READER_MODEL_CODE_H
+#define CMG_READER_MODEL_CODE_H
 
 #include <stdbool.h>
 
-enum cmg__tool_code {
-  CMG__TOOL_CODE_USER,
-  CMG__TOOL_CODE_LIBRARY,
-  CMG__TOOL_CODE_INTERP, /* the Python interpreter (python3.12, libpython) */
+enum cmg__code {
+  CMG__CODE_USER,
+  CMG__CODE_LIBRARY,
+  CMG__CODE_INTERP, /* the Python interpreter (python3.12, libpython) */
 };
 
 /* Adds a rule: a module or Python file whose path matches glob (fnmatch,
  * '*' also matching '/') is the user's code, or a library's.  The rules
  * are tried in the order given, before the built-in ones.  Returns 0 or
  * -ENOMEM. */
-int cmg__tool_code_rule(const char *glob, bool user);
+int cmg__code_rule(const char *glob, bool user);
 
 /* Whose code a native frame of module path (NULL when unknown) is, or a
  * Python frame's of source file (NULL when unknown). */
-enum cmg__tool_code cmg__tool_code_of(const char *path, bool python);
+enum cmg__code cmg__code_of(const char *path, bool python);
 
 /* A Python file's path as a person names it: from the package down for a
  * library's ("torch/nn/modules/linear.py"), else its base name. */
-const char *cmg__tool_code_short_path(const char *file);
+const char *cmg__code_short_path(const char *file);
 
-void cmg__tool_code_end(void);
+void cmg__code_end(void);
 
-#endif /* CMG_READER_CODE_H */
+#endif /* CMG_READER_MODEL_CODE_H */

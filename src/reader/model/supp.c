@@ -26,10 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/index.h"
-#include "reader/supp.h"
+#include "reader/model/index.h"
+#include "reader/model/names.h"
+#include "reader/model/supp.h"
+#include "reader/model/view.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 /* True if glob p (with '*') matches all of s. */
 static bool
@@ -79,7 +80,7 @@ compile(const char *pattern)
 }
 
 bool
-cmg__tool_is_match(const char *pattern, const char *text)
+cmg__supp_is_match(const char *pattern, const char *text)
 {
   if (text == NULL || text[0] == '\0')
     return false;
@@ -92,19 +93,19 @@ cmg__tool_is_match(const char *pattern, const char *text)
 }
 
 static int
-add_rule(struct cmg__tool_supp *s, const char *pattern, const char *file,
+add_rule(struct cmg__supp *s, const char *pattern, const char *file,
          unsigned line)
 {
   if (s->n == s->cap) {
     size_t cap = s->cap != 0 ? s->cap * 2 : 8;
-    struct cmg__tool_rule *bigger = realloc(s->rules, cap * sizeof(*bigger));
+    struct cmg__supp_rule *bigger = realloc(s->rules, cap * sizeof(*bigger));
 
     if (bigger == NULL)
       return -ENOMEM;
     s->rules = bigger;
     s->cap = cap;
   }
-  struct cmg__tool_rule *r = &s->rules[s->n];
+  struct cmg__supp_rule *r = &s->rules[s->n];
   memset(r, 0, sizeof(*r));
   r->pattern = strdup(pattern);
   r->file = strdup(file);
@@ -120,8 +121,8 @@ add_rule(struct cmg__tool_supp *s, const char *pattern, const char *file,
 
 /* Checks one line; adds its rule.  Returns 0 or -EINVAL with err set. */
 static int
-parse_line(struct cmg__tool_supp *s, char *text, const char *file,
-           unsigned line, char *err, size_t errlen)
+parse_line(struct cmg__supp *s, char *text, const char *file, unsigned line,
+           char *err, size_t errlen)
 {
   text += strspn(text, " \t\r\n");
   char *end = text + strlen(text);
@@ -159,8 +160,7 @@ parse_line(struct cmg__tool_supp *s, char *text, const char *file,
 }
 
 int
-cmg__tool_supp_load(struct cmg__tool_supp *s, const char *file, char *err,
-                    size_t errlen)
+cmg__supp_load(struct cmg__supp *s, const char *file, char *err, size_t errlen)
 {
   FILE *f = fopen(file, "r");
   char *text = NULL;
@@ -196,7 +196,7 @@ cmg__tool_supp_load(struct cmg__tool_supp *s, const char *file, char *err,
 }
 
 void
-cmg__tool_supp_free(struct cmg__tool_supp *s)
+cmg__supp_free(struct cmg__supp *s)
 {
   for (size_t i = 0; i < s->n; i++) {
     free(s->rules[i].pattern);
@@ -209,10 +209,10 @@ cmg__tool_supp_free(struct cmg__tool_supp *s)
 /* Whether glob g matches any name of a frame; cached per frame in seen
  * (0 unknown, 1 no, 2 yes). */
 static bool
-is_frame_match(const struct cmg__tool_index *ix, uint32_t frame, const char *g,
+is_frame_match(const struct cmg__index *ix, uint32_t frame, const char *g,
                unsigned char *seen)
 {
-  const struct cmg__tool_frame *f = &ix->frames[frame];
+  const struct cmg__index_frame *f = &ix->frames[frame];
   bool hit = false;
 
   if (seen[frame] != 0)
@@ -220,12 +220,12 @@ is_frame_match(const struct cmg__tool_index *ix, uint32_t frame, const char *g,
   if (f->function != NULL && f->function[0] != '\0')
     hit = is_glob(g, f->function);
   if (!hit && f->python && f->file != NULL) {
-    const char *slash = strrchr(f->file, '/');
+    const char *base = cmg__names_base(f->file);
 
-    hit = is_glob(g, f->file) || (slash != NULL && is_glob(g, slash + 1));
+    hit = is_glob(g, f->file) || (base != f->file && is_glob(g, base));
   }
   if (!hit && f->module != CMG__TOOL_NONE) {
-    const struct cmg__tool_module *m = &ix->modules[f->module];
+    const struct cmg__index_module *m = &ix->modules[f->module];
 
     hit = (m->path[0] != '\0' && is_glob(g, m->path)) ||
           (m->name[0] != '\0' && is_glob(g, m->name));
@@ -235,12 +235,12 @@ is_frame_match(const struct cmg__tool_index *ix, uint32_t frame, const char *g,
 }
 
 int
-cmg__tool_supp_apply(struct cmg__tool_supp *s, struct cmg__tool_view *v)
+cmg__supp_apply(struct cmg__supp *s, struct cmg__view *v)
 {
-  const struct cmg__tool_index *ix = v->ix;
+  const struct cmg__index *ix = v->ix;
 
   for (size_t r = 0; r < s->n; r++) {
-    struct cmg__tool_rule *rule = &s->rules[r];
+    struct cmg__supp_rule *rule = &s->rules[r];
     unsigned char *seen = calloc(ix->n_frames + 1, 1);
     char *g = compile(rule->pattern);
 
@@ -250,7 +250,7 @@ cmg__tool_supp_apply(struct cmg__tool_supp *s, struct cmg__tool_view *v)
       return -ENOMEM;
     }
     for (size_t i = 0; i < v->n_leaks; i++) {
-      struct cmg__tool_leak *l = &v->leaks[i];
+      struct cmg__view_leak *l = &v->leaks[i];
       bool hit = false;
 
       /* Graph memory and contexts are not leaked, so no leak: rule is

@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/index.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
-#include "reader/pools.h"
+#include "reader/model/frame_class.h"
+#include "reader/model/index.h"
+#include "reader/model/intern.h"
+#include "reader/model/pool_blocks.h"
+#include "reader/model/view.h"
 #include "reader/tool.h"
-#include "reader/view.h"
 
 bool
 cmg__tool_is_device_kind(const char *kind)
@@ -72,8 +74,7 @@ threads_add(struct cmg__model_threads *to,
 /* ---- views -------------------------------------------------------------- */
 
 void
-cmg__tool_view_init(struct cmg__tool_view *v, struct cmg__tool_index *ix,
-                    bool by_uuid)
+cmg__view_init(struct cmg__view *v, struct cmg__index *ix, bool by_uuid)
 {
   memset(v, 0, sizeof(*v));
   v->ix = ix;
@@ -81,10 +82,10 @@ cmg__tool_view_init(struct cmg__tool_view *v, struct cmg__tool_index *ix,
 }
 
 void
-cmg__tool_view_free(struct cmg__tool_view *v)
+cmg__view_free(struct cmg__view *v)
 {
   for (size_t i = 0; i < v->n_sources; i++) {
-    struct cmg__tool_source *s = &v->sources[i];
+    struct cmg__view_source *s = &v->sources[i];
 
     free(s->file);
     free(s->exe);
@@ -115,12 +116,12 @@ cmg__tool_view_free(struct cmg__tool_view *v)
   free(v->leaks);
   free(v->peaks);
   free(v->denials);
-  cmg__tool_map_free(&v->leak_map);
+  cmg__intern_map_free(&v->leak_map);
   memset(v, 0, sizeof(*v));
 }
 
 static bool
-is_same_device(const struct cmg__tool_view *v, const struct cmg__view_device *d,
+is_same_device(const struct cmg__view *v, const struct cmg__view_device *d,
                int ordinal, const char *uuid)
 {
   if (v->by_uuid && (d->uuid[0] != '\0' || uuid[0] != '\0'))
@@ -130,7 +131,7 @@ is_same_device(const struct cmg__tool_view *v, const struct cmg__view_device *d,
 
 /* The view's row for a device of a report, made when new. */
 static int
-view_device(struct cmg__tool_view *v, int ordinal, const char *name,
+view_device(struct cmg__view *v, int ordinal, const char *name,
             const char *uuid, uint32_t *out)
 {
   for (size_t i = 0; i < v->n_devices; i++) {
@@ -139,7 +140,7 @@ view_device(struct cmg__tool_view *v, int ordinal, const char *name,
       return 0;
     }
   }
-  if (CMG__TOOL_GROW(v->devices, v->cap_devices, v->n_devices) != 0)
+  if (CMG__INTERN_GROW(v->devices, v->cap_devices, v->n_devices) != 0)
     return -ENOMEM;
   struct cmg__view_device *d = &v->devices[v->n_devices];
   memset(d, 0, sizeof(*d));
@@ -157,8 +158,8 @@ view_device(struct cmg__tool_view *v, int ordinal, const char *name,
 
 /* The view's row for a device ordinal of report r; NONE for -1 (host). */
 static int
-device_of(struct cmg__tool_view *v, const struct cmg__model_report *r,
-          int ordinal, uint32_t *out)
+device_of(struct cmg__view *v, const struct cmg__model_report *r, int ordinal,
+          uint32_t *out)
 {
   if (ordinal < 0) {
     *out = CMG__TOOL_NONE;
@@ -246,7 +247,7 @@ add_footprint(struct cmg__view_device *d, const struct cmg__model_footprint *f)
 }
 
 static int
-add_devices(struct cmg__tool_view *v, const struct cmg__model_report *r)
+add_devices(struct cmg__view *v, const struct cmg__model_report *r)
 {
   for (size_t i = 0; i < r->n_devices; i++) {
     const struct cmg__model_device *rd = &r->devices[i];
@@ -278,7 +279,7 @@ add_devices(struct cmg__tool_view *v, const struct cmg__model_report *r)
 }
 
 int
-cmg__tool_ordinal(const struct cmg__tool_view *v, uint32_t device)
+cmg__view_ordinal(const struct cmg__view *v, uint32_t device)
 {
   return device != CMG__TOOL_NONE ? v->devices[device].ordinal : -1;
 }
@@ -313,7 +314,7 @@ cmg__tool_where(const char *kind, int ordinal, char *buf, size_t len)
 
 /* Host memory of several processes: sums, as for devices. */
 static void
-add_host(struct cmg__tool_view *v, const struct cmg__model_host *h)
+add_host(struct cmg__view *v, const struct cmg__model_host *h)
 {
   struct cmg__model_host *t = &v->host;
 
@@ -339,33 +340,33 @@ struct leak_key {
 static bool
 leak_eq(const void *ctx, uint32_t i, const void *key)
 {
-  const struct cmg__tool_view *v = ctx;
+  const struct cmg__view *v = ctx;
   const struct leak_key *k = key;
-  const struct cmg__tool_leak *l = &v->leaks[i];
+  const struct cmg__view_leak *l = &v->leaks[i];
 
   return l->stack == k->stack && l->device == k->device &&
          strcmp(l->api, k->api) == 0 && strcmp(l->kind, k->kind) == 0;
 }
 
 static int
-add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
+add_leak(struct cmg__view *v, const struct leak_key *k, uint64_t count,
          uint64_t bytes, const char *pool,
          const struct cmg__model_threads *threads)
 {
-  uint64_t h =
-      cmg__tool_hash_bytes(CMG__TOOL_HASH_INIT, &k->stack, sizeof(k->stack));
-  struct cmg__tool_leak *l;
+  uint64_t h = cmg__intern_hash_bytes(CMG__INTERN_HASH_INIT, &k->stack,
+                                      sizeof(k->stack));
+  struct cmg__view_leak *l;
 
-  h = cmg__tool_hash_bytes(h, &k->device, sizeof(k->device));
-  h = cmg__tool_hash_string(h, k->api);
-  h = cmg__tool_hash_string(h, k->kind);
-  if (cmg__tool_map_reserve(&v->leak_map) != 0)
+  h = cmg__intern_hash_bytes(h, &k->device, sizeof(k->device));
+  h = cmg__intern_hash_string(h, k->api);
+  h = cmg__intern_hash_string(h, k->kind);
+  if (cmg__intern_map_reserve(&v->leak_map) != 0)
     return -ENOMEM;
-  size_t slot = cmg__tool_map_probe(&v->leak_map, h, leak_eq, v, k);
+  size_t slot = cmg__intern_map_probe(&v->leak_map, h, leak_eq, v, k);
   if (v->leak_map.slots[slot] != 0) {
     l = &v->leaks[v->leak_map.slots[slot] - 1];
   } else {
-    if (CMG__TOOL_GROW(v->leaks, v->cap_leaks, v->n_leaks) != 0)
+    if (CMG__INTERN_GROW(v->leaks, v->cap_leaks, v->n_leaks) != 0)
       return -ENOMEM;
     l = &v->leaks[v->n_leaks];
     memset(l, 0, sizeof(*l));
@@ -383,7 +384,7 @@ add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
       free(l->kind);
       return -ENOMEM;
     }
-    cmg__tool_map_set(&v->leak_map, slot, h, (uint32_t)v->n_leaks++);
+    cmg__intern_map_set(&v->leak_map, slot, h, (uint32_t)v->n_leaks++);
   }
   l->count = cmg__tool_add(l->count, count);
   l->bytes = cmg__tool_add(l->bytes, bytes);
@@ -392,7 +393,7 @@ add_leak(struct cmg__tool_view *v, const struct leak_key *k, uint64_t count,
   if (l->pool == NULL)
     l->pool = pool;
   if (l->held == NULL)
-    l->held = cmg__tool_held_by(v->ix, k->stack);
+    l->held = cmg__pool_blocks_held_by(v->ix, k->stack);
   return threads_add(&l->threads, threads, (uint32_t)v->n_sources - 1);
 }
 
@@ -410,7 +411,7 @@ compare_shares(const void *a, const void *b)
 
 /* A moment of v from a composition of r, its stacks made interned ids. */
 static int
-add_moment(struct cmg__tool_moment *m, const struct cmg__model_comp *c,
+add_moment(struct cmg__view_moment *m, const struct cmg__model_comp *c,
            bool has_comp, const uint32_t *ids)
 {
   m->comp = *c;
@@ -433,11 +434,11 @@ add_moment(struct cmg__tool_moment *m, const struct cmg__model_comp *c,
 }
 
 static int
-add_source(struct cmg__tool_view *v, const struct cmg__model_report *r)
+add_source(struct cmg__view *v, const struct cmg__model_report *r)
 {
-  if (CMG__TOOL_GROW(v->sources, v->cap_sources, v->n_sources) != 0)
+  if (CMG__INTERN_GROW(v->sources, v->cap_sources, v->n_sources) != 0)
     return -ENOMEM;
-  struct cmg__tool_source *s = &v->sources[v->n_sources];
+  struct cmg__view_source *s = &v->sources[v->n_sources];
   memset(s, 0, sizeof(*s));
   s->pid = r->pid;
   s->start_time = r->start_time;
@@ -462,16 +463,16 @@ add_source(struct cmg__tool_view *v, const struct cmg__model_report *r)
 }
 
 static int
-add_moments(struct cmg__tool_view *v, const struct cmg__model_report *r,
+add_moments(struct cmg__view *v, const struct cmg__model_report *r,
             const uint32_t *ids)
 {
   uint32_t source = (uint32_t)v->n_sources - 1, dev;
   size_t k;
 
   for (size_t i = 0; i < r->n_peaks; i++) {
-    if (CMG__TOOL_GROW(v->peaks, v->cap_peaks, v->n_peaks) != 0)
+    if (CMG__INTERN_GROW(v->peaks, v->cap_peaks, v->n_peaks) != 0)
       return -ENOMEM;
-    struct cmg__tool_moment *m = &v->peaks[v->n_peaks];
+    struct cmg__view_moment *m = &v->peaks[v->n_peaks];
     memset(m, 0, sizeof(*m));
     m->source = source;
     m->stack = CMG__TOOL_NONE;
@@ -493,9 +494,9 @@ add_moments(struct cmg__tool_view *v, const struct cmg__model_report *r,
       ;
     if (k > 0 && v->denials[k - 1].source == source)
       continue;
-    if (CMG__TOOL_GROW(v->denials, v->cap_denials, v->n_denials) != 0)
+    if (CMG__INTERN_GROW(v->denials, v->cap_denials, v->n_denials) != 0)
       return -ENOMEM;
-    struct cmg__tool_moment *m = &v->denials[v->n_denials];
+    struct cmg__view_moment *m = &v->denials[v->n_denials];
     memset(m, 0, sizeof(*m));
     m->source = source;
     m->requested_bytes = d->requested_bytes;
@@ -512,14 +513,14 @@ add_moments(struct cmg__tool_view *v, const struct cmg__model_report *r,
 }
 
 int
-cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__model_report *r)
+cmg__view_add(struct cmg__view *v, const struct cmg__model_report *r)
 {
   uint32_t *ids = malloc((r->n_stacks + 1) * sizeof(*ids));
   int rc = -ENOMEM;
 
   if (ids == NULL)
     return -ENOMEM;
-  if (cmg__tool_index_add(v->ix, r, ids) != 0 || add_source(v, r) != 0 ||
+  if (cmg__index_add(v->ix, r, ids) != 0 || add_source(v, r) != 0 ||
       add_devices(v, r) != 0)
     goto out;
   for (size_t i = 0; i < r->n_leaks; i++) {
@@ -527,14 +528,14 @@ cmg__tool_view_add(struct cmg__tool_view *v, const struct cmg__model_report *r)
     struct leak_key k;
 
     k.stack = l->stack != CMG__TOOL_NONE ? ids[l->stack] : CMG__TOOL_NONE;
-    k.api = cmg__tool_runtime_entry(v->ix, k.stack, l->api);
+    k.api = cmg__frame_class_runtime_entry(v->ix, k.stack, l->api);
     k.kind = l->kind;
     /* A graph memory pool and a context are the driver's, whatever code
      * launched the graph or made the context. */
     const char *pool = cmg__tool_is_device_kind(l->kind) &&
                                strcmp(l->kind, "graph") != 0 &&
                                strcmp(l->kind, "context") != 0
-                           ? cmg__tool_pool_of(v->ix, k.stack, l->api, r)
+                           ? cmg__pool_blocks_of(v->ix, k.stack, l->api, r)
                            : NULL;
     if (device_of(v, r, l->device, &k.device) != 0 ||
         add_leak(v, &k, l->count, l->bytes, pool, &l->threads) != 0)
@@ -558,60 +559,10 @@ out:
   return rc;
 }
 
-void
-cmg__tool_pool_share(const struct cmg__tool_view *v, uint64_t *pooled,
-                     uint64_t *live, const char **pool)
-{
-  /* Few labels exist, so the largest is found by summing per label. */
-  const char *labels[8];
-  uint64_t sums[8];
-  size_t n = 0, best = 0;
-
-  *pooled = *live = 0;
-  *pool = NULL;
-  for (size_t i = 0; i < v->n_leaks; i++) {
-    const struct cmg__tool_leak *l = &v->leaks[i];
-    size_t j = 0;
-
-    if (l->rule != CMG__TOOL_NONE || !l->is_device_memory || l->graph ||
-        l->context)
-      continue;
-    *live = cmg__tool_add(*live, l->bytes);
-    if (l->pool == NULL)
-      continue;
-    *pooled = cmg__tool_add(*pooled, l->bytes);
-    while (j < n && strcmp(labels[j], l->pool) != 0)
-      j++;
-    if (j == n && n == sizeof(labels) / sizeof(*labels))
-      continue;
-    if (j == n) {
-      labels[n] = l->pool;
-      sums[n++] = 0;
-    }
-    sums[j] = cmg__tool_add(sums[j], l->bytes);
-    if (sums[j] > sums[best] || best >= n)
-      best = j;
-  }
-  if (n > 0)
-    *pool = labels[best];
-}
-
-/* More than half: a pool holding a quarter of the memory beside a real
- * leak is worth no line, one holding most of it hides the tensors. */
-bool
-cmg__tool_is_mostly_pool(const struct cmg__tool_view *v)
-{
-  uint64_t pooled, live;
-  const char *pool;
-
-  cmg__tool_pool_share(v, &pooled, &live, &pool);
-  return pooled > 0 && pooled > live - pooled;
-}
-
 static int
 compare_leaks(const void *a, const void *b)
 {
-  const struct cmg__tool_leak *x = a, *y = b;
+  const struct cmg__view_leak *x = a, *y = b;
 
   if (x->bytes != y->bytes)
     return x->bytes > y->bytes ? -1 : 1;
@@ -621,10 +572,10 @@ compare_leaks(const void *a, const void *b)
 }
 
 void
-cmg__tool_view_sort(struct cmg__tool_view *v)
+cmg__view_sort(struct cmg__view *v)
 {
   /* The map points at positions, which sorting moves: drop it. */
   if (v->n_leaks > 1)
     qsort(v->leaks, v->n_leaks, sizeof(*v->leaks), compare_leaks);
-  cmg__tool_map_free(&v->leak_map);
+  cmg__intern_map_free(&v->leak_map);
 }
