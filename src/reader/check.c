@@ -16,6 +16,7 @@
 
 #include "reader/check.h"
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/view.h"
 #include "reader/run.h"
 #include "reader/show.h"
@@ -39,7 +40,7 @@ cmg__tool_check_main(char *const *files, int n_files, struct cmg__supp *supp,
     char s1[32], s2[32];
 
     cmg__tool_summary_text(stdout, &v, o, true);
-    cmg__tool_leaked(&v, &bytes, &count);
+    cmg__leak_class_total(&v, CMG__LEAK_CLASS_LEAKED, &bytes, &count);
     cmg__format_size(bytes, s1, sizeof(s1));
     cmg__format_size(max_leak, s2, sizeof(s2));
     if (bytes > max_leak) {

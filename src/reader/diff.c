@@ -28,9 +28,9 @@
 #include "core/log.h"
 
 #include "reader/diff.h"
-#include "reader/held.h"
 #include "reader/json.h"
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/view.h"
 #include "reader/run.h"
 #include "reader/show.h"
@@ -42,7 +42,7 @@ struct change {
   uint32_t stack;
   int device; /* ordinal, -1 for none */
   const char *api, *kind;
-  bool is_device_memory, graph, context;
+  enum cmg__leak_class class; /* graph, context, or leaked or other */
   uint64_t base_count, base_bytes, new_count, new_bytes;
   int64_t delta_count, delta_bytes;
 };
@@ -109,16 +109,14 @@ changes(const struct cmg__view *base, const struct cmg__view *now,
     for (size_t i = 0; i < v->n_leaks; i++) {
       const struct cmg__view_leak *l = &v->leaks[i];
 
-      if (l->rule != CMG__TOOL_NONE)
+      if (cmg__leak_class_of(l) == CMG__LEAK_CLASS_SUPPRESSED)
         continue;
       memset(&c[n], 0, sizeof(c[n]));
       c[n].stack = l->stack;
       c[n].device = cmg__view_ordinal(v, l->device);
       c[n].api = l->api;
       c[n].kind = l->kind;
-      c[n].is_device_memory = l->is_device_memory;
-      c[n].graph = l->graph;
-      c[n].context = l->context;
+      c[n].class = cmg__leak_class_of(l);
       if (side == 0) {
         c[n].base_count = l->count;
         c[n].base_bytes = l->bytes;
@@ -294,14 +292,14 @@ print_change(FILE *f, const struct cmg__index *ix, const struct change *c,
  * pools held, what contexts took): how much more or less there was,
  * beside the leaks' count. */
 static void
-print_apart(FILE *f, const char *what, enum cmg__tool_held by,
+print_apart(FILE *f, const char *what, enum cmg__leak_class by,
             const struct cmg__view *base, const struct cmg__view *now)
 {
   uint64_t bb, bc, nb, nc;
   char a[SIZE_BUF];
 
-  cmg__tool_held(base, by, &bb, &bc);
-  cmg__tool_held(now, by, &nb, &nc);
+  cmg__leak_class_total(base, by, &bb, &bc);
+  cmg__leak_class_total(now, by, &nb, &nc);
   fprintf(f, "; %s %s (%+" PRId64 " bytes), not leaked", what,
           signed_size((int64_t)nb - (int64_t)bb, a), (int64_t)nb - (int64_t)bb);
 }
@@ -326,9 +324,9 @@ print_text(FILE *f, const struct cmg__view *base, const struct cmg__view *now,
 
     /* Graph memory pools' and contexts' groups are listed as any,
      * counted apart. */
-    if (c[i].graph)
+    if (c[i].class == CMG__LEAK_CLASS_GRAPH)
       graphs++;
-    else if (c[i].context)
+    else if (c[i].class == CMG__LEAK_CLASS_CONTEXT)
       contexts++;
     else
       count[w]++;
@@ -347,8 +345,8 @@ print_text(FILE *f, const struct cmg__view *base, const struct cmg__view *now,
             "--min-bytes)\n\n",
             left, cmg__tool_plural(left, "change", "changes"));
 
-  cmg__tool_leaked(base, &bb, &bc);
-  cmg__tool_leaked(now, &nb, &nc);
+  cmg__leak_class_total(base, CMG__LEAK_CLASS_LEAKED, &bb, &bc);
+  cmg__leak_class_total(now, CMG__LEAK_CLASS_LEAKED, &nb, &nc);
   fprintf(f,
           "SUMMARY: cumemguard: leaked %s (%+" PRId64 " bytes) in %+" PRId64
           " %s; %" PRIu64 " leak %s grew, %" PRIu64 " shrank, %" PRIu64 " held",
@@ -360,9 +358,9 @@ print_text(FILE *f, const struct cmg__view *base, const struct cmg__view *now,
           count[GREW], cmg__tool_plural(count[GREW], "group", "groups"),
           count[SHRANK], count[HELD]);
   if (graphs > 0)
-    print_apart(f, "CUDA graph memory pools", CMG__TOOL_HELD_GRAPH, base, now);
+    print_apart(f, "CUDA graph memory pools", CMG__LEAK_CLASS_GRAPH, base, now);
   if (contexts > 0)
-    print_apart(f, "CUDA contexts and modules", CMG__TOOL_HELD_CONTEXT, base,
+    print_apart(f, "CUDA contexts and modules", CMG__LEAK_CLASS_CONTEXT, base,
                 now);
   fprintf(f, "\n");
 }
@@ -421,8 +419,8 @@ diff_json(const struct cmg__view *base, const struct cmg__view *now,
   uint64_t bb, bc, nb, nc;
   size_t shown_of[3] = { 0, 0, 0 };
 
-  cmg__tool_leaked(base, &bb, &bc);
-  cmg__tool_leaked(now, &nb, &nc);
+  cmg__leak_class_total(base, CMG__LEAK_CLASS_LEAKED, &bb, &bc);
+  cmg__leak_class_total(now, CMG__LEAK_CLASS_LEAKED, &nb, &nc);
   cJSON_AddStringToObject(d, "format", "cumemguard-report-diff");
   cJSON_AddNumberToObject(d, "version", 1);
   cJSON_AddItemToObject(d, "base", source_json(base));
@@ -432,12 +430,12 @@ diff_json(const struct cmg__view *base, const struct cmg__view *now,
   cJSON_AddNumberToObject(d, "new_leaked_bytes", (double)nb);
   cJSON_AddNumberToObject(d, "delta_bytes", (double)nb - (double)bb);
   cJSON_AddNumberToObject(d, "delta_allocations", (double)nc - (double)bc);
-  cmg__tool_held(base, CMG__TOOL_HELD_GRAPH, &bb, &bc);
-  cmg__tool_held(now, CMG__TOOL_HELD_GRAPH, &nb, &nc);
+  cmg__leak_class_total(base, CMG__LEAK_CLASS_GRAPH, &bb, &bc);
+  cmg__leak_class_total(now, CMG__LEAK_CLASS_GRAPH, &nb, &nc);
   cJSON_AddNumberToObject(d, "base_graph_bytes", (double)bb);
   cJSON_AddNumberToObject(d, "new_graph_bytes", (double)nb);
-  cmg__tool_held(base, CMG__TOOL_HELD_CONTEXT, &bb, &bc);
-  cmg__tool_held(now, CMG__TOOL_HELD_CONTEXT, &nb, &nc);
+  cmg__leak_class_total(base, CMG__LEAK_CLASS_CONTEXT, &bb, &bc);
+  cmg__leak_class_total(now, CMG__LEAK_CLASS_CONTEXT, &nb, &nc);
   cJSON_AddNumberToObject(d, "base_context_bytes", (double)bb);
   cJSON_AddNumberToObject(d, "new_context_bytes", (double)nb);
   for (size_t i = 0; i < n; i++) {
@@ -449,7 +447,8 @@ diff_json(const struct cmg__view *base, const struct cmg__view *now,
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "api", c[i].api);
     cJSON_AddStringToObject(e, "kind", c[i].kind);
-    cJSON_AddBoolToObject(e, "device_memory", c[i].is_device_memory);
+    cJSON_AddBoolToObject(e, "device_memory",
+                          cmg__leak_class_is_device_kind(c[i].kind));
     if (c[i].device >= 0)
       cJSON_AddNumberToObject(e, "device", c[i].device);
     else

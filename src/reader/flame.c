@@ -38,6 +38,7 @@
 #include "reader/flame.h"
 #include "reader/load/utf8.h"
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/view.h"
 #include "reader/run.h"
 #include "reader/show.h"
@@ -215,7 +216,7 @@ is_multi_device(const struct cmg__view *v, enum cmg__tool_weight w)
     for (size_t i = 0; i < v->n_leaks; i++) {
       const struct cmg__view_leak *l = &v->leaks[i];
 
-      if (l->rule != CMG__TOOL_NONE || !l->is_device_memory || l->bytes == 0)
+      if (!cmg__leak_class_is_device(cmg__leak_class_of(l)) || l->bytes == 0)
         continue;
       if (any && l->device != first)
         return true;
@@ -257,7 +258,7 @@ make_lines(struct lines *ls, const struct cmg__view *v,
       const struct cmg__view_leak *l = &v->leaks[i];
 
       /* Device memory only: the lines add up to the report's live bytes. */
-      if (l->rule == CMG__TOOL_NONE && l->is_device_memory)
+      if (cmg__leak_class_is_device(cmg__leak_class_of(l)))
         rc = add_line(ls, v, l->stack, l->api, cmg__view_ordinal(v, l->device),
                       multi, l->bytes, l->count, o->all_frames);
     }

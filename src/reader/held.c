@@ -22,6 +22,7 @@
 
 #include "reader/held.h"
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/view.h"
 #include "reader/show.h"
 #include "reader/tool.h"
@@ -29,7 +30,7 @@
 #define SIZE_BUF 32
 
 struct kind {
-  bool (*is)(const struct cmg__view_leak *l);
+  enum cmg__leak_class class; /* of its groups */
   /* A device's section starts "<heading> device 0 at exit: 1.5 GiB", then,
    * where count_heading, " in 2 <many>", then ", <by>:"; its groups are
    * "1.0 GiB in 1 <one> (cudaGraphLaunch) from:". */
@@ -41,21 +42,9 @@ struct kind {
   const char *in, *one_held, *many_held, *tail;
 };
 
-static bool
-is_graph(const struct cmg__view_leak *l)
-{
-  return l->graph;
-}
-
-static bool
-is_context(const struct cmg__view_leak *l)
-{
-  return l->context;
-}
-
 static const struct kind kinds[] = {
-  [CMG__TOOL_HELD_GRAPH] = {
-      .is = is_graph,
+  {
+      .class = CMG__LEAK_CLASS_GRAPH,
       .heading = "Held by the CUDA graph memory pool of",
       .by = "grown by",
       .one = "growth",
@@ -69,8 +58,8 @@ static const struct kind kinds[] = {
       .many_held = "allocations",
       .tail = " held by CUDA graph memory pools",
   },
-  [CMG__TOOL_HELD_CONTEXT] = {
-      .is = is_context,
+  {
+      .class = CMG__LEAK_CLASS_CONTEXT,
       .heading = "Contexts and modules on",
       .by = "made by",
       .one = "context",
@@ -88,19 +77,6 @@ static const struct kind kinds[] = {
 };
 
 #define N_KINDS (sizeof(kinds) / sizeof(*kinds))
-
-void
-cmg__tool_held(const struct cmg__view *v, enum cmg__tool_held by,
-               uint64_t *bytes, uint64_t *count)
-{
-  *bytes = *count = 0;
-  for (size_t i = 0; i < v->n_leaks; i++) {
-    if (!kinds[by].is(&v->leaks[i]))
-      continue;
-    *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
-    *count = cmg__tool_add(*count, v->leaks[i].count);
-  }
-}
 
 /* "at exit" only where every report was written at exit: a snapshot's
  * graph memory pool may still grow, its contexts may still be destroyed. */
@@ -137,7 +113,7 @@ print_device(FILE *f, const struct cmg__view *v, const struct kind *k,
     const struct cmg__view_leak *l = &v->leaks[i];
     uint32_t lo, hi;
 
-    if (!k->is(l) || l->device != device)
+    if (cmg__leak_class_of(l) != k->class || l->device != device)
       continue;
     fprintf(f, "%s in %" PRIu64 " %s (%s) from:\n",
             cmg__format_size(l->bytes, a, sizeof(a)), l->count,
@@ -167,7 +143,8 @@ print_kind(FILE *f, const struct cmg__view *v, const struct kind *k,
     size_t groups = 0;
 
     for (size_t i = 0; i < v->n_leaks; i++) {
-      if (k->is(&v->leaks[i]) && v->leaks[i].device == device) {
+      if (cmg__leak_class_of(&v->leaks[i]) == k->class &&
+          v->leaks[i].device == device) {
         bytes = cmg__tool_add(bytes, v->leaks[i].bytes);
         count = cmg__tool_add(count, v->leaks[i].count);
         groups++;
@@ -206,7 +183,7 @@ cmg__tool_held_summary(FILE *f, const struct cmg__view *v)
     uint64_t bytes, count;
     char a[SIZE_BUF];
 
-    cmg__tool_held(v, (enum cmg__tool_held)k, &bytes, &count);
+    cmg__leak_class_total(v, kinds[k].class, &bytes, &count);
     if (count == 0)
       continue;
     fprintf(f, "; %s (%" PRIu64 " bytes) %s %" PRIu64 " %s%s",

@@ -15,17 +15,6 @@
 struct cmg__tool_opts;
 struct cmg__view;
 
-/* What holds it, in the order the summary lists them. */
-enum cmg__tool_held {
-  CMG__TOOL_HELD_GRAPH,   /* CUDA graph memory pools */
-  CMG__TOOL_HELD_CONTEXT, /* CUDA contexts and their modules */
-};
-
-/* The bytes and allocations that `by` held in v, suppressed or not (a
- * context is one allocation). */
-void cmg__tool_held(const struct cmg__view *v, enum cmg__tool_held by,
-                    uint64_t *bytes, uint64_t *count);
-
 /* The graph memory pools' groups, then the contexts', a section per
  * device, each kind closed by why it is no leak; nothing for a kind that
  * has none.  Returns whether a stack had frames hidden, which the leaks'

@@ -15,10 +15,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "reader/held.h"
 #include "reader/json.h"
 #include "reader/load/model.h"
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
@@ -155,7 +155,8 @@ group_json(const struct cmg__view *v, const struct cmg__view_leak *l,
 
   cJSON_AddStringToObject(e, "api", l->api);
   cJSON_AddStringToObject(e, "kind", l->kind);
-  cJSON_AddBoolToObject(e, "device_memory", l->is_device_memory);
+  cJSON_AddBoolToObject(e, "device_memory",
+                        cmg__leak_class_is_device_kind(l->kind));
   if (l->device != CMG__TOOL_NONE)
     cJSON_AddNumberToObject(e, "device", v->devices[l->device].ordinal);
   else
@@ -360,21 +361,21 @@ cmg__tool_summary_json(const struct cmg__view *v,
   uint64_t other_bytes, other_count;
   size_t listed = 0;
 
-  cmg__tool_leaked(v, &bytes, &count);
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_LEAKED, &bytes, &count);
   for (size_t i = 0; i < v->n_leaks; i++) {
     const struct cmg__view_leak *l = &v->leaks[i];
 
+    enum cmg__leak_class c = cmg__leak_class_of(l);
+
     /* Not leaks, and all listed, as the text lists them. */
-    if (l->graph || l->context) {
-      cJSON_AddItemToArray(l->graph ? graph : context, group_json(v, l, o));
+    if (c == CMG__LEAK_CLASS_GRAPH || c == CMG__LEAK_CLASS_CONTEXT) {
+      cJSON_AddItemToArray(c == CMG__LEAK_CLASS_GRAPH ? graph : context,
+                           group_json(v, l, o));
       continue;
     }
-    if (l->rule != CMG__TOOL_NONE) {
-      sup_bytes = cmg__tool_add(sup_bytes, l->bytes);
-      sup_count = cmg__tool_add(sup_count, l->count);
+    if (c == CMG__LEAK_CLASS_SUPPRESSED)
       continue;
-    }
-    if (!cmg__tool_is_listed(l, o, listed)) {
+    if (!cmg__leak_class_is_listed(l, o->min_bytes, o->top, listed)) {
       left_n++;
       left_bytes = cmg__tool_add(left_bytes, l->bytes);
       left_count = cmg__tool_add(left_count, l->count);
@@ -439,13 +440,15 @@ cmg__tool_summary_json(const struct cmg__view *v,
   cJSON_AddNumberToObject(s, "released_allocations", (double)v->released_count);
   cJSON_AddNumberToObject(s, "leaked_bytes", (double)bytes);
   cJSON_AddNumberToObject(s, "leaked_allocations", (double)count);
-  cmg__tool_held(v, CMG__TOOL_HELD_GRAPH, &graph_bytes, &graph_count);
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_GRAPH, &graph_bytes, &graph_count);
   cJSON_AddNumberToObject(s, "graph_bytes", (double)graph_bytes);
   cJSON_AddNumberToObject(s, "graph_allocations", (double)graph_count);
-  cmg__tool_held(v, CMG__TOOL_HELD_CONTEXT, &context_bytes, &context_count);
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_CONTEXT, &context_bytes,
+                        &context_count);
   cJSON_AddNumberToObject(s, "context_bytes", (double)context_bytes);
   cJSON_AddNumberToObject(s, "context_allocations", (double)context_count);
-  cmg__tool_other_live(v, &other_bytes, &other_count);
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_OTHER, &other_bytes, &other_count);
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_SUPPRESSED, &sup_bytes, &sup_count);
   cJSON_AddNumberToObject(s, "other_bytes", (double)other_bytes);
   cJSON_AddNumberToObject(s, "other_allocations", (double)other_count);
   cJSON_AddNumberToObject(s, "suppressed_bytes", (double)sup_bytes);

@@ -32,6 +32,7 @@ TOOL_C = \
 	src/reader/model/frame_class.c \
 	src/reader/model/index.c \
 	src/reader/model/intern.c \
+	src/reader/model/leak_class.c \
 	src/reader/model/names.c \
 	src/reader/model/pool_blocks.c \
 	src/reader/model/supp.c \
@@ -68,6 +69,7 @@ TOOL_H = \
 	src/reader/model/frame_class.h \
 	src/reader/model/index.h \
 	src/reader/model/intern.h \
+	src/reader/model/leak_class.h \
 	src/reader/model/names.h \
 	src/reader/model/pool_blocks.h \
 	src/reader/model/supp.h \

@@ -25,11 +25,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "reader/model/leak_class.h"
 #include "reader/profile.pb-c.h"
 
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
-#include "reader/model/view.h"
 #include "reader/pprof.h"
 #include "reader/raw.h"
 #include "reader/run.h"
@@ -219,7 +219,7 @@ samples(struct build *b, enum cmg__tool_at at)
     for (size_t i = 0; i < r->n_leaks && !b->oom; i++) {
       const struct cmg__model_leak *l = &r->leaks[i];
 
-      if (!cmg__tool_is_device_kind(l->kind))
+      if (!cmg__leak_class_is_device_kind(l->kind))
         continue;
       Sample *x = add_sample(b, l->stack, l->count, l->bytes);
       if (x == NULL)

@@ -26,40 +26,6 @@ cmg__tool_plural(uint64_t n, const char *one, const char *many)
   return n == 1 ? one : many;
 }
 
-void
-cmg__tool_leaked(const struct cmg__view *v, uint64_t *bytes, uint64_t *count)
-{
-  *bytes = *count = 0;
-  for (size_t i = 0; i < v->n_leaks; i++) {
-    if (v->leaks[i].rule != CMG__TOOL_NONE || !v->leaks[i].is_device_memory ||
-        v->leaks[i].graph || v->leaks[i].context)
-      continue;
-    *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
-    *count = cmg__tool_add(*count, v->leaks[i].count);
-  }
-}
-
-void
-cmg__tool_other_live(const struct cmg__view *v, uint64_t *bytes,
-                     uint64_t *count)
-{
-  *bytes = *count = 0;
-  for (size_t i = 0; i < v->n_leaks; i++) {
-    if (v->leaks[i].rule != CMG__TOOL_NONE || v->leaks[i].is_device_memory)
-      continue;
-    *bytes = cmg__tool_add(*bytes, v->leaks[i].bytes);
-    *count = cmg__tool_add(*count, v->leaks[i].count);
-  }
-}
-
-bool
-cmg__tool_is_listed(const struct cmg__view_leak *l,
-                    const struct cmg__tool_opts *o, size_t listed)
-{
-  return l->rule == CMG__TOOL_NONE && l->bytes >= o->min_bytes &&
-         (o->top == 0 || listed < o->top);
-}
-
 /* Whether frame k of stack s is left out of the default view: the
  * interpreter's own frames, between and around the Python frames of a
  * stack that has them. */

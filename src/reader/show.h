@@ -24,22 +24,6 @@ struct cmg__tool_opts {
   const struct cmg__supp *supp;
 };
 
-/* Whether leak group l is listed given --top and --min-bytes, when
- * `listed` groups were listed before it; suppressed groups never are. */
-bool cmg__tool_is_listed(const struct cmg__view_leak *l,
-                         const struct cmg__tool_opts *o, size_t listed);
-
-/* Bytes and allocations still open that are not device memory (pinned host
- * memory, imports), without suppressed groups. */
-void cmg__tool_other_live(const struct cmg__view *v, uint64_t *bytes,
-                          uint64_t *count);
-
-/* Leaked bytes and allocations of a view, without suppressed groups and
- * without the groups of graph memory pools and of contexts, which are not
- * leaks. */
-void cmg__tool_leaked(const struct cmg__view *v, uint64_t *bytes,
-                      uint64_t *count);
-
 /* Says which modules were not read on this machine, and why, so that a
  * frame named only by its module and offset is not taken for our failing:
  * one paragraph, nothing when every module was read. */

@@ -32,6 +32,7 @@
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
@@ -347,7 +348,7 @@ blocks_of(const struct cmg__view *v, const struct cmg__tool_opts *o, size_t *n)
     char *body, *key;
     size_t k = *n;
 
-    if (l->rule != CMG__TOOL_NONE || l->graph || l->context ||
+    if (!cmg__leak_class_in_leaks(cmg__leak_class_of(l)) ||
         (body = group_body(v, l, o)) == NULL)
       continue;
     key = key_of(strdup(body));
@@ -595,18 +596,12 @@ print_moments(FILE *f, const struct cmg__view *v,
 static void
 print_summary_line(FILE *f, const struct cmg__view *v)
 {
-  uint64_t bytes, count, other_bytes, other_count, sup_bytes = 0;
-  uint64_t sup_count = 0;
+  uint64_t bytes, count, other_bytes, other_count, sup_bytes, sup_count;
   char a[SIZE_BUF];
 
-  cmg__tool_leaked(v, &bytes, &count);
-  cmg__tool_other_live(v, &other_bytes, &other_count);
-  for (size_t i = 0; i < v->n_leaks; i++) {
-    if (v->leaks[i].rule == CMG__TOOL_NONE)
-      continue;
-    sup_bytes = cmg__tool_add(sup_bytes, v->leaks[i].bytes);
-    sup_count = cmg__tool_add(sup_count, v->leaks[i].count);
-  }
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_LEAKED, &bytes, &count);
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_OTHER, &other_bytes, &other_count);
+  cmg__leak_class_total(v, CMG__LEAK_CLASS_SUPPRESSED, &sup_bytes, &sup_count);
   fprintf(
       f, "SUMMARY: cumemguard: %s (%" PRIu64 " bytes) leaked in %" PRIu64 " %s",
       size_str(bytes, a), bytes, count,

@@ -34,6 +34,7 @@
 
 #include "reader/load/model.h"
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/names.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/view.h"
@@ -176,8 +177,7 @@ cmg__pool_blocks_share(const struct cmg__view *v, uint64_t *pooled,
     const struct cmg__view_leak *l = &v->leaks[i];
     size_t j = 0;
 
-    if (l->rule != CMG__TOOL_NONE || !l->is_device_memory || l->graph ||
-        l->context)
+    if (cmg__leak_class_of(l) != CMG__LEAK_CLASS_LEAKED)
       continue;
     *live = cmg__tool_add(*live, l->bytes);
     if (l->pool == NULL)

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/names.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
@@ -255,7 +256,7 @@ cmg__supp_apply(struct cmg__supp *s, struct cmg__view *v)
 
       /* Graph memory and contexts are not leaked, so no leak: rule is
        * about them. */
-      if (l->rule != CMG__TOOL_NONE || l->graph || l->context)
+      if (!cmg__leak_class_in_leaks(cmg__leak_class_of(l)))
         continue;
       if (l->api[0] != '\0')
         hit = is_glob(g, l->api);

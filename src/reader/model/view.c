@@ -20,17 +20,10 @@
 #include "reader/model/frame_class.h"
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/view.h"
 #include "reader/tool.h"
-
-bool
-cmg__tool_is_device_kind(const char *kind)
-{
-  return strcmp(kind, "device") == 0 || strcmp(kind, "array") == 0 ||
-         strcmp(kind, "vmm") == 0 || strcmp(kind, "graph") == 0 ||
-         strcmp(kind, "context") == 0;
-}
 
 /* A report's groups come one after another, so its threads already in
  * `to` are the last ones there: the common case (a group's first report, or
@@ -374,9 +367,7 @@ add_leak(struct cmg__view *v, const struct leak_key *k, uint64_t count,
     l->device = k->device;
     l->rule = CMG__TOOL_NONE;
     l->order = (uint32_t)v->n_leaks;
-    l->is_device_memory = cmg__tool_is_device_kind(k->kind);
-    l->graph = strcmp(k->kind, "graph") == 0;
-    l->context = strcmp(k->kind, "context") == 0;
+    l->by_kind = cmg__leak_class_of_kind(k->kind);
     l->api = strdup(k->api);
     l->kind = strdup(k->kind);
     if (l->api == NULL || l->kind == NULL) {
@@ -530,13 +521,13 @@ cmg__view_add(struct cmg__view *v, const struct cmg__model_report *r)
     k.stack = l->stack != CMG__TOOL_NONE ? ids[l->stack] : CMG__TOOL_NONE;
     k.api = cmg__frame_class_runtime_entry(v->ix, k.stack, l->api);
     k.kind = l->kind;
-    /* A graph memory pool and a context are the driver's, whatever code
-     * launched the graph or made the context. */
-    const char *pool = cmg__tool_is_device_kind(l->kind) &&
-                               strcmp(l->kind, "graph") != 0 &&
-                               strcmp(l->kind, "context") != 0
-                           ? cmg__pool_blocks_of(v->ix, k.stack, l->api, r)
-                           : NULL;
+    /* Only device memory that can leak is a pool's: a graph memory pool
+     * and a context are the driver's, whatever code launched the graph or
+     * made the context. */
+    const char *pool =
+        cmg__leak_class_of_kind(l->kind) == CMG__LEAK_CLASS_LEAKED
+            ? cmg__pool_blocks_of(v->ix, k.stack, l->api, r)
+            : NULL;
     if (device_of(v, r, l->device, &k.device) != 0 ||
         add_leak(v, &k, l->count, l->bytes, pool, &l->threads) != 0)
       goto out;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "reader/load/model.h"
+#include "reader/model/leak_class.h"
 #include "reader/model/index.h"
 
 struct cmg__view_source {
@@ -44,15 +45,15 @@ struct cmg__view_leak {
   uint32_t stack; /* interned stack id, or CMG__TOOL_NONE */
   char *api;
   char *kind;
-  bool is_device_memory; /* device memory, as the limits count it */
-  bool graph;      /* a CUDA graph memory pool's: device memory, never a leak */
-  bool context;    /* what a CUDA context's creation took: the same */
+  /* What its kind makes it, before suppressions: ask leak_class.c's
+   * cmg__leak_class_of() how the group counts. */
+  enum cmg__leak_class by_kind;
   uint32_t device; /* index into the view's devices, or NONE */
   uint64_t count, bytes;
-  const char *pool; /* the framework pool it is a block of (pools.c), or
-                     * NULL */
+  const char *pool; /* the framework pool it is a block of (pool_blocks.c),
+                     * or NULL */
   const char *held; /* the library that keeps it for the process's life
-                     * (pools.c's cmg__pool_blocks_held_by), or NULL */
+                     * (cmg__pool_blocks_held_by), or NULL */
   uint32_t rule;    /* suppression rule that hid it, or NONE */
   uint32_t order;   /* first-seen order, to sort stably */
   /* The threads its allocations were made on, with the index of their
@@ -93,11 +94,6 @@ struct cmg__view {
   bool no_pools;     /* some report was written with no_pools=1 */
   char *python_note; /* the first report's why Python frames are missing */
 };
-
-/* True for the kinds that count as device memory (device, array, vmm,
- * graph, context), as the limits and the report's summary.live_bytes
- * count them. */
-bool cmg__tool_is_device_kind(const char *kind);
 
 /* The ordinal of a view's device row, -1 for NONE (host memory). */
 int cmg__view_ordinal(const struct cmg__view *v, uint32_t device);
