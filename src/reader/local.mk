@@ -5,22 +5,6 @@
 bin_PROGRAMS += cumemguard-report
 TOOL_C = \
 	src/reader/main.c \
-	src/reader/check.c \
-	src/reader/diff.c \
-	src/reader/flame.c \
-	src/reader/footprint.c \
-	src/reader/graphmem.c \
-	src/reader/held.c \
-	src/reader/html.c \
-	src/reader/json.c \
-	src/reader/plot.c \
-	src/reader/pprof.c \
-	src/reader/raw.c \
-	src/reader/run.c \
-	src/reader/show.c \
-	src/reader/summary.c \
-	src/reader/timeline.c \
-	src/reader/xml.c \
 	src/reader/load/fields.c \
 	src/reader/load/jsonfile.c \
 	src/reader/load/read.c \
@@ -38,25 +22,24 @@ TOOL_C = \
 	src/reader/model/supp.c \
 	src/reader/model/symbolize.c \
 	src/reader/model/view.c \
-	src/reader/show/frame_name.c
+	src/reader/show/frame_name.c \
+	src/reader/show/group_text.c \
+	src/reader/show/output.c \
+	src/reader/show/xml.c \
+	src/reader/cmd/check.c \
+	src/reader/cmd/diff.c \
+	src/reader/cmd/flame.c \
+	src/reader/cmd/html.c \
+	src/reader/cmd/plot.c \
+	src/reader/cmd/pprof.c \
+	src/reader/cmd/run.c \
+	src/reader/cmd/summary.c \
+	src/reader/cmd/summary_devices.c \
+	src/reader/cmd/summary_held.c \
+	src/reader/cmd/summary_json.c \
+	src/reader/cmd/trace.c
 TOOL_H = \
 	src/reader/tool.h \
-	src/reader/check.h \
-	src/reader/diff.h \
-	src/reader/flame.h \
-	src/reader/footprint.h \
-	src/reader/graphmem.h \
-	src/reader/held.h \
-	src/reader/html.h \
-	src/reader/json.h \
-	src/reader/plot.h \
-	src/reader/pprof.h \
-	src/reader/raw.h \
-	src/reader/run.h \
-	src/reader/show.h \
-	src/reader/summary.h \
-	src/reader/timeline.h \
-	src/reader/xml.h \
 	src/reader/load/fields.h \
 	src/reader/load/jsonfile.h \
 	src/reader/load/model.h \
@@ -75,7 +58,22 @@ TOOL_H = \
 	src/reader/model/supp.h \
 	src/reader/model/symbolize.h \
 	src/reader/model/view.h \
-	src/reader/show/frame_name.h
+	src/reader/show/frame_name.h \
+	src/reader/show/group_text.h \
+	src/reader/show/output.h \
+	src/reader/show/xml.h \
+	src/reader/cmd/check.h \
+	src/reader/cmd/diff.h \
+	src/reader/cmd/flame.h \
+	src/reader/cmd/html.h \
+	src/reader/cmd/plot.h \
+	src/reader/cmd/pprof.h \
+	src/reader/cmd/run.h \
+	src/reader/cmd/summary.h \
+	src/reader/cmd/summary_devices.h \
+	src/reader/cmd/summary_held.h \
+	src/reader/cmd/summary_json.h \
+	src/reader/cmd/trace.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 # pprof's protocol buffer code, generated from profile.proto in the build
 # tree (so a read-only source tree, as in distcheck, builds too).

@@ -1,11 +1,13 @@
 /*
  * cumemguard-report: reads the JSON reports that libcumemguard.so writes
  * and answers the questions people bring to them.  This file reads the
- * command line and hands it to one command: summary.c has summary and
- * merge, diff.c diff, flame.c folded and flame, check.c check, timeline.c
- * timeline, pprof.c pprof, plot.c plot.  What they
- * share is run.c's; the files below them read reports, fold them into
- * views, and print.
+ * command line and hands it to one command of cmd/: summary.c has summary
+ * and merge, diff.c diff, flame.c folded and flame, check.c check,
+ * trace.c timeline, pprof.c pprof, plot.c plot, html.c html.  The stages
+ * below them are in the folders beside it: load/ reads a report into the
+ * data model, model/ answers questions of it (views, classes of groups,
+ * suppressions, names of frames), show/ is how the commands print what
+ * they share, and cmd/run.c runs the stages for every command.
  *
  *   cumemguard-report [summary] FILE...   each report, as LeakSanitizer and
  *                                         heaptrack_print would print it
@@ -39,19 +41,19 @@
 #include "cumemguard.h"
 #include "core/size.h"
 
-#include "reader/check.h"
-#include "reader/diff.h"
-#include "reader/flame.h"
-#include "reader/html.h"
+#include "reader/cmd/check.h"
+#include "reader/cmd/diff.h"
+#include "reader/cmd/flame.h"
+#include "reader/cmd/html.h"
+#include "reader/cmd/plot.h"
+#include "reader/cmd/pprof.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary.h"
+#include "reader/cmd/trace.h"
 #include "reader/model/code.h"
 #include "reader/model/supp.h"
 #include "reader/model/symbolize.h"
-#include "reader/plot.h"
-#include "reader/pprof.h"
-#include "reader/run.h"
-#include "reader/show.h"
-#include "reader/summary.h"
-#include "reader/timeline.h"
+#include "reader/show/output.h"
 #include "reader/tool.h"
 
 enum command {
@@ -147,12 +149,12 @@ static const unsigned option_commands[] = {
 
 struct args {
   enum command cmd;
-  struct cmg__tool_opts opts;
-  struct cmg__tool_flame_opts flame;
+  struct cmg__run_opts opts;
+  struct cmg__flame_opts flame;
   struct cmg__supp supp;
   const char *output;
   uint64_t max_leak;
-  enum cmg__tool_at at;
+  enum cmg__pprof_at at;
   char **files;
   int n_files;
   bool merge;
@@ -234,9 +236,9 @@ parse_size(const char *opt, const char *s, uint64_t *out)
   struct cmg__limit l;
 
   if (cmg__size_parse(s, strlen(s), false, &l) != 0) {
-    cmg__tool_say("bad %s '%s': expected a size such as 4096, 512K, 3M or "
-                  "1.5GiB",
-                  opt, s);
+    cmg__output_say("bad %s '%s': expected a size such as 4096, 512K, 3M or "
+                    "1.5GiB",
+                    opt, s);
     return false;
   }
   *out = l.bytes;
@@ -254,8 +256,8 @@ parse_number(const char *opt, const char *s, unsigned long min,
   for (i = 0; s[i] >= '0' && s[i] <= '9' && v <= max; i++)
     v = v * 10 + (unsigned long)(s[i] - '0');
   if (i == 0 || s[i] != '\0' || v < min || v > max) {
-    cmg__tool_say("bad %s '%s': expected a number from %lu to %lu", opt, s, min,
-                  max);
+    cmg__output_say("bad %s '%s': expected a number from %lu to %lu", opt, s,
+                    min, max);
     return false;
   }
   *out = v;
@@ -280,13 +282,13 @@ set_option(struct args *a, int opt, const char *arg)
     return parse_size("--max-leak", arg, &a->max_leak);
   case OPT_AT:
     if (strcmp(arg, "exit") == 0)
-      a->at = CMG__TOOL_AT_EXIT;
+      a->at = CMG__PPROF_AT_EXIT;
     else if (strcmp(arg, "peak") == 0)
-      a->at = CMG__TOOL_AT_PEAK;
+      a->at = CMG__PPROF_AT_PEAK;
     else if (strcmp(arg, "denial") == 0)
-      a->at = CMG__TOOL_AT_DENIAL;
+      a->at = CMG__PPROF_AT_DENIAL;
     else {
-      cmg__tool_say("bad --at '%s': expected exit, peak or denial", arg);
+      cmg__output_say("bad --at '%s': expected exit, peak or denial", arg);
       return false;
     }
     return true;
@@ -302,7 +304,7 @@ set_option(struct args *a, int opt, const char *arg)
   case OPT_USER:
   case OPT_LIBRARY:
     if (cmg__code_rule(arg, opt == OPT_USER) != 0) {
-      cmg__tool_say("out of memory");
+      cmg__output_say("out of memory");
       return false;
     }
     return true;
@@ -311,19 +313,19 @@ set_option(struct args *a, int opt, const char *arg)
     return true;
   case OPT_SUPP:
     if (cmg__supp_load(&a->supp, arg, err, sizeof(err)) != 0) {
-      cmg__tool_say("%s", err);
+      cmg__output_say("%s", err);
       return false;
     }
     return true;
   case OPT_WEIGHT:
     if (strcmp(arg, "live") == 0)
-      a->flame.weight = CMG__TOOL_WEIGHT_LIVE;
+      a->flame.weight = CMG__FLAME_WEIGHT_LIVE;
     else if (strcmp(arg, "peak") == 0)
-      a->flame.weight = CMG__TOOL_WEIGHT_PEAK;
+      a->flame.weight = CMG__FLAME_WEIGHT_PEAK;
     else if (strcmp(arg, "denial") == 0)
-      a->flame.weight = CMG__TOOL_WEIGHT_DENIAL;
+      a->flame.weight = CMG__FLAME_WEIGHT_DENIAL;
     else {
-      cmg__tool_say("bad --weight '%s': expected live, peak or denial", arg);
+      cmg__output_say("bad --weight '%s': expected live, peak or denial", arg);
       return false;
     }
     return true;
@@ -377,18 +379,18 @@ parse_args(int argc, char **argv, struct args *a)
             : argv[optind - 1];
 
     if (opt == ':') {
-      cmg__tool_say("option '%s' needs a value", word);
+      cmg__output_say("option '%s' needs a value", word);
       return -1;
     }
     if (opt == '?') {
       if (optopt >= OPT_TOP)
-        cmg__tool_say("option '%s' takes no value", word);
+        cmg__output_say("option '%s' takes no value", word);
       else if (optopt != 0)
-        cmg__tool_say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'",
-                      optopt);
+        cmg__output_say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'",
+                        optopt);
       else
-        cmg__tool_say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'",
-                      word);
+        cmg__output_say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'",
+                        word);
       return -1;
     }
     if (opt == 'o')
@@ -405,8 +407,8 @@ parse_args(int argc, char **argv, struct args *a)
       return 1;
     }
     if (!(option_commands[opt - OPT_TOP] & ON(a->cmd))) {
-      cmg__tool_say("option '%s' does not apply to %s", word,
-                    command_names[a->cmd]);
+      cmg__output_say("option '%s' does not apply to %s", word,
+                      command_names[a->cmd]);
       return -1;
     }
     if (!set_option(a, opt, optarg))
@@ -415,17 +417,17 @@ parse_args(int argc, char **argv, struct args *a)
   a->files = argv + optind;
   a->n_files = argc - optind;
   if (a->cmd == DIFF && a->n_files != 2) {
-    cmg__tool_say("diff takes two reports, BASE and NEW; got %d", a->n_files);
+    cmg__output_say("diff takes two reports, BASE and NEW; got %d", a->n_files);
     return -1;
   }
   if (a->cmd == HTML && !a->merge && a->n_files > 2) {
-    cmg__tool_say("html takes one report, or BASE and NEW, or several with "
-                  "--merge; got %d",
-                  a->n_files);
+    cmg__output_say("html takes one report, or BASE and NEW, or several with "
+                    "--merge; got %d",
+                    a->n_files);
     return -1;
   }
   if (a->n_files == 0) {
-    cmg__tool_say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
+    cmg__output_say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
     return -1;
   }
   a->opts.supp = &a->supp;
@@ -442,7 +444,7 @@ main(int argc, char **argv)
   if (rc != 0) {
     cmg__supp_free(&a.supp);
     if (rc > 0 && (fflush(stdout) != 0 || ferror(stdout))) {
-      cmg__tool_say("cannot write to standard output: %s", strerror(errno));
+      cmg__output_say("cannot write to standard output: %s", strerror(errno));
       return CMG__TOOL_EXIT_ERROR;
     }
     return rc > 0 ? 0 : CMG__TOOL_EXIT_ERROR;
@@ -451,40 +453,40 @@ main(int argc, char **argv)
   switch (a.cmd) {
   case SUMMARY:
   case MERGE:
-    rc = cmg__tool_summary_main(a.files, a.n_files, a.cmd == MERGE, &a.supp,
-                                &a.opts);
+    rc =
+        cmg__summary_main(a.files, a.n_files, a.cmd == MERGE, &a.supp, &a.opts);
     break;
   case DIFF:
-    rc = cmg__tool_diff_main(a.files[0], a.files[1], &a.supp, &a.opts);
+    rc = cmg__diff_main(a.files[0], a.files[1], &a.supp, &a.opts);
     break;
   case FOLDED:
-    rc = cmg__tool_folded_main(a.files, a.n_files, &a.supp, &a.flame);
+    rc = cmg__flame_folded_main(a.files, a.n_files, &a.supp, &a.flame);
     break;
   case FLAME:
-    rc = cmg__tool_flame_main(a.files, a.n_files, &a.supp, &a.flame, a.output);
+    rc = cmg__flame_main(a.files, a.n_files, &a.supp, &a.flame, a.output);
     break;
   case CHECK:
-    rc = cmg__tool_check_main(a.files, a.n_files, &a.supp, &a.opts, a.max_leak);
+    rc = cmg__check_main(a.files, a.n_files, &a.supp, &a.opts, a.max_leak);
     break;
   case TIMELINE:
-    rc = cmg__tool_timeline_main(a.files, a.n_files, a.output);
+    rc = cmg__trace_main(a.files, a.n_files, a.output);
     break;
   case PPROF:
-    rc = cmg__tool_pprof_main(a.files, a.n_files, a.at, a.output);
+    rc = cmg__pprof_main(a.files, a.n_files, a.at, a.output);
     break;
   case PLOT:
-    rc = cmg__tool_plot_main(a.files, a.n_files, a.output);
+    rc = cmg__plot_main(a.files, a.n_files, a.output);
     break;
   case HTML:
-    rc = cmg__tool_html_main(a.files, a.n_files, a.merge, &a.supp, &a.opts,
-                             a.output);
+    rc =
+        cmg__html_main(a.files, a.n_files, a.merge, &a.supp, &a.opts, a.output);
     break;
   }
   cmg__supp_free(&a.supp);
   cmg__symbolize_end();
   cmg__code_end();
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    cmg__tool_say("cannot write to standard output: %s", strerror(errno));
+    cmg__output_say("cannot write to standard output: %s", strerror(errno));
     return CMG__TOOL_EXIT_ERROR;
   }
   return rc;

@@ -1,27 +1,34 @@
 /*
  * What every file of cumemguard-report uses and no module owns.  The tool
- * reads version-1 reports (docs/report-format.md) with its loader
- * (load/read.h) into a struct cmg__model_report (load/model.h), one per
- * file, with every field it uses checked; then folds one or more of them
- * into a struct cmg__view
- * (model/view.h), where modules, frames and stacks are interned by identity
- * (module name, offset in the module, function), not by address, so that
- * reports of different runs and different processes line up.  Every
- * command prints from a view.
+ * works in stages, a folder each, and each stage calls only the stages
+ * below it:
+ *
+ *   cmd/    the commands, a file each (and what they run the stages with,
+ *           run.c), which print and do nothing else
+ *   show/   how the commands print what they share: frames, a group's
+ *           lines and title, the output file and the error line
+ *   model/  the model's queries: interning into an index, views that fold
+ *           reports into leak groups, how a group counts, suppressions,
+ *           pool blocks, frames named from this machine's files
+ *   load/   a report file, checked, into the data model (load/model.h),
+ *           which the stages above include instead of the loader's API
+ *
+ * main.c reads the command line and hands it to one command.
  *
  * Indexes are uint32_t and CMG__TOOL_NONE stands for "none" (a frame
- * without a module, a leak without a stack).  Functions named cmg__tool_
- * return 0 or a negative errno unless their comment says otherwise; errors
- * meant for the user are written into a caller's buffer, and only
- * run.c's cmg__tool_say() prints them.
+ * without a module, a leak without a stack).  Functions named cmg__ return
+ * 0 or a negative errno unless their comment says otherwise; errors meant
+ * for the user are written into a caller's buffer, and only
+ * show/output.c's cmg__output_say() prints them.
  *
- * Each file NAME.c of src/reader/ declares what it gives the others in
- * NAME.h beside it.  The files call one way only, each into files later in
- * this list: main.c; check.c; summary.c, diff.c, flame.c, timeline.c,
- * pprof.c, plot.c, html.c; raw.c; json.c; held.c; footprint.c; graphmem.c;
- * run.c; show.c; xml.c; show/frame_name.c; then the model, model/: supp.c;
- * view.c; pool_blocks.c; symbolize.c; index.c; frame_class.c; code.c;
- * names.c; intern.c; then the loader, load/: read.c; read_devices.c;
+ * Each file NAME.c declares what it gives the others in NAME.h beside it,
+ * and its functions are named cmg__NAME_...; module names are unique in
+ * src/.  The files call one way only, each into files later in this list:
+ * main.c; cmd/: check.c; summary.c, html.c; diff.c, flame.c, trace.c,
+ * pprof.c, plot.c; summary_json.c, summary_held.c, summary_devices.c;
+ * run.c; show/: group_text.c; frame_name.c; output.c; xml.c; model/:
+ * view.c; supp.c; pool_blocks.c; leak_class.c; index.c; frame_class.c;
+ * code.c; names.c; intern.c; symbolize.c; load/: read.c; read_devices.c;
  * read_series.c; read_stacks.c; jsonfile.c; fields.c; utf8.c.
  */
 #ifndef CMG_READER_TOOL_H
@@ -64,6 +71,13 @@ cmg__tool_add(uint64_t a, uint64_t b)
   if (__builtin_add_overflow(a, b, &s) || s > (uint64_t)INT64_MAX)
     return (uint64_t)INT64_MAX;
   return s;
+}
+
+/* "1 allocation" / "3 allocations". */
+static inline const char *
+cmg__tool_plural(uint64_t n, const char *one, const char *many)
+{
+  return n == 1 ? one : many;
 }
 
 #endif /* CMG_READER_TOOL_H */

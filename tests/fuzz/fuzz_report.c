@@ -18,16 +18,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "reader/diff.h"
-#include "reader/flame.h"
-#include "reader/json.h"
+#include "reader/cmd/diff.h"
+#include "reader/cmd/flame.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary.h"
+#include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
 #include "reader/model/index.h"
 #include "reader/model/symbolize.h"
 #include "reader/model/view.h"
-#include "reader/show.h"
-#include "reader/summary.h"
 #include "reader/tool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,25 +71,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   cmg__view_init(&v, &ix, size % 2 == 0);
   if (cmg__view_add(&v, &r) == 0) {
     cmg__view_sort(&v);
-    struct cmg__tool_opts o = { .top = size % 4,
-                                .min_bytes = 0,
-                                .all_frames = size % 3 == 0 };
-    cmg__tool_summary_text(devnull, &v, &o, false);
-    cmg__tool_summary_text(devnull, &v, &o, true);
-    cJSON *j = cmg__tool_summary_json(&v, &o);
+    struct cmg__run_opts o = { .top = size % 4,
+                               .min_bytes = 0,
+                               .all_frames = size % 3 == 0 };
+    cmg__summary_text(devnull, &v, &o, false);
+    cmg__summary_text(devnull, &v, &o, true);
+    cJSON *j = cmg__summary_json_of(&v, &o);
     if (j != NULL) {
       char *s = cJSON_PrintUnformatted(j);
       cJSON_free(s);
       cJSON_Delete(j);
     }
-    cmg__tool_diff(devnull, &v, &v, &o);
-    for (int w = CMG__TOOL_WEIGHT_LIVE; w <= CMG__TOOL_WEIGHT_DENIAL; w++) {
-      struct cmg__tool_flame_opts fo = { .weight = (enum cmg__tool_weight)w,
-                                         .all_frames = o.all_frames,
-                                         .title = NULL,
-                                         .width = 1200 };
-      cmg__tool_folded(devnull, &v, &fo);
-      cmg__tool_flame(devnull, &v, &fo);
+    cmg__diff_print(devnull, &v, &v, &o);
+    for (int w = CMG__FLAME_WEIGHT_LIVE; w <= CMG__FLAME_WEIGHT_DENIAL; w++) {
+      struct cmg__flame_opts fo = { .weight = (enum cmg__flame_weight)w,
+                                    .all_frames = o.all_frames,
+                                    .title = NULL,
+                                    .width = 1200 };
+      cmg__flame_folded(devnull, &v, &fo);
+      cmg__flame_svg(devnull, &v, &fo);
     }
   }
   cmg__view_free(&v);

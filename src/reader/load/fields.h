@@ -84,7 +84,8 @@ int cmg__fields_name(struct cmg__fields_reader *rd, const struct cJSON *o,
                      const char *at, const char *key, bool nullable,
                      char **out);
 
-/* "0x..." with at most 16 lower-case hex digits; null as for cmg__fields_int. */
+/* "0x..." with at most 16 lower-case hex digits; null as for
+ * cmg__fields_int. */
 int cmg__fields_hex(struct cmg__fields_reader *rd, const struct cJSON *o,
                     const char *at, const char *key, bool *has, uint64_t *out);
 

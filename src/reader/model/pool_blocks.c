@@ -26,6 +26,12 @@
  * driver's pool hands out each one by itself and the library sees each,
  * so they are the tensors already.  The caller asks only about device
  * memory: no framework pools pinned host memory through these paths.
+ *
+ * Two more questions of the same kind are answered here: how much of the
+ * leaked device memory pool blocks hold (more than half, and the summary
+ * says to rerun with --no-pools), and which library keeps a group's memory
+ * for the life of the process (a cuBLAS or cuDNN handle's workspace, an
+ * NCCL communicator's buffers).
  */
 #include "config.h"
 

@@ -1,6 +1,7 @@
 /*
- * pool_blocks.c: which leak groups are blocks of a framework's memory pool rather
- * than memory the program's own code asked for.
+ * pool_blocks.c: which leak groups are blocks of a framework's memory pool
+ * rather than memory the program's own code asked for, how much of the
+ * leaked memory such blocks hold, and which groups a library keeps.
  */
 #ifndef CMG_READER_MODEL_POOL_BLOCKS_H
 #define CMG_READER_MODEL_POOL_BLOCKS_H

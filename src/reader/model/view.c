@@ -277,34 +277,6 @@ cmg__view_ordinal(const struct cmg__view *v, uint32_t device)
   return device != CMG__TOOL_NONE ? v->devices[device].ordinal : -1;
 }
 
-const char *
-cmg__tool_where(const char *kind, int ordinal, char *buf, size_t len)
-{
-  char dev[32];
-
-  if (ordinal >= 0)
-    snprintf(dev, sizeof(dev), "device %d", ordinal);
-  else
-    snprintf(dev, sizeof(dev), "no device");
-  if (strcmp(kind, "device") == 0)
-    snprintf(buf, len, "%s", dev);
-  else if (strcmp(kind, "host") == 0)
-    snprintf(buf, len, "pinned host memory");
-  else if (strcmp(kind, "vmm_host") == 0)
-    snprintf(buf, len, "VMM host memory");
-  else if (strcmp(kind, "vmm") == 0)
-    snprintf(buf, len, "VMM, %s", dev);
-  else if (strcmp(kind, "import") == 0)
-    snprintf(buf, len, "imported, %s", dev);
-  else if (strcmp(kind, "graph") == 0)
-    snprintf(buf, len, "graph memory pool, %s", dev);
-  else if (ordinal >= 0)
-    snprintf(buf, len, "%s, %s", kind, dev);
-  else
-    snprintf(buf, len, "%s", kind);
-  return buf;
-}
-
 /* Host memory of several processes: sums, as for devices. */
 static void
 add_host(struct cmg__view *v, const struct cmg__model_host *h)

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "reader/load/model.h"
-#include "reader/model/leak_class.h"
 #include "reader/model/index.h"
+#include "reader/model/leak_class.h"
 
 struct cmg__view_source {
   char *file;
@@ -97,11 +97,6 @@ struct cmg__view {
 
 /* The ordinal of a view's device row, -1 for NONE (host memory). */
 int cmg__view_ordinal(const struct cmg__view *v, uint32_t device);
-
-/* Where a group's memory is, for its header line: "device 0", "array,
- * device 1", "pinned host memory", ...; ordinal -1 for none. */
-const char *cmg__tool_where(const char *kind, int ordinal, char *buf,
-                            size_t len);
 
 /* An empty view over ix; by_uuid picks how devices of reports match. */
 void cmg__view_init(struct cmg__view *v, struct cmg__index *ix, bool by_uuid);

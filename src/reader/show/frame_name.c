@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/names.h"
 #include "reader/show/frame_name.h"
@@ -113,4 +114,75 @@ cmg__frame_name_put_frame(FILE *f, const struct cmg__index *ix, uint32_t frame,
   else
     fputs(name, f);
   put_place(f, ix, fr, all);
+}
+
+void
+cmg__frame_name_put_unread(FILE *f, const struct cmg__index *ix)
+{
+  const char *said[8];
+  size_t n_said = 0;
+  bool any = false;
+
+  for (size_t i = 0; i < ix->n_modules; i++) {
+    const char *note = ix->modules[i].note;
+    size_t k = 0;
+
+    while (k < n_said && said[k] != note)
+      k++;
+    if (note == NULL || k < n_said || n_said == sizeof(said) / sizeof(*said))
+      continue;
+    said[n_said++] = note;
+    fprintf(f, "%s",
+            any ? "; "
+                : "Not read on this machine, so their frames "
+                  "keep the report's names: ");
+    any = true;
+    const char *sep = "";
+    for (size_t j = i; j < ix->n_modules; j++) {
+      if (ix->modules[j].note == note) {
+        fprintf(f, "%s%s", sep, ix->modules[j].name);
+        sep = ", ";
+      }
+    }
+    fprintf(f, " (%s)", note);
+  }
+  if (any)
+    fprintf(f, ".\n\n");
+}
+
+const char *
+cmg__frame_name_raw(const struct cmg__model_report *r, uint32_t f, char *buf,
+                    size_t len)
+{
+  const struct cmg__model_frame *fr = &r->frames[f];
+
+  if (fr->function != NULL)
+    snprintf(buf, len, "%s", fr->function);
+  else if (fr->module != CMG__TOOL_NONE && fr->has_offset)
+    snprintf(buf, len, "%s+0x%" PRIx64,
+             cmg__names_base(r->modules[fr->module].path), fr->offset);
+  else
+    snprintf(buf, len, "0x%" PRIx64, fr->address);
+  return buf;
+}
+
+const char *
+cmg__frame_name_raw_stack(const struct cmg__model_report *r, uint32_t s,
+                          unsigned depth, char *buf, size_t len)
+{
+  char name[256];
+  size_t used = 0;
+
+  buf[0] = '\0';
+  if (s == CMG__TOOL_NONE)
+    return buf;
+  for (uint32_t i = 0; i < r->stacks[s].n && i < depth; i++) {
+    int k = snprintf(
+        buf + used, len - used, "%s%s", i ? " < " : "",
+        cmg__frame_name_raw(r, r->stacks[s].frames[i], name, sizeof(name)));
+    if (k < 0 || (size_t)k >= len - used)
+      break;
+    used += (size_t)k;
+  }
+  return buf;
 }

@@ -20,11 +20,12 @@
 
 #include "core/log.h"
 
-#include "reader/held.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary_held.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
-#include "reader/show.h"
+#include "reader/show/group_text.h"
 #include "reader/tool.h"
 
 #define SIZE_BUF 32
@@ -94,7 +95,7 @@ at_exit(const struct cmg__view *v)
 static bool
 print_device(FILE *f, const struct cmg__view *v, const struct kind *k,
              uint32_t device, uint64_t bytes, uint64_t count,
-             const struct cmg__tool_opts *o)
+             const struct cmg__run_opts *o)
 {
   const struct cmg__index *ix = v->ix;
   int ordinal = cmg__view_ordinal(v, device);
@@ -118,7 +119,7 @@ print_device(FILE *f, const struct cmg__view *v, const struct kind *k,
     fprintf(f, "%s in %" PRIu64 " %s (%s) from:\n",
             cmg__format_size(l->bytes, a, sizeof(a)), l->count,
             cmg__tool_plural(l->count, k->one, k->many), l->api);
-    cmg__tool_print_group(f, ix, l, o->all_frames);
+    cmg__group_text_print(f, ix, l, o->all_frames);
     fprintf(f, "\n");
     cmg__index_stack_range(ix, l->stack, o->all_frames, &lo, &hi);
     if (l->stack != CMG__TOOL_NONE && (lo > 0 || hi < ix->stacks[l->stack].n))
@@ -131,7 +132,7 @@ print_device(FILE *f, const struct cmg__view *v, const struct kind *k,
  * stack were hidden. */
 static bool
 print_kind(FILE *f, const struct cmg__view *v, const struct kind *k,
-           const struct cmg__tool_opts *o)
+           const struct cmg__run_opts *o)
 {
   bool hidden = false, any = false;
 
@@ -166,8 +167,8 @@ print_kind(FILE *f, const struct cmg__view *v, const struct kind *k,
  * among the leaks, and a pool grows from few places, a process makes few
  * contexts. */
 bool
-cmg__tool_held_text(FILE *f, const struct cmg__view *v,
-                    const struct cmg__tool_opts *o)
+cmg__summary_held_text(FILE *f, const struct cmg__view *v,
+                       const struct cmg__run_opts *o)
 {
   bool hidden = false;
 
@@ -177,7 +178,7 @@ cmg__tool_held_text(FILE *f, const struct cmg__view *v,
 }
 
 void
-cmg__tool_held_summary(FILE *f, const struct cmg__view *v)
+cmg__summary_held_line(FILE *f, const struct cmg__view *v)
 {
   for (size_t k = 0; k < N_KINDS; k++) {
     uint64_t bytes, count;

@@ -30,17 +30,17 @@
 
 #include "cumemguard.h"
 
-#include "reader/diff.h"
-#include "reader/html.h"
-#include "reader/json.h"
+#include "reader/cmd/diff.h"
+#include "reader/cmd/html.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
 #include "reader/model/view.h"
 #include "reader/page_html.h"
-#include "reader/raw.h"
-#include "reader/run.h"
-#include "reader/show.h"
+#include "reader/show/frame_name.h"
+#include "reader/show/output.h"
 #include "reader/tool.h"
 
 #define MARKER "@CMG_DATA@"
@@ -51,7 +51,7 @@
  * --json writes it. */
 static cJSON *
 summary_of(const struct cmg__model_report *r, int n, struct cmg__supp *supp,
-           const struct cmg__tool_opts *o)
+           const struct cmg__run_opts *o)
 {
   struct cmg__index ix;
   struct cmg__view v;
@@ -63,9 +63,9 @@ summary_of(const struct cmg__model_report *r, int n, struct cmg__supp *supp,
   for (int i = 0; rc == 0 && i < n; i++)
     rc = cmg__view_add(&v, &r[i]);
   if (rc != 0)
-    cmg__tool_say("out of memory");
-  else if (cmg__tool_finish(&v, supp) == 0)
-    s = cmg__tool_summary_json(&v, o);
+    cmg__output_say("out of memory");
+  else if (cmg__run_finish(&v, supp) == 0)
+    s = cmg__summary_json_of(&v, o);
   cmg__view_free(&v);
   cmg__index_free(&ix);
   return s;
@@ -110,7 +110,7 @@ series_json(const struct cmg__model_report *r,
   cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
   cJSON_AddNumberToObject(o, "peak_time", s->peak_time);
   cJSON_AddItemToObject(o, "limit_bytes",
-                        bytes_or_null(cmg__tool_raw_limit(r, s->device)));
+                        bytes_or_null(cmg__run_limit(r, s->device)));
   cJSON_AddItemToObject(o, "soft_limit_bytes",
                         bytes_or_null(soft_limit(r, s->device)));
   for (size_t i = 0; i < s->n; i++) {
@@ -142,7 +142,8 @@ denial_json(const struct cmg__model_report *r,
                             ? cJSON_CreateNumber((double)d->limit_bytes)
                             : cJSON_CreateNull());
   cJSON_AddStringToObject(
-      o, "stack", cmg__tool_raw_stack(r, d->stack, 8, stack, sizeof(stack)));
+      o, "stack",
+      cmg__frame_name_raw_stack(r, d->stack, 8, stack, sizeof(stack)));
   return o;
 }
 
@@ -384,14 +385,13 @@ put_page(FILE *f, const char *json)
 
 static cJSON *
 data_of(char *const *files, int n, bool diff, struct cmg__supp *supp,
-        const struct cmg__tool_opts *o, const struct cmg__model_report *r)
+        const struct cmg__run_opts *o, const struct cmg__model_report *r)
 {
   cJSON *doc = cJSON_CreateObject();
   cJSON *reports = cJSON_CreateArray();
   cJSON *summary = summary_of(diff ? r + 1 : r, diff ? 1 : n, supp, o);
   cJSON *base = diff && summary != NULL ? summary_of(r, 1, supp, o) : NULL;
-  cJSON *d =
-      base != NULL ? cmg__tool_diff_json(files[0], files[1], supp, o) : NULL;
+  cJSON *d = base != NULL ? cmg__diff_json(files[0], files[1], supp, o) : NULL;
 
   cJSON_AddStringToObject(doc, "format", "cumemguard-html");
   cJSON_AddNumberToObject(doc, "version", 1);
@@ -411,32 +411,32 @@ data_of(char *const *files, int n, bool diff, struct cmg__supp *supp,
 }
 
 int
-cmg__tool_html_main(char *const *files, int n_files, bool merged,
-                    struct cmg__supp *supp, const struct cmg__tool_opts *opts,
-                    const char *output)
+cmg__html_main(char *const *files, int n_files, bool merged,
+               struct cmg__supp *supp, const struct cmg__run_opts *opts,
+               const char *output)
 {
-  struct cmg__tool_opts o = *opts;
+  struct cmg__run_opts o = *opts;
   struct cmg__model_report *r = NULL;
   int rc = CMG__TOOL_EXIT_ERROR;
 
   o.top = 0;
   o.json = true;
   o.stack_text = true;
-  if (cmg__tool_raw_read(files, n_files, 0, &r) != 0)
+  if (cmg__run_raw_read(files, n_files, 0, &r) != 0)
     return rc;
   cJSON *doc = data_of(files, n_files, n_files == 2 && !merged, supp, &o, r);
   char *json = NULL;
   if (doc != NULL && write_once(doc) == 0)
     json = cJSON_PrintUnformatted(doc);
   if (doc != NULL && json == NULL)
-    cmg__tool_say("out of memory");
-  FILE *f = json != NULL ? cmg__tool_raw_create(output) : NULL;
+    cmg__output_say("out of memory");
+  FILE *f = json != NULL ? cmg__output_create(output) : NULL;
   if (f != NULL) {
     put_page(f, json);
-    rc = cmg__tool_raw_close(f, output, 0);
+    rc = cmg__output_close(f, output, 0);
   }
   free(json);
   cJSON_Delete(doc);
-  cmg__tool_raw_free(r, n_files);
+  cmg__run_raw_free(r, n_files);
   return rc;
 }

@@ -27,11 +27,12 @@
 
 #include "core/log.h"
 
+#include "reader/cmd/run.h"
+#include "reader/cmd/trace.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
-#include "reader/raw.h"
-#include "reader/run.h"
-#include "reader/timeline.h"
+#include "reader/show/frame_name.h"
+#include "reader/show/output.h"
 #include "reader/tool.h"
 
 /* The slices drawn per report, and the frames named on each. */
@@ -95,7 +96,7 @@ static void
 series(cJSON *events, const struct proc *p, const struct cmg__model_series *s)
 {
   char name[64], limit_name[64];
-  uint64_t limit = cmg__tool_raw_limit(p->r, s->device);
+  uint64_t limit = cmg__run_limit(p->r, s->device);
 
   snprintf(name, sizeof(name), "device %d in use", s->device);
   snprintf(limit_name, sizeof(limit_name), "device %d limit", s->device);
@@ -146,8 +147,9 @@ denials(cJSON *events, const struct proc *p)
     if (d->has_limit)
       cJSON_AddNumberToObject(args, "limit_bytes", (double)d->limit_bytes);
     cJSON_AddStringToObject(args, "stack",
-                            cmg__tool_raw_stack(p->r, d->stack, SLICE_FRAMES,
-                                                stack, sizeof(stack)));
+                            cmg__frame_name_raw_stack(p->r, d->stack,
+                                                      SLICE_FRAMES, stack,
+                                                      sizeof(stack)));
     instant(events, p, name, d->comp.time, args);
   }
 }
@@ -252,8 +254,9 @@ slices(cJSON *events, const struct proc *p, size_t index)
     device_arg(args, s[i].device);
     cJSON_AddStringToObject(args, "kind", s[i].kind);
     cJSON_AddStringToObject(args, "stack",
-                            cmg__tool_raw_stack(p->r, s[i].stack, SLICE_FRAMES,
-                                                stack, sizeof(stack)));
+                            cmg__frame_name_raw_stack(p->r, s[i].stack,
+                                                      SLICE_FRAMES, stack,
+                                                      sizeof(stack)));
     add(events, b);
     add(events, e);
   }
@@ -297,7 +300,7 @@ trace(const struct cmg__model_report *r, int n, struct proc *procs)
 }
 
 int
-cmg__tool_timeline_main(char *const *files, int n_files, const char *output)
+cmg__trace_main(char *const *files, int n_files, const char *output)
 {
   struct cmg__model_report *r;
   cJSON *doc = NULL;
@@ -305,10 +308,10 @@ cmg__tool_timeline_main(char *const *files, int n_files, const char *output)
   FILE *f;
   int rc = 0;
 
-  if (cmg__tool_raw_read(files, n_files, CMG__READ_LARGEST, &r) != 0)
+  if (cmg__run_raw_read(files, n_files, CMG__READ_LARGEST, &r) != 0)
     return CMG__TOOL_EXIT_ERROR;
-  if (cmg__tool_raw_need_timeline(r, n_files) != 0) {
-    cmg__tool_raw_free(r, n_files);
+  if (cmg__run_need_timeline(r, n_files) != 0) {
+    cmg__run_raw_free(r, n_files);
     return CMG__TOOL_EXIT_ERROR;
   }
   struct proc *procs = calloc((size_t)n_files, sizeof(*procs));
@@ -317,18 +320,18 @@ cmg__tool_timeline_main(char *const *files, int n_files, const char *output)
   if (doc != NULL)
     text = cJSON_PrintUnformatted(doc);
   if (text == NULL) {
-    cmg__tool_say("out of memory");
+    cmg__output_say("out of memory");
     rc = CMG__TOOL_EXIT_ERROR;
-  } else if ((f = cmg__tool_raw_create(output)) == NULL) {
+  } else if ((f = cmg__output_create(output)) == NULL) {
     rc = CMG__TOOL_EXIT_ERROR;
   } else {
     fputs(text, f);
     fputc('\n', f);
-    rc = cmg__tool_raw_close(f, output, 0);
+    rc = cmg__output_close(f, output, 0);
   }
   cJSON_free(text);
   cJSON_Delete(doc);
   free(procs);
-  cmg__tool_raw_free(r, n_files);
+  cmg__run_raw_free(r, n_files);
   return rc;
 }

@@ -15,14 +15,15 @@
 
 #include <cjson/cJSON.h>
 
-#include "reader/json.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
-#include "reader/show.h"
+#include "reader/show/group_text.h"
 #include "reader/tool.h"
 
 static cJSON *
@@ -41,7 +42,7 @@ hex(uint64_t v)
 }
 
 void *
-cmg__tool_frames_json(const struct cmg__index *ix, uint32_t stack)
+cmg__summary_json_frames(const struct cmg__index *ix, uint32_t stack)
 {
   cJSON *a = cJSON_CreateArray();
 
@@ -99,12 +100,12 @@ add_text(cJSON *o, const struct cmg__index *ix, uint32_t stack)
 
   if (f == NULL)
     return;
-  bool titled = cmg__tool_put_title(f, "", ix, stack);
+  bool titled = cmg__group_text_title(f, "", ix, stack);
   fflush(f);
   cJSON_AddItemToObject(o, "title",
                         titled ? cJSON_CreateString(buf) : cJSON_CreateNull());
   rewind(f);
-  cmg__tool_print_frames(f, ix, stack, false);
+  cmg__group_text_frames(f, ix, stack, false);
   fputc('\0', f);
   fclose(f);
   cJSON *lines = cJSON_AddArrayToObject(o, "lines");
@@ -120,10 +121,10 @@ add_text(cJSON *o, const struct cmg__index *ix, uint32_t stack)
 }
 
 void
-cmg__tool_stack_json(void *obj, const struct cmg__index *ix, uint32_t stack,
-                     const struct cmg__tool_opts *o)
+cmg__summary_json_stack(void *obj, const struct cmg__index *ix, uint32_t stack,
+                        const struct cmg__run_opts *o)
 {
-  cJSON_AddItemToObject(obj, "frames", cmg__tool_frames_json(ix, stack));
+  cJSON_AddItemToObject(obj, "frames", cmg__summary_json_frames(ix, stack));
   if (o->stack_text)
     add_text(obj, ix, stack);
 }
@@ -149,7 +150,7 @@ threads_json(const struct cmg__model_threads *t)
 /* A leak group, or a graph memory pool's or a context's group. */
 static cJSON *
 group_json(const struct cmg__view *v, const struct cmg__view_leak *l,
-           const struct cmg__tool_opts *o)
+           const struct cmg__run_opts *o)
 {
   cJSON *e = cJSON_CreateObject();
 
@@ -169,7 +170,7 @@ group_json(const struct cmg__view *v, const struct cmg__view_leak *l,
   cJSON_AddItemToObject(e, "pool", string_or_null(l->pool));
   cJSON_AddItemToObject(e, "held_by", string_or_null(l->held));
   cJSON_AddItemToObject(e, "threads", threads_json(&l->threads));
-  cmg__tool_stack_json(e, v->ix, l->stack, o);
+  cmg__summary_json_stack(e, v->ix, l->stack, o);
   return e;
 }
 
@@ -316,7 +317,7 @@ devices_json(const struct cmg__view *v)
 
 static cJSON *
 comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
-          const struct cmg__tool_opts *o)
+          const struct cmg__run_opts *o)
 {
   cJSON *obj = cJSON_CreateObject(), *items = cJSON_CreateArray();
 
@@ -335,7 +336,7 @@ comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
     cJSON *e = cJSON_CreateObject();
     cJSON_AddNumberToObject(e, "bytes", (double)s->bytes);
     cJSON_AddNumberToObject(e, "count", (double)s->count);
-    cmg__tool_stack_json(e, v->ix, s->stack, o);
+    cmg__summary_json_stack(e, v->ix, s->stack, o);
     cJSON_AddItemToArray(items, e);
   }
   if (m->has_comp) {
@@ -348,8 +349,7 @@ comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
 }
 
 void *
-cmg__tool_summary_json(const struct cmg__view *v,
-                       const struct cmg__tool_opts *o)
+cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
 {
   cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
   cJSON *supp = cJSON_CreateArray(), *peaks = cJSON_CreateArray();
@@ -411,7 +411,7 @@ cmg__tool_summary_json(const struct cmg__view *v,
                           m->has_limit
                               ? cJSON_CreateNumber((double)m->limit_bytes)
                               : cJSON_CreateNull());
-    cmg__tool_stack_json(e, v->ix, m->stack, o);
+    cmg__summary_json_stack(e, v->ix, m->stack, o);
     cJSON_AddItemToArray(denials, e);
   }
 

@@ -1,10 +1,13 @@
 /*
- * What the printers of summary, merge, check, diff and flame share: the
- * listing options of the commands that list leak groups, which groups
- * --top and --min-bytes let through, the totals of leaked and of other live
- * memory, the numbered frames of a stack, and plurals.  Totals never skip
- * a group for --top or --min-bytes; they skip only what a suppression hid.
- * Nothing here reads a file or knows about JSON.
+ * How a group's stack reads in the text that summary, merge, check and
+ * diff print: where its memory is, its title, the threads a group with no
+ * frame of the user's was made on, and its numbered frames.  By default a
+ * stack is read from the user's own line first, as pytest and Python's
+ * tracebacks do: the frames of a library the user's code called fold into
+ * one line that names where they are, but for the call the user's code
+ * made, and the interpreter's frames between Python frames are left out;
+ * --all-frames shows every frame.  Nothing here reads a file or knows
+ * about JSON.
  */
 #include "config.h"
 
@@ -16,15 +19,9 @@
 #include "reader/model/code.h"
 #include "reader/model/index.h"
 #include "reader/model/view.h"
-#include "reader/show.h"
 #include "reader/show/frame_name.h"
+#include "reader/show/group_text.h"
 #include "reader/tool.h"
-
-const char *
-cmg__tool_plural(uint64_t n, const char *one, const char *many)
-{
-  return n == 1 ? one : many;
-}
 
 /* Whether frame k of stack s is left out of the default view: the
  * interpreter's own frames, between and around the Python frames of a
@@ -156,7 +153,7 @@ print_run(FILE *f, const struct cmg__index *ix,
 }
 
 void
-cmg__tool_print_frames(FILE *f, const struct cmg__index *ix, uint32_t stack,
+cmg__group_text_frames(FILE *f, const struct cmg__index *ix, uint32_t stack,
                        bool all_frames)
 {
   uint32_t lo, hi;
@@ -204,7 +201,7 @@ cmg__tool_print_frames(FILE *f, const struct cmg__index *ix, uint32_t stack,
 }
 
 bool
-cmg__tool_has_user_frame(const struct cmg__index *ix, uint32_t stack)
+cmg__group_text_has_user_frame(const struct cmg__index *ix, uint32_t stack)
 {
   uint32_t lo, hi;
 
@@ -235,8 +232,8 @@ put_title_frame(FILE *f, const struct cmg__index *ix, uint32_t frame)
 }
 
 bool
-cmg__tool_put_title(FILE *f, const char *prefix, const struct cmg__index *ix,
-                    uint32_t stack)
+cmg__group_text_title(FILE *f, const char *prefix, const struct cmg__index *ix,
+                      uint32_t stack)
 {
   uint32_t lo, hi, u, callee = UINT32_MAX;
 
@@ -261,40 +258,6 @@ cmg__tool_put_title(FILE *f, const char *prefix, const struct cmg__index *ix,
   return true;
 }
 
-void
-cmg__tool_print_unread(FILE *f, const struct cmg__index *ix)
-{
-  const char *said[8];
-  size_t n_said = 0;
-  bool any = false;
-
-  for (size_t i = 0; i < ix->n_modules; i++) {
-    const char *note = ix->modules[i].note;
-    size_t k = 0;
-
-    while (k < n_said && said[k] != note)
-      k++;
-    if (note == NULL || k < n_said || n_said == sizeof(said) / sizeof(*said))
-      continue;
-    said[n_said++] = note;
-    fprintf(f, "%s",
-            any ? "; "
-                : "Not read on this machine, so their frames "
-                  "keep the report's names: ");
-    any = true;
-    const char *sep = "";
-    for (size_t j = i; j < ix->n_modules; j++) {
-      if (ix->modules[j].note == note) {
-        fprintf(f, "%s%s", sep, ix->modules[j].name);
-        sep = ", ";
-      }
-    }
-    fprintf(f, " (%s)", note);
-  }
-  if (any)
-    fprintf(f, ".\n\n");
-}
-
 /* A group with no frame of the user's code: the threads it was made on,
  * by name (PyTorch's autograd threads run no Python), which say more than
  * its frames. */
@@ -305,7 +268,7 @@ print_threads(FILE *f, const struct cmg__index *ix,
   const char *sep = "  on thread ";
   size_t named = 0;
 
-  if (cmg__tool_has_user_frame(ix, l->stack))
+  if (cmg__group_text_has_user_frame(ix, l->stack))
     return;
   for (size_t i = 0; i < l->threads.n && named < 4; i++) {
     if (l->threads.list[i].name == NULL)
@@ -320,12 +283,40 @@ print_threads(FILE *f, const struct cmg__index *ix,
 }
 
 void
-cmg__tool_print_group(FILE *f, const struct cmg__index *ix,
+cmg__group_text_print(FILE *f, const struct cmg__index *ix,
                       const struct cmg__view_leak *l, bool all_frames)
 {
-  if (!all_frames && cmg__tool_put_title(f, "  ", ix, l->stack))
+  if (!all_frames && cmg__group_text_title(f, "  ", ix, l->stack))
     fputc('\n', f);
   else if (!all_frames)
     print_threads(f, ix, l);
-  cmg__tool_print_frames(f, ix, l->stack, all_frames);
+  cmg__group_text_frames(f, ix, l->stack, all_frames);
+}
+
+const char *
+cmg__group_text_where(const char *kind, int ordinal, char *buf, size_t len)
+{
+  char dev[32];
+
+  if (ordinal >= 0)
+    snprintf(dev, sizeof(dev), "device %d", ordinal);
+  else
+    snprintf(dev, sizeof(dev), "no device");
+  if (strcmp(kind, "device") == 0)
+    snprintf(buf, len, "%s", dev);
+  else if (strcmp(kind, "host") == 0)
+    snprintf(buf, len, "pinned host memory");
+  else if (strcmp(kind, "vmm_host") == 0)
+    snprintf(buf, len, "VMM host memory");
+  else if (strcmp(kind, "vmm") == 0)
+    snprintf(buf, len, "VMM, %s", dev);
+  else if (strcmp(kind, "import") == 0)
+    snprintf(buf, len, "imported, %s", dev);
+  else if (strcmp(kind, "graph") == 0)
+    snprintf(buf, len, "graph memory pool, %s", dev);
+  else if (ordinal >= 0)
+    snprintf(buf, len, "%s, %s", kind, dev);
+  else
+    snprintf(buf, len, "%s", kind);
+  return buf;
 }

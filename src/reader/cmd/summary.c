@@ -3,12 +3,13 @@
  * devices, then the leak groups as LeakSanitizer prints them ("Leaked 3.0
  * MiB in 3 allocations (cudaMalloc, device 0) from:" and numbered frames),
  * what CUDA graph memory pools hold and what contexts took, which are no
- * leaks (held.c's), the suppressions that hid
- * anything, what was live at each device's peak and at its first denial,
- * and a last `SUMMARY:` line that scripts can grep.  The same view as
- * JSON is json.c's.  The summary and merge commands are at the end of this
- * file: summary prints each report on its own, merge all of them as one
- * view; check (check.c) prints the leaks and the SUMMARY line only.
+ * leaks (summary_held.c's), the suppressions that
+ * hid anything, what was live at each device's peak and at its first
+ * denial, and a last `SUMMARY:` line that scripts can grep.  The same view
+ * as JSON is summary_json.c's.  The summary and merge commands are at the
+ * end of this file: summary prints each report on its own, merge all of
+ * them as one view; check (check.c) prints the leaks and the SUMMARY line
+ * only.
  *
  * Sizes are written for people ("3.0 MiB"); the SUMMARY line and the
  * suppressions table carry exact byte counts as well, and --json has
@@ -25,10 +26,11 @@
 
 #include "core/log.h"
 
-#include "reader/footprint.h"
-#include "reader/graphmem.h"
-#include "reader/held.h"
-#include "reader/json.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary.h"
+#include "reader/cmd/summary_devices.h"
+#include "reader/cmd/summary_held.h"
+#include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
@@ -36,10 +38,9 @@
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
-#include "reader/run.h"
-#include "reader/show.h"
 #include "reader/show/frame_name.h"
-#include "reader/summary.h"
+#include "reader/show/group_text.h"
+#include "reader/show/output.h"
 #include "reader/tool.h"
 
 /* Frames named in a one-line stack of a composition. */
@@ -98,7 +99,7 @@ print_short_stack(FILE *f, const struct cmg__index *ix, uint32_t stack,
     fprintf(f, "(no stack)");
     return;
   }
-  if (!all_frames && cmg__tool_put_title(f, "", ix, stack))
+  if (!all_frames && cmg__group_text_title(f, "", ix, stack))
     return;
   const struct cmg__index_stack *s = &ix->stacks[stack];
   cmg__index_stack_range(ix, stack, all_frames, &lo, &hi);
@@ -183,8 +184,8 @@ print_devices(FILE *f, const struct cmg__view *v)
             size_str(v->host.peak_bytes, c), size_str(v->host.live_bytes, d),
             v->host.allocations, v->host.frees, v->host.denied,
             "pinned host memory");
-  cmg__tool_footprint_devices(f, v);
-  cmg__tool_graph_devices(f, v);
+  cmg__summary_devices_footprint(f, v);
+  cmg__summary_devices_graph(f, v);
   if (v->n_sources > 1)
     fprintf(f, "(devices are matched by UUID; each column is the sum over "
                "the processes,\nso peak is the sum of each process's own "
@@ -255,7 +256,7 @@ print_pool_hint(FILE *f, const struct cmg__view *v)
  * out of memory. */
 static char *
 group_body(const struct cmg__view *v, const struct cmg__view_leak *l,
-           const struct cmg__tool_opts *o)
+           const struct cmg__run_opts *o)
 {
   char *text = NULL;
   size_t len = 0;
@@ -263,7 +264,7 @@ group_body(const struct cmg__view *v, const struct cmg__view_leak *l,
 
   if (f == NULL)
     return NULL;
-  cmg__tool_print_group(f, v->ix, l, o->all_frames);
+  cmg__group_text_print(f, v->ix, l, o->all_frames);
   if (fclose(f) != 0) {
     free(text);
     return NULL;
@@ -334,9 +335,9 @@ by_block_bytes(const void *a, const void *b)
 }
 
 /* The unsuppressed leak groups as blocks, largest first (graph memory and
- * contexts are held.c's); NULL when out of memory (*n 0). */
+ * contexts are summary_held.c's); NULL when out of memory (*n 0). */
 static struct block *
-blocks_of(const struct cmg__view *v, const struct cmg__tool_opts *o, size_t *n)
+blocks_of(const struct cmg__view *v, const struct cmg__run_opts *o, size_t *n)
 {
   struct block *b = calloc(v->n_leaks ? v->n_leaks : 1, sizeof(*b));
   struct cmg__intern seen;
@@ -386,8 +387,8 @@ print_block(FILE *f, const struct cmg__view *v, const struct block *b)
       f, "Leaked %s in %" PRIu64 " %s%s (%s, %s)%s%s%s%s%s%s from:\n",
       size_str(b->bytes, a), b->count,
       cmg__tool_plural(b->count, "allocation", "allocations"), groups, l->api,
-      cmg__tool_where(l->kind, cmg__view_ordinal(v, l->device), where,
-                      sizeof(where)),
+      cmg__group_text_where(l->kind, cmg__view_ordinal(v, l->device), where,
+                            sizeof(where)),
       l->pool ? ", a pool block of the " : "", l->pool ? l->pool : "",
       l->pool ? "," : "", l->held ? ", kept by a " : "", l->held ? l->held : "",
       l->held ? " for the life of the process," : "");
@@ -395,7 +396,7 @@ print_block(FILE *f, const struct cmg__view *v, const struct block *b)
 }
 
 static void
-print_leaks(FILE *f, const struct cmg__view *v, const struct cmg__tool_opts *o)
+print_leaks(FILE *f, const struct cmg__view *v, const struct cmg__run_opts *o)
 {
   const struct cmg__index *ix = v->ix;
   uint64_t left_bytes = 0, left_count = 0, left_groups = 0;
@@ -428,7 +429,7 @@ print_leaks(FILE *f, const struct cmg__view *v, const struct cmg__tool_opts *o)
             left_groups, cmg__tool_plural(left_groups, "group", "groups"),
             size_str(left_bytes, a), left_count,
             cmg__tool_plural(left_count, "allocation", "allocations"));
-  hidden = cmg__tool_held_text(f, v, o) || hidden;
+  hidden = cmg__summary_held_text(f, v, o) || hidden;
   if (hidden)
     fprintf(f, "Frames inside the CUDA runtime and driver and the C "
                "start-up code are not\nshown; --all-frames shows them.\n\n");
@@ -437,12 +438,12 @@ print_leaks(FILE *f, const struct cmg__view *v, const struct cmg__tool_opts *o)
     free(b[i].key);
   }
   free(b);
-  cmg__tool_print_unread(f, ix);
+  cmg__frame_name_put_unread(f, ix);
   print_pool_hint(f, v);
 }
 
 static void
-print_suppressions(FILE *f, const struct cmg__tool_opts *o)
+print_suppressions(FILE *f, const struct cmg__run_opts *o)
 {
   if (o->supp == NULL || o->supp->n == 0)
     return;
@@ -511,7 +512,7 @@ comp_rows(const struct cmg__view *v, const struct cmg__model_comp *c,
 
 static void
 print_comp(FILE *f, const struct cmg__view *v, const struct cmg__view_moment *m,
-           const struct cmg__tool_opts *o)
+           const struct cmg__run_opts *o)
 {
   uint64_t left_bytes = 0, left_count = 0, left_n = 0;
   char a[SIZE_BUF], stacks[48];
@@ -550,8 +551,7 @@ print_comp(FILE *f, const struct cmg__view *v, const struct cmg__view_moment *m,
 }
 
 static void
-print_moments(FILE *f, const struct cmg__view *v,
-              const struct cmg__tool_opts *o)
+print_moments(FILE *f, const struct cmg__view *v, const struct cmg__run_opts *o)
 {
   char a[SIZE_BUF], b[SIZE_BUF], pid[48] = "", where[32];
 
@@ -606,7 +606,7 @@ print_summary_line(FILE *f, const struct cmg__view *v)
       f, "SUMMARY: cumemguard: %s (%" PRIu64 " bytes) leaked in %" PRIu64 " %s",
       size_str(bytes, a), bytes, count,
       cmg__tool_plural(count, "allocation", "allocations"));
-  cmg__tool_held_summary(f, v);
+  cmg__summary_held_line(f, v);
   if (other_count > 0)
     fprintf(f,
             "; %s (%" PRIu64 " bytes) in %" PRIu64 " %s of host or "
@@ -621,8 +621,8 @@ print_summary_line(FILE *f, const struct cmg__view *v)
 }
 
 void
-cmg__tool_summary_text(FILE *f, const struct cmg__view *v,
-                       const struct cmg__tool_opts *o, bool leaks_only)
+cmg__summary_text(FILE *f, const struct cmg__view *v,
+                  const struct cmg__run_opts *o, bool leaks_only)
 {
   if (!leaks_only) {
     print_header(f, v);
@@ -650,8 +650,8 @@ summary_document(void)
 }
 
 int
-cmg__tool_summary_main(char *const *files, int n_files, bool merged,
-                       struct cmg__supp *supp, const struct cmg__tool_opts *o)
+cmg__summary_main(char *const *files, int n_files, bool merged,
+                  struct cmg__supp *supp, const struct cmg__run_opts *o)
 {
   cJSON *doc = o->json ? summary_document() : NULL;
   int i = 0, rc = 0;
@@ -663,23 +663,23 @@ cmg__tool_summary_main(char *const *files, int n_files, bool merged,
     cmg__index_init(&ix);
     cmg__view_init(&v, &ix, true);
     do {
-      if (cmg__tool_load(&v, files[i++]) != 0)
+      if (cmg__run_load(&v, files[i++]) != 0)
         rc = CMG__TOOL_EXIT_ERROR;
     } while (rc == 0 && merged && i < n_files);
-    if (rc == 0 && cmg__tool_finish(&v, supp) != 0)
+    if (rc == 0 && cmg__run_finish(&v, supp) != 0)
       rc = CMG__TOOL_EXIT_ERROR;
     if (rc == 0 && doc != NULL) {
       cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "summaries"),
-                           cmg__tool_summary_json(&v, o));
+                           cmg__summary_json_of(&v, o));
     } else if (rc == 0) {
       if (i > 1 && !merged)
         printf("\n");
-      cmg__tool_summary_text(stdout, &v, o, false);
+      cmg__summary_text(stdout, &v, o, false);
     }
     cmg__view_free(&v);
     cmg__index_free(&ix);
   }
-  if (doc != NULL && rc == 0 && cmg__tool_print_json(doc) != 0)
+  if (doc != NULL && rc == 0 && cmg__output_json(doc) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
   else if (doc != NULL && rc != 0)
     cJSON_Delete(doc);

@@ -35,16 +35,16 @@
 #include "core/base.h"
 #include "core/log.h"
 
-#include "reader/flame.h"
+#include "reader/cmd/flame.h"
+#include "reader/cmd/run.h"
 #include "reader/load/utf8.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
-#include "reader/run.h"
-#include "reader/show.h"
 #include "reader/show/frame_name.h"
+#include "reader/show/output.h"
+#include "reader/show/xml.h"
 #include "reader/tool.h"
-#include "reader/xml.h"
 
 #define SIZE_BUF 32
 
@@ -207,12 +207,12 @@ compare_lines(const void *a, const void *b)
 
 /* Whether the bytes of this weight lie on more than one device. */
 static bool
-is_multi_device(const struct cmg__view *v, enum cmg__tool_weight w)
+is_multi_device(const struct cmg__view *v, enum cmg__flame_weight w)
 {
-  bool peak = w == CMG__TOOL_WEIGHT_PEAK, any = false;
+  bool peak = w == CMG__FLAME_WEIGHT_PEAK, any = false;
   uint32_t first = 0;
 
-  if (w == CMG__TOOL_WEIGHT_LIVE) {
+  if (w == CMG__FLAME_WEIGHT_LIVE) {
     for (size_t i = 0; i < v->n_leaks; i++) {
       const struct cmg__view_leak *l = &v->leaks[i];
 
@@ -241,7 +241,7 @@ is_multi_device(const struct cmg__view *v, enum cmg__tool_weight w)
 /* The lines of a view for a weight, merged and sorted. */
 static int
 make_lines(struct lines *ls, const struct cmg__view *v,
-           const struct cmg__tool_flame_opts *o)
+           const struct cmg__flame_opts *o)
 {
   bool multi = false;
   size_t i, out;
@@ -253,7 +253,7 @@ make_lines(struct lines *ls, const struct cmg__view *v,
   if (ls->frame_labels == NULL)
     return -ENOMEM;
   multi = is_multi_device(v, o->weight);
-  if (o->weight == CMG__TOOL_WEIGHT_LIVE) {
+  if (o->weight == CMG__FLAME_WEIGHT_LIVE) {
     for (i = 0; rc == 0 && i < v->n_leaks; i++) {
       const struct cmg__view_leak *l = &v->leaks[i];
 
@@ -263,7 +263,7 @@ make_lines(struct lines *ls, const struct cmg__view *v,
                       multi, l->bytes, l->count, o->all_frames);
     }
   } else {
-    bool peak = o->weight == CMG__TOOL_WEIGHT_PEAK;
+    bool peak = o->weight == CMG__FLAME_WEIGHT_PEAK;
     size_t n = peak ? v->n_peaks : v->n_denials;
 
     for (i = 0; rc == 0 && i < n; i++) {
@@ -297,8 +297,8 @@ make_lines(struct lines *ls, const struct cmg__view *v,
 }
 
 int
-cmg__tool_folded(FILE *f, const struct cmg__view *v,
-                 const struct cmg__tool_flame_opts *o)
+cmg__flame_folded(FILE *f, const struct cmg__view *v,
+                  const struct cmg__flame_opts *o)
 {
   struct lines ls;
   int rc = make_lines(&ls, v, o);
@@ -363,7 +363,7 @@ box(struct drawing *d, const char *label, unsigned kind, bool site,
 
   color(label, kind, fill, sizeof(fill));
   fprintf(d->f, "<g><title>");
-  cmg__tool_put_xml(d->f, label, SIZE_MAX);
+  cmg__xml_put(d->f, label, SIZE_MAX);
   fprintf(d->f, ": %s in %" PRIu64 " %s (%" PRIu64 " bytes, %.2f%%)</title>",
           cmg__format_size(bytes, size, sizeof(size)), count,
           cmg__tool_plural(count, "allocation", "allocations"), bytes,
@@ -380,9 +380,9 @@ box(struct drawing *d, const char *label, unsigned kind, bool site,
 
     fprintf(d->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 11.5);
     if (chars <= fit) {
-      cmg__tool_put_xml(d->f, label, SIZE_MAX);
+      cmg__xml_put(d->f, label, SIZE_MAX);
     } else {
-      cmg__tool_put_xml(d->f, label, cmg__utf8_prefix(label, fit - 2));
+      cmg__xml_put(d->f, label, cmg__utf8_prefix(label, fit - 2));
       fputs("..", d->f);
     }
     fputs("</text>", d->f);
@@ -399,7 +399,7 @@ struct open_box {
 
 static void
 header(struct drawing *d, const struct cmg__view *v,
-       const struct cmg__tool_flame_opts *o, size_t sites, unsigned width)
+       const struct cmg__flame_opts *o, size_t sites, unsigned width)
 {
   static const char *const titles[] = {
     "Live device memory by call stack",
@@ -428,20 +428,20 @@ header(struct drawing *d, const struct cmg__view *v,
    * anything XML refuses. */
   char *title =
       cmg__utf8_clean(o->title != NULL ? o->title : titles[o->weight]);
-  cmg__tool_put_xml(d->f, title != NULL ? title : "", SIZE_MAX);
+  cmg__xml_put(d->f, title != NULL ? title : "", SIZE_MAX);
   free(title);
   fprintf(d->f,
           "</text>\n<text x=\"%u\" y=\"42\" text-anchor=\"middle\">"
           "%s (%" PRIu64 " bytes) in %zu %s; ",
           width / 2, cmg__format_size(d->total, size, sizeof(size)), d->total,
           sites,
-          o->weight == CMG__TOOL_WEIGHT_LIVE
+          o->weight == CMG__FLAME_WEIGHT_LIVE
               ? cmg__tool_plural(sites, "leak site", "leak sites")
               : cmg__tool_plural(sites, "stack", "stacks"));
   if (v->n_sources == 1) {
     fprintf(d->f, "process %ld, ", v->sources[0].pid);
     char *file = cmg__utf8_clean(v->sources[0].file);
-    cmg__tool_put_xml(d->f, file != NULL ? file : "", SIZE_MAX);
+    cmg__xml_put(d->f, file != NULL ? file : "", SIZE_MAX);
     free(file);
   } else {
     fprintf(d->f, "%zu processes", v->n_sources);
@@ -450,8 +450,8 @@ header(struct drawing *d, const struct cmg__view *v,
 }
 
 int
-cmg__tool_flame(FILE *f, const struct cmg__view *v,
-                const struct cmg__tool_flame_opts *o)
+cmg__flame_svg(FILE *f, const struct cmg__view *v,
+               const struct cmg__flame_opts *o)
 {
   struct drawing d = { f, 0, 0, 0 };
   struct lines ls;
@@ -526,8 +526,8 @@ cmg__tool_flame(FILE *f, const struct cmg__view *v,
 /* ---- the commands -------------------------------------------------------- */
 
 int
-cmg__tool_folded_main(char *const *files, int n_files, struct cmg__supp *supp,
-                      const struct cmg__tool_flame_opts *o)
+cmg__flame_folded_main(char *const *files, int n_files, struct cmg__supp *supp,
+                       const struct cmg__flame_opts *o)
 {
   struct cmg__index ix;
   struct cmg__view v;
@@ -535,10 +535,10 @@ cmg__tool_folded_main(char *const *files, int n_files, struct cmg__supp *supp,
 
   cmg__index_init(&ix);
   cmg__view_init(&v, &ix, true);
-  if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
+  if (cmg__run_load_all(&v, files, n_files, supp) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
-  if (rc == 0 && cmg__tool_folded(stdout, &v, o) != 0) {
-    cmg__tool_say("out of memory");
+  if (rc == 0 && cmg__flame_folded(stdout, &v, o) != 0) {
+    cmg__output_say("out of memory");
     rc = CMG__TOOL_EXIT_ERROR;
   }
   cmg__view_free(&v);
@@ -547,36 +547,28 @@ cmg__tool_folded_main(char *const *files, int n_files, struct cmg__supp *supp,
 }
 
 int
-cmg__tool_flame_main(char *const *files, int n_files, struct cmg__supp *supp,
-                     const struct cmg__tool_flame_opts *o, const char *output)
+cmg__flame_main(char *const *files, int n_files, struct cmg__supp *supp,
+                const struct cmg__flame_opts *o, const char *output)
 {
   struct cmg__index ix;
   struct cmg__view v;
-  FILE *out = stdout;
+  FILE *out = NULL;
   int rc = 0;
 
   cmg__index_init(&ix);
   cmg__view_init(&v, &ix, true);
-  if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
+  if (cmg__run_load_all(&v, files, n_files, supp) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
-  if (rc == 0) {
-    /* Created only once every report has been read, so that a bad report
-     * leaves no empty SVG behind. */
-    if (output != NULL && strcmp(output, "-") != 0)
-      out = fopen(output, "w");
-    if (out == NULL) {
-      cmg__tool_say("%s: cannot create: %s", output, strerror(errno));
-      rc = CMG__TOOL_EXIT_ERROR;
-    } else if (cmg__tool_flame(out, &v, o) != 0) {
-      cmg__tool_say("out of memory");
-      rc = CMG__TOOL_EXIT_ERROR;
-    }
-    if (out != NULL && out != stdout && (ferror(out) | fclose(out)) != 0 &&
-        rc == 0) {
-      cmg__tool_say("%s: cannot write: %s", output, strerror(errno));
-      rc = CMG__TOOL_EXIT_ERROR;
-    }
+  /* Created only once every report has been read, so that a bad report
+   * leaves no empty SVG behind. */
+  if (rc == 0 && (out = cmg__output_create(output)) == NULL)
+    rc = CMG__TOOL_EXIT_ERROR;
+  if (out != NULL && cmg__flame_svg(out, &v, o) != 0) {
+    cmg__output_say("out of memory");
+    rc = CMG__TOOL_EXIT_ERROR;
   }
+  if (out != NULL)
+    rc = cmg__output_close(out, output, rc);
   cmg__view_free(&v);
   cmg__index_free(&ix);
   return rc;

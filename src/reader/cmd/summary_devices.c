@@ -1,13 +1,16 @@
 /*
- * What the summary says about each process's footprint on the card beyond
- * its allocations.  A CUDA context, with the modules loaded into it, takes
+ * What the summary says under its device table, beyond the table itself:
+ * each process's footprint on the card beyond its allocations, and each
+ * device's CUDA graph memory.
+ *
+ * The footprint.  A CUDA context, with the modules loaded into it, takes
  * device memory that no allocation asks for (about half a GiB on an H100),
  * so nvidia-smi shows a process holding more than it allocated.  The
  * library measures what each context's creation took and, under
  * count_context, records it as an allocation of kind context with the
  * stack that made the context, which the caps count.  That memory is not
  * a leak: the driver frees it with the context.  So the summary lists
- * these groups apart from the leaks (held.c), and says under the device
+ * these groups apart from the leaks (summary_held.c), and says under the device
  * table how the card's figure for the process splits into allocations,
  * contexts and what nothing explains, from devices[].footprint, for the
  * engineer who wonders where the rest went and the operator who checks
@@ -21,10 +24,10 @@
 
 #include "core/log.h"
 
-#include "reader/footprint.h"
+#include "reader/cmd/summary_devices.h"
 #include "reader/load/model.h"
 #include "reader/model/view.h"
-#include "reader/show.h"
+#include "reader/tool.h"
 
 #define SIZE_BUF 32
 
@@ -124,7 +127,7 @@ print_cross_check(FILE *f, const struct cmg__view_device *d)
 }
 
 void
-cmg__tool_footprint_devices(FILE *f, const struct cmg__view *v)
+cmg__summary_devices_footprint(FILE *f, const struct cmg__view *v)
 {
   for (size_t i = 0; i < v->n_devices; i++) {
     if (!v->devices[i].footprint.present)
@@ -132,5 +135,39 @@ cmg__tool_footprint_devices(FILE *f, const struct cmg__view *v)
     print_footprint(f, &v->devices[i]);
     if (v->devices[i].footprint.checked > 0)
       print_cross_check(f, &v->devices[i]);
+  }
+}
+
+/*
+ * CUDA graph memory.  A device's graph memory pool grows when a graph
+ * upload or launch needs more than it holds; the groups it grew by are
+ * summary_held.c's, listed apart from the leaks.  The line says what the
+ * pool held by the driver's count (or the library's estimate, where the
+ * driver could not be asked) and how often the program uploaded, launched
+ * and trimmed.
+ */
+void
+cmg__summary_devices_graph(FILE *f, const struct cmg__view *v)
+{
+  char a[SIZE_BUF], b[SIZE_BUF], c[SIZE_BUF], d[SIZE_BUF];
+
+  for (size_t i = 0; i < v->n_devices; i++) {
+    const struct cmg__model_graphmem *g = &v->devices[i].graph;
+
+    if (!g->present)
+      continue;
+    fprintf(f,
+            "device %d graph memory: %s reserved (high %s), %s in use "
+            "(high %s), %s; %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+            " %s, %" PRIu64 " denied\n",
+            v->devices[i].ordinal,
+            cmg__format_size(g->reserved_bytes, a, sizeof(a)),
+            cmg__format_size(g->reserved_high_bytes, b, sizeof(b)),
+            cmg__format_size(g->used_bytes, c, sizeof(c)),
+            cmg__format_size(g->used_high_bytes, d, sizeof(d)),
+            g->estimate ? "cumemguard's estimate" : "the driver's count",
+            g->launches, cmg__tool_plural(g->launches, "launch", "launches"),
+            g->uploads, cmg__tool_plural(g->uploads, "upload", "uploads"),
+            g->trims, cmg__tool_plural(g->trims, "trim", "trims"), g->denied);
   }
 }

@@ -5,7 +5,7 @@
  * limit (a dashed line), the peak (a dot, labelled) and each denial (a red
  * mark with its details as a tooltip), on axes in seconds and in binary
  * units.  Every text that comes from the report goes through
- * cmg__tool_put_xml(), so the file stays well-formed XML whatever a path
+ * cmg__xml_put(), so the file stays well-formed XML whatever a path
  * or an API name holds.
  */
 #include "config.h"
@@ -17,12 +17,13 @@
 
 #include "core/log.h"
 
+#include "reader/cmd/plot.h"
+#include "reader/cmd/run.h"
 #include "reader/load/model.h"
-#include "reader/plot.h"
-#include "reader/raw.h"
-#include "reader/run.h"
+#include "reader/show/frame_name.h"
+#include "reader/show/output.h"
+#include "reader/show/xml.h"
 #include "reader/tool.h"
-#include "reader/xml.h"
 
 #define WIDTH 900
 #define PANEL 280 /* height of a device's panel */
@@ -81,8 +82,8 @@ axes(FILE *f, const struct frame *fr)
             fr->x0, y, fr->x1, y);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", fr->x0 - 6,
             y + 4);
-    cmg__tool_put_xml(f, cmg__format_size((uint64_t)b, label, sizeof(label)),
-                      SIZE_MAX);
+    cmg__xml_put(f, cmg__format_size((uint64_t)b, label, sizeof(label)),
+                 SIZE_MAX);
     fputs("</text>\n", f);
   }
   step = nice_step(fr->t_max, 1e-6);
@@ -141,7 +142,7 @@ marks(FILE *f, const struct frame *fr, const struct cmg__model_report *r,
             "y2=\"%.1f\"/>\n<text class=\"limit\" x=\"%.1f\" y=\"%.1f\" "
             "text-anchor=\"end\">limit ",
             fr->x0, y, fr->x1, y, fr->x1 - 4, y - 5);
-    cmg__tool_put_xml(f, cmg__format_size(limit, a, sizeof(a)), SIZE_MAX);
+    cmg__xml_put(f, cmg__format_size(limit, a, sizeof(a)), SIZE_MAX);
     fputs("</text>\n", f);
   }
   double x = x_of(fr, s->peak_time);
@@ -152,7 +153,7 @@ marks(FILE *f, const struct frame *fr, const struct cmg__model_report *r,
           "peak ",
           x, y, x + (x > (fr->x0 + fr->x1) / 2 ? -8 : 8), y - 8,
           x > (fr->x0 + fr->x1) / 2 ? "end" : "start");
-  cmg__tool_put_xml(f, cmg__format_size(s->peak_bytes, a, sizeof(a)), SIZE_MAX);
+  cmg__xml_put(f, cmg__format_size(s->peak_bytes, a, sizeof(a)), SIZE_MAX);
   fprintf(f, " at %.3f s</text>\n", s->peak_time);
   for (size_t i = 0; i < r->n_denials; i++) {
     const struct cmg__model_denial *d = &r->denials_list[i];
@@ -162,16 +163,16 @@ marks(FILE *f, const struct frame *fr, const struct cmg__model_report *r,
     x = x_of(fr, d->comp.time);
     y = y_of(fr, (double)d->live_bytes);
     fprintf(f, "<g class=\"denial\"><title>denied ");
-    cmg__tool_put_xml(f, d->api, SIZE_MAX);
+    cmg__xml_put(f, d->api, SIZE_MAX);
     fputs(" of ", f);
-    cmg__tool_put_xml(f, cmg__format_size(d->requested_bytes, a, sizeof(a)),
-                      SIZE_MAX);
+    cmg__xml_put(f, cmg__format_size(d->requested_bytes, a, sizeof(a)),
+                 SIZE_MAX);
     fputs(" with ", f);
-    cmg__tool_put_xml(f, cmg__format_size(d->live_bytes, b, sizeof(b)),
-                      SIZE_MAX);
+    cmg__xml_put(f, cmg__format_size(d->live_bytes, b, sizeof(b)), SIZE_MAX);
     fprintf(f, " in use, at %.6f s, from ", d->comp.time);
-    cmg__tool_put_xml(
-        f, cmg__tool_raw_stack(r, d->stack, 4, stack, sizeof(stack)), SIZE_MAX);
+    cmg__xml_put(
+        f, cmg__frame_name_raw_stack(r, d->stack, 4, stack, sizeof(stack)),
+        SIZE_MAX);
     fprintf(f,
             "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
             "y2=\"%.1f\"/><path d=\"M%.1f %.1f l-5 -9 l10 0 Z\"/></g>\n",
@@ -184,7 +185,7 @@ panel(FILE *f, const struct cmg__model_report *r,
       const struct cmg__model_series *s, double t_max, int index)
 {
   struct frame fr;
-  uint64_t limit = cmg__tool_raw_limit(r, s->device), top = s->peak_bytes;
+  uint64_t limit = cmg__run_limit(r, s->device), top = s->peak_bytes;
   char label[64];
 
   for (size_t i = 0; i < s->n; i++)
@@ -203,7 +204,7 @@ panel(FILE *f, const struct cmg__model_report *r,
           "<g class=\"device\" data-device=\"%d\">\n<text x=\"%.1f\" "
           "y=\"%.1f\" class=\"panel\">",
           s->device, fr.x0, fr.y0 - 8);
-  cmg__tool_put_xml(f, label, SIZE_MAX);
+  cmg__xml_put(f, label, SIZE_MAX);
   fputs("</text>\n", f);
   envelope(f, &fr, s);
   axes(f, &fr);
@@ -240,9 +241,9 @@ plot(FILE *f, const struct cmg__model_report *r)
   snprintf(title, sizeof(title), "Memory over time: %s, pid %ld", r->file,
            r->pid);
   fputs("<text x=\"10\" y=\"24\" font-size=\"16\">", f);
-  cmg__tool_put_xml(f, title, SIZE_MAX);
+  cmg__xml_put(f, title, SIZE_MAX);
   fputs("</text>\n<text x=\"10\" y=\"40\" fill=\"#555\">", f);
-  cmg__tool_put_xml(f, r->command ? r->command : "", SIZE_MAX);
+  cmg__xml_put(f, r->command ? r->command : "", SIZE_MAX);
   fputs("</text>\n", f);
   for (size_t i = 0; i < t->n_series; i++)
     panel(f, r, &t->series[i], t_max, (int)i);
@@ -253,23 +254,23 @@ plot(FILE *f, const struct cmg__model_report *r)
 }
 
 int
-cmg__tool_plot_main(char *const *files, int n_files, const char *output)
+cmg__plot_main(char *const *files, int n_files, const char *output)
 {
   struct cmg__model_report *r;
   FILE *f;
   int rc = CMG__TOOL_EXIT_ERROR;
 
   if (n_files != 1) {
-    cmg__tool_say("plot takes one report; got %d", n_files);
+    cmg__output_say("plot takes one report; got %d", n_files);
     return CMG__TOOL_EXIT_ERROR;
   }
-  if (cmg__tool_raw_read(files, 1, 0, &r) != 0)
+  if (cmg__run_raw_read(files, 1, 0, &r) != 0)
     return CMG__TOOL_EXIT_ERROR;
-  if (cmg__tool_raw_need_timeline(r, 1) == 0 &&
-      (f = cmg__tool_raw_create(output)) != NULL) {
+  if (cmg__run_need_timeline(r, 1) == 0 &&
+      (f = cmg__output_create(output)) != NULL) {
     plot(f, r);
-    rc = cmg__tool_raw_close(f, output, 0);
+    rc = cmg__output_close(f, output, 0);
   }
-  cmg__tool_raw_free(r, 1);
+  cmg__run_raw_free(r, 1);
   return rc;
 }

@@ -7,10 +7,10 @@
 
 #include <stdio.h>
 
-#include "reader/xml.h"
+#include "reader/show/xml.h"
 
 void
-cmg__tool_put_xml(FILE *f, const char *s, size_t max_bytes)
+cmg__xml_put(FILE *f, const char *s, size_t max_bytes)
 {
   for (size_t i = 0; s[i] != '\0' && i < max_bytes; i++) {
     switch (s[i]) {

@@ -27,12 +27,13 @@
 
 #include "reader/model/leak_class.h"
 #include "reader/profile.pb-c.h"
+#include "reader/show/frame_name.h"
+#include "reader/show/output.h"
 
+#include "reader/cmd/pprof.h"
+#include "reader/cmd/run.h"
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
-#include "reader/pprof.h"
-#include "reader/raw.h"
-#include "reader/run.h"
 #include "reader/tool.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -210,12 +211,12 @@ comp_samples(struct build *b, const struct cmg__model_comp *c, int device)
 /* The samples of `at`; false after saying that the report has none to
  * give (no denial for --at denial). */
 static bool
-samples(struct build *b, enum cmg__tool_at at)
+samples(struct build *b, enum cmg__pprof_at at)
 {
   const struct cmg__model_report *r = b->r;
   bool any = false;
 
-  if (at == CMG__TOOL_AT_EXIT) {
+  if (at == CMG__PPROF_AT_EXIT) {
     for (size_t i = 0; i < r->n_leaks && !b->oom; i++) {
       const struct cmg__model_leak *l = &r->leaks[i];
 
@@ -230,7 +231,7 @@ samples(struct build *b, enum cmg__tool_at at)
     }
     return true;
   }
-  if (at == CMG__TOOL_AT_PEAK) {
+  if (at == CMG__PPROF_AT_PEAK) {
     for (size_t i = 0; i < r->n_peaks; i++)
       comp_samples(b, &r->peaks[i].comp, r->peaks[i].device);
     return true;
@@ -242,9 +243,9 @@ samples(struct build *b, enum cmg__tool_at at)
     }
   }
   if (!any)
-    cmg__tool_say("%s: no denial in this report: --at denial needs one "
-                  "(try --at exit or --at peak)",
-                  r->file);
+    cmg__output_say("%s: no denial in this report: --at denial needs one "
+                    "(try --at exit or --at peak)",
+                    r->file);
   return any;
 }
 
@@ -331,7 +332,7 @@ locations(struct build *b)
     if (fr->module != CMG__TOOL_NONE)
       l->mapping_id = fr->module + 1;
     fn->name = fn->system_name =
-        intern(b, cmg__tool_raw_frame(r, (uint32_t)f, name, sizeof(name)));
+        intern(b, cmg__frame_name_raw(r, (uint32_t)f, name, sizeof(name)));
     if (fr->module != CMG__TOOL_NONE)
       fn->filename = intern(b, r->modules[fr->module].path);
     /* A frame whose source is known: its file and line.  A Python frame's
@@ -349,7 +350,7 @@ locations(struct build *b)
 }
 
 static void
-header(struct build *b, enum cmg__tool_at at)
+header(struct build *b, enum cmg__pprof_at at)
 {
   static const char *const names[] = { "exit", "peak", "denial" };
   char comment[512];
@@ -459,8 +460,8 @@ encode(Profile *p, unsigned char **out, size_t *len)
 }
 
 int
-cmg__tool_pprof_main(char *const *files, int n_files, enum cmg__tool_at at,
-                     const char *output)
+cmg__pprof_main(char *const *files, int n_files, enum cmg__pprof_at at,
+                const char *output)
 {
   struct cmg__model_report *r;
   struct build b;
@@ -470,10 +471,10 @@ cmg__tool_pprof_main(char *const *files, int n_files, enum cmg__tool_at at,
   int rc = CMG__TOOL_EXIT_ERROR;
 
   if (n_files != 1) {
-    cmg__tool_say("pprof takes one report; got %d", n_files);
+    cmg__output_say("pprof takes one report; got %d", n_files);
     return CMG__TOOL_EXIT_ERROR;
   }
-  if (cmg__tool_raw_read(files, 1, 0, &r) != 0)
+  if (cmg__run_raw_read(files, 1, 0, &r) != 0)
     return CMG__TOOL_EXIT_ERROR;
   memset(&b, 0, sizeof(b));
   b.r = r;
@@ -486,15 +487,15 @@ cmg__tool_pprof_main(char *const *files, int n_files, enum cmg__tool_at at,
     b.p.string_table = b.st.s;
     b.p.n_string_table = b.st.n;
     if (b.oom || encode(&b.p, &gz, &len) != 0)
-      cmg__tool_say("out of memory");
-    else if ((f = cmg__tool_raw_create(output)) != NULL) {
+      cmg__output_say("out of memory");
+    else if ((f = cmg__output_create(output)) != NULL) {
       fwrite(gz, 1, len, f);
-      rc = cmg__tool_raw_close(f, output, 0);
+      rc = cmg__output_close(f, output, 0);
     }
   } else if (b.oom)
-    cmg__tool_say("out of memory");
+    cmg__output_say("out of memory");
   free(gz);
   build_free(&b);
-  cmg__tool_raw_free(r, 1);
+  cmg__run_raw_free(r, 1);
   return rc;
 }

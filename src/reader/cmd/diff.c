@@ -27,13 +27,14 @@
 
 #include "core/log.h"
 
-#include "reader/diff.h"
-#include "reader/json.h"
+#include "reader/cmd/diff.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary_json.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
-#include "reader/run.h"
-#include "reader/show.h"
+#include "reader/show/group_text.h"
+#include "reader/show/output.h"
 #include "reader/tool.h"
 
 #define SIZE_BUF 40
@@ -163,7 +164,7 @@ signed_size(int64_t delta, char *buf)
 
 /* --min-bytes: of the change, or of what is held. */
 static bool
-is_shown(const struct change *c, const struct cmg__tool_opts *o)
+is_shown(const struct change *c, const struct cmg__run_opts *o)
 {
   uint64_t mag =
       c->delta_bytes < 0 ? (uint64_t)-c->delta_bytes : (uint64_t)c->delta_bytes;
@@ -247,17 +248,17 @@ print_source(FILE *f, const char *label, const struct cmg__view *v)
 /* A group's title (the user's line first) and frames. */
 static void
 print_stack(FILE *f, const struct cmg__index *ix, uint32_t stack,
-            const struct cmg__tool_opts *o)
+            const struct cmg__run_opts *o)
 {
-  if (!o->all_frames && cmg__tool_put_title(f, "  ", ix, stack))
+  if (!o->all_frames && cmg__group_text_title(f, "  ", ix, stack))
     fputc('\n', f);
-  cmg__tool_print_frames(f, ix, stack, o->all_frames);
+  cmg__group_text_frames(f, ix, stack, o->all_frames);
   fprintf(f, "\n");
 }
 
 static void
 print_change(FILE *f, const struct cmg__index *ix, const struct change *c,
-             const struct cmg__tool_opts *o)
+             const struct cmg__run_opts *o)
 {
   char a[SIZE_BUF], b[SIZE_BUF], where[64];
   const char *what = c->base_count == 0  ? ", new"
@@ -268,7 +269,7 @@ print_change(FILE *f, const struct cmg__index *ix, const struct change *c,
     fprintf(f, "Still held: %s in %" PRIu64 " %s (%s, %s), unchanged, from:\n",
             cmg__format_size(c->new_bytes, b, sizeof(b)), c->new_count,
             cmg__tool_plural(c->new_count, "allocation", "allocations"), c->api,
-            cmg__tool_where(c->kind, c->device, where, sizeof(where)));
+            cmg__group_text_where(c->kind, c->device, where, sizeof(where)));
     print_stack(f, ix, c->stack, o);
     return;
   }
@@ -284,7 +285,8 @@ print_change(FILE *f, const struct cmg__index *ix, const struct change *c,
                                                       : "allocations",
           cmg__format_size(c->new_bytes, b, sizeof(b)), c->new_count,
           cmg__tool_plural(c->new_count, "allocation", "allocations"), c->api,
-          cmg__tool_where(c->kind, c->device, where, sizeof(where)), what);
+          cmg__group_text_where(c->kind, c->device, where, sizeof(where)),
+          what);
   print_stack(f, ix, c->stack, o);
 }
 
@@ -306,7 +308,7 @@ print_apart(FILE *f, const char *what, enum cmg__leak_class by,
 
 static void
 print_text(FILE *f, const struct cmg__view *base, const struct cmg__view *now,
-           const struct change *c, size_t n, const struct cmg__tool_opts *o)
+           const struct change *c, size_t n, const struct cmg__run_opts *o)
 {
   uint64_t bb, bc, nb, nc, left = 0, count[3] = { 0, 0, 0 }, graphs = 0;
   uint64_t contexts = 0;
@@ -412,7 +414,7 @@ devices_json(const struct cmg__view *base, const struct cmg__view *now)
 
 static cJSON *
 diff_json(const struct cmg__view *base, const struct cmg__view *now,
-          const struct change *c, size_t n, const struct cmg__tool_opts *o)
+          const struct change *c, size_t n, const struct cmg__run_opts *o)
 {
   cJSON *d = cJSON_CreateObject(), *a = cJSON_CreateArray();
   cJSON *held = cJSON_CreateArray();
@@ -459,7 +461,7 @@ diff_json(const struct cmg__view *base, const struct cmg__view *now,
     cJSON_AddNumberToObject(e, "new_bytes", (double)c[i].new_bytes);
     cJSON_AddNumberToObject(e, "delta_count", (double)c[i].delta_count);
     cJSON_AddNumberToObject(e, "delta_bytes", (double)c[i].delta_bytes);
-    cmg__tool_stack_json(e, base->ix, c[i].stack, o);
+    cmg__summary_json_stack(e, base->ix, c[i].stack, o);
     cJSON_AddItemToArray(w == HELD ? held : a, e);
   }
   cJSON_AddItemToObject(d, "changes", a);
@@ -468,8 +470,8 @@ diff_json(const struct cmg__view *base, const struct cmg__view *now,
 }
 
 int
-cmg__tool_diff(FILE *f, const struct cmg__view *base,
-               const struct cmg__view *now, const struct cmg__tool_opts *o)
+cmg__diff_print(FILE *f, const struct cmg__view *base,
+                const struct cmg__view *now, const struct cmg__run_opts *o)
 {
   size_t n;
   struct change *c = changes(base, now, &n);
@@ -509,12 +511,12 @@ with_pair(const char *base_file, const char *new_file, struct cmg__supp *supp,
   cmg__index_init(&ix);
   cmg__view_init(&base, &ix, false);
   cmg__view_init(&now, &ix, false);
-  if (cmg__tool_load(&base, base_file) == 0 &&
-      cmg__tool_load(&now, new_file) == 0 &&
-      cmg__tool_finish(&base, supp) == 0 && cmg__tool_finish(&now, supp) == 0) {
+  if (cmg__run_load(&base, base_file) == 0 &&
+      cmg__run_load(&now, new_file) == 0 && cmg__run_finish(&base, supp) == 0 &&
+      cmg__run_finish(&now, supp) == 0) {
     rc = done(&base, &now, arg);
     if (rc != 0)
-      cmg__tool_say("out of memory");
+      cmg__output_say("out of memory");
   }
   cmg__view_free(&base);
   cmg__view_free(&now);
@@ -525,11 +527,11 @@ with_pair(const char *base_file, const char *new_file, struct cmg__supp *supp,
 static int
 print_diff(const struct cmg__view *base, const struct cmg__view *now, void *o)
 {
-  return cmg__tool_diff(stdout, base, now, o) == 0 ? 0 : -1;
+  return cmg__diff_print(stdout, base, now, o) == 0 ? 0 : -1;
 }
 
 struct json_arg {
-  const struct cmg__tool_opts *o;
+  const struct cmg__run_opts *o;
   cJSON *doc;
 };
 
@@ -546,8 +548,8 @@ keep_json(const struct cmg__view *base, const struct cmg__view *now, void *arg)
 }
 
 void *
-cmg__tool_diff_json(const char *base_file, const char *new_file,
-                    struct cmg__supp *supp, const struct cmg__tool_opts *o)
+cmg__diff_json(const char *base_file, const char *new_file,
+               struct cmg__supp *supp, const struct cmg__run_opts *o)
 {
   struct json_arg a = { o, NULL };
 
@@ -556,8 +558,8 @@ cmg__tool_diff_json(const char *base_file, const char *new_file,
 }
 
 int
-cmg__tool_diff_main(const char *base_file, const char *new_file,
-                    struct cmg__supp *supp, const struct cmg__tool_opts *o)
+cmg__diff_main(const char *base_file, const char *new_file,
+               struct cmg__supp *supp, const struct cmg__run_opts *o)
 {
   return with_pair(base_file, new_file, supp, print_diff, (void *)o) == 0
              ? 0

@@ -14,18 +14,17 @@
 
 #include "core/log.h"
 
-#include "reader/check.h"
+#include "reader/cmd/check.h"
+#include "reader/cmd/run.h"
+#include "reader/cmd/summary.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
-#include "reader/run.h"
-#include "reader/show.h"
-#include "reader/summary.h"
 #include "reader/tool.h"
 
 int
-cmg__tool_check_main(char *const *files, int n_files, struct cmg__supp *supp,
-                     const struct cmg__tool_opts *o, uint64_t max_leak)
+cmg__check_main(char *const *files, int n_files, struct cmg__supp *supp,
+                const struct cmg__run_opts *o, uint64_t max_leak)
 {
   struct cmg__index ix;
   struct cmg__view v;
@@ -33,13 +32,13 @@ cmg__tool_check_main(char *const *files, int n_files, struct cmg__supp *supp,
 
   cmg__index_init(&ix);
   cmg__view_init(&v, &ix, true);
-  if (cmg__tool_load_all(&v, files, n_files, supp) != 0)
+  if (cmg__run_load_all(&v, files, n_files, supp) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
   if (rc == 0) {
     uint64_t bytes, count;
     char s1[32], s2[32];
 
-    cmg__tool_summary_text(stdout, &v, o, true);
+    cmg__summary_text(stdout, &v, o, true);
     cmg__leak_class_total(&v, CMG__LEAK_CLASS_LEAKED, &bytes, &count);
     cmg__format_size(bytes, s1, sizeof(s1));
     cmg__format_size(max_leak, s2, sizeof(s2));

@@ -1,0 +1,56 @@
+/*
+ * run.c: what every command does around its own printing: the listing
+ * options, reports read (and their frames named) into a view and the view
+ * finished; for the commands that draw time, reports read as they were
+ * written.
+ */
+#ifndef CMG_READER_CMD_RUN_H
+#define CMG_READER_CMD_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cmg__model_report;
+struct cmg__supp;
+struct cmg__view;
+
+/* The options of the commands that list leak groups. */
+struct cmg__run_opts {
+  size_t top; /* leak groups and composition lines; 0 = all */
+  uint64_t min_bytes;
+  bool all_frames;
+  bool json;
+  bool stack_text; /* JSON groups carry the text's title and lines */
+  const struct cmg__supp *supp;
+};
+
+/* Reads file into view v, its frames named (symbolize.h).  Returns 0, or a
+ * negative errno after saying what is wrong with the file. */
+int cmg__run_load(struct cmg__view *v, const char *file);
+
+/* Sorts a loaded view and applies the suppressions afresh (their counts
+ * start again from zero).  Returns 0, or -ENOMEM after saying so. */
+int cmg__run_finish(struct cmg__view *v, struct cmg__supp *supp);
+
+/* cmg__run_load() for each file in turn, stopping at the first problem,
+ * then cmg__run_finish(): the one view of folded, flame and check. */
+int cmg__run_load_all(struct cmg__view *v, char *const *files, int n_files,
+                      struct cmg__supp *supp);
+
+/* Reads n files with cmg__read_report_with(what), their frames named, into
+ * a new array *out (free with cmg__run_raw_free): reports as they were
+ * written, without a view, for the commands that draw time.  Returns 0,
+ * or -1 after saying which file is wrong and how. */
+int cmg__run_raw_read(char *const *files, int n, unsigned what,
+                      struct cmg__model_report **out);
+void cmg__run_raw_free(struct cmg__model_report *r, int n);
+
+/* Says "FILE: no timeline ..." and returns -1 unless every report has
+ * one. */
+int cmg__run_need_timeline(const struct cmg__model_report *r, int n);
+
+/* The limit of device `device` in r, or 0 for none. */
+uint64_t cmg__run_limit(const struct cmg__model_report *r, int device);
+
+#endif /* CMG_READER_CMD_RUN_H */
