@@ -21,9 +21,11 @@ TOOL_C = \
 	src/reader/model/pool_blocks.c \
 	src/reader/model/supp.c \
 	src/reader/model/symbolize.c \
+	src/reader/model/user_first.c \
 	src/reader/model/view.c \
 	src/reader/show/frame_name.c \
 	src/reader/show/group_text.c \
+	src/reader/show/one_line.c \
 	src/reader/show/output.c \
 	src/reader/show/xml.c \
 	src/reader/cmd/check.c \
@@ -57,9 +59,11 @@ TOOL_H = \
 	src/reader/model/pool_blocks.h \
 	src/reader/model/supp.h \
 	src/reader/model/symbolize.h \
+	src/reader/model/user_first.h \
 	src/reader/model/view.h \
 	src/reader/show/frame_name.h \
 	src/reader/show/group_text.h \
+	src/reader/show/one_line.h \
 	src/reader/show/output.h \
 	src/reader/show/xml.h \
 	src/reader/cmd/check.h \
@@ -140,6 +144,7 @@ TOOL_TESTS = \
 	tests/reader/t-gpu-reports.sh \
 	tests/reader/t-symbols.sh \
 	tests/reader/t-user-first.sh \
+	tests/reader/t-native-ext.sh \
 	tests/reader/t-deep-stacks.sh \
 	tests/reader/t-html-data.sh \
 	tests/reader/t-scale.sh \

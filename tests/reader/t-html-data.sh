@@ -38,13 +38,15 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 }
 
-# strip JSON: the document without what --json leaves out (title, lines).
+# strip JSON: the document without what --json leaves out (title, line,
+# lines).
 strip() {
   /usr/bin/python3 - "$1" <<'PY'
 import json, sys
 def drop(o):
     if isinstance(o, dict):
         o.pop("title", None)
+        o.pop("line", None)
         o.pop("lines", None)
         for v in o.values():
             drop(v)

@@ -34,6 +34,7 @@
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
 #include "reader/show/group_text.h"
+#include "reader/show/one_line.h"
 #include "reader/show/output.h"
 #include "reader/tool.h"
 
@@ -250,7 +251,7 @@ static void
 print_stack(FILE *f, const struct cmg__index *ix, uint32_t stack,
             const struct cmg__run_opts *o)
 {
-  if (!o->all_frames && cmg__group_text_title(f, "  ", ix, stack))
+  if (!o->all_frames && cmg__one_line_title(f, "  ", ix, stack))
     fputc('\n', f);
   cmg__group_text_frames(f, ix, stack, o->all_frames);
   fprintf(f, "\n");

@@ -39,7 +39,6 @@
 #include "reader/model/intern.h"
 #include "reader/model/view.h"
 #include "reader/page_html.h"
-#include "reader/show/frame_name.h"
 #include "reader/show/output.h"
 #include "reader/tool.h"
 
@@ -123,12 +122,13 @@ series_json(const struct cmg__model_report *r,
   return o;
 }
 
+/* A denial as the charts mark it, its stack in one line as every view
+ * names it; NULL when out of memory. */
 static cJSON *
-denial_json(const struct cmg__model_report *r,
-            const struct cmg__model_denial *d)
+denial_json(const struct cmg__run_stacks *st, const struct cmg__model_denial *d)
 {
+  char *line = cmg__run_stacks_line(st, d->stack);
   cJSON *o = cJSON_CreateObject();
-  char stack[1024];
 
   cJSON_AddItemToObject(o, "device",
                         d->device >= 0 ? cJSON_CreateNumber(d->device)
@@ -141,16 +141,21 @@ denial_json(const struct cmg__model_report *r,
                         d->has_limit
                             ? cJSON_CreateNumber((double)d->limit_bytes)
                             : cJSON_CreateNull());
-  cJSON_AddStringToObject(
-      o, "stack",
-      cmg__frame_name_raw_stack(r, d->stack, 8, stack, sizeof(stack)));
+  if (line == NULL || cJSON_AddStringToObject(o, "stack", line) == NULL) {
+    cJSON_Delete(o);
+    o = NULL;
+  }
+  free(line);
   return o;
 }
 
+/* A report's timeline, dumps and denials; NULL when out of memory. */
 static cJSON *
 report_json(const struct cmg__model_report *r)
 {
   const struct cmg__model_timeline *t = &r->timeline;
+  struct cmg__run_stacks st = { 0 };
+  bool ok = r->n_denials == 0 || cmg__run_stacks_init(&st, r) == 0;
   cJSON *o = cJSON_CreateObject();
   cJSON *series = cJSON_AddArrayToObject(o, "timeline");
   cJSON *dumps = cJSON_AddArrayToObject(o, "dumps");
@@ -167,8 +172,17 @@ report_json(const struct cmg__model_report *r)
     cJSON_AddStringToObject(d, "reason", t->dumps[i].reason);
     cJSON_AddItemToArray(dumps, d);
   }
-  for (size_t i = 0; i < r->n_denials; i++)
-    cJSON_AddItemToArray(denials, denial_json(r, &r->denials_list[i]));
+  for (size_t i = 0; ok && i < r->n_denials; i++) {
+    cJSON *d = denial_json(&st, &r->denials_list[i]);
+
+    ok = d != NULL;
+    cJSON_AddItemToArray(denials, d);
+  }
+  cmg__run_stacks_free(&st);
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
   return o;
 }
 
@@ -400,10 +414,17 @@ data_of(char *const *files, int n, bool diff, struct cmg__supp *supp,
   cJSON_AddItemToObject(doc, "summary", summary);
   cJSON_AddItemToObject(doc, "base", base != NULL ? base : cJSON_CreateNull());
   cJSON_AddItemToObject(doc, "diff", d != NULL ? d : cJSON_CreateNull());
-  for (int i = 0; i < n; i++)
-    cJSON_AddItemToArray(reports, report_json(&r[i]));
+  bool ok = summary != NULL && (!diff || (base != NULL && d != NULL));
+  for (int i = 0; ok && i < n; i++) {
+    cJSON *rj = report_json(&r[i]);
+
+    if (rj == NULL)
+      cmg__output_say("out of memory");
+    ok = rj != NULL;
+    cJSON_AddItemToArray(reports, rj);
+  }
   cJSON_AddItemToObject(doc, "reports", reports);
-  if (summary == NULL || (diff && (base == NULL || d == NULL))) {
+  if (!ok) {
     cJSON_Delete(doc);
     return NULL;
   }

@@ -11,8 +11,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -20,7 +22,6 @@
 #include "reader/cmd/plot.h"
 #include "reader/cmd/run.h"
 #include "reader/load/model.h"
-#include "reader/show/frame_name.h"
 #include "reader/show/output.h"
 #include "reader/show/xml.h"
 #include "reader/tool.h"
@@ -128,11 +129,34 @@ envelope(FILE *f, const struct frame *fr, const struct cmg__model_series *s)
   fputs("\"/>\n", f);
 }
 
+/* A denial's mark, with its details as a tooltip; line is its stack in
+ * one line. */
+static void
+denial_mark(FILE *f, const struct frame *fr, const struct cmg__model_denial *d,
+            const char *line)
+{
+  char a[32], b[32];
+  double x = x_of(fr, d->comp.time), y = y_of(fr, (double)d->live_bytes);
+
+  fprintf(f, "<g class=\"denial\"><title>denied ");
+  cmg__xml_put(f, d->api, SIZE_MAX);
+  fputs(" of ", f);
+  cmg__xml_put(f, cmg__format_size(d->requested_bytes, a, sizeof(a)), SIZE_MAX);
+  fputs(" with ", f);
+  cmg__xml_put(f, cmg__format_size(d->live_bytes, b, sizeof(b)), SIZE_MAX);
+  fprintf(f, " in use, at %.6f s, from ", d->comp.time);
+  cmg__xml_put(f, line, SIZE_MAX);
+  fprintf(f,
+          "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+          "y2=\"%.1f\"/><path d=\"M%.1f %.1f l-5 -9 l10 0 Z\"/></g>\n",
+          x, fr->y0, x, fr->y1, x, y);
+}
+
 static void
 marks(FILE *f, const struct frame *fr, const struct cmg__model_report *r,
-      const struct cmg__model_series *s, uint64_t limit)
+      const struct cmg__model_series *s, uint64_t limit, char *const *lines)
 {
-  char a[32], b[32], stack[1024];
+  char a[32];
   double y;
 
   if (limit != 0 && limit <= fr->b_max) {
@@ -160,29 +184,14 @@ marks(FILE *f, const struct frame *fr, const struct cmg__model_report *r,
 
     if (d->device != s->device)
       continue;
-    x = x_of(fr, d->comp.time);
-    y = y_of(fr, (double)d->live_bytes);
-    fprintf(f, "<g class=\"denial\"><title>denied ");
-    cmg__xml_put(f, d->api, SIZE_MAX);
-    fputs(" of ", f);
-    cmg__xml_put(f, cmg__format_size(d->requested_bytes, a, sizeof(a)),
-                 SIZE_MAX);
-    fputs(" with ", f);
-    cmg__xml_put(f, cmg__format_size(d->live_bytes, b, sizeof(b)), SIZE_MAX);
-    fprintf(f, " in use, at %.6f s, from ", d->comp.time);
-    cmg__xml_put(
-        f, cmg__frame_name_raw_stack(r, d->stack, 4, stack, sizeof(stack)),
-        SIZE_MAX);
-    fprintf(f,
-            "</title><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-            "y2=\"%.1f\"/><path d=\"M%.1f %.1f l-5 -9 l10 0 Z\"/></g>\n",
-            x, fr->y0, x, fr->y1, x, y);
+    denial_mark(f, fr, d, lines[i]);
   }
 }
 
 static void
 panel(FILE *f, const struct cmg__model_report *r,
-      const struct cmg__model_series *s, double t_max, int index)
+      const struct cmg__model_series *s, double t_max, int index,
+      char *const *lines)
 {
   struct frame fr;
   uint64_t limit = cmg__run_limit(r, s->device), top = s->peak_bytes;
@@ -208,12 +217,12 @@ panel(FILE *f, const struct cmg__model_report *r,
   fputs("</text>\n", f);
   envelope(f, &fr, s);
   axes(f, &fr);
-  marks(f, &fr, r, s, limit);
+  marks(f, &fr, r, s, limit, lines);
   fputs("</g>\n", f);
 }
 
 static void
-plot(FILE *f, const struct cmg__model_report *r)
+plot(FILE *f, const struct cmg__model_report *r, char *const *lines)
 {
   const struct cmg__model_timeline *t = &r->timeline;
   double t_max = 0;
@@ -246,17 +255,40 @@ plot(FILE *f, const struct cmg__model_report *r)
   cmg__xml_put(f, r->command ? r->command : "", SIZE_MAX);
   fputs("</text>\n", f);
   for (size_t i = 0; i < t->n_series; i++)
-    panel(f, r, &t->series[i], t_max, (int)i);
+    panel(f, r, &t->series[i], t_max, (int)i, lines);
   if (t->n_series == 0)
     fprintf(f, "<text x=\"%d\" y=\"%d\">no device memory was used</text>\n",
             LEFT, TOP + PANEL / 2);
   fputs("</svg>\n", f);
 }
 
+/* Each denial's stack in one line, as every view names it; NULL when
+ * out of memory. */
+static char **
+denial_lines(const struct cmg__model_report *r)
+{
+  struct cmg__run_stacks st = { 0 };
+  char **lines = calloc(r->n_denials + 1, sizeof(*lines));
+  bool ok = lines != NULL && cmg__run_stacks_init(&st, r) == 0;
+
+  for (size_t i = 0; ok && i < r->n_denials; i++)
+    ok = (lines[i] = cmg__run_stacks_line(&st, r->denials_list[i].stack)) !=
+         NULL;
+  cmg__run_stacks_free(&st);
+  for (size_t i = 0; !ok && lines != NULL && i < r->n_denials; i++)
+    free(lines[i]);
+  if (!ok) {
+    free(lines);
+    return NULL;
+  }
+  return lines;
+}
+
 int
 cmg__plot_main(char *const *files, int n_files, const char *output)
 {
   struct cmg__model_report *r;
+  char **lines = NULL;
   FILE *f;
   int rc = CMG__TOOL_EXIT_ERROR;
 
@@ -266,11 +298,15 @@ cmg__plot_main(char *const *files, int n_files, const char *output)
   }
   if (cmg__run_raw_read(files, 1, 0, &r) != 0)
     return CMG__TOOL_EXIT_ERROR;
-  if (cmg__run_need_timeline(r, 1) == 0 &&
-      (f = cmg__output_create(output)) != NULL) {
-    plot(f, r);
+  if (cmg__run_need_timeline(r, 1) == 0 && (lines = denial_lines(r)) == NULL)
+    cmg__output_say("out of memory");
+  if (lines != NULL && (f = cmg__output_create(output)) != NULL) {
+    plot(f, r, lines);
     rc = cmg__output_close(f, output, 0);
   }
+  for (size_t i = 0; lines != NULL && i < r->n_denials; i++)
+    free(lines[i]);
+  free(lines);
   cmg__run_raw_free(r, 1);
   return rc;
 }

@@ -24,9 +24,11 @@
 #include "reader/cmd/run.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
+#include "reader/model/index.h"
 #include "reader/model/supp.h"
 #include "reader/model/symbolize.h"
 #include "reader/model/view.h"
+#include "reader/show/one_line.h"
 #include "reader/show/output.h"
 #include "reader/tool.h"
 
@@ -121,6 +123,32 @@ cmg__run_need_timeline(const struct cmg__model_report *r, int n)
     }
   }
   return 0;
+}
+
+int
+cmg__run_stacks_init(struct cmg__run_stacks *s,
+                     const struct cmg__model_report *r)
+{
+  cmg__index_init(&s->ix);
+  s->ids = malloc((r->n_stacks + 1) * sizeof(*s->ids));
+  if (s->ids == NULL || cmg__index_add(&s->ix, r, s->ids) != 0)
+    return -ENOMEM;
+  return 0;
+}
+
+char *
+cmg__run_stacks_line(const struct cmg__run_stacks *s, uint32_t stack)
+{
+  return cmg__one_line_text(
+      &s->ix, stack != CMG__TOOL_NONE ? s->ids[stack] : CMG__TOOL_NONE, false);
+}
+
+void
+cmg__run_stacks_free(struct cmg__run_stacks *s)
+{
+  cmg__index_free(&s->ix);
+  free(s->ids);
+  s->ids = NULL;
 }
 
 uint64_t

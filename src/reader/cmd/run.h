@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reader/model/index.h"
+
 struct cmg__model_report;
 struct cmg__supp;
 struct cmg__view;
@@ -49,6 +51,24 @@ void cmg__run_raw_free(struct cmg__model_report *r, int n);
 /* Says "FILE: no timeline ..." and returns -1 unless every report has
  * one. */
 int cmg__run_need_timeline(const struct cmg__model_report *r, int n);
+
+/* A report as written, its stacks interned so that they are named in one
+ * line as the views name them (show/one_line.c). */
+struct cmg__run_stacks {
+  struct cmg__index ix;
+  uint32_t *ids; /* each stack's id in ix, by its index in the report */
+};
+
+/* Interns r's stacks into s.  Returns 0 or -ENOMEM; s is to be freed with
+ * cmg__run_stacks_free() either way, as may an s of all zeroes. */
+int cmg__run_stacks_init(struct cmg__run_stacks *s,
+                         const struct cmg__model_report *r);
+
+/* The one-line view of stack index `stack` of the report (or
+ * CMG__TOOL_NONE), malloc'd; NULL when out of memory. */
+char *cmg__run_stacks_line(const struct cmg__run_stacks *s, uint32_t stack);
+
+void cmg__run_stacks_free(struct cmg__run_stacks *s);
 
 /* The limit of device `device` in r, or 0 for none. */
 uint64_t cmg__run_limit(const struct cmg__model_report *r, int device);

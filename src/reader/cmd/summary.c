@@ -40,11 +40,9 @@
 #include "reader/model/view.h"
 #include "reader/show/frame_name.h"
 #include "reader/show/group_text.h"
+#include "reader/show/one_line.h"
 #include "reader/show/output.h"
 #include "reader/tool.h"
-
-/* Frames named in a one-line stack of a composition. */
-#define SHORT_FRAMES 3
 
 #define SIZE_BUF 32
 
@@ -79,49 +77,6 @@ reason_text(const struct cmg__view_source *s, char *buf, size_t len)
 }
 
 /* ---- text ---------------------------------------------------------------- */
-
-/*
- * "a < b < c": the innermost shown frames of a stack that have a function
- * name, on one line; frames without one are skipped unless no frame has a
- * name, since "app+0x3f2b" says little at a glance.  A stack with Python
- * frames shows those only: the libffi and interpreter frames between them
- * are the same for every allocation a Python program makes.  Where the
- * user's code called into a library, the title says it instead: the user's
- * frame, then the call.
- */
-static void
-print_short_stack(FILE *f, const struct cmg__index *ix, uint32_t stack,
-                  bool all_frames)
-{
-  uint32_t lo, hi, named = 0, python = 0, shown = 0;
-
-  if (stack == CMG__TOOL_NONE) {
-    fprintf(f, "(no stack)");
-    return;
-  }
-  if (!all_frames && cmg__group_text_title(f, "", ix, stack))
-    return;
-  const struct cmg__index_stack *s = &ix->stacks[stack];
-  cmg__index_stack_range(ix, stack, all_frames, &lo, &hi);
-  for (uint32_t k = lo; k < hi; k++) {
-    named += ix->frames[s->frames[k]].function != NULL;
-    python += ix->frames[s->frames[k]].python;
-  }
-  for (uint32_t k = lo; k < hi; k++) {
-    const struct cmg__index_frame *fr = &ix->frames[s->frames[k]];
-
-    if ((python > 0 && !fr->python) || (named > 0 && fr->function == NULL))
-      continue;
-    if (shown == SHORT_FRAMES) {
-      fprintf(f, " < ...");
-      break;
-    }
-    if (shown > 0)
-      fputs(" < ", f);
-    cmg__frame_name_put_label(f, ix, s->frames[k]);
-    shown++;
-  }
-}
 
 static void
 print_header(FILE *f, const struct cmg__view *v)
@@ -490,7 +445,7 @@ comp_rows(const struct cmg__view *v, const struct cmg__model_comp *c,
 
     if (m == NULL)
       break;
-    print_short_stack(m, v->ix, c->items[i].stack, all_frames);
+    cmg__one_line_put(m, v->ix, c->items[i].stack, all_frames);
     fclose(m);
     if (!all_frames && cmg__intern_add(&seen, text, &k) != 0) {
       free(text);
@@ -586,7 +541,7 @@ print_moments(FILE *f, const struct cmg__view *v, const struct cmg__run_opts *o)
     fprintf(f, "\n  refused: %s of %s (limit %s) from ", m->api,
             size_str(m->requested_bytes, a),
             m->has_limit ? size_str(m->limit_bytes, b) : "none");
-    print_short_stack(f, v->ix, m->stack, o->all_frames);
+    cmg__one_line_put(f, v->ix, m->stack, o->all_frames);
     fprintf(f, "\n");
     print_comp(f, v, m, o);
     fprintf(f, "\n");

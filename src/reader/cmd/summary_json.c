@@ -24,6 +24,7 @@
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
 #include "reader/show/group_text.h"
+#include "reader/show/one_line.h"
 #include "reader/tool.h"
 
 static cJSON *
@@ -89,8 +90,8 @@ cmg__summary_json_frames(const struct cmg__index *ix, uint32_t stack)
   return a;
 }
 
-/* The stack as the text summary shows it: its title and its folded
- * lines, for readers that show what the summary shows (the html page). */
+/* The stack as the text summary shows it: its title, its one-line view
+ * (the line of a peak, a denial, a diff) and its folded lines, for readers that show what the summary shows (the html page). */
 static void
 add_text(cJSON *o, const struct cmg__index *ix, uint32_t stack)
 {
@@ -100,10 +101,14 @@ add_text(cJSON *o, const struct cmg__index *ix, uint32_t stack)
 
   if (f == NULL)
     return;
-  bool titled = cmg__group_text_title(f, "", ix, stack);
+  bool titled = cmg__one_line_title(f, "", ix, stack);
   fflush(f);
   cJSON_AddItemToObject(o, "title",
                         titled ? cJSON_CreateString(buf) : cJSON_CreateNull());
+  char *line = cmg__one_line_text(ix, stack, false);
+  cJSON_AddItemToObject(
+      o, "line", line != NULL ? cJSON_CreateString(line) : cJSON_CreateNull());
+  free(line);
   rewind(f);
   cmg__group_text_frames(f, ix, stack, false);
   fputc('\0', f);

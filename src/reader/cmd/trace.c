@@ -41,8 +41,10 @@
 
 struct proc {
   const struct cmg__model_report *r;
+  struct cmg__run_stacks stacks; /* to name them as the views do */
   long pid;
   double origin_us; /* where this report's time 0 lies on the trace */
+  bool oom;
 };
 
 static void
@@ -129,10 +131,22 @@ device_arg(cJSON *args, int device)
     cJSON_AddStringToObject(args, "device", "host");
 }
 
+/* args.stack of a denial: its stack in one line, as every view names a
+ * group's. */
 static void
-denials(cJSON *events, const struct proc *p)
+stack_arg(cJSON *args, struct proc *p, uint32_t stack)
 {
-  char name[128], size[32], stack[1024];
+  char *line = cmg__run_stacks_line(&p->stacks, stack);
+
+  if (line == NULL || cJSON_AddStringToObject(args, "stack", line) == NULL)
+    p->oom = true;
+  free(line);
+}
+
+static void
+denials(cJSON *events, struct proc *p)
+{
+  char name[128], size[32];
 
   for (size_t i = 0; i < p->r->n_denials; i++) {
     const struct cmg__model_denial *d = &p->r->denials_list[i];
@@ -146,10 +160,7 @@ denials(cJSON *events, const struct proc *p)
     cJSON_AddNumberToObject(args, "live_bytes", (double)d->live_bytes);
     if (d->has_limit)
       cJSON_AddNumberToObject(args, "limit_bytes", (double)d->limit_bytes);
-    cJSON_AddStringToObject(args, "stack",
-                            cmg__frame_name_raw_stack(p->r, d->stack,
-                                                      SLICE_FRAMES, stack,
-                                                      sizeof(stack)));
+    stack_arg(args, p, d->stack);
     instant(events, p, name, d->comp.time, args);
   }
 }
@@ -253,6 +264,8 @@ slices(cJSON *events, const struct proc *p, size_t index)
     cJSON_AddNumberToObject(args, "bytes", (double)s[i].bytes);
     device_arg(args, s[i].device);
     cJSON_AddStringToObject(args, "kind", s[i].kind);
+    /* An allocation, not a group: its innermost frames as the report
+     * names them, whole. */
     cJSON_AddStringToObject(args, "stack",
                             cmg__frame_name_raw_stack(p->r, s[i].stack,
                                                       SLICE_FRAMES, stack,
@@ -286,6 +299,10 @@ trace(const struct cmg__model_report *r, int n, struct proc *procs)
     struct proc *p = &procs[i];
 
     p->r = &r[i];
+    if (cmg__run_stacks_init(&p->stacks, &r[i]) != 0) {
+      cJSON_Delete(doc);
+      return NULL;
+    }
     p->pid = unique_pid(procs, (size_t)i, r[i].pid);
     p->origin_us = (r[i].start_time - origin) * 1e6;
     metadata(events, p, (size_t)i);
@@ -294,6 +311,10 @@ trace(const struct cmg__model_report *r, int n, struct proc *procs)
     denials(events, p);
     dumps(events, p);
     slices(events, p, (size_t)i);
+    if (p->oom) {
+      cJSON_Delete(doc);
+      return NULL;
+    }
   }
   cJSON_AddStringToObject(doc, "displayTimeUnit", "ms");
   return doc;
@@ -331,6 +352,8 @@ cmg__trace_main(char *const *files, int n_files, const char *output)
   }
   cJSON_free(text);
   cJSON_Delete(doc);
+  for (int i = 0; procs != NULL && i < n_files; i++)
+    cmg__run_stacks_free(&procs[i].stacks);
   free(procs);
   cmg__run_raw_free(r, n_files);
   return rc;

@@ -18,43 +18,23 @@
 #include "reader/load/model.h"
 #include "reader/model/code.h"
 #include "reader/model/index.h"
+#include "reader/model/user_first.h"
 #include "reader/model/view.h"
 #include "reader/show/frame_name.h"
 #include "reader/show/group_text.h"
+#include "reader/show/one_line.h"
 #include "reader/tool.h"
 
-/* Whether frame k of stack s is left out of the default view: the
- * interpreter's own frames, between and around the Python frames of a
- * stack that has them. */
 static bool
-is_left_out(const struct cmg__index *ix, const struct cmg__index_stack *s,
-            uint32_t k, bool python)
+is_user(const struct cmg__index *ix, uint32_t stack, uint32_t k)
 {
-  return python && ix->frames[s->frames[k]].code == CMG__CODE_INTERP;
+  return ix->frames[ix->stacks[stack].frames[k]].code == CMG__CODE_USER;
 }
 
 static bool
-has_python(const struct cmg__index *ix, const struct cmg__index_stack *s,
-           uint32_t lo, uint32_t hi)
+is_cut(const struct cmg__index *ix, uint32_t stack, uint32_t k)
 {
-  for (uint32_t k = lo; k < hi; k++)
-    if (ix->frames[s->frames[k]].python)
-      return true;
-  return false;
-}
-
-static bool
-is_user(const struct cmg__index *ix, const struct cmg__index_stack *s,
-        uint32_t k)
-{
-  return ix->frames[s->frames[k]].code == CMG__CODE_USER;
-}
-
-static bool
-is_cut(const struct cmg__index *ix, const struct cmg__index_stack *s,
-       uint32_t k)
-{
-  return ix->frames[s->frames[k]].cut != 0;
+  return ix->frames[ix->stacks[stack].frames[k]].cut != 0;
 }
 
 /* "... 38 native frames not recorded here": a cut's frame is named
@@ -91,11 +71,11 @@ place_of(const struct cmg__index *ix, uint32_t frame, int *len)
 }
 
 /* "... 27 frames in libtorch_cpu.so, libtorch_cuda.so": frames [a, b) of
- * s, the interpreter's left out, as one line naming each place once (the
- * first few). */
+ * the stack, the interpreter's left out, as one line naming each place
+ * once (the first few). */
 static void
-put_fold(FILE *f, const struct cmg__index *ix, const struct cmg__index_stack *s,
-         uint32_t a, uint32_t b, bool python)
+put_fold(FILE *f, const struct cmg__index *ix, uint32_t stack, uint32_t a,
+         uint32_t b, bool python)
 {
   enum { PLACES = 4 };
   const char *places[PLACES];
@@ -104,11 +84,11 @@ put_fold(FILE *f, const struct cmg__index *ix, const struct cmg__index_stack *s,
   bool more = false;
 
   for (uint32_t k = a; k < b; k++) {
-    if (is_left_out(ix, s, k, python))
+    if (cmg__user_first_is_left_out(ix, stack, k, python))
       continue;
     n++;
     int len;
-    const char *p = place_of(ix, s->frames[k], &len);
+    const char *p = place_of(ix, ix->stacks[stack].frames[k], &len);
     int i = 0;
     while (i < n_places && !(lens[i] == len && !strncmp(places[i], p, len)))
       i++;
@@ -127,28 +107,27 @@ put_fold(FILE *f, const struct cmg__index *ix, const struct cmg__index_stack *s,
   fprintf(f, "%s\n", more ? ", ..." : "");
 }
 
-/* Folds a run of library frames [a, b) of s: all of it, or when the
+/* Folds a run of library frames [a, b) of the stack: all of it, or when the
  * user's code comes after it (called), all but the frame that code called.
  * Returns the first frame left to print: a when the run is too short to
  * fold (fewer than two frames would go). */
 static uint32_t
-print_run(FILE *f, const struct cmg__index *ix,
-          const struct cmg__index_stack *s, uint32_t a, uint32_t b, bool python,
-          bool called)
+print_run(FILE *f, const struct cmg__index *ix, uint32_t stack, uint32_t a,
+          uint32_t b, bool python, bool called)
 {
   uint32_t end = b, n = 0;
 
   if (called) {
-    while (end > a && is_left_out(ix, s, end - 1, python))
+    while (end > a && cmg__user_first_is_left_out(ix, stack, end - 1, python))
       end--;
     if (end > a)
       end--; /* the call the user's code made stays */
   }
   for (uint32_t k = a; k < end; k++)
-    n += !is_left_out(ix, s, k, python);
+    n += !cmg__user_first_is_left_out(ix, stack, k, python);
   if (n < 2)
     return a;
-  put_fold(f, ix, s, a, end, python);
+  put_fold(f, ix, stack, a, end, python);
   return end;
 }
 
@@ -165,10 +144,10 @@ cmg__group_text_frames(FILE *f, const struct cmg__index *ix, uint32_t stack,
   }
   const struct cmg__index_stack *s = &ix->stacks[stack];
   cmg__index_stack_range(ix, stack, all_frames, &lo, &hi);
-  bool python = !all_frames && has_python(ix, s, lo, hi);
+  bool python = !all_frames && cmg__user_first_has_python(ix, stack, lo, hi);
   bool mine = false;
   for (uint32_t k = lo; k < hi && !all_frames; k++)
-    mine = mine || is_user(ix, s, k);
+    mine = mine || is_user(ix, stack, k);
   /* Frames keep their depth in the stack: past a cut, the frames it left
    * out are counted in. */
   int64_t depth_past = -(int64_t)lo;
@@ -179,18 +158,18 @@ cmg__group_text_frames(FILE *f, const struct cmg__index *ix, uint32_t stack,
       depth_past += cut != CMG__MODEL_CUT_UNKNOWN ? (int64_t)cut - 1 : -1;
       continue;
     }
-    if (mine && !is_user(ix, s, k)) {
+    if (mine && !is_user(ix, stack, k)) {
       uint32_t b = k;
-      while (b < hi && !is_user(ix, s, b) && !is_cut(ix, s, b))
+      while (b < hi && !is_user(ix, stack, b) && !is_cut(ix, stack, b))
         b++;
-      uint32_t next =
-          print_run(f, ix, s, k, b, python, b < hi && !is_cut(ix, s, b));
+      uint32_t next = print_run(f, ix, stack, k, b, python,
+                                b < hi && !is_cut(ix, stack, b));
       if (next > k) {
         k = next - 1;
         continue;
       }
     }
-    if (is_left_out(ix, s, k, python))
+    if (cmg__user_first_is_left_out(ix, stack, k, python))
       continue;
     fprintf(f, "    #%" PRId64 " ", k + depth_past);
     cmg__frame_name_put_frame(f, ix, s->frames[k], all_frames);
@@ -198,64 +177,6 @@ cmg__group_text_frames(FILE *f, const struct cmg__index *ix, uint32_t stack,
   }
   if (hi == s->n && cmg__index_is_cut_unplaced(ix, stack))
     fprintf(f, "    ... (the stack was deeper than stack_depth)\n");
-}
-
-bool
-cmg__group_text_has_user_frame(const struct cmg__index *ix, uint32_t stack)
-{
-  uint32_t lo, hi;
-
-  if (stack == CMG__TOOL_NONE)
-    return false;
-  cmg__index_stack_range(ix, stack, false, &lo, &hi);
-  for (uint32_t k = lo; k < hi; k++)
-    if (is_user(ix, &ix->stacks[stack], k))
-      return true;
-  return false;
-}
-
-/* A frame as a title names it: a Python file from its package down. */
-static void
-put_title_frame(FILE *f, const struct cmg__index *ix, uint32_t frame)
-{
-  const struct cmg__index_frame *fr = &ix->frames[frame];
-
-  if (!fr->python || fr->file == NULL) {
-    cmg__frame_name_put_label(f, ix, frame);
-    return;
-  }
-  fprintf(f, "%s (%s", fr->function != NULL ? fr->function : "?",
-          cmg__code_short_path(fr->file));
-  if (fr->line > 0)
-    fprintf(f, ":%" PRIu64, fr->line);
-  fputc(')', f);
-}
-
-bool
-cmg__group_text_title(FILE *f, const char *prefix, const struct cmg__index *ix,
-                      uint32_t stack)
-{
-  uint32_t lo, hi, u, callee = UINT32_MAX;
-
-  if (stack == CMG__TOOL_NONE)
-    return false;
-  const struct cmg__index_stack *s = &ix->stacks[stack];
-  cmg__index_stack_range(ix, stack, false, &lo, &hi);
-  bool python = has_python(ix, s, lo, hi);
-  /* The call: the nearest frame inside the user's with a name. */
-  for (u = lo; u < hi && !is_user(ix, s, u); u++)
-    if (is_cut(ix, s, u))
-      callee = UINT32_MAX; /* what the user's frame called is not known */
-    else if (!is_left_out(ix, s, u, python) &&
-             ix->frames[s->frames[u]].function != NULL)
-      callee = u;
-  if (u == hi || callee == UINT32_MAX)
-    return false;
-  fputs(prefix, f);
-  put_title_frame(f, ix, s->frames[u]);
-  fputs(" > ", f);
-  put_title_frame(f, ix, s->frames[callee]);
-  return true;
 }
 
 /* A group with no frame of the user's code: the threads it was made on,
@@ -268,7 +189,7 @@ print_threads(FILE *f, const struct cmg__index *ix,
   const char *sep = "  on thread ";
   size_t named = 0;
 
-  if (cmg__group_text_has_user_frame(ix, l->stack))
+  if (cmg__user_first_has_user_frame(ix, l->stack))
     return;
   for (size_t i = 0; i < l->threads.n && named < 4; i++) {
     if (l->threads.list[i].name == NULL)
@@ -286,7 +207,7 @@ void
 cmg__group_text_print(FILE *f, const struct cmg__index *ix,
                       const struct cmg__view_leak *l, bool all_frames)
 {
-  if (!all_frames && cmg__group_text_title(f, "  ", ix, l->stack))
+  if (!all_frames && cmg__one_line_title(f, "  ", ix, l->stack))
     fputc('\n', f);
   else if (!all_frames)
     print_threads(f, ix, l);

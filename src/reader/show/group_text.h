@@ -1,7 +1,7 @@
 /*
  * group_text.c: how a group's stack reads in the text outputs: where its
- * memory is, its title (the user's line first), the threads it was made
- * on, and its numbered frames, with the runs of library frames folded.
+ * memory is, its title (one_line.c's), the threads it was made on, and
+ * its numbered frames, with the runs of library frames folded.
  */
 #ifndef CMG_READER_SHOW_GROUP_TEXT_H
 #define CMG_READER_SHOW_GROUP_TEXT_H
@@ -18,18 +18,6 @@ struct cmg__view_leak;
  * device 1", "pinned host memory", ...; ordinal -1 for none. */
 const char *cmg__group_text_where(const char *kind, int ordinal, char *buf,
                                   size_t len);
-
-/* "train_step (train.py:42) > Linear.forward (torch/nn/modules/linear.py:
- * 134)": the innermost frame of the user's code in stack and the library
- * call it made, as a title after prefix; false, printing nothing, when the
- * stack's first shown frame is the user's (it says it already) or none
- * is. */
-bool cmg__group_text_title(FILE *f, const char *prefix,
-                           const struct cmg__index *ix, uint32_t stack);
-
-/* Whether the stack's default view holds a frame of the user's code. */
-bool cmg__group_text_has_user_frame(const struct cmg__index *ix,
-                                    uint32_t stack);
 
 /* Prints the numbered frames of a stack, four spaces in.  By default the
  * interpreter's frames of a stack with Python frames are left out, and
