@@ -103,6 +103,29 @@ async function open(browser, p) {
   return { page, fetched, errors, ms: Date.now() - t0, ready };
 }
 
+// want with the groups that read the same in one line (the line the
+// page's data gives each, in --json's order) added up into one, as the
+// text summary prints a composition and the page lists it.
+function fold(want, data) {
+  const rows = new Map();
+  (want || []).forEach((g, i) => {
+    const k = data && data[i] && data[i].line != null ? data[i].line : `#${i}`;
+    const r = rows.get(k);
+    if (r === undefined) rows.set(k, { bytes: g.bytes, count: g.count });
+    else { r.bytes += g.bytes; r.count += g.count; }
+  });
+  return [...rows.values()];
+}
+
+// The by_stack lists of the page's own data: kind is "peaks" or
+// "first_denials".
+async function pageComp(page, kind, i) {
+  return page.$eval('#cmg-data', (e, k, j) => {
+    const s = JSON.parse(e.textContent).summary;
+    return s && s[k] && s[k][j] ? s[k][j].by_stack : null;
+  }, kind, i);
+}
+
 // Selects a moment by its button and checks the rows against want.
 async function moment(page, id, want, what) {
   const b = await page.$(`#moments button.moment[data-moment="${id}"]`);
@@ -110,6 +133,8 @@ async function moment(page, id, want, what) {
   if (b === null) return;
   await b.click();
   same(await selected(page), id, `${what}: selected`);
+  const m = /^(peak|denial):(\d+)$/.exec(id);
+  if (m) want = fold(want, await pageComp(page, m[1] === 'peak' ? 'peaks' : 'first_denials', Number(m[2])));
   same(await rows(page), firstRows(pairs(want)), `${what}: the live groups are --json's`);
 }
 
@@ -141,11 +166,25 @@ async function clickMark(page, selector, kind, list, name, what) {
   const i = id !== null && id.startsWith(`${kind}:`) ? Number(id.slice(kind.length + 1)) : -1;
   tap(i >= 0, `${name}: clicking the chart's ${what} selects it`, `selected ${id}`);
   if (i >= 0)
-    same(await rows(page), firstRows(pairs(list[i].by_stack)),
+    same(await rows(page), firstRows(pairs(fold(list[i].by_stack,
+      await pageComp(page, kind === 'peak' ? 'peaks' : 'first_denials', i)))),
       `${name}: the groups shown at the clicked ${what} are --json's ${kind === 'peak' ? 'peaks' : 'first_denials'}[${i}]`);
 }
 
+// Each chart's header gives its peak at the instant the peak's moment
+// button gives, the peak's own time.
+async function checkPeakTimes(page, name) {
+  const caps = await page.$$eval('#timeline .chart-cap', (cs) =>
+    cs.map((c) => (/ · peak [^·]* at (\d+\.\d+ s)/.exec(c.textContent) || [])[1]));
+  const buttons = await page.$$eval('#moments button.moment', (bs) =>
+    bs.filter((b) => b.dataset.moment.startsWith('peak:'))
+      .map((b) => (/ at (\d+\.\d+ s)/.exec(b.textContent) || [])[1]));
+  tap(caps.every((t) => t !== undefined && buttons.includes(t)),
+    `${name}: each chart's peak is at a peak moment's time`, `charts ${caps.join(', ')}; moments ${buttons.join(', ')}`);
+}
+
 async function checkMarks(page, p, s, name) {
+  await checkPeakTimes(page, name);
   await checkHover(page, name);
   await clickMark(page, 'circle.mark-peak', 'peak', s.peaks, name, 'peak');
   await clickMark(page, 'g.mark-denial', 'denial', s.first_denials, name, 'first denial');

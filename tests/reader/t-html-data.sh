@@ -96,6 +96,27 @@ is "$(js "$tmp/a.back.json" '[(t["limit_bytes"], t["soft_limit_bytes"]) for t in
 is "$(js "$tmp/a.back.json" 'len(d["frames"]) == len({json.dumps(f, sort_keys=True) for f in d["frames"]})')" \
   True "each frame is written once"
 
+# The page and the text summary agree: the groups of a peak that read the
+# same are one row, with the line the terminal prints; the chart gives the
+# instant of the peak, as the peak's moment does, not the start of the
+# timeline's interval that holds it.
+T=$DATA/gpu/torch-gpt2-compile.json
+tool html -o "$tmp/g.html" "$T"
+back "$tmp/g.html" "$tmp/g.back.json"
+tool --top 0 "$T"
+sed -n '/^Live at the peak/,/^$/p' "$tmp/out" | sed -n 's/^    [0-9.]* [KMG]*i*B in [0-9]* allocations*\(, [0-9]* stacks\)*: //p' >"$tmp/g.peak"
+/usr/bin/python3 - "$tmp/g.back.json" "$tmp/g.peak" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+text = [l.rstrip("\n") for l in open(sys.argv[2])]
+lines = [g["line"] for g in d["summary"]["peaks"][0]["by_stack"]]
+assert len(lines) > len(set(lines)), "some of the peak's stacks read the same"
+assert sorted(set(lines)) == sorted(text), (sorted(set(lines)), sorted(text))
+PY
+tap $? "a peak's groups that read the same: one line each, the text summary's"
+is "$(js "$tmp/g.back.json" '[t["peak_time"] for t in d["reports"][0]["timeline"]] == [p["time"] for p in d["summary"]["peaks"]]')/$(q "$T" 'r["timeline"]["devices"][0]["peak_time"] != r["peaks"][0]["time"]')" \
+  True/True "the chart's peak is at the peak's own time, not its interval's start"
+
 # A device's own soft limit, in percent of its memory, before the process's.
 CMG_SIM_DEVICES=16G,8G CUMEMGUARD_OPTIONS=soft_limit=700M,soft_limit.1=50% \
   guard "--report $tmp/s.json" app_rt_shared alloc 1M device 1 alloc 1M

@@ -97,6 +97,18 @@ soft_limit(const struct cmg__model_report *r, int device)
   return 0;
 }
 
+/* When the device's peak was: the instant the report's peak gives, which
+ * the summary's peak is, rather than the start of the timeline's interval
+ * that holds it. */
+static double
+peak_time(const struct cmg__model_report *r, const struct cmg__model_series *s)
+{
+  for (size_t i = 0; i < r->n_peaks; i++)
+    if (r->peaks[i].device == s->device)
+      return r->peaks[i].comp.time;
+  return s->peak_time;
+}
+
 static cJSON *
 series_json(const struct cmg__model_report *r,
             const struct cmg__model_series *s)
@@ -107,7 +119,7 @@ series_json(const struct cmg__model_report *r,
   cJSON_AddNumberToObject(o, "device", s->device);
   cJSON_AddNumberToObject(o, "resolution", s->resolution);
   cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
-  cJSON_AddNumberToObject(o, "peak_time", s->peak_time);
+  cJSON_AddNumberToObject(o, "peak_time", peak_time(r, s));
   cJSON_AddItemToObject(o, "limit_bytes",
                         bytes_or_null(cmg__run_limit(r, s->device)));
   cJSON_AddItemToObject(o, "soft_limit_bytes",
