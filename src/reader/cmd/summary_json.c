@@ -353,23 +353,18 @@ comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
   return obj;
 }
 
-void *
-cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
+/* The groups the text lists: the leaks (those --top and --min-bytes
+ * leave, the others counted in *omitted), and the driver's graph and
+ * context groups, all of them. */
+static void
+groups_json(const struct cmg__view *v, const struct cmg__run_opts *o,
+            cJSON *leaks, cJSON *omitted, cJSON *graph, cJSON *context)
 {
-  cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
-  cJSON *supp = cJSON_CreateArray(), *peaks = cJSON_CreateArray();
-  cJSON *denials = cJSON_CreateArray(), *omitted = cJSON_CreateObject();
-  cJSON *graph = cJSON_CreateArray(), *context = cJSON_CreateArray();
-  uint64_t bytes, count, sup_bytes = 0, sup_count = 0;
-  uint64_t graph_bytes, graph_count, context_bytes, context_count;
   uint64_t left_n = 0, left_bytes = 0, left_count = 0;
-  uint64_t other_bytes, other_count;
   size_t listed = 0;
 
-  cmg__leak_class_total(v, CMG__LEAK_CLASS_LEAKED, &bytes, &count);
   for (size_t i = 0; i < v->n_leaks; i++) {
     const struct cmg__view_leak *l = &v->leaks[i];
-
     enum cmg__leak_class c = cmg__leak_class_of(l);
 
     /* Not leaks, and all listed, as the text lists them. */
@@ -392,9 +387,16 @@ cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
   cJSON_AddNumberToObject(omitted, "groups", (double)left_n);
   cJSON_AddNumberToObject(omitted, "count", (double)left_count);
   cJSON_AddNumberToObject(omitted, "bytes", (double)left_bytes);
+}
 
-  for (size_t i = 0; o->supp != NULL && i < o->supp->n; i++) {
-    const struct cmg__supp_rule *r = &o->supp->rules[i];
+/* Each suppression rule, with what it hid. */
+static cJSON *
+supp_json(const struct cmg__supp *supp)
+{
+  cJSON *a = cJSON_CreateArray();
+
+  for (size_t i = 0; supp != NULL && i < supp->n; i++) {
+    const struct cmg__supp_rule *r = &supp->rules[i];
     cJSON *e = cJSON_CreateObject();
 
     cJSON_AddStringToObject(e, "pattern", r->pattern);
@@ -402,10 +404,17 @@ cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
     cJSON_AddNumberToObject(e, "line", r->line);
     cJSON_AddNumberToObject(e, "count", (double)r->count);
     cJSON_AddNumberToObject(e, "bytes", (double)r->bytes);
-    cJSON_AddItemToArray(supp, e);
+    cJSON_AddItemToArray(a, e);
   }
-  for (size_t i = 0; i < v->n_peaks; i++)
-    cJSON_AddItemToArray(peaks, comp_json(v, &v->peaks[i], o));
+  return a;
+}
+
+/* The first denial of each device, what it asked for and where from. */
+static cJSON *
+denials_json(const struct cmg__view *v, const struct cmg__run_opts *o)
+{
+  cJSON *a = cJSON_CreateArray();
+
   for (size_t i = 0; i < v->n_denials; i++) {
     const struct cmg__view_moment *m = &v->denials[i];
     cJSON *e = comp_json(v, m, o);
@@ -417,50 +426,71 @@ cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
                               ? cJSON_CreateNumber((double)m->limit_bytes)
                               : cJSON_CreateNull());
     cmg__summary_json_stack(e, v->ix, m->stack, o);
-    cJSON_AddItemToArray(denials, e);
+    cJSON_AddItemToArray(a, e);
   }
+  return a;
+}
 
-  cJSON_AddItemToObject(s, "sources", sources_json(v));
-  cJSON_AddItemToObject(s, "devices", devices_json(v));
-  if (v->has_host) {
-    cJSON *h = cJSON_AddObjectToObject(s, "host");
-
-    cJSON_AddItemToObject(h, "limit_bytes",
-                          v->host.has_limit
-                              ? cJSON_CreateNumber((double)v->host.limit_bytes)
-                              : cJSON_CreateNull());
-    cJSON_AddNumberToObject(h, "peak_bytes", (double)v->host.peak_bytes);
-    cJSON_AddNumberToObject(h, "live_bytes", (double)v->host.live_bytes);
-    cJSON_AddNumberToObject(h, "allocations", (double)v->host.allocations);
-    cJSON_AddNumberToObject(h, "frees", (double)v->host.frees);
-    cJSON_AddNumberToObject(h, "denied", (double)v->host.denied);
-  } else {
+/* s.host: host memory's counters, or null. */
+static void
+add_host(cJSON *s, const struct cmg__view *v)
+{
+  if (!v->has_host) {
     cJSON_AddNullToObject(s, "host");
+    return;
   }
+  cJSON *h = cJSON_AddObjectToObject(s, "host");
+
+  cJSON_AddItemToObject(h, "limit_bytes",
+                        v->host.has_limit
+                            ? cJSON_CreateNumber((double)v->host.limit_bytes)
+                            : cJSON_CreateNull());
+  cJSON_AddNumberToObject(h, "peak_bytes", (double)v->host.peak_bytes);
+  cJSON_AddNumberToObject(h, "live_bytes", (double)v->host.live_bytes);
+  cJSON_AddNumberToObject(h, "allocations", (double)v->host.allocations);
+  cJSON_AddNumberToObject(h, "frees", (double)v->host.frees);
+  cJSON_AddNumberToObject(h, "denied", (double)v->host.denied);
+}
+
+/* s.NAME_bytes and s.NAME_allocations: the totals of a class. */
+static void
+add_class(cJSON *s, const struct cmg__view *v, enum cmg__leak_class c,
+          const char *name)
+{
+  char key[40];
+  uint64_t bytes, count;
+
+  cmg__leak_class_total(v, c, &bytes, &count);
+  snprintf(key, sizeof(key), "%s_bytes", name);
+  cJSON_AddNumberToObject(s, key, (double)bytes);
+  snprintf(key, sizeof(key), "%s_allocations", name);
+  cJSON_AddNumberToObject(s, key, (double)count);
+}
+
+/* The totals: what was released, and each class's. */
+static void
+add_totals(cJSON *s, const struct cmg__view *v)
+{
   cJSON *ev = cJSON_AddObjectToObject(s, "events");
   cJSON_AddNumberToObject(ev, "warn", (double)v->events[0]);
   cJSON_AddNumberToObject(ev, "wait", (double)v->events[1]);
   cJSON_AddNumberToObject(ev, "soft_limit", (double)v->events[2]);
   cJSON_AddNumberToObject(s, "released_bytes", (double)v->released_bytes);
   cJSON_AddNumberToObject(s, "released_allocations", (double)v->released_count);
-  cJSON_AddNumberToObject(s, "leaked_bytes", (double)bytes);
-  cJSON_AddNumberToObject(s, "leaked_allocations", (double)count);
-  cmg__leak_class_total(v, CMG__LEAK_CLASS_GRAPH, &graph_bytes, &graph_count);
-  cJSON_AddNumberToObject(s, "graph_bytes", (double)graph_bytes);
-  cJSON_AddNumberToObject(s, "graph_allocations", (double)graph_count);
-  cmg__leak_class_total(v, CMG__LEAK_CLASS_CONTEXT, &context_bytes,
-                        &context_count);
-  cJSON_AddNumberToObject(s, "context_bytes", (double)context_bytes);
-  cJSON_AddNumberToObject(s, "context_allocations", (double)context_count);
-  cmg__leak_class_total(v, CMG__LEAK_CLASS_OTHER, &other_bytes, &other_count);
-  cmg__leak_class_total(v, CMG__LEAK_CLASS_SUPPRESSED, &sup_bytes, &sup_count);
-  cJSON_AddNumberToObject(s, "other_bytes", (double)other_bytes);
-  cJSON_AddNumberToObject(s, "other_allocations", (double)other_count);
-  cJSON_AddNumberToObject(s, "suppressed_bytes", (double)sup_bytes);
-  cJSON_AddNumberToObject(s, "suppressed_allocations", (double)sup_count);
-  /* The pool hint of the text summary, as data. */
+  add_class(s, v, CMG__LEAK_CLASS_LEAKED, "leaked");
+  add_class(s, v, CMG__LEAK_CLASS_GRAPH, "graph");
+  add_class(s, v, CMG__LEAK_CLASS_CONTEXT, "context");
+  add_class(s, v, CMG__LEAK_CLASS_OTHER, "other");
+  add_class(s, v, CMG__LEAK_CLASS_SUPPRESSED, "suppressed");
+}
+
+/* s.pools: the pool hint of the text summary, as data. */
+static void
+add_pools(cJSON *s, const struct cmg__view *v)
+{
   uint64_t pooled, live;
   const char *pool;
+
   cmg__pool_blocks_share(v, &pooled, &live, &pool);
   cJSON *pools = cJSON_AddObjectToObject(s, "pools");
   cJSON_AddBoolToObject(pools, "no_pools", v->no_pools);
@@ -468,13 +498,30 @@ cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
   cJSON_AddItemToObject(pools, "largest",
                         pool ? cJSON_CreateString(pool) : cJSON_CreateNull());
   cJSON_AddBoolToObject(pools, "mostly", cmg__pool_blocks_is_mostly(v));
+}
+
+void *
+cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
+{
+  cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
+  cJSON *peaks = cJSON_CreateArray(), *omitted = cJSON_CreateObject();
+  cJSON *graph = cJSON_CreateArray(), *context = cJSON_CreateArray();
+
+  groups_json(v, o, leaks, omitted, graph, context);
+  for (size_t i = 0; i < v->n_peaks; i++)
+    cJSON_AddItemToArray(peaks, comp_json(v, &v->peaks[i], o));
+  cJSON_AddItemToObject(s, "sources", sources_json(v));
+  cJSON_AddItemToObject(s, "devices", devices_json(v));
+  add_host(s, v);
+  add_totals(s, v);
+  add_pools(s, v);
   cJSON_AddItemToObject(s, "python_note", string_or_null(v->python_note));
   cJSON_AddItemToObject(s, "leaks", leaks);
   cJSON_AddItemToObject(s, "omitted", omitted);
   cJSON_AddItemToObject(s, "graph", graph);
   cJSON_AddItemToObject(s, "context", context);
-  cJSON_AddItemToObject(s, "suppressions", supp);
+  cJSON_AddItemToObject(s, "suppressions", supp_json(o->supp));
   cJSON_AddItemToObject(s, "peaks", peaks);
-  cJSON_AddItemToObject(s, "first_denials", denials);
+  cJSON_AddItemToObject(s, "first_denials", denials_json(v, o));
   return s;
 }
