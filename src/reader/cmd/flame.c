@@ -449,36 +449,16 @@ header(struct drawing *d, const struct cmg__view *v,
   fprintf(d->f, "</text>\n");
 }
 
-int
-cmg__flame_svg(FILE *f, const struct cmg__view *v,
-               const struct cmg__flame_opts *o)
+/* The boxes of the lines, sorted, each path's boxes drawn as it closes;
+ * open[k] is the box of depth k + 1 on the current path (one per depth). */
+static void
+draw_boxes(struct drawing *d, const struct lines *ls, struct open_box *open)
 {
-  struct drawing d = { f, 0, 0, 0 };
-  struct lines ls;
   uint32_t depth = 0;
   uint64_t cum = 0;
-  int rc = make_lines(&ls, v, o);
 
-  if (rc != 0) {
-    lines_free(&ls);
-    return rc;
-  }
-  for (size_t i = 0; i < ls.n; i++)
-    depth = ls.v[i].n > depth ? ls.v[i].n : depth;
-  struct open_box *open = calloc(depth + 1, sizeof(*open));
-  if (open == NULL) {
-    lines_free(&ls);
-    return -ENOMEM;
-  }
-  d.total = ls.total_bytes;
-  d.height = PAD_TOP + (depth + 1) * ROW + PAD_BOTTOM;
-  d.scale = d.total > 0 ? (double)(o->width - 2 * PAD_X) / (double)d.total : 0;
-  header(&d, v, o, ls.n, o->width);
-
-  /* open[k] is the box of depth k + 1 on the current path. */
-  depth = 0;
-  for (size_t i = 0; i <= ls.n; i++) {
-    const struct line *l = i < ls.n ? &ls.v[i] : NULL;
+  for (size_t i = 0; i <= ls->n; i++) {
+    const struct line *l = i < ls->n ? &ls->v[i] : NULL;
     uint32_t common = 0;
 
     while (l != NULL && common < depth && common < l->n &&
@@ -487,7 +467,7 @@ cmg__flame_svg(FILE *f, const struct cmg__view *v,
     while (depth > common) {
       struct open_box *b = &open[--depth];
 
-      box(&d, b->label, b->kind, b->site, depth + 1, b->start, b->bytes,
+      box(d, b->label, b->kind, b->site, depth + 1, b->start, b->bytes,
           b->count);
     }
     if (l == NULL)
@@ -510,6 +490,33 @@ cmg__flame_svg(FILE *f, const struct cmg__view *v,
     open[l->n - 1].site = true;
     cum = cmg__tool_add(cum, l->bytes);
   }
+}
+
+int
+cmg__flame_svg(FILE *f, const struct cmg__view *v,
+               const struct cmg__flame_opts *o)
+{
+  struct drawing d = { f, 0, 0, 0 };
+  struct lines ls;
+  uint32_t depth = 0;
+  int rc = make_lines(&ls, v, o);
+
+  if (rc != 0) {
+    lines_free(&ls);
+    return rc;
+  }
+  for (size_t i = 0; i < ls.n; i++)
+    depth = ls.v[i].n > depth ? ls.v[i].n : depth;
+  struct open_box *open = calloc(depth + 1, sizeof(*open));
+  if (open == NULL) {
+    lines_free(&ls);
+    return -ENOMEM;
+  }
+  d.total = ls.total_bytes;
+  d.height = PAD_TOP + (depth + 1) * ROW + PAD_BOTTOM;
+  d.scale = d.total > 0 ? (double)(o->width - 2 * PAD_X) / (double)d.total : 0;
+  header(&d, v, o, ls.n, o->width);
+  draw_boxes(&d, &ls, open);
   if (ls.n > 0)
     box(&d, "all", KIND_ROOT, false, 0, 0, d.total, ls.total_count);
   else

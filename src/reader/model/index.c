@@ -147,9 +147,10 @@ frame_eq(const void *ctx, uint32_t i, const void *key)
          same_string(have.file, k->file);
 }
 
-static int
-intern_frame(struct cmg__index *ix, const struct cmg__model_frame *rf,
-             const uint32_t *module_ids, uint32_t *out)
+/* A frame of a report as the index keeps it, its strings still the
+ * report's. */
+static struct cmg__index_frame
+frame_of(const struct cmg__model_frame *rf, const uint32_t *module_ids)
 {
   struct cmg__index_frame f;
 
@@ -165,6 +166,52 @@ intern_frame(struct cmg__index *ix, const struct cmg__model_frame *rf,
   f.file = rf->file;
   f.line = rf->line;
   f.cut = rf->cut;
+  return f;
+}
+
+/* Appends f, a new frame, with copies of rf's strings, and says whose
+ * code it is.  Returns 0 or -ENOMEM. */
+static int
+append_frame(struct cmg__index *ix, const struct cmg__index_frame *f,
+             const struct cmg__model_frame *rf)
+{
+  if (CMG__INTERN_GROW(ix->frames, ix->cap_frames, ix->n_frames) != 0)
+    return -ENOMEM;
+  struct cmg__index_frame *nf = &ix->frames[ix->n_frames];
+  *nf = *f;
+  nf->has_function_offset = rf->has_function_offset;
+  nf->function_offset = rf->function_offset;
+  nf->function = rf->function != NULL ? strdup(rf->function) : NULL;
+  nf->name = rf->name != NULL ? strdup(rf->name) : NULL;
+  nf->file = rf->file != NULL ? strdup(rf->file) : NULL;
+  if ((rf->function != NULL && nf->function == NULL) ||
+      (rf->name != NULL && nf->name == NULL) ||
+      (rf->file != NULL && nf->file == NULL)) {
+    free(nf->function);
+    free(nf->name);
+    free(nf->file);
+    return -ENOMEM;
+  }
+  const char *module =
+      nf->module != CMG__TOOL_NONE ? ix->modules[nf->module].path : NULL;
+  nf->class = nf->python
+                  ? 0
+                  : cmg__frame_class_of(nf->module != CMG__TOOL_NONE
+                                            ? ix->modules[nf->module].name
+                                            : NULL,
+                                        nf->function);
+  /* A cut is nobody's code: it never names a group. */
+  nf->code = nf->cut ? CMG__CODE_LIBRARY
+                     : cmg__code_of(nf->python ? nf->file : module, nf->python);
+  ix->n_frames++;
+  return 0;
+}
+
+static int
+intern_frame(struct cmg__index *ix, const struct cmg__model_frame *rf,
+             const uint32_t *module_ids, uint32_t *out)
+{
+  struct cmg__index_frame f = frame_of(rf, module_ids);
   struct frame_key k = frame_key(&f);
   uint64_t h = cmg__intern_hash_bytes(CMG__INTERN_HASH_INIT, &k.module,
                                       sizeof(k.module));
@@ -179,37 +226,9 @@ intern_frame(struct cmg__index *ix, const struct cmg__model_frame *rf,
     *out = ix->frame_map.slots[slot] - 1;
     return 0;
   }
-  if (CMG__INTERN_GROW(ix->frames, ix->cap_frames, ix->n_frames) != 0)
+  if (append_frame(ix, &f, rf) != 0)
     return -ENOMEM;
-  struct cmg__index_frame *nf = &ix->frames[ix->n_frames];
-  *nf = f;
-  nf->has_function_offset = rf->has_function_offset;
-  nf->function_offset = rf->function_offset;
-  nf->function = rf->function != NULL ? strdup(rf->function) : NULL;
-  nf->name = rf->name != NULL ? strdup(rf->name) : NULL;
-  nf->file = rf->file != NULL ? strdup(rf->file) : NULL;
-  if ((rf->function != NULL && nf->function == NULL) ||
-      (rf->name != NULL && nf->name == NULL) ||
-      (rf->file != NULL && nf->file == NULL)) {
-    free(nf->function);
-    free(nf->name);
-    free(nf->file);
-    return -ENOMEM;
-  }
-  nf->class = nf->python
-                  ? 0
-                  : cmg__frame_class_of(nf->module != CMG__TOOL_NONE
-                                            ? ix->modules[nf->module].name
-                                            : NULL,
-                                        nf->function);
-  /* A cut is nobody's code: it never names a group. */
-  nf->code = nf->cut ? CMG__CODE_LIBRARY
-                     : cmg__code_of(nf->python ? nf->file
-                                    : nf->module != CMG__TOOL_NONE
-                                        ? ix->modules[nf->module].path
-                                        : NULL,
-                                    nf->python);
-  *out = (uint32_t)ix->n_frames++;
+  *out = (uint32_t)ix->n_frames - 1;
   cmg__intern_map_set(&ix->frame_map, slot, h, *out);
   return 0;
 }
