@@ -344,6 +344,45 @@ set_option(struct args *a, int opt, const char *arg)
   return false;
 }
 
+/* Says what is wrong with an option getopt_long refused (opt ':' or
+ * '?'), word as given. */
+static void
+say_bad_option(int opt, const char *word)
+{
+  if (opt == ':')
+    cmg__output_say("option '%s' needs a value", word);
+  else if (optopt >= OPT_TOP)
+    cmg__output_say("option '%s' takes no value", word);
+  else if (optopt != 0)
+    cmg__output_say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'",
+                    optopt);
+  else
+    cmg__output_say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'",
+                    word);
+}
+
+/* Whether the command has as many reports as it takes; false after
+ * saying what is wrong. */
+static bool
+files_fit(const struct args *a)
+{
+  if (a->cmd == DIFF && a->n_files != 2) {
+    cmg__output_say("diff takes two reports, BASE and NEW; got %d", a->n_files);
+    return false;
+  }
+  if (a->cmd == HTML && !a->merge && a->n_files > 2) {
+    cmg__output_say("html takes one report, or BASE and NEW, or several with "
+                    "--merge; got %d",
+                    a->n_files);
+    return false;
+  }
+  if (a->n_files == 0) {
+    cmg__output_say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
+    return false;
+  }
+  return true;
+}
+
 /*
  * Fills *a from the command line.  Returns 0 to go on, 1 after --help or
  * --version, -1 after saying what is wrong.
@@ -378,19 +417,8 @@ parse_args(int argc, char **argv, struct args *a)
             ? argv[optind - 2]
             : argv[optind - 1];
 
-    if (opt == ':') {
-      cmg__output_say("option '%s' needs a value", word);
-      return -1;
-    }
-    if (opt == '?') {
-      if (optopt >= OPT_TOP)
-        cmg__output_say("option '%s' takes no value", word);
-      else if (optopt != 0)
-        cmg__output_say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'",
-                        optopt);
-      else
-        cmg__output_say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'",
-                        word);
+    if (opt == ':' || opt == '?') {
+      say_bad_option(opt, word);
       return -1;
     }
     if (opt == 'o')
@@ -416,20 +444,8 @@ parse_args(int argc, char **argv, struct args *a)
   }
   a->files = argv + optind;
   a->n_files = argc - optind;
-  if (a->cmd == DIFF && a->n_files != 2) {
-    cmg__output_say("diff takes two reports, BASE and NEW; got %d", a->n_files);
+  if (!files_fit(a))
     return -1;
-  }
-  if (a->cmd == HTML && !a->merge && a->n_files > 2) {
-    cmg__output_say("html takes one report, or BASE and NEW, or several with "
-                    "--merge; got %d",
-                    a->n_files);
-    return -1;
-  }
-  if (a->n_files == 0) {
-    cmg__output_say("no report FILE given; try '" CMG__TOOL_NAME " --help'");
-    return -1;
-  }
   a->opts.supp = &a->supp;
   return 0;
 }
