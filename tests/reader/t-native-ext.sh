@@ -4,7 +4,8 @@
 # (dist-packages/pkg): every one-line view of its group leads with the
 # extension's function, the user's innermost code, and never with the
 # package's frames: the leak group in the summary, the peak's line, the
-# diff's group and the page's row.
+# diff's group, the page's row, and the denial's marks in plot and
+# timeline.
 . "$srcdir/tests/reader/defs.sh"
 
 # mk FILE BYTES: a report of one allocation of BYTES from that stack.
@@ -46,12 +47,22 @@ r = {
                "live_bytes": size, "peak_bytes": size, "allocations": 1,
                "frees": 0, "released": 0, "denied": 0}],
   "summary": {"live_allocations": 1, "live_bytes": size,
-              "untracked_frees": 0, "denials": 0, "host_live_bytes": 0,
+              "untracked_frees": 0, "denials": 1, "host_live_bytes": 0,
               "events": {"warn": 0, "wait": 0, "soft_limit": 0}},
   "leaks": leaks,
   "peaks": [{"device": 0, "bytes": size, "time": 0.5,
              "by_stack": [{"stack": 1, "bytes": size, "count": 1}]}],
-  "denials": [], "stacks": [stack], "frames": frames,
+  "denials": [{"time": 0.6, "api": "cudaMalloc", "device": 0,
+               "requested_bytes": 1 << 40, "live_bytes": size,
+               "limit_bytes": None, "stack": 1}],
+  "timeline": {"devices": [{"device": 0, "resolution": 0.001,
+                            "peak_bytes": size, "peak_time": 0.4,
+                            "points": [[0.0, 0, 0, 0],
+                                       [0.4, size, 0, size],
+                                       [0.9, size, size, size]]}],
+               "dumps": [{"time": 1.0, "reason": "exit"}],
+               "dumps_total": 1, "freed": []},
+  "stacks": [stack], "frames": frames,
   "modules": [{"path": "/home/user/proj/myext.so",
                "build_id": "00112233445566778899aabbccddeeff00112233",
                "base": "0x7f0000000000"}],
@@ -100,5 +111,12 @@ for g in s["leaks"] + [g for p in s["peaks"] for g in p["by_stack"]]:
 PY
 is "$(lead <"$tmp/rows" | sort | uniq -c | sed 's/^ *//')" "2 $LEAD" \
   "the page's rows, at the end and at the peak, lead with it"
+
+tool plot -o "$tmp/a.svg" "$tmp/a.json"
+is "$rc/$(sed -n 's/.*<g class="denial"><title>.*, from \([^<]*\)<.*/\1/p' "$tmp/a.svg" | lead)" \
+  "0/$LEAD" "plot: the denial's mark names it first"
+tool timeline -o "$tmp/t.json" "$tmp/a.json"
+is "$rc/$(js "$tmp/t.json" '" ".join(e["args"]["stack"] for e in d["traceEvents"] if e["name"].startswith("denied "))' | lead)" \
+  "0/$LEAD" "timeline: the denial names it first"
 
 done_testing

@@ -35,8 +35,10 @@ struct cmg__user_first {
 
 /* The headline of a stack (an interned id, or CMG__TOOL_NONE), the one
  * rule for every one-line view of a group: a TITLE where the default
- * view holds the user's code below a library's named frame, else the
- * innermost named FRAMES; with all_frames, FRAMES of the whole stack. */
+ * view holds the user's code below a library's named frame; else FRAMES
+ * led by the user's innermost named frame, Python or native, where there
+ * is one, or the innermost named frames; with all_frames, FRAMES of the
+ * whole stack. */
 void cmg__user_first_headline(const struct cmg__index *ix, uint32_t stack,
                               bool all_frames, struct cmg__user_first *h);
 
