@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "core/log.h"
 #include "core/segment.h"
 #include "core/size.h"
 

@@ -1,7 +1,8 @@
 /*
  * Sizes and durations as people write them: "4GiB", "512M", "1.5GB",
- * "1073741824", "50%" of a device, "30s", "500ms".  The library, the
- * launcher and the report reader read them all here, so every program
+ * "1073741824", "50%" of a device, "30s", "500ms"; and a byte count as
+ * people read it, "1.5 GiB".  The library, the
+ * launcher and the report reader read and write them all here, so every program
  * agrees on every spelling.
  *
  * Sizes are parsed with integer arithmetic only: "1.5GiB" must be exactly
@@ -12,9 +13,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "core/base.h"
 #include "core/size.h"
@@ -217,4 +220,49 @@ cmg__limit_bytes(const struct cmg__limit *l, uint64_t physical)
     break;
   }
   return CMG__NO_LIMIT;
+}
+
+/*
+ * Formats bytes as "512 B" below 1 KiB and otherwise with one decimal in the
+ * largest binary unit that keeps the number under 1024, rounded to nearest;
+ * returns buf.
+ */
+const char *
+cmg__format_size(uint64_t bytes, char *buf, size_t len)
+{
+  static const char *const units[] = {
+    "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB",
+  };
+  const unsigned last = sizeof(units) / sizeof(units[0]) - 1;
+  unsigned u = 0;
+  uint64_t tenths;
+
+  if (buf == NULL || len == 0)
+    return buf;
+  if (bytes < 1024) {
+    snprintf(buf, len, "%" PRIu64 " B", bytes);
+    return buf;
+  }
+
+  while (u < last && bytes >> (10 * (u + 1)) != 0)
+    u++;
+
+  /*
+   * Tenths of the unit, rounded; 128 bits because bytes * 10 overflows near
+   * the top of the range.  Rounding can reach 1024.0 of a unit (1048575
+   * bytes is 1023.999 KiB), which reads better as 1.0 of the next one.
+   */
+  for (;;) {
+    unsigned shift = 10 * u;
+    unsigned __int128 num = (unsigned __int128)bytes * 10;
+
+    tenths = (uint64_t)((num + ((unsigned __int128)1 << (shift - 1))) >> shift);
+    if (tenths < 10240 || u == last)
+      break;
+    u++;
+  }
+
+  snprintf(buf, len, "%" PRIu64 ".%" PRIu64 " %s", tenths / 10, tenths % 10,
+           units[u]);
+  return buf;
 }

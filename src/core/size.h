@@ -37,6 +37,9 @@ uint64_t cmg__limit_bytes(const struct cmg__limit *l, uint64_t physical);
  * duration) or -ERANGE (below 1 ms or above 24 h). */
 int cmg__duration_parse(const char *s, size_t len, uint64_t *ns_out);
 
+/* Formats `bytes` for people ("512 B", "1.5 GiB") into buf; returns buf. */
+const char *cmg__format_size(uint64_t bytes, char *buf, size_t len);
+
 /* True if s[0..len) spells name, ignoring ASCII case on both sides (the
  * C library's tolower() follows the program's locale). */
 bool cmg__equals_nocase(const char *s, size_t len, const char *name);

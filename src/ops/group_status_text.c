@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/log.h"
 #include "core/segment.h"
 #include "core/size.h"
 #include "ops/group_view.h"

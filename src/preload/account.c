@@ -29,6 +29,7 @@
 #include "runtime/history.h"
 #include "runtime/ledger.h"
 #include "core/log.h"
+#include "core/size.h"
 #include "runtime/policy.h"
 #include "runtime/stacks.h"
 #include "runtime/timeline.h"

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
 #include "core/size.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/cmd/check.h"
 #include "reader/cmd/run.h"

@@ -25,7 +25,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/cmd/diff.h"
 #include "reader/cmd/run.h"

@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/cmd/flame.h"
 #include "reader/cmd/run.h"

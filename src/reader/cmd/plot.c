@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/cmd/plot.h"
 #include "reader/cmd/run.h"

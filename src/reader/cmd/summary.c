@@ -24,7 +24,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/cmd/run.h"
 #include "reader/cmd/summary.h"

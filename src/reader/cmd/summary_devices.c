@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/cmd/summary_devices.h"
 #include "reader/load/model.h"

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/cmd/run.h"
 #include "reader/cmd/summary_held.h"

@@ -20,7 +20,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "core/log.h"
+#include "core/size.h"
 
 #include "reader/load/fields.h"
 #include "reader/load/jsonfile.h"
