@@ -9,7 +9,7 @@
 #define CMG_CORE_BASE_H
 
 #include <stdbool.h>
-
+#include <stddef.h>
 #include <stdint.h>
 
 #define CMG__MAX_DEVICES 64
@@ -57,5 +57,18 @@ void cmg__assert_failed(const char *what, const char *file, int line);
     if (cmg__config_debug && cmg__unlikely(!(e)))                              \
       cmg__assert_failed(#e, __FILE__, __LINE__);                              \
   } while (0)
+
+/* Whether s (NULL: never) starts with prefix.  Without the C library and
+ * without a sanitizer's checks: the library's dlsym override asks before
+ * either is ready. */
+CMG__NO_ASAN static inline bool
+cmg__has_prefix(const char *s, const char *prefix)
+{
+  if (s == NULL)
+    return false;
+  while (*prefix != '\0' && *s == *prefix)
+    s++, prefix++;
+  return *prefix == '\0';
+}
 
 #endif /* CMG_CORE_BASE_H */

@@ -165,14 +165,6 @@ CMG__NO_ASAN static const ElfW(Sym) *
   return found ? found : versioned;
 }
 
-CMG__NO_ASAN bool
-cmg__has_prefix(const char *s, const char *prefix)
-{
-  while (*prefix != '\0' && *s == *prefix)
-    s++, prefix++;
-  return *prefix == '\0';
-}
-
 CMG__NO_ASAN void *
 cmg__object_symbol(const struct link_map *l, const char *name, bool *tls)
 {

@@ -14,7 +14,4 @@
 struct link_map;
 void *cmg__object_symbol(const struct link_map *l, const char *name, bool *tls);
 
-/* strncmp(s, prefix, strlen(prefix)) == 0, without libc (see elfsym.c). */
-bool cmg__has_prefix(const char *s, const char *prefix);
-
 #endif /* CMG_RUNTIME_ELFSYM_H */

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "core/base.h"
 #include "runtime/elfsym.h"
 #include "preload/hooks/hooks.h"
 #include "preload/real.h"

@@ -35,7 +35,7 @@
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
 #include "reader/model/leak_class.h"
-#include "reader/model/names.h"
+#include "core/base.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
@@ -249,7 +249,7 @@ key_of(char *body)
   if (body == NULL)
     return NULL;
   while (*p != '\0') {
-    if (*p == '#' || cmg__names_has_prefix(p, "... ")) {
+    if (*p == '#' || cmg__has_prefix(p, "... ")) {
       size_t keep = *p == '#' ? 1 : 4;
 
       for (size_t i = 0; i < keep; i++)

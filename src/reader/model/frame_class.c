@@ -19,7 +19,7 @@
 
 #include "reader/model/frame_class.h"
 #include "reader/model/index.h"
-#include "reader/model/names.h"
+#include "core/base.h"
 #include "reader/tool.h"
 
 /* cudaMalloc, cuMemAlloc_v2: an entry point of the runtime or the driver,
@@ -28,12 +28,11 @@ static bool
 is_cuda_api(const char *fn)
 {
   /* The static runtime's own functions, once .symtab names them. */
-  if (cmg__names_has_prefix(fn, "cudart::") ||
-      cmg__names_has_prefix(fn, "__cudart"))
+  if (cmg__has_prefix(fn, "cudart::") || cmg__has_prefix(fn, "__cudart"))
     return true;
-  if (cmg__names_has_prefix(fn, "cuda"))
+  if (cmg__has_prefix(fn, "cuda"))
     return fn[4] >= 'A' && fn[4] <= 'Z';
-  if (cmg__names_has_prefix(fn, "cu"))
+  if (cmg__has_prefix(fn, "cu"))
     return fn[2] >= 'A' && fn[2] <= 'Z';
   return false;
 }
@@ -44,8 +43,8 @@ cmg__frame_class_runtime_entry(const struct cmg__index *ix, uint32_t stack,
 {
   const char *entry = NULL;
 
-  if (stack == CMG__TOOL_NONE || !cmg__names_has_prefix(api, "cu") ||
-      api[2] < 'A' || api[2] > 'Z')
+  if (stack == CMG__TOOL_NONE || !cmg__has_prefix(api, "cu") || api[2] < 'A' ||
+      api[2] > 'Z')
     return api;
   const struct cmg__index_stack *s = &ix->stacks[stack];
   for (uint32_t k = 0; k < s->n; k++) {
@@ -53,7 +52,7 @@ cmg__frame_class_runtime_entry(const struct cmg__index *ix, uint32_t stack,
 
     if (!(f->class & CMG__FRAME_CLASS_CUDA))
       break;
-    if (cmg__names_has_prefix(f->function, "cuda") && f->function[4] >= 'A' &&
+    if (cmg__has_prefix(f->function, "cuda") && f->function[4] >= 'A' &&
         f->function[4] <= 'Z')
       entry = f->name != NULL ? f->name : f->function;
   }
@@ -80,14 +79,14 @@ cmg__frame_class_of(const char *module, const char *fn)
   unsigned c = 0;
 
   for (size_t i = 0; i < sizeof(cuda_modules) / sizeof(*cuda_modules); i++) {
-    if (cmg__names_has_prefix(module, cuda_modules[i]))
+    if (cmg__has_prefix(module, cuda_modules[i]))
       c |= CMG__FRAME_CLASS_CUDA;
   }
   if (is_cuda_api(fn))
     c |= CMG__FRAME_CLASS_CUDA;
   for (size_t i = 0; i < sizeof(startup_modules) / sizeof(*startup_modules);
        i++) {
-    if (cmg__names_has_prefix(module, startup_modules[i]))
+    if (cmg__has_prefix(module, startup_modules[i]))
       c |= CMG__FRAME_CLASS_STARTUP;
   }
   for (size_t i = 0;

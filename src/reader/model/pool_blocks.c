@@ -41,7 +41,7 @@
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
-#include "reader/model/names.h"
+#include "core/base.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/view.h"
 #include "reader/tool.h"
@@ -108,7 +108,7 @@ static const char *
 by_module_name(const char *module, const struct cmg__model_report *r)
 {
   for (size_t i = 0; module != NULL && i < N(by_module); i++)
-    if (cmg__names_has_prefix(module, by_module[i].prefix) &&
+    if (cmg__has_prefix(module, by_module[i].prefix) &&
         !is_switched_off(r, by_module[i].off_switch, by_module[i].off_value))
       return by_module[i].label;
   return NULL;
