@@ -1,8 +1,8 @@
 # The library's runtime: the ledger, the limits and the group's cap,
 # stacks (unwinding, Python frames, symbols), the history and timeline, and
 # the report writer.  Linked by the preload library and the unit tests of
-# these modules only: the other programs need none of it, nor libunwind
-# and cJSON.  Never calls CUDA, never calls into src/preload/.
+# these modules only: the other programs need none of it, nor libunwind.
+# Never calls CUDA, never calls into src/preload/.
 noinst_LTLIBRARIES += libcmg_runtime.la
 libcmg_runtime_la_SOURCES = \
 	src/runtime/elfsym.c src/runtime/elfsym.h \
@@ -13,7 +13,6 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/group_self.c src/runtime/group_self.h \
 	src/runtime/held.c src/runtime/held.h \
 	src/runtime/history.c src/runtime/history.h \
-	src/runtime/jsonw.c src/runtime/jsonw.h \
 	src/runtime/ledger.c src/runtime/ledger.h \
 	src/runtime/pages.h \
 	src/runtime/policy.c src/runtime/policy.h \
@@ -34,7 +33,6 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/unwind.c src/runtime/unwind.h
 # Frame pointers, so that capture's walk steps through our own frames the
 # cheap way (runtime/unwind.c).
-libcmg_runtime_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(CJSON_CFLAGS) \
-	$(LTO_CFLAGS) -fno-omit-frame-pointer
-libcmg_runtime_la_LIBADD = libcmg_core.la $(UNWIND_LIBS) $(CJSON_LIBS) -ldl \
-	-lpthread
+libcmg_runtime_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(LTO_CFLAGS) \
+	-fno-omit-frame-pointer
+libcmg_runtime_la_LIBADD = libcmg_core.la $(UNWIND_LIBS) -ldl -lpthread

@@ -4,16 +4,16 @@
  * at its first denial, every denial, and the stacks, frames and modules they
  * refer to, as indexed tables so each frame is symbolized and written once.
  *
- * cJSON is used by the report's files (report*.c) and nowhere else in the
- * library.  The report is written at exit, on a dump signal (from the dump
- * thread) or on request, never in a signal handler and never inside a
- * wrapper: it may take locks one at a time, malloc and symbolize.
+ * The report is written at exit, on a dump signal (from the dump thread)
+ * or on request, never in a signal handler and never inside a wrapper: it
+ * may take locks one at a time, malloc and symbolize.
  *
- * Everything but the leaks is built as two cJSON trees, the members before
- * "leaks" and those after, and printed as cJSON prints them.  The leaks,
- * one entry per live allocation, are written in between straight from the
- * sorted copy of the ledger (jsonw.c), in the same layout: as a tree they
- * were most of the time and nine tenths of the memory of a large report.
+ * It is written as it is made, member by member, by one writer
+ * (core/jsonw.c), in the layout cJSON_Print gave it when it was a cJSON
+ * tree: as a tree, a million live allocations took a gigabyte and most of
+ * the report's time.  The live allocations are gathered, sorted and
+ * grouped before the first byte, and the events counted, since the summary
+ * near the top adds them up.
  *
  * The temporary file is created before the report is built, in the same
  * directory as the final path, and renamed over it only once complete: a
@@ -22,30 +22,23 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/base.h"
+#include "core/jsonw.h"
+#include "core/signals.h"
 #include "runtime/history.h"
-#include "runtime/jsonw.h"
 #include "runtime/ledger.h"
 #include "runtime/policy.h"
 #include "runtime/report.h"
 #include "runtime/report_devices.h"
-#include "runtime/report_options.h"
 #include "runtime/report_file.h"
+#include "runtime/report_options.h"
 #include "runtime/report_refs.h"
-#include "core/signals.h"
 #include "runtime/report_timeline.h"
-#include "runtime/stacks.h"
 #include "runtime/text.h"
 #include "runtime/threads.h"
 #include "runtime/timeline.h"
@@ -65,9 +58,8 @@ struct group {
   uint64_t bytes;
 };
 
-/* What the report is made of, all of it gathered before its first byte is
- * written, so that running out of memory leaves nothing half-written (on a
- * pipe, too). */
+/* What the report is made of that must be known before its first byte:
+ * the live allocations, grouped, and the events the summary counts. */
 struct report {
   struct live live;
   struct group *groups;
@@ -76,8 +68,13 @@ struct report {
   struct cmg__thread_name *names;
   size_t n_names;
   struct cmg__refs refs;
-  cJSON *head, *tail; /* the members before "leaks", and after */
+  size_t n_events;
+  uint64_t totals[4]; /* events of each kind (enum cmg__event_kind), ever */
 };
+
+/* The events, the first CMG__MAX_EVENTS of them: reports are written one
+ * at a time, and the array is too large for the stack. */
+static struct cmg__event events[CMG__MAX_EVENTS];
 
 static const char *const reasons[CMG__REASONS] = { "exit",    "signal",
                                                    "request", "soft_limit",
@@ -237,84 +234,90 @@ group_threads(struct report *rep)
 
 /* ---- sections ---------------------------------------------------------- */
 
+#define KEY(name) cmg__jsonw_key(w, name)
+
 /* How the process ends, where this report is its last word: by exit
  * with a status, or killed by a signal; null while it runs on. */
-static cJSON *
-end_json(const struct cmg__process *p)
+static void
+end(struct cmg__jsonw *w, const struct cmg__process *p)
 {
-  if (p->reason != CMG__REASON_EXIT && p->reason != CMG__REASON_KILLED)
-    return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  if (p->reason == CMG__REASON_EXIT) {
-    cJSON_AddStringToObject(o, "by", "exit");
-    cJSON_AddItemToObject(o, "status",
-                          p->status >= 0 ? cJSON_CreateNumber(p->status)
-                                         : cJSON_CreateNull());
-    return o;
+  if (p->reason != CMG__REASON_EXIT && p->reason != CMG__REASON_KILLED) {
+    cmg__jsonw_null(w);
+    return;
   }
-  char name[16];
-  const char *abbrev = cmg__signal_abbrev(p->status);
-  snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
-  cJSON_AddStringToObject(o, "by", "signal");
-  cJSON_AddNumberToObject(o, "signal", p->status);
-  cJSON_AddStringToObject(o, "name", name);
-  return o;
+  cmg__jsonw_object(w);
+  if (p->reason == CMG__REASON_EXIT) {
+    cmg__jsonw_string(KEY("by"), "exit");
+    if (p->status >= 0)
+      cmg__jsonw_number(KEY("status"), p->status);
+    else
+      cmg__jsonw_null(KEY("status"));
+  } else {
+    char name[16];
+    const char *abbrev = cmg__signal_abbrev(p->status);
+    snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "?");
+    cmg__jsonw_string(KEY("by"), "signal");
+    cmg__jsonw_number(KEY("signal"), p->status);
+    cmg__jsonw_string(KEY("name"), name);
+  }
+  cmg__jsonw_object_end(w);
 }
 
-static cJSON *
-process_json(const struct cmg__process *p)
+static void
+process(struct cmg__jsonw *w, const struct cmg__process *p)
 {
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "pid", p->pid);
-  cJSON_AddNumberToObject(o, "ppid", p->ppid);
-  cJSON_AddItemToObject(o, "exe", cmg__text_json(p->exe ? p->exe : ""));
-  cJSON *argv = cJSON_AddArrayToObject(o, "argv");
+  cmg__jsonw_object(w);
+  cmg__jsonw_number(KEY("pid"), p->pid);
+  cmg__jsonw_number(KEY("ppid"), p->ppid);
+  cmg__text_string(KEY("exe"), p->exe ? p->exe : "");
+  cmg__jsonw_array(KEY("argv"));
   for (size_t i = 0; p->argv != NULL && p->argv[i] != NULL; i++)
-    cJSON_AddItemToArray(argv, cmg__text_json(p->argv[i]));
-  cJSON_AddItemToObject(o, "hostname",
-                        cmg__text_json(p->hostname ? p->hostname : ""));
-  cJSON_AddNumberToObject(o, "start_time", cmg__start_unix());
-  cJSON_AddNumberToObject(o, "end_time", now.tv_sec + now.tv_nsec / 1e9);
-  cJSON_AddStringToObject(o, "reason", reasons[p->reason]);
-  cJSON_AddItemToObject(o, "end", end_json(p));
-  return o;
+    cmg__text_string(w, p->argv[i]);
+  cmg__jsonw_array_end(w);
+  cmg__text_string(KEY("hostname"), p->hostname ? p->hostname : "");
+  cmg__jsonw_number(KEY("start_time"), cmg__start_unix());
+  cmg__jsonw_number(KEY("end_time"), now.tv_sec + now.tv_nsec / 1e9);
+  cmg__jsonw_string(KEY("reason"), reasons[p->reason]);
+  end(KEY("end"), p);
+  cmg__jsonw_object_end(w);
 }
 
-static cJSON *
-released_json(struct cmg__refs *r)
+static void
+released(struct cmg__jsonw *w, struct cmg__refs *r)
 {
   size_t n;
   struct cmg__released *g = cmg__history_released_groups(&n);
-  cJSON *a = cJSON_CreateArray();
+  cmg__jsonw_array(w);
   for (size_t i = 0; i < n; i++) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, g[i].stack));
-    cJSON_AddStringToObject(o, "api", api_name(g[i].fn));
-    cJSON_AddStringToObject(o, "kind", kind_names[g[i].kind]);
-    cJSON_AddItemToObject(o, "device", cmg__report_device(g[i].device));
-    cJSON_AddNumberToObject(o, "count", g[i].count);
-    cJSON_AddNumberToObject(o, "bytes", g[i].bytes);
-    cJSON_AddNumberToObject(o, "time", seconds(g[i].time_ns));
-    cJSON_AddItemToArray(a, o);
+    cmg__jsonw_object(w);
+    cmg__refs_stack(KEY("stack"), r, g[i].stack);
+    cmg__jsonw_string(KEY("api"), api_name(g[i].fn));
+    cmg__jsonw_string(KEY("kind"), kind_names[g[i].kind]);
+    cmg__report_device(KEY("device"), g[i].device);
+    cmg__jsonw_uint(KEY("count"), g[i].count);
+    cmg__jsonw_uint(KEY("bytes"), g[i].bytes);
+    cmg__jsonw_number(KEY("time"), seconds(g[i].time_ns));
+    cmg__jsonw_object_end(w);
   }
+  cmg__jsonw_array_end(w);
   free(g);
-  return a;
 }
 
-static cJSON *
-composition_json(const struct cmg__composition *c, struct cmg__refs *r)
+static void
+composition(struct cmg__jsonw *w, const struct cmg__composition *c,
+            struct cmg__refs *r)
 {
-  cJSON *a = cJSON_CreateArray();
+  cmg__jsonw_array(w);
   for (size_t i = 0; i < c->n; i++) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, c->items[i].stack));
-    cJSON_AddNumberToObject(o, "bytes", c->items[i].bytes);
-    cJSON_AddNumberToObject(o, "count", c->items[i].count);
-    cJSON_AddItemToArray(a, o);
+    cmg__jsonw_object(w);
+    cmg__refs_stack(KEY("stack"), r, c->items[i].stack);
+    cmg__jsonw_uint(KEY("bytes"), c->items[i].bytes);
+    cmg__jsonw_uint(KEY("count"), c->items[i].count);
+    cmg__jsonw_object_end(w);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
 static int
@@ -326,145 +329,114 @@ by_share_bytes(const void *x, const void *y)
   return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static cJSON *
-peaks_json(struct cmg__refs *r, struct cmg__composition *first_denial)
+static void
+peak(struct cmg__jsonw *w, int d, struct cmg__composition *c,
+     struct cmg__refs *r)
 {
-  cJSON *a = cJSON_CreateArray();
+  if (c->n > 1) /* items is NULL without stacks (stack_depth=0) */
+    qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
+  cmg__jsonw_object(w);
+  cmg__report_device(KEY("device"), d);
+  cmg__jsonw_uint(KEY("bytes"), c->bytes);
+  cmg__jsonw_number(KEY("time"), seconds(c->time_ns));
+  composition(KEY("by_stack"), c, r);
+  cmg__jsonw_object_end(w);
+}
+
+static void
+peaks(struct cmg__jsonw *w, struct cmg__refs *r,
+      struct cmg__composition *first_denial)
+{
+  cmg__jsonw_array(w);
   for (int d = 0; d < CMG__MAX_DEVICES; d++) {
     struct cmg__device_history h;
     if (cmg__history_device(d, &h) < 0)
       continue;
-    if (h.has_peak) {
-      if (h.peak.n > 1) /* items is NULL without stacks (stack_depth=0) */
-        qsort(h.peak.items, h.peak.n, sizeof(*h.peak.items), by_share_bytes);
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddItemToObject(o, "device", cmg__report_device(d));
-      cJSON_AddNumberToObject(o, "bytes", h.peak.bytes);
-      cJSON_AddNumberToObject(o, "time", seconds(h.peak.time_ns));
-      cJSON_AddItemToObject(o, "by_stack", composition_json(&h.peak, r));
-      cJSON_AddItemToArray(a, o);
-    }
+    if (h.has_peak)
+      peak(w, d, &h.peak, r);
     if (h.has_first_denial) {
       first_denial[d] = h.first_denial;
       h.first_denial.items = NULL;
     }
     cmg__history_device_free(&h);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
-static cJSON *
-event_json(const struct cmg__event *e, struct cmg__refs *r)
-{
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "time", seconds(e->time_ns));
-  cJSON_AddStringToObject(o, "api", api_name(e->fn));
-  cJSON_AddItemToObject(o, "device", cmg__report_device(e->device));
-  cJSON_AddNumberToObject(o, "requested_bytes", e->requested_bytes);
-  cJSON_AddNumberToObject(o, "live_bytes", e->live_bytes);
-  cJSON_AddItemToObject(o, "limit_bytes", cmg__report_bytes(e->limit_bytes));
-  cJSON_AddItemToObject(o, "stack", cmg__refs_stack(r, e->stack));
-  return o;
-}
+static const char *const event_kinds[] = { "denial", "warn", "wait",
+                                           "soft_limit" };
 
-/* The denials (the first on each device with what was live then), and the
- * other policy decisions. */
+/* The members every event has; the caller closes the object. */
 static void
-add_events(cJSON *root, cJSON *summary, struct cmg__refs *r,
-           struct cmg__composition *first_denial)
+event(struct cmg__jsonw *w, const struct cmg__event *e, struct cmg__refs *r)
 {
-  static struct cmg__event ev[CMG__MAX_EVENTS];
-  static const char *const kinds[] = { "denial", "warn", "wait", "soft_limit" };
-  uint64_t totals[4];
-  size_t n = cmg__history_events(ev, CMG__MAX_EVENTS, totals);
+  cmg__jsonw_object(w);
+  cmg__jsonw_number(KEY("time"), seconds(e->time_ns));
+  cmg__jsonw_string(KEY("api"), api_name(e->fn));
+  cmg__report_device(KEY("device"), e->device);
+  cmg__jsonw_uint(KEY("requested_bytes"), e->requested_bytes);
+  cmg__jsonw_uint(KEY("live_bytes"), e->live_bytes);
+  cmg__report_bytes(KEY("limit_bytes"), e->limit_bytes);
+  cmg__refs_stack(KEY("stack"), r, e->stack);
+}
+
+/* The denials, the first on each device with what was live then. */
+static void
+denials(struct cmg__jsonw *w, const struct report *rep, struct cmg__refs *r,
+        struct cmg__composition *first_denial)
+{
   bool seen[CMG__MAX_DEVICES] = { false };
-  cJSON *denials = cJSON_AddArrayToObject(root, "denials");
-  cJSON *events = cJSON_AddArrayToObject(root, "events");
-  for (size_t i = 0; i < n; i++) {
-    cJSON *o = event_json(&ev[i], r);
-    int dev = ev[i].device;
-    if (ev[i].kind != CMG__EVENT_DENIAL) {
-      cJSON_AddStringToObject(o, "kind", kinds[ev[i].kind]);
-      if (ev[i].kind == CMG__EVENT_WAIT) {
-        cJSON_AddNumberToObject(o, "waited", seconds(ev[i].waited_ns));
-        cJSON_AddBoolToObject(o, "granted", ev[i].granted);
-      }
-      cJSON_AddItemToArray(events, o);
+  cmg__jsonw_array(w);
+  for (size_t i = 0; i < rep->n_events; i++) {
+    int dev = events[i].device;
+    if (events[i].kind != CMG__EVENT_DENIAL)
       continue;
-    }
+    event(w, &events[i], r);
     if (dev >= 0 && dev < CMG__MAX_DEVICES && !seen[dev]) {
       struct cmg__composition *c = &first_denial[dev];
       seen[dev] = true;
       if (c->n > 1) /* items is NULL when empty; qsort takes no NULL */
         qsort(c->items, c->n, sizeof(*c->items), by_share_bytes);
-      cJSON_AddItemToObject(o, "by_stack", composition_json(c, r));
+      composition(KEY("by_stack"), c, r);
     }
-    cJSON_AddItemToArray(denials, o);
+    cmg__jsonw_object_end(w);
   }
-  cJSON_AddNumberToObject(summary, "denials", totals[CMG__EVENT_DENIAL]);
-  cJSON *counts = cJSON_AddObjectToObject(summary, "events");
-  for (int k = 1; k < 4; k++)
-    cJSON_AddNumberToObject(counts, kinds[k], totals[k]);
+  cmg__jsonw_array_end(w);
 }
 
-/* ---- leaks, written straight to the file ------------------------------ */
-
-/* The indentation cJSON gives an allocation's members: the root, "leaks",
- * a leak and its "allocations" each go one level deeper. */
-#define LEAK_TABS "\t\t\t"
-#define ALLOC_TABS "\t\t\t\t\t"
-
-/* A string as cJSON writes it, escapes included. */
+/* The other policy decisions. */
 static void
-string(struct cmg__jsonw *w, const char *s)
+other_events(struct cmg__jsonw *w, const struct report *rep,
+             struct cmg__refs *r)
 {
-  char buf[256];
-  cJSON node = { .type = cJSON_String, .valuestring = (char *)s };
-  if (cJSON_PrintPreallocated(&node, buf, sizeof(buf), false)) {
-    cmg__jsonw_text(w, buf);
-    return;
+  cmg__jsonw_array(w);
+  for (size_t i = 0; i < rep->n_events; i++) {
+    const struct cmg__event *e = &events[i];
+    if (e->kind == CMG__EVENT_DENIAL)
+      continue;
+    event(w, e, r);
+    cmg__jsonw_string(KEY("kind"), event_kinds[e->kind]);
+    if (e->kind == CMG__EVENT_WAIT) {
+      cmg__jsonw_number(KEY("waited"), seconds(e->waited_ns));
+      cmg__jsonw_bool(KEY("granted"), e->granted);
+    }
+    cmg__jsonw_object_end(w);
   }
-  char *text = cJSON_PrintUnformatted(&node);
-  if (text != NULL)
-    cmg__jsonw_text(w, text);
-  else
-    cmg__jsonw_fail(w, -ENOMEM);
-  cJSON_free(text);
+  cmg__jsonw_array_end(w);
 }
 
-/* A count or a byte total as cJSON prints a number: below 10^15 an integer
- * has at most 15 digits, all of which "%1.15g" prints; a larger one goes
- * through cJSON, exponent and all. */
-static void
-number(struct cmg__jsonw *w, uint64_t v)
-{
-  char buf[64];
-  cJSON node = { .type = cJSON_Number };
-  if (v < 1000000000000000ull) {
-    cmg__jsonw_u64(w, v);
-    return;
-  }
-  cJSON_SetNumberValue(&node, (double)v);
-  if (cJSON_PrintPreallocated(&node, buf, sizeof(buf), false))
-    cmg__jsonw_text(w, buf);
-  else
-    cmg__jsonw_fail(w, -ENOMEM);
-}
+/* ---- leaks ------------------------------------------------------------- */
 
 static void
 allocation(struct cmg__jsonw *w, const struct cmg__alloc *a)
 {
-  cmg__jsonw_lit(w, "{\n" ALLOC_TABS "\"address\":\t");
-  cmg__jsonw_hex(w, a->addr);
-  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"bytes\":\t");
-  cmg__jsonw_u64(w, a->size);
-  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"thread\":\t");
-  cmg__jsonw_u64(w, a->thread);
-  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"seq\":\t");
-  cmg__jsonw_u64(w, a->seq);
-  cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"time\":\t");
-  cmg__jsonw_seconds(w, a->time_ns);
-  cmg__jsonw_lit(w, "\n\t\t\t\t}");
+  cmg__jsonw_object(w);
+  cmg__jsonw_hex(KEY("address"), a->addr);
+  cmg__jsonw_u64(KEY("bytes"), a->size);
+  cmg__jsonw_u64(KEY("thread"), a->thread);
+  cmg__jsonw_u64(KEY("seq"), a->seq);
+  cmg__jsonw_seconds(KEY("time"), a->time_ns);
+  cmg__jsonw_object_end(w);
 }
 
 /* The threads a leak's allocations were made on, with their names. */
@@ -472,24 +444,18 @@ static void
 threads(struct cmg__jsonw *w, const struct report *rep, const struct group *g)
 {
   const uint32_t *t = rep->tids + g->first;
-  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"threads\":\t[");
+  cmg__jsonw_array(w);
   for (size_t j = 0; j < g->threads; j++) {
     const char *name = cmg__threads_find(rep->names, rep->n_names, t[j]);
-    char text[CMG__TEXT_ROOM(CMG__THREAD_NAME)];
-    if (j > 0)
-      cmg__jsonw_lit(w, ", ");
-    cmg__jsonw_lit(w, "{\n" ALLOC_TABS "\"tid\":\t");
-    cmg__jsonw_u64(w, t[j]);
-    cmg__jsonw_lit(w, ",\n" ALLOC_TABS "\"name\":\t");
-    if (name != NULL) {
-      cmg__text_escape(text, sizeof(text), name, strlen(name));
-      string(w, text);
-    } else {
-      cmg__jsonw_lit(w, "null");
-    }
-    cmg__jsonw_lit(w, "\n\t\t\t\t}");
+    cmg__jsonw_object(w);
+    cmg__jsonw_u64(KEY("tid"), t[j]);
+    if (name != NULL)
+      cmg__text_string(KEY("name"), name);
+    else
+      cmg__jsonw_null(KEY("name"));
+    cmg__jsonw_object_end(w);
   }
-  cmg__jsonw_lit(w, "]");
+  cmg__jsonw_array_end(w);
 }
 
 /* One leak: the allocations of one (stack, api, kind, device). */
@@ -497,51 +463,37 @@ static void
 leak(struct cmg__jsonw *w, const struct report *rep, const struct group *g)
 {
   const struct cmg__alloc *first = &rep->live.a[g->first];
-  const struct cmg__refs *r = &rep->refs;
-  cmg__jsonw_lit(w, "{\n" LEAK_TABS "\"stack\":\t");
-  if (cmg__refs_is_stack(r, first->stack))
-    cmg__jsonw_u64(w, first->stack);
+  cmg__jsonw_object(w);
+  if (cmg__refs_is_stack(&rep->refs, first->stack))
+    cmg__jsonw_u64(KEY("stack"), first->stack);
   else
-    cmg__jsonw_lit(w, "null");
-  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"api\":\t");
-  string(w, api_name(first->fn));
-  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"kind\":\t");
-  string(w, kind_names[first->kind]);
-  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"device\":\t");
-  if (cmg__is_report_device(first->device))
-    cmg__jsonw_u64(w, (uint64_t)first->device);
-  else
-    cmg__jsonw_lit(w, "null");
-  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"count\":\t");
-  number(w, g->n);
-  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"bytes\":\t");
-  number(w, g->bytes);
-  threads(w, rep, g);
-  cmg__jsonw_lit(w, ",\n" LEAK_TABS "\"allocations\":\t[");
-  for (size_t j = 0; j < g->n; j++) {
-    if (j > 0)
-      cmg__jsonw_lit(w, ", ");
+    cmg__jsonw_null(KEY("stack"));
+  cmg__jsonw_string(KEY("api"), api_name(first->fn));
+  cmg__jsonw_string(KEY("kind"), kind_names[first->kind]);
+  cmg__report_device(KEY("device"), first->device);
+  cmg__jsonw_uint(KEY("count"), g->n);
+  cmg__jsonw_uint(KEY("bytes"), g->bytes);
+  threads(KEY("threads"), rep, g);
+  cmg__jsonw_array(KEY("allocations"));
+  for (size_t j = 0; j < g->n; j++)
     allocation(w, &first[j]);
-  }
-  cmg__jsonw_lit(w, "]\n\t\t}");
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object_end(w);
 }
 
 static void
 leaks(struct cmg__jsonw *w, const struct report *rep)
 {
-  cmg__jsonw_lit(w, "[");
-  for (size_t i = 0; i < rep->n_groups; i++) {
-    if (i > 0)
-      cmg__jsonw_lit(w, ", ");
+  cmg__jsonw_array(w);
+  for (size_t i = 0; i < rep->n_groups; i++)
     leak(w, rep, &rep->groups[i]);
-  }
-  cmg__jsonw_lit(w, "]");
+  cmg__jsonw_array_end(w);
 }
 
 /* ---- the whole report -------------------------------------------------- */
 
 /* Copies the ledger, groups what is live and adds it up; marks the stacks
- * the leaks refer to. */
+ * the leaks refer to; copies the events. */
 static int
 gather_live(struct report *rep)
 {
@@ -570,87 +522,110 @@ gather_live(struct report *rep)
     } else if (l->a[i].kind == CMG__KIND_HOST)
       l->host_bytes += l->a[i].size;
   }
+  rep->n_events = cmg__history_events(events, CMG__MAX_EVENTS, rep->totals);
   return 0;
 }
 
-/* The members before "leaks"; the summary's counts of events come later. */
-static cJSON *
-head_json(const struct cmg__process *proc, const struct live *l)
+static void
+summary(struct cmg__jsonw *w, const struct report *rep)
 {
-  cJSON *root = cJSON_CreateObject();
-  cJSON_AddStringToObject(root, "format", "cumemguard-report");
-  cJSON_AddNumberToObject(root, "version", CMG_REPORT_VERSION);
-  cJSON *tool = cJSON_AddObjectToObject(root, "tool");
-  cJSON_AddStringToObject(tool, "name", "cumemguard");
-  cJSON_AddStringToObject(tool, "version", CMG_VERSION_STRING);
-  cJSON_AddItemToObject(root, "process", process_json(proc));
-  cJSON_AddItemToObject(root, "options", cmg__report_options_json(proc));
-  cJSON_AddItemToObject(root, "devices", cmg__report_devices_json());
-  cJSON_AddItemToObject(root, "host", cmg__report_host_json());
-  cJSON_AddItemToObject(root, "group", cmg__report_group_json());
-  cJSON *summary = cJSON_AddObjectToObject(root, "summary");
-  cJSON_AddNumberToObject(summary, "live_allocations", l->device_allocations);
-  cJSON_AddNumberToObject(summary, "live_bytes", l->device_bytes);
-  cJSON_AddNumberToObject(summary, "host_live_bytes", l->host_bytes);
-  cJSON_AddNumberToObject(summary, "untracked_frees",
-                          cmg__ledger_untracked_frees());
-  return root;
+  const struct live *l = &rep->live;
+  cmg__jsonw_object(w);
+  cmg__jsonw_uint(KEY("live_allocations"), l->device_allocations);
+  cmg__jsonw_uint(KEY("live_bytes"), l->device_bytes);
+  cmg__jsonw_uint(KEY("host_live_bytes"), l->host_bytes);
+  cmg__jsonw_uint(KEY("untracked_frees"), cmg__ledger_untracked_frees());
+  cmg__jsonw_uint(KEY("denials"), rep->totals[CMG__EVENT_DENIAL]);
+  cmg__jsonw_object(KEY("events"));
+  for (int k = 1; k < 4; k++)
+    cmg__jsonw_uint(KEY(event_kinds[k]), rep->totals[k]);
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_object_end(w);
 }
 
+/* The members before "leaks". */
+static void
+head(struct cmg__jsonw *w, const struct cmg__process *proc,
+     const struct report *rep)
+{
+  cmg__jsonw_string(KEY("format"), "cumemguard-report");
+  cmg__jsonw_number(KEY("version"), CMG_REPORT_VERSION);
+  cmg__jsonw_object(KEY("tool"));
+  cmg__jsonw_string(KEY("name"), "cumemguard");
+  cmg__jsonw_string(KEY("version"), CMG_VERSION_STRING);
+  cmg__jsonw_object_end(w);
+  process(KEY("process"), proc);
+  cmg__report_options(KEY("options"), proc);
+  cmg__report_devices(KEY("devices"));
+  cmg__report_host(KEY("host"));
+  cmg__report_group(KEY("group"));
+  summary(KEY("summary"), rep);
+  cmg__report_step();
+}
+
+/* The members after "leaks". */
 static int
-build(const struct cmg__process *proc, struct report *rep)
+tail(struct cmg__jsonw *w, struct report *rep)
 {
   struct cmg__composition first_denial[CMG__MAX_DEVICES] = { { 0 } };
   struct cmg__refs *r = &rep->refs;
-  int err = gather_live(rep);
-  if (err < 0)
-    return err;
-  cmg__report_step();
-  rep->head = head_json(proc, &rep->live);
-  cmg__report_step();
-  rep->tail = cJSON_CreateObject();
-  cJSON_AddItemToObject(rep->tail, "released", released_json(r));
-  cJSON_AddItemToObject(rep->tail, "peaks", peaks_json(r, first_denial));
-  add_events(rep->tail, cJSON_GetObjectItemCaseSensitive(rep->head, "summary"),
-             r, first_denial);
+  released(KEY("released"), r);
+  peaks(KEY("peaks"), r, first_denial);
+  denials(KEY("denials"), rep, r, first_denial);
+  other_events(KEY("events"), rep, r);
   if (cmg__timeline_on)
-    cJSON_AddItemToObject(
-        rep->tail, "timeline",
-        cmg__report_timeline(cmg__now_ns(), reasons, r, api_name));
+    cmg__report_timeline(KEY("timeline"), cmg__now_ns(), reasons, r, api_name);
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     free(first_denial[d].items);
   cmg__report_step();
-  return cmg__refs_add_tables(rep->tail, r);
+  return cmg__refs_write_tables(w, r);
 }
 
-/* The report as one object, laid out as cJSON_Print lays it out: the head
- * without its closing "\n}", the leaks, the tail without its opening "{\n".
- * A cJSON object prints as "{\n", its members, "\n}" at the root. */
+/* The whole report; the first error. */
 static int
-emit(int fd, const struct report *rep)
+document(struct cmg__jsonw *w, const struct cmg__process *proc,
+         struct report *rep)
+{
+  cmg__jsonw_object(w);
+  head(w, proc, rep);
+  leaks(cmg__jsonw_key(w, "leaks"), rep);
+  int err = tail(w, rep);
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_lit(w, "\n");
+  if (err < 0)
+    cmg__jsonw_fail(w, err);
+  return w->err;
+}
+
+/* Into the temporary file as it is made; or, where the report goes to its
+ * path itself (a pipe, a device), into memory first: what a pipe was given
+ * no rename takes back, and a failure half-way must leave nothing there. */
+static int
+emit(const struct cmg__report_file *f, const struct cmg__process *proc,
+     struct report *rep)
 {
   struct cmg__jsonw w;
-  char *head = cJSON_Print(rep->head), *tail = cJSON_Print(rep->tail);
-  int err = head && tail ? cmg__jsonw_open(&w, fd) : -ENOMEM;
+  bool direct = f->tmp[0] == '\0';
+  int err = cmg__jsonw_open(&w, direct ? -1 : f->fd, true);
+  if (err < 0)
+    return err;
+  w.on_flush = cmg__report_step;
+  if (document(&w, proc, rep) < 0 || !direct)
+    return cmg__jsonw_close(&w);
+  size_t len = w.len;
+  char *text = cmg__jsonw_take(&w);
+  err = text != NULL ? cmg__jsonw_open(&w, f->fd, true) : -ENOMEM;
   if (err == 0) {
-    cmg__jsonw_put(&w, head, strlen(head) - 2);
-    cmg__jsonw_lit(&w, ",\n\t\"leaks\":\t");
-    leaks(&w, rep);
-    cmg__jsonw_lit(&w, ",\n");
-    cmg__jsonw_text(&w, tail + 2);
-    cmg__jsonw_lit(&w, "\n");
+    cmg__jsonw_put(&w, text, len);
     err = cmg__jsonw_close(&w);
   }
-  cJSON_free(head);
-  cJSON_free(tail);
+  free(text);
   return err;
 }
 
 static void
 report_free(struct report *rep)
 {
-  cJSON_Delete(rep->head);
-  cJSON_Delete(rep->tail);
   free(rep->live.a);
   free(rep->groups);
   free(rep->tids);
@@ -670,10 +645,10 @@ cmg__report_write(const char *path, const struct cmg__process *proc,
   struct report rep = { 0 };
   current = proc;
   cmg__timeline_dump(proc->reason, cmg__now_ns());
-  err = build(proc, &rep);
+  err = gather_live(&rep);
   cmg__report_step();
   if (err == 0)
-    err = emit(f.fd, &rep);
+    err = emit(&f, proc, &rep);
   err = cmg__report_file_close(&f, err);
   /* What the program allocated: a graph memory pool or a context is the
    * driver's to keep, never a leak. */

@@ -5,17 +5,20 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 
 #include "core/base.h"
-#include "runtime/held.h"
+#include "core/jsonw.h"
 #include "runtime/group.h"
+#include "runtime/held.h"
 #include "runtime/history.h"
 #include "runtime/ledger.h"
 #include "runtime/policy.h"
 #include "runtime/report_devices.h"
 #include "runtime/report_options.h"
+
+/* Shorthands for a member and its value. */
+#define KEY(name) cmg__jsonw_key(w, name)
 
 bool
 cmg__is_report_device(int device)
@@ -23,87 +26,99 @@ cmg__is_report_device(int device)
   return device >= 0 && device < CMG__MAX_DEVICES;
 }
 
-cJSON *
-cmg__report_device(int device)
+void
+cmg__report_device(struct cmg__jsonw *w, int device)
 {
-  return cmg__is_report_device(device) ? cJSON_CreateNumber(device)
-                                       : cJSON_CreateNull();
+  if (cmg__is_report_device(device))
+    cmg__jsonw_uint(w, (uint64_t)device);
+  else
+    cmg__jsonw_null(w);
 }
 
 /* null for a device whose graph memory pool was never used. */
-static cJSON *
-graph_memory(int device)
+static void
+graph_memory(struct cmg__jsonw *w, int device)
 {
   struct cmg__graphmem g;
-  if (cmg__graphmem_get(device, &g) < 0)
-    return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "reserved_bytes", g.reserved);
-  cJSON_AddNumberToObject(o, "reserved_high_bytes", g.reserved_high);
-  cJSON_AddNumberToObject(o, "used_bytes", g.used);
-  cJSON_AddNumberToObject(o, "used_high_bytes", g.used_high);
-  cJSON_AddStringToObject(o, "source", g.from_driver ? "driver" : "estimate");
-  cJSON_AddNumberToObject(o, "launches", g.launches);
-  cJSON_AddNumberToObject(o, "uploads", g.uploads);
-  cJSON_AddNumberToObject(o, "trims", g.trims);
-  cJSON_AddNumberToObject(o, "denied", g.denied);
-  return o;
+  if (cmg__graphmem_get(device, &g) < 0) {
+    cmg__jsonw_null(w);
+    return;
+  }
+  cmg__jsonw_object(w);
+  cmg__jsonw_uint(KEY("reserved_bytes"), g.reserved);
+  cmg__jsonw_uint(KEY("reserved_high_bytes"), g.reserved_high);
+  cmg__jsonw_uint(KEY("used_bytes"), g.used);
+  cmg__jsonw_uint(KEY("used_high_bytes"), g.used_high);
+  cmg__jsonw_string(KEY("source"), g.from_driver ? "driver" : "estimate");
+  cmg__jsonw_uint(KEY("launches"), g.launches);
+  cmg__jsonw_uint(KEY("uploads"), g.uploads);
+  cmg__jsonw_uint(KEY("trims"), g.trims);
+  cmg__jsonw_uint(KEY("denied"), g.denied);
+  cmg__jsonw_object_end(w);
 }
 
-static cJSON *
-bytes_or_null(bool known, uint64_t bytes)
+static void
+bytes_or_null(struct cmg__jsonw *w, bool known, uint64_t bytes)
 {
-  return known ? cJSON_CreateNumber(bytes) : cJSON_CreateNull();
+  if (known)
+    cmg__jsonw_uint(w, bytes);
+  else
+    cmg__jsonw_null(w);
+}
+
+static void
+string_or_null(struct cmg__jsonw *w, const char *s)
+{
+  if (s != NULL)
+    cmg__jsonw_string(w, s);
+  else
+    cmg__jsonw_null(w);
 }
 
 /* footprint.cross_check: NVML's and the driver's figures for the contexts
  * both measured, or null where none was. */
-static cJSON *
-cross_check(const struct cmg__footprint *f)
+static void
+cross_check(struct cmg__jsonw *w, const struct cmg__footprint *f)
 {
-  if (f->checked == 0)
-    return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "contexts", f->checked);
-  cJSON_AddNumberToObject(o, "nvml_bytes", (double)f->checked_nvml);
-  cJSON_AddNumberToObject(o, "driver_bytes", (double)f->checked_driver);
-  return o;
+  if (f->checked == 0) {
+    cmg__jsonw_null(w);
+    return;
+  }
+  cmg__jsonw_object(w);
+  cmg__jsonw_uint(KEY("contexts"), f->checked);
+  cmg__jsonw_number(KEY("nvml_bytes"), (double)f->checked_nvml);
+  cmg__jsonw_number(KEY("driver_bytes"), (double)f->checked_driver);
+  cmg__jsonw_object_end(w);
 }
 
 /* What the process takes on the card: its allocations (live_bytes less the
  * contexts it counts), its contexts and modules, and what NVML says of the
  * whole; null for a device none of whose contexts was seen. */
-static cJSON *
-footprint(int device, uint64_t live)
+static void
+footprint(struct cmg__jsonw *w, int device, uint64_t live)
 {
   struct cmg__footprint f;
-  if (cmg__footprint_get(device, &f) < 0)
-    return cJSON_CreateNull();
+  if (cmg__footprint_get(device, &f) < 0) {
+    cmg__jsonw_null(w);
+    return;
+  }
   static const char *const sources[] = { NULL, "nvml", "driver" };
   bool measured = f.source != CMG__FOOTPRINT_NONE;
   uint64_t counted = f.counted ? f.context_bytes : 0;
   uint64_t allocated = live > counted ? live - counted : 0;
   uint64_t explained = allocated + (measured ? f.context_bytes : 0);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "contexts", f.contexts);
-  cJSON_AddItemToObject(o, "context_bytes",
-                        bytes_or_null(measured, f.context_bytes));
-  cJSON_AddItemToObject(o, "source",
-                        measured ? cJSON_CreateString(sources[f.source])
-                                 : cJSON_CreateNull());
-  cJSON_AddItemToObject(
-      o, "why", f.why[0] ? cJSON_CreateString(f.why) : cJSON_CreateNull());
-  cJSON_AddNumberToObject(o, "allocated_bytes", allocated);
-  cJSON_AddItemToObject(o, "process_bytes",
-                        bytes_or_null(f.has_process, f.process_bytes));
-  cJSON_AddItemToObject(
-      o, "unexplained_bytes",
-      bytes_or_null(f.has_process && measured, f.process_bytes > explained
-                                                   ? f.process_bytes - explained
-                                                   : 0));
-  cJSON_AddBoolToObject(o, "counted", f.counted);
-  cJSON_AddItemToObject(o, "cross_check", cross_check(&f));
-  return o;
+  cmg__jsonw_object(w);
+  cmg__jsonw_uint(KEY("contexts"), f.contexts);
+  bytes_or_null(KEY("context_bytes"), measured, f.context_bytes);
+  string_or_null(KEY("source"), measured ? sources[f.source] : NULL);
+  string_or_null(KEY("why"), f.why[0] ? f.why : NULL);
+  cmg__jsonw_uint(KEY("allocated_bytes"), allocated);
+  bytes_or_null(KEY("process_bytes"), f.has_process, f.process_bytes);
+  bytes_or_null(KEY("unexplained_bytes"), f.has_process && measured,
+                f.process_bytes > explained ? f.process_bytes - explained : 0);
+  cmg__jsonw_bool(KEY("counted"), f.counted);
+  cross_check(KEY("cross_check"), &f);
+  cmg__jsonw_object_end(w);
 }
 
 static bool
@@ -112,75 +127,83 @@ is_device_used(int d, const struct cmg_device_stats *s)
   return cmg__policy_is_device_set(d) || s->allocations || s->denials;
 }
 
-cJSON *
-cmg__report_devices_json(void)
+static void
+device(struct cmg__jsonw *w, int d, const struct cmg_device_stats *s,
+       const struct cmg__device_history *h)
 {
-  cJSON *a = cJSON_CreateArray();
+  cmg__jsonw_object(w);
+  cmg__jsonw_uint(KEY("ordinal"), (uint64_t)d);
+  cmg__jsonw_string(KEY("name"), h->name);
+  cmg__jsonw_string(KEY("uuid"), h->uuid);
+  cmg__jsonw_uint(KEY("physical_bytes"), cmg__policy_physical(d));
+  cmg__report_bytes(KEY("limit_bytes"), cmg__policy_is_device_set(d)
+                                            ? cmg__policy_limit(d)
+                                            : CMG__NO_LIMIT);
+  cmg__jsonw_uint(KEY("live_bytes"), s->live_bytes);
+  cmg__jsonw_uint(KEY("peak_bytes"), s->peak_bytes);
+  cmg__jsonw_uint(KEY("allocations"), s->allocations);
+  cmg__jsonw_uint(KEY("frees"), s->frees);
+  cmg__jsonw_uint(KEY("released"), s->released);
+  cmg__jsonw_uint(KEY("denied"), s->denials);
+  graph_memory(KEY("graph_memory"), d);
+  footprint(KEY("footprint"), d, s->live_bytes);
+  cmg__jsonw_object_end(w);
+}
+
+void
+cmg__report_devices(struct cmg__jsonw *w)
+{
+  cmg__jsonw_array(w);
   for (int d = 0; d < CMG__MAX_DEVICES; d++) {
     struct cmg_device_stats s;
     struct cmg__device_history h;
     cmg__ledger_stats(d, &s);
     if (!is_device_used(d, &s) || cmg__history_device(d, &h) < 0)
       continue;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "ordinal", d);
-    cJSON_AddStringToObject(o, "name", h.name);
-    cJSON_AddStringToObject(o, "uuid", h.uuid);
-    cJSON_AddNumberToObject(o, "physical_bytes", cmg__policy_physical(d));
-    cJSON_AddItemToObject(o, "limit_bytes",
-                          cmg__report_bytes(cmg__policy_is_device_set(d)
-                                                ? cmg__policy_limit(d)
-                                                : CMG__NO_LIMIT));
-    cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
-    cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
-    cJSON_AddNumberToObject(o, "allocations", s.allocations);
-    cJSON_AddNumberToObject(o, "frees", s.frees);
-    cJSON_AddNumberToObject(o, "released", s.released);
-    cJSON_AddNumberToObject(o, "denied", s.denials);
-    cJSON_AddItemToObject(o, "graph_memory", graph_memory(d));
-    cJSON_AddItemToObject(o, "footprint", footprint(d, s.live_bytes));
-    cJSON_AddItemToArray(a, o);
+    device(w, d, &s, &h);
     cmg__history_device_free(&h);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
-cJSON *
-cmg__report_host_json(void)
+void
+cmg__report_host(struct cmg__jsonw *w)
 {
   struct cmg_device_stats s;
   cmg__ledger_stats(CMG__HOST, &s);
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddItemToObject(o, "limit_bytes",
-                        cmg__report_bytes(cmg__policy_limit(CMG__HOST)));
-  cJSON_AddNumberToObject(o, "live_bytes", s.live_bytes);
-  cJSON_AddNumberToObject(o, "peak_bytes", s.peak_bytes);
-  cJSON_AddNumberToObject(o, "allocations", s.allocations);
-  cJSON_AddNumberToObject(o, "frees", s.frees);
-  cJSON_AddNumberToObject(o, "denied", s.denials);
-  return o;
+  cmg__jsonw_object(w);
+  cmg__report_bytes(KEY("limit_bytes"), cmg__policy_limit(CMG__HOST));
+  cmg__jsonw_uint(KEY("live_bytes"), s.live_bytes);
+  cmg__jsonw_uint(KEY("peak_bytes"), s.peak_bytes);
+  cmg__jsonw_uint(KEY("allocations"), s.allocations);
+  cmg__jsonw_uint(KEY("frees"), s.frees);
+  cmg__jsonw_uint(KEY("denied"), s.denials);
+  cmg__jsonw_object_end(w);
 }
 
-cJSON *
-cmg__report_group_json(void)
+void
+cmg__report_group(struct cmg__jsonw *w)
 {
-  if (!cmg__group_active())
-    return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "name", cmg__group_name());
-  cJSON_AddNumberToObject(o, "members", cmg__group_members());
-  cJSON *a = cJSON_AddArrayToObject(o, "devices");
+  if (!cmg__group_active()) {
+    cmg__jsonw_null(w);
+    return;
+  }
+  cmg__jsonw_object(w);
+  cmg__jsonw_string(KEY("name"), cmg__group_name());
+  cmg__jsonw_uint(KEY("members"), (uint64_t)cmg__group_members());
+  cmg__jsonw_array(KEY("devices"));
   for (int d = 0; d < CMG__MAX_DEVICES; d++) {
     struct cmg__group_usage u;
     if (cmg__group_usage(d, &u) < 0 ||
         (u.used == 0 && u.mine == 0 && !cmg__policy_is_device_set(d)))
       continue;
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddItemToObject(x, "device", cmg__report_device(d));
-    cJSON_AddItemToObject(x, "limit_bytes", cmg__report_bytes(u.limit));
-    cJSON_AddNumberToObject(x, "used_bytes", u.used);
-    cJSON_AddNumberToObject(x, "process_bytes", u.mine);
-    cJSON_AddItemToArray(a, x);
+    cmg__jsonw_object(w);
+    cmg__report_device(KEY("device"), d);
+    cmg__report_bytes(KEY("limit_bytes"), u.limit);
+    cmg__jsonw_uint(KEY("used_bytes"), u.used);
+    cmg__jsonw_uint(KEY("process_bytes"), u.mine);
+    cmg__jsonw_object_end(w);
   }
-  return o;
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object_end(w);
 }

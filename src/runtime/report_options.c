@@ -5,107 +5,132 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/conf_report.h"
-#include "runtime/policy.h"
+#include "core/jsonw.h"
 #include "core/pools.h"
+#include "runtime/policy.h"
 #include "runtime/report.h"
 #include "runtime/report_options.h"
-#include "core/size.h"
 #include "runtime/text.h"
 
-cJSON *
-cmg__report_bytes(uint64_t v)
+#define KEY(name) cmg__jsonw_key(w, name)
+
+void
+cmg__report_bytes(struct cmg__jsonw *w, uint64_t v)
 {
-  return v == CMG__NO_LIMIT ? cJSON_CreateNull() : cJSON_CreateNumber(v);
+  if (v == CMG__NO_LIMIT)
+    cmg__jsonw_null(w);
+  else
+    cmg__jsonw_uint(w, v);
 }
 
-static cJSON *
-limit_json(const struct cmg__limit *l)
+static void
+string_or_null(struct cmg__jsonw *w, const char *s)
 {
-  if (l->kind == CMG__LIMIT_NONE)
-    return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  if (l->kind == CMG__LIMIT_BYTES)
-    cJSON_AddNumberToObject(o, "bytes", l->bytes);
+  if (s != NULL)
+    cmg__jsonw_string(w, s);
   else
-    cJSON_AddNumberToObject(o, "percent", l->ppm / 10000.0);
-  return o;
+    cmg__jsonw_null(w);
+}
+
+static void
+limit(struct cmg__jsonw *w, const struct cmg__limit *l)
+{
+  if (l->kind == CMG__LIMIT_NONE) {
+    cmg__jsonw_null(w);
+    return;
+  }
+  cmg__jsonw_object(w);
+  if (l->kind == CMG__LIMIT_BYTES)
+    cmg__jsonw_uint(KEY("bytes"), l->bytes);
+  else
+    cmg__jsonw_number(KEY("percent"), l->ppm / 10000.0);
+  cmg__jsonw_object_end(w);
+}
+
+/* A limit per device, keyed by ordinal. */
+static void
+limits(struct cmg__jsonw *w, const struct cmg__limit dev[CMG__MAX_DEVICES])
+{
+  cmg__jsonw_object(w);
+  for (int i = 0; i < CMG__MAX_DEVICES; i++) {
+    if (dev[i].kind == CMG__LIMIT_NONE)
+      continue;
+    char key[8];
+    snprintf(key, sizeof(key), "%d", i);
+    limit(KEY(key), &dev[i]);
+  }
+  cmg__jsonw_object_end(w);
 }
 
 /* Each framework switch with its value at start-up and who set it, so a
  * reader can tell a pool block from a tensor (docs/report-format.md). */
-static cJSON *
-pool_switches_json(const struct cmg__pools *pools)
+static void
+pool_switches(struct cmg__jsonw *w, const struct cmg__pools *pools)
 {
-  cJSON *a = cJSON_CreateArray();
+  cmg__jsonw_array(w);
   for (size_t i = 0; pools != NULL && pools->is_read && i < CMG__POOLS_N; i++) {
     const struct cmg__pools_seen *s = &pools->seen[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", cmg__pools_switches[i].name);
-    cJSON_AddItemToObject(
-        o, "value", s->is_set ? cmg__text_json(s->value) : cJSON_CreateNull());
-    const char *who = !s->is_set ? NULL : s->by_us ? "cumemguard" : "user";
-    cJSON_AddItemToObject(o, "set_by",
-                          who ? cJSON_CreateString(who) : cJSON_CreateNull());
-    cJSON_AddItemToArray(a, o);
+    cmg__jsonw_object(w);
+    cmg__jsonw_string(KEY("name"), cmg__pools_switches[i].name);
+    if (s->is_set)
+      cmg__text_string(KEY("value"), s->value);
+    else
+      cmg__jsonw_null(KEY("value"));
+    string_or_null(KEY("set_by"), !s->is_set ? NULL
+                                  : s->by_us ? "cumemguard"
+                                             : "user");
+    cmg__jsonw_object_end(w);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
-cJSON *
-cmg__report_options_json(const struct cmg__process *p)
+/* How the process handles a denial, and its other limits. */
+static void
+on_exceed(struct cmg__jsonw *w, const struct cmg__config *c)
 {
-  const struct cmg__config *c = p->cfg;
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddItemToObject(o, "string",
-                        p->options ? cmg__text_json(p->options)
-                                   : cJSON_CreateNull());
-  cJSON_AddItemToObject(o, "limit", limit_json(&c->limit));
-  cJSON *per = cJSON_AddObjectToObject(o, "limits");
-  for (int i = 0; i < CMG__MAX_DEVICES; i++) {
-    if (c->limit_dev[i].kind == CMG__LIMIT_NONE)
-      continue;
-    char key[8];
-    snprintf(key, sizeof(key), "%d", i);
-    cJSON_AddItemToObject(per, key, limit_json(&c->limit_dev[i]));
-  }
-  cJSON_AddItemToObject(o, "report", cmg__text_json(c->report));
-  cJSON_AddNumberToObject(o, "stack_depth", c->stack_depth);
+  static const char *const names[] = { "fail", "warn", "wait" };
+  cmg__jsonw_string(KEY("on_exceed"), names[c->on_exceed]);
+  cmg__jsonw_number(KEY("wait_timeout"), c->wait_timeout_ns / 1e9);
+  limit(KEY("soft_limit"), &c->soft_limit);
+  limits(KEY("soft_limits"), c->soft_limit_dev);
+  cmg__report_bytes(KEY("max_alloc"), c->max_alloc);
+  cmg__report_bytes(KEY("host_limit"), c->host_limit);
+}
+
+void
+cmg__report_options(struct cmg__jsonw *w, const struct cmg__process *p)
+{
   static const char *const stack_mode[] = { "auto", "fp", "dwarf" };
-  cJSON_AddStringToObject(o, "stack_mode", stack_mode[c->stack_mode]);
-  cJSON_AddBoolToObject(o, "python_frames", c->python_frames);
-  cJSON_AddBoolToObject(o, "signal_report", c->signal_report);
-  cJSON_AddNumberToObject(o, "snapshot", c->snapshot_ns / 1e9);
-  cJSON_AddBoolToObject(o, "count_context", c->count_context);
-  const char *sig = cmg__signal_name(c->dump_signal);
-  cJSON_AddItemToObject(o, "dump_signal",
-                        sig ? cJSON_CreateString(sig) : cJSON_CreateNull());
-  cJSON_AddItemToObject(o, "leak_exitcode",
-                        c->leak_exitcode ? cJSON_CreateNumber(c->leak_exitcode)
-                                         : cJSON_CreateNull());
-  static const char *const on_exceed[] = { "fail", "warn", "wait" };
-  cJSON_AddStringToObject(o, "on_exceed", on_exceed[c->on_exceed]);
-  cJSON_AddNumberToObject(o, "wait_timeout", c->wait_timeout_ns / 1e9);
-  cJSON_AddItemToObject(o, "soft_limit", limit_json(&c->soft_limit));
-  per = cJSON_AddObjectToObject(o, "soft_limits");
-  for (int i = 0; i < CMG__MAX_DEVICES; i++) {
-    if (c->soft_limit_dev[i].kind == CMG__LIMIT_NONE)
-      continue;
-    char key[8];
-    snprintf(key, sizeof(key), "%d", i);
-    cJSON_AddItemToObject(per, key, limit_json(&c->soft_limit_dev[i]));
-  }
-  cJSON_AddItemToObject(o, "max_alloc", cmg__report_bytes(c->max_alloc));
-  cJSON_AddItemToObject(o, "host_limit", cmg__report_bytes(c->host_limit));
-  cJSON_AddBoolToObject(o, "failed_closed", cmg__policy_is_failed_closed());
-  cJSON_AddBoolToObject(o, "no_pools", c->no_pools);
-  cJSON_AddBoolToObject(o, "timeline", c->timeline);
-  cJSON_AddItemToObject(o, "pool_switches", pool_switches_json(p->pools));
-  return o;
+  const struct cmg__config *c = p->cfg;
+  cmg__jsonw_object(w);
+  if (p->options)
+    cmg__text_string(KEY("string"), p->options);
+  else
+    cmg__jsonw_null(KEY("string"));
+  limit(KEY("limit"), &c->limit);
+  limits(KEY("limits"), c->limit_dev);
+  cmg__text_string(KEY("report"), c->report);
+  cmg__jsonw_number(KEY("stack_depth"), c->stack_depth);
+  cmg__jsonw_string(KEY("stack_mode"), stack_mode[c->stack_mode]);
+  cmg__jsonw_bool(KEY("python_frames"), c->python_frames);
+  cmg__jsonw_bool(KEY("signal_report"), c->signal_report);
+  cmg__jsonw_number(KEY("snapshot"), c->snapshot_ns / 1e9);
+  cmg__jsonw_bool(KEY("count_context"), c->count_context);
+  string_or_null(KEY("dump_signal"), cmg__signal_name(c->dump_signal));
+  if (c->leak_exitcode)
+    cmg__jsonw_number(KEY("leak_exitcode"), c->leak_exitcode);
+  else
+    cmg__jsonw_null(KEY("leak_exitcode"));
+  on_exceed(w, c);
+  cmg__jsonw_bool(KEY("failed_closed"), cmg__policy_is_failed_closed());
+  cmg__jsonw_bool(KEY("no_pools"), c->no_pools);
+  cmg__jsonw_bool(KEY("timeline"), c->timeline);
+  pool_switches(KEY("pool_switches"), p->pools);
+  cmg__jsonw_object_end(w);
 }

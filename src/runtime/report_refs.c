@@ -1,19 +1,16 @@
 /*
  * The report's indexed tables of stacks, frames and modules.  Every part of
- * the report that names a stack marks it here; once the rest is built, the
- * distinct frames of the marked stacks are gathered, sorted, symbolized
+ * the report that names a stack marks it here; once the rest is written,
+ * the distinct frames of the marked stacks are gathered, sorted, symbolized
  * once each, and written with the stacks that refer to them by index.
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/jsonw.h"
+#include "core/jsonw.h"
 #include "runtime/pyframes.h"
 #include "runtime/pyline.h"
 #include "runtime/report_refs.h"
@@ -22,23 +19,17 @@
 #include "runtime/symbols.h"
 #include "runtime/text.h"
 
-/* An integer as raw JSON text.  cJSON prints every number with "%1.15g"
- * and reads it back to check the round trip; integers need neither. */
-static cJSON *
-integer(uint64_t v)
-{
-  char buf[24];
-  *cmg__jsonw_format_u64(buf, v) = '\0';
-  return cJSON_CreateRaw(buf);
-}
+/* The modules the frames are in, in the order a frame first names each. */
+struct module {
+  char *path; /* escaped */
+  char build_id[sizeof(((struct cmg__symbol *)0)->build_id)];
+  uintptr_t base;
+};
 
-static cJSON *
-hex(uint64_t v)
-{
-  char buf[24];
-  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-  return cJSON_CreateString(buf);
-}
+struct modules {
+  struct module *m;
+  size_t n, cap;
+};
 
 int
 cmg__refs_init(struct cmg__refs *r)
@@ -70,13 +61,15 @@ cmg__refs_mark(struct cmg__refs *r, uint32_t id)
     r->used[id] = 1;
 }
 
-cJSON *
-cmg__refs_stack(struct cmg__refs *r, uint32_t id)
+void
+cmg__refs_stack(struct cmg__jsonw *w, struct cmg__refs *r, uint32_t id)
 {
-  if (!cmg__refs_is_stack(r, id))
-    return cJSON_CreateNull();
+  if (!cmg__refs_is_stack(r, id)) {
+    cmg__jsonw_null(w);
+    return;
+  }
   r->used[id] = 1;
-  return cJSON_CreateNumber(id);
+  cmg__jsonw_u64(w, id);
 }
 
 static int
@@ -126,151 +119,204 @@ gather_ips(struct cmg__refs *r)
 /* Where a stack's capture left frames out: before which of its frames,
  * how many (null when the walk did not reach the end), and of which
  * language. */
-static cJSON *
-cut_json(uintptr_t word, unsigned at)
+static void
+cut(struct cmg__jsonw *w, uintptr_t word, unsigned at)
 {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddItemToObject(o, "at", integer(at));
   uint32_t n = cmg__cut_frames(word);
-  cJSON_AddItemToObject(
-      o, "frames", n != CMG__CUT_UNKNOWN ? integer(n) : cJSON_CreateNull());
-  cJSON_AddStringToObject(o, "lang",
-                          cmg__cut_is_python(word) ? "python" : "native");
-  return o;
+  cmg__jsonw_object(w);
+  cmg__jsonw_u64(cmg__jsonw_key(w, "at"), at);
+  if (n != CMG__CUT_UNKNOWN)
+    cmg__jsonw_u64(cmg__jsonw_key(w, "frames"), n);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, "frames"));
+  cmg__jsonw_string(cmg__jsonw_key(w, "lang"),
+                    cmg__cut_is_python(word) ? "python" : "native");
+  cmg__jsonw_object_end(w);
 }
 
-static cJSON *
-stack_json(const struct cmg__refs *r, uint32_t id,
-           const struct cmg__stack_view *v)
+/* The stack's cuts, after its frames. */
+static void
+cuts(struct cmg__jsonw *w, const struct cmg__stack_view *v)
 {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "id", id);
-  cJSON_AddBoolToObject(o, "truncated", v->truncated);
-  cJSON *f = cJSON_AddArrayToObject(o, "frames");
-  cJSON *cuts = NULL;
   unsigned at = 0;
+  bool any = false;
   for (unsigned i = 0; i < v->depth; i++) {
     if (!cmg__is_cut(v->ips[i])) {
-      cJSON_AddItemToArray(f, integer(ip_index(r, v->ips[i])));
       at++;
       continue;
     }
-    if (cuts == NULL)
-      cuts = cJSON_AddArrayToObject(o, "cuts");
-    cJSON_AddItemToArray(cuts, cut_json(v->ips[i], at));
+    if (!any)
+      cmg__jsonw_array(cmg__jsonw_key(w, "cuts"));
+    any = true;
+    cut(w, v->ips[i], at);
   }
-  return o;
+  if (any)
+    cmg__jsonw_array_end(w);
 }
 
-static cJSON *
-stacks_json(const struct cmg__refs *r)
+static void
+stack(struct cmg__jsonw *w, const struct cmg__refs *r, uint32_t id,
+      const struct cmg__stack_view *v)
 {
-  cJSON *a = cJSON_CreateArray();
+  cmg__jsonw_object(w);
+  cmg__jsonw_uint(cmg__jsonw_key(w, "id"), id);
+  cmg__jsonw_bool(cmg__jsonw_key(w, "truncated"), v->truncated);
+  cmg__jsonw_array(cmg__jsonw_key(w, "frames"));
+  for (unsigned i = 0; i < v->depth; i++)
+    if (!cmg__is_cut(v->ips[i]))
+      cmg__jsonw_u64(w, ip_index(r, v->ips[i]));
+  cmg__jsonw_array_end(w);
+  cuts(w, v);
+  cmg__jsonw_object_end(w);
+}
+
+static void
+stacks(struct cmg__jsonw *w, const struct cmg__refs *r)
+{
+  cmg__jsonw_array(cmg__jsonw_key(w, "stacks"));
   for (uint32_t id = 1; id <= r->n_stacks; id++) {
     struct cmg__stack_view v;
     if (r->used[id] && cmg__stacks_get(id, &v) == 0)
-      cJSON_AddItemToArray(a, stack_json(r, id, &v));
+      stack(w, r, id, &v);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
-/* Index of the module in the modules array, appending it if new. */
-static int
-module_index(cJSON *modules, const struct cmg__symbol *s)
+/* Index of the module in the list, appending it if new; -1 when out of
+ * memory. */
+static ptrdiff_t
+module_index(struct modules *l, const struct cmg__symbol *s)
 {
-  int i = 0;
-  cJSON *m;
   char *path = cmg__text_dup(s->module);
-  const char *text = path != NULL ? path : "?";
-  cJSON_ArrayForEach(m, modules)
-  {
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(m, "path");
-    if (strcmp(p->valuestring, text) == 0)
-      break;
-    i++;
+  if (path == NULL)
+    return -1;
+  for (size_t i = 0; i < l->n; i++)
+    if (strcmp(l->m[i].path, path) == 0) {
+      free(path);
+      return (ptrdiff_t)i;
+    }
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    struct module *m = realloc(l->m, cap * sizeof(*m));
+    if (m == NULL) {
+      free(path);
+      return -1;
+    }
+    l->m = m;
+    l->cap = cap;
   }
-  if (m == NULL) {
-    m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "path", text);
-    cJSON_AddStringToObject(m, "build_id", s->build_id);
-    cJSON_AddItemToObject(m, "base", hex(s->module_base));
-    cJSON_AddItemToArray(modules, m);
-  }
-  free(path);
-  return i;
+  struct module *m = &l->m[l->n];
+  m->path = path;
+  memcpy(m->build_id, s->build_id, sizeof(m->build_id));
+  m->base = s->module_base;
+  return (ptrdiff_t)l->n++;
 }
 
 /* A Python frame: its site's function, file and line, marked "lang";
  * no module, and an address that only tells it from the others. */
 static void
-python_frame(cJSON *o, uintptr_t word)
+python_frame(struct cmg__jsonw *w, uintptr_t word)
 {
   struct cmg__py_site_view v;
   if (!cmg__py_site_get(cmg__py_frame_site(word), &v))
     v = (struct cmg__py_site_view){ "?", "?", 0 };
-  cJSON_AddNullToObject(o, "module");
-  cJSON_AddNullToObject(o, "offset");
-  cJSON_AddStringToObject(o, "function", v.function);
-  cJSON_AddNullToObject(o, "function_offset");
-  cJSON_AddStringToObject(o, "lang", "python");
-  cJSON_AddStringToObject(o, "file", v.file);
-  cJSON_AddItemToObject(
-      o, "line", v.line > 0 ? integer((uint64_t)v.line) : cJSON_CreateNull());
+  cmg__jsonw_null(cmg__jsonw_key(w, "module"));
+  cmg__jsonw_null(cmg__jsonw_key(w, "offset"));
+  cmg__jsonw_string(cmg__jsonw_key(w, "function"), v.function);
+  cmg__jsonw_null(cmg__jsonw_key(w, "function_offset"));
+  cmg__jsonw_string(cmg__jsonw_key(w, "lang"), "python");
+  cmg__jsonw_string(cmg__jsonw_key(w, "file"), v.file);
+  if (v.line > 0)
+    cmg__jsonw_u64(cmg__jsonw_key(w, "line"), (uint64_t)v.line);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, "line"));
 }
 
 static void
-add_frames(cJSON *root, const struct cmg__refs *r)
+native_frame(struct cmg__jsonw *w, const struct cmg__symbol *s,
+             struct modules *l)
 {
-  cJSON *frames = cJSON_AddArrayToObject(root, "frames");
-  cJSON *modules = cJSON_AddArrayToObject(root, "modules");
+  ptrdiff_t m = module_index(l, s);
+  if (m < 0)
+    cmg__jsonw_fail(w, -ENOMEM);
+  cmg__jsonw_u64(cmg__jsonw_key(w, "module"), (uint64_t)m);
+  cmg__jsonw_hex(cmg__jsonw_key(w, "offset"), s->offset);
+  if (s->function[0])
+    cmg__text_string(cmg__jsonw_key(w, "function"), s->function);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, "function"));
+  cmg__jsonw_uint(cmg__jsonw_key(w, "function_offset"), s->function_offset);
+}
+
+static void
+frames(struct cmg__jsonw *w, const struct cmg__refs *r, struct modules *l)
+{
+  static const char *const unknown[] = { "module", "offset", "function",
+                                         "function_offset" };
+  cmg__jsonw_array(cmg__jsonw_key(w, "frames"));
   for (size_t i = 0; i < r->n_ips; i++) {
     struct cmg__symbol s;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "address", hex(r->ips[i]));
+    cmg__jsonw_object(w);
+    cmg__jsonw_hex(cmg__jsonw_key(w, "address"), r->ips[i]);
     if (cmg__py_is_frame(r->ips[i])) {
-      python_frame(o, r->ips[i]);
+      python_frame(w, r->ips[i]);
     } else if (cmg__symbolize(r->ips[i], &s) == 0) {
-      cJSON_AddNumberToObject(o, "module", module_index(modules, &s));
-      cJSON_AddItemToObject(o, "offset", hex(s.offset));
-      cJSON_AddItemToObject(o, "function",
-                            s.function[0] ? cmg__text_json(s.function)
-                                          : cJSON_CreateNull());
-      cJSON_AddNumberToObject(o, "function_offset", s.function_offset);
+      native_frame(w, &s, l);
     } else {
-      cJSON_AddNullToObject(o, "module");
-      cJSON_AddNullToObject(o, "offset");
-      cJSON_AddNullToObject(o, "function");
-      cJSON_AddNullToObject(o, "function_offset");
+      for (size_t k = 0; k < 4; k++)
+        cmg__jsonw_null(cmg__jsonw_key(w, unknown[k]));
     }
-    cJSON_AddItemToArray(frames, o);
+    cmg__jsonw_object_end(w);
   }
+  cmg__jsonw_array_end(w);
+}
+
+static void
+modules(struct cmg__jsonw *w, struct modules *l)
+{
+  cmg__jsonw_array(cmg__jsonw_key(w, "modules"));
+  for (size_t i = 0; i < l->n; i++) {
+    cmg__jsonw_object(w);
+    cmg__jsonw_string(cmg__jsonw_key(w, "path"), l->m[i].path);
+    cmg__jsonw_string(cmg__jsonw_key(w, "build_id"), l->m[i].build_id);
+    cmg__jsonw_hex(cmg__jsonw_key(w, "base"), l->m[i].base);
+    cmg__jsonw_object_end(w);
+    free(l->m[i].path);
+  }
+  cmg__jsonw_array_end(w);
+  free(l->m);
 }
 
 /* Present when the process runs a CPython: its version, whether its
  * frames are in the stacks and, when not, the one line saying why, and the
  * frames left out for want of room in the site table. */
 static void
-add_python(cJSON *root)
+python(struct cmg__jsonw *w)
 {
   struct cmg__py_status st;
   cmg__py_get_status(&st);
   if (!st.found)
     return;
-  cJSON *o = cJSON_AddObjectToObject(root, "python");
-  cJSON_AddStringToObject(o, "version", st.version);
-  cJSON_AddBoolToObject(o, "frames", st.frames);
-  cJSON_AddItemToObject(
-      o, "note", st.frames ? cJSON_CreateNull() : cJSON_CreateString(st.why));
-  cJSON_AddItemToObject(o, "sites_dropped", integer(cmg__py_sites_dropped()));
+  cmg__jsonw_object(cmg__jsonw_key(w, "python"));
+  cmg__jsonw_string(cmg__jsonw_key(w, "version"), st.version);
+  cmg__jsonw_bool(cmg__jsonw_key(w, "frames"), st.frames);
+  if (st.frames)
+    cmg__jsonw_null(cmg__jsonw_key(w, "note"));
+  else
+    cmg__jsonw_string(cmg__jsonw_key(w, "note"), st.why);
+  cmg__jsonw_u64(cmg__jsonw_key(w, "sites_dropped"), cmg__py_sites_dropped());
+  cmg__jsonw_object_end(w);
 }
 
 int
-cmg__refs_add_tables(cJSON *root, struct cmg__refs *r)
+cmg__refs_write_tables(struct cmg__jsonw *w, struct cmg__refs *r)
 {
+  struct modules l = { 0 };
   if (gather_ips(r) < 0)
     return -ENOMEM;
-  cJSON_AddItemToObject(root, "stacks", stacks_json(r));
-  add_frames(root, r);
-  add_python(root);
+  stacks(w, r);
+  frames(w, r, &l);
+  modules(w, &l);
+  python(w);
   return 0;
 }

@@ -5,10 +5,11 @@
 #ifndef CMG_RUNTIME_REPORT_REFS_H
 #define CMG_RUNTIME_REPORT_REFS_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct cmg__jsonw;
 
 /* Stack ids the report refers to, and their distinct frames. */
 struct cmg__refs {
@@ -28,11 +29,11 @@ bool cmg__refs_is_stack(const struct cmg__refs *r, uint32_t id);
 /* Marks stack id as referred to, if it can be. */
 void cmg__refs_mark(struct cmg__refs *r, uint32_t id);
 
-/* The JSON reference to stack id, marking it: its number, or null. */
-cJSON *cmg__refs_stack(struct cmg__refs *r, uint32_t id);
+/* Writes the reference to stack id, marking it: its number, or null. */
+void cmg__refs_stack(struct cmg__jsonw *w, struct cmg__refs *r, uint32_t id);
 
-/* Adds "stacks", "frames" and "modules" for the marked stacks to root,
- * symbolizing each distinct frame once; 0 or -ENOMEM. */
-int cmg__refs_add_tables(cJSON *root, struct cmg__refs *r);
+/* Writes the members "stacks", "frames", "modules" and "python" for the
+ * marked stacks, symbolizing each distinct frame once; 0 or -ENOMEM. */
+int cmg__refs_write_tables(struct cmg__jsonw *w, struct cmg__refs *r);
 
 #endif /* CMG_RUNTIME_REPORT_REFS_H */

@@ -9,13 +9,12 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
-#include <inttypes.h>
+#include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/base.h"
+#include "core/jsonw.h"
 #include "runtime/freed.h"
 #include "runtime/policy.h"
 #include "runtime/report_devices.h"
@@ -29,88 +28,97 @@ seconds(uint64_t ns)
   return (double)(ns / 1000) / 1e6;
 }
 
-static cJSON *
-point_json(uint64_t time_ns, uint64_t live, uint64_t min, uint64_t max)
+static void
+point(struct cmg__jsonw *w, uint64_t time_ns, uint64_t live, uint64_t min,
+      uint64_t max)
 {
-  cJSON *a = cJSON_CreateArray();
-  cJSON_AddItemToArray(a, cJSON_CreateNumber(seconds(time_ns)));
-  cJSON_AddItemToArray(a, cJSON_CreateNumber((double)live));
-  cJSON_AddItemToArray(a, cJSON_CreateNumber((double)min));
-  cJSON_AddItemToArray(a, cJSON_CreateNumber((double)max));
-  return a;
+  cmg__jsonw_array(w);
+  cmg__jsonw_number(w, seconds(time_ns));
+  cmg__jsonw_number(w, (double)live);
+  cmg__jsonw_number(w, (double)min);
+  cmg__jsonw_number(w, (double)max);
+  cmg__jsonw_array_end(w);
 }
 
-static cJSON *
-device_json(int device, const struct cmg__timeline *t, uint64_t now_ns)
+static void
+device(struct cmg__jsonw *w, int d, const struct cmg__timeline *t,
+       uint64_t now_ns)
 {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddItemToObject(o, "device", cmg__report_device(device));
-  cJSON_AddNumberToObject(o, "resolution", seconds(t->resolution_ns));
-  cJSON_AddNumberToObject(o, "peak_bytes", (double)t->peak_bytes);
-  cJSON_AddNumberToObject(o, "peak_time", seconds(t->peak_time_ns));
-  cJSON *points = cJSON_AddArrayToObject(o, "points");
+  cmg__jsonw_object(w);
+  cmg__report_device(cmg__jsonw_key(w, "device"), d);
+  cmg__jsonw_number(cmg__jsonw_key(w, "resolution"), seconds(t->resolution_ns));
+  cmg__jsonw_number(cmg__jsonw_key(w, "peak_bytes"), (double)t->peak_bytes);
+  cmg__jsonw_number(cmg__jsonw_key(w, "peak_time"), seconds(t->peak_time_ns));
+  cmg__jsonw_array(cmg__jsonw_key(w, "points"));
   for (size_t i = 0; i < t->n; i++) {
     const struct cmg__timeline_point *p = &t->points[i];
-    cJSON_AddItemToArray(points,
-                         point_json(p->time_ns, p->live, p->min, p->max));
+    point(w, p->time_ns, p->live, p->min, p->max);
   }
   uint64_t last = t->points[t->n - 1].time_ns;
-  uint64_t live = cmg__policy_used(device);
-  cJSON_AddItemToArray(
-      points, point_json(now_ns > last ? now_ns : last, live, live, live));
-  return o;
+  uint64_t live = cmg__policy_used(d);
+  point(w, now_ns > last ? now_ns : last, live, live, live);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object_end(w);
 }
 
-static cJSON *
-freed_json(struct cmg__refs *refs, const char *(*api)(unsigned fn))
+static void
+freed(struct cmg__jsonw *w, struct cmg__refs *refs,
+      const char *(*api)(unsigned fn))
 {
   struct cmg__freed f[CMG__FREED_KEEP];
   size_t n = cmg__freed_get(f, CMG__FREED_KEEP);
-  cJSON *list = cJSON_CreateArray();
+  cmg__jsonw_array(cmg__jsonw_key(w, "freed"));
   for (size_t i = 0; i < n; i++) {
-    char address[24];
-    cJSON *e = cJSON_CreateObject();
-    snprintf(address, sizeof(address), "0x%" PRIx64, f[i].a.addr);
-    cJSON_AddStringToObject(e, "address", address);
-    cJSON_AddNumberToObject(e, "bytes", (double)f[i].a.size);
-    cJSON_AddItemToObject(e, "device", cmg__report_device(f[i].a.device));
-    cJSON_AddStringToObject(e, "api", api(f[i].a.fn));
-    cJSON_AddItemToObject(e, "stack", cmg__refs_stack(refs, f[i].a.stack));
-    cJSON_AddNumberToObject(e, "thread", f[i].a.thread);
-    cJSON_AddNumberToObject(e, "time", seconds(f[i].a.time_ns));
-    cJSON_AddNumberToObject(e, "free_time", seconds(f[i].free_ns));
-    cJSON_AddItemToArray(list, e);
+    cmg__jsonw_object(w);
+    cmg__jsonw_hex(cmg__jsonw_key(w, "address"), f[i].a.addr);
+    cmg__jsonw_number(cmg__jsonw_key(w, "bytes"), (double)f[i].a.size);
+    cmg__report_device(cmg__jsonw_key(w, "device"), f[i].a.device);
+    cmg__jsonw_string(cmg__jsonw_key(w, "api"), api(f[i].a.fn));
+    cmg__refs_stack(cmg__jsonw_key(w, "stack"), refs, f[i].a.stack);
+    cmg__jsonw_number(cmg__jsonw_key(w, "thread"), f[i].a.thread);
+    cmg__jsonw_number(cmg__jsonw_key(w, "time"), seconds(f[i].a.time_ns));
+    cmg__jsonw_number(cmg__jsonw_key(w, "free_time"), seconds(f[i].free_ns));
+    cmg__jsonw_object_end(w);
   }
-  return list;
+  cmg__jsonw_array_end(w);
 }
 
-cJSON *
-cmg__report_timeline(uint64_t now_ns, const char *const reasons[CMG__REASONS],
+static void
+dumps(struct cmg__jsonw *w, const char *const reasons[CMG__REASONS])
+{
+  struct cmg__timeline_dump d[CMG__TIMELINE_DUMPS];
+  uint64_t total;
+  size_t n = cmg__timeline_dumps(d, CMG__TIMELINE_DUMPS, &total);
+  cmg__jsonw_array(cmg__jsonw_key(w, "dumps"));
+  for (size_t i = 0; i < n; i++) {
+    cmg__jsonw_object(w);
+    cmg__jsonw_number(cmg__jsonw_key(w, "time"), seconds(d[i].time_ns));
+    cmg__jsonw_string(cmg__jsonw_key(w, "reason"),
+                      reasons[d[i].reason < CMG__REASONS ? d[i].reason : 0]);
+    cmg__jsonw_object_end(w);
+  }
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_number(cmg__jsonw_key(w, "dumps_total"), (double)total);
+}
+
+void
+cmg__report_timeline(struct cmg__jsonw *w, uint64_t now_ns,
+                     const char *const reasons[CMG__REASONS],
                      struct cmg__refs *refs, const char *(*api)(unsigned fn))
 {
   struct cmg__timeline *t = malloc(sizeof(*t));
-  if (t == NULL)
-    return NULL;
-  cJSON *o = cJSON_CreateObject();
-  cJSON *devices = cJSON_AddArrayToObject(o, "devices");
+  if (t == NULL) {
+    cmg__jsonw_fail(w, -ENOMEM);
+    return;
+  }
+  cmg__jsonw_object(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "devices"));
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     if (cmg__timeline_get(d, t))
-      cJSON_AddItemToArray(devices, device_json(d, t, now_ns));
+      device(w, d, t, now_ns);
+  cmg__jsonw_array_end(w);
   free(t);
-
-  struct cmg__timeline_dump dumps[CMG__TIMELINE_DUMPS];
-  uint64_t total;
-  size_t n = cmg__timeline_dumps(dumps, CMG__TIMELINE_DUMPS, &total);
-  cJSON *list = cJSON_AddArrayToObject(o, "dumps");
-  for (size_t i = 0; i < n; i++) {
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddNumberToObject(e, "time", seconds(dumps[i].time_ns));
-    cJSON_AddStringToObject(
-        e, "reason",
-        reasons[dumps[i].reason < CMG__REASONS ? dumps[i].reason : 0]);
-    cJSON_AddItemToArray(list, e);
-  }
-  cJSON_AddNumberToObject(o, "dumps_total", (double)total);
-  cJSON_AddItemToObject(o, "freed", freed_json(refs, api));
-  return o;
+  dumps(w, reasons);
+  freed(w, refs, api);
+  cmg__jsonw_object_end(w);
 }

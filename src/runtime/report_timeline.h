@@ -9,16 +9,15 @@
 
 #include "runtime/report.h"
 
-struct cJSON;
+struct cmg__jsonw;
 struct cmg__refs;
 
-/* The "timeline" member, closed by a point at now_ns for each device, or
- * NULL when out of memory.  reasons[] names enum cmg__reason, api() the
- * API labels of allocations; the freed allocations' stacks are marked in
- * refs. */
-struct cJSON *cmg__report_timeline(uint64_t now_ns,
-                                   const char *const reasons[CMG__REASONS],
-                                   struct cmg__refs *refs,
-                                   const char *(*api)(unsigned fn));
+/* Writes the "timeline" member's value, closed by a point at now_ns for
+ * each device.  reasons[] names enum cmg__reason, api() the API labels of
+ * allocations; the freed allocations' stacks are marked in refs. */
+void cmg__report_timeline(struct cmg__jsonw *w, uint64_t now_ns,
+                          const char *const reasons[CMG__REASONS],
+                          struct cmg__refs *refs,
+                          const char *(*api)(unsigned fn));
 
 #endif /* CMG_RUNTIME_REPORT_TIMELINE_H */

@@ -8,10 +8,11 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonw.h"
 #include "runtime/text.h"
 
 /* Bytes of the valid UTF-8 character at s, of n bytes left; 0 when none
@@ -87,13 +88,18 @@ cmg__text_dup(const char *s)
   return t;
 }
 
-cJSON *
-cmg__text_json(const char *s)
+void
+cmg__text_string(struct cmg__jsonw *w, const char *s)
 {
-  char *t = cmg__text_dup(s);
-  if (t == NULL)
-    return NULL;
-  cJSON *o = cJSON_CreateString(t);
-  free(t);
-  return o;
+  char small[CMG__TEXT_ROOM(255)];
+  size_t n = strlen(s);
+  char *t = n < 256 ? small : malloc(CMG__TEXT_ROOM(n));
+  if (t == NULL) {
+    cmg__jsonw_fail(w, -ENOMEM);
+    return;
+  }
+  cmg__text_escape(t, CMG__TEXT_ROOM(n), s, n);
+  cmg__jsonw_string(w, t);
+  if (t != small)
+    free(t);
 }

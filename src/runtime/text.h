@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-struct cJSON;
+struct cmg__jsonw;
 
 /* The n bytes at src as the report writes them, into dst (cap >= 1 bytes,
  * the NUL included): each byte that is not part of a valid UTF-8 character
@@ -25,7 +25,7 @@ size_t cmg__text_escape(char *dst, size_t cap, const char *src, size_t n);
 /* A malloc'd escaped copy of the string s; NULL when out of memory. */
 char *cmg__text_dup(const char *s);
 
-/* A cJSON string of s escaped; NULL when out of memory. */
-struct cJSON *cmg__text_json(const char *s);
+/* s escaped, as a JSON string; fails the writer when out of memory. */
+void cmg__text_string(struct cmg__jsonw *w, const char *s);
 
 #endif /* CMG_RUNTIME_TEXT_H */

@@ -1,19 +1,26 @@
 /*
- * The report's buffered writer (jsonw.c): every formatter against printf,
- * at the edges of its range; text larger than the buffer and text that
- * crosses its end, byte for byte; and a failed write (a full disk, a
- * descriptor not open for writing) coming back from close as the errno the
- * report's caller prints.
+ * The JSON writer (core/jsonw.c): every formatter against printf, at the
+ * edges of its range; a document of every kind of value, nested, written
+ * and built as a cJSON tree, byte for byte as cJSON prints it, laid out and
+ * not (the report, the CDI spec and the status view were printed by cJSON
+ * and are read by tools that may compare their text); text larger than the
+ * buffer and text that crosses its end, byte for byte; the same in memory;
+ * and a failed write (a full disk, a descriptor not open for writing)
+ * coming back from close as the errno the report's caller prints.
  */
 #include "config.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
-#include "runtime/jsonw.h"
+#include "core/jsonw.h"
 #include "../tap.h"
 
 #define BIG (1u << 20)
@@ -37,7 +44,7 @@ static int
 start(struct cmg__jsonw *w)
 {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  return fd < 0 ? fd : cmg__jsonw_open(w, fd);
+  return fd < 0 ? fd : cmg__jsonw_open(w, fd, true);
 }
 
 static int
@@ -51,9 +58,17 @@ finish(struct cmg__jsonw *w)
 static void
 test_numbers(void)
 {
-  static const uint64_t v[] = { 0, 1, 9, 10, 99, 100, 4294967295u,
-                                4294967296u, 999999999999999ull,
-                                1000000000000000ull, UINT64_MAX - 1,
+  static const uint64_t v[] = { 0,
+                                1,
+                                9,
+                                10,
+                                99,
+                                100,
+                                4294967295u,
+                                4294967296u,
+                                999999999999999ull,
+                                1000000000000000ull,
+                                UINT64_MAX - 1,
                                 UINT64_MAX };
   char want[4096], *p = want;
   struct cmg__jsonw w;
@@ -65,9 +80,8 @@ test_numbers(void)
     cmg__jsonw_lit(&w, " ");
     cmg__jsonw_seconds(&w, v[i]);
     cmg__jsonw_lit(&w, "\n");
-    p += sprintf(p, "%" PRIu64 " \"0x%" PRIx64 "\" %" PRIu64 ".%06" PRIu64
-                 "\n", v[i], v[i], v[i] / 1000 / 1000000,
-                 v[i] / 1000 % 1000000);
+    p += sprintf(p, "%" PRIu64 " \"0x%" PRIx64 "\" %" PRIu64 ".%06" PRIu64 "\n",
+                 v[i], v[i], v[i] / 1000 / 1000000, v[i] / 1000 % 1000000);
   }
   is_int(finish(&w), 0, "closed without error");
   is_str(contents(), want, "decimal, hex and seconds, as printf writes them");
@@ -75,6 +89,126 @@ test_numbers(void)
   char buf[24];
   *cmg__jsonw_format_u64(buf, UINT64_MAX) = '\0';
   is_str(buf, "18446744073709551615", "all twenty digits");
+}
+
+static const double numbers[] = { 0,
+                                  -0.0,
+                                  1,
+                                  -1,
+                                  2147483647.0,
+                                  2147483648.0,
+                                  -2147483648.0,
+                                  -2147483649.0,
+                                  0.5,
+                                  0.1,
+                                  1e-7,
+                                  1.5e300,
+                                  123456.789,
+                                  1e15,
+                                  1e16,
+                                  123456789012345678.0,
+                                  1.0 / 3,
+                                  DBL_MAX,
+                                  DBL_MIN,
+                                  NAN,
+                                  INFINITY };
+static const uint64_t uints[] = { 0,
+                                  42,
+                                  999999999999999ull,
+                                  1000000000000000ull,
+                                  1234567890123456789ull,
+                                  UINT64_MAX };
+static const char *const strings[] = {
+  "",           "plain",        "quote \" and \\ backslash",
+  "\b\f\n\r\t", "\x01\x1f\x7f", "caf\xc3\xa9 \xff bytes",
+  "/slash/",    "\\u0041"
+};
+
+/* The document, written. */
+static void
+write_doc(struct cmg__jsonw *w)
+{
+  cmg__jsonw_object(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "numbers"));
+  for (size_t i = 0; i < sizeof(numbers) / sizeof(*numbers); i++)
+    cmg__jsonw_number(w, numbers[i]);
+  for (size_t i = 0; i < sizeof(uints) / sizeof(*uints); i++)
+    cmg__jsonw_uint(w, uints[i]);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "strings"));
+  for (size_t i = 0; i < sizeof(strings) / sizeof(*strings); i++)
+    cmg__jsonw_string(w, strings[i]);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object(cmg__jsonw_key(w, "empty_object"));
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "empty_array"));
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "objects"));
+  for (int i = 0; i < 3; i++) {
+    cmg__jsonw_object(w);
+    cmg__jsonw_bool(cmg__jsonw_key(w, "on"), i & 1);
+    cmg__jsonw_null(cmg__jsonw_key(w, "none"));
+    cmg__jsonw_object(cmg__jsonw_key(w, "inner"));
+    cmg__jsonw_array(cmg__jsonw_key(w, "list"));
+    cmg__jsonw_array(w);
+    cmg__jsonw_array_end(w);
+    cmg__jsonw_object(w);
+    cmg__jsonw_object_end(w);
+    cmg__jsonw_array_end(w);
+    cmg__jsonw_object_end(w);
+    cmg__jsonw_object_end(w);
+  }
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object_end(w);
+}
+
+/* The same document, as a cJSON tree. */
+static cJSON *
+tree_doc(void)
+{
+  cJSON *root = cJSON_CreateObject();
+  cJSON *a = cJSON_AddArrayToObject(root, "numbers");
+  for (size_t i = 0; i < sizeof(numbers) / sizeof(*numbers); i++)
+    cJSON_AddItemToArray(a, cJSON_CreateNumber(numbers[i]));
+  for (size_t i = 0; i < sizeof(uints) / sizeof(*uints); i++)
+    cJSON_AddItemToArray(a, cJSON_CreateNumber((double)uints[i]));
+  a = cJSON_AddArrayToObject(root, "strings");
+  for (size_t i = 0; i < sizeof(strings) / sizeof(*strings); i++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(strings[i]));
+  cJSON_AddObjectToObject(root, "empty_object");
+  cJSON_AddArrayToObject(root, "empty_array");
+  a = cJSON_AddArrayToObject(root, "objects");
+  for (int i = 0; i < 3; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "on", i & 1);
+    cJSON_AddNullToObject(o, "none");
+    cJSON *list =
+        cJSON_AddArrayToObject(cJSON_AddObjectToObject(o, "inner"), "list");
+    cJSON_AddItemToArray(list, cJSON_CreateArray());
+    cJSON_AddItemToArray(list, cJSON_CreateObject());
+    cJSON_AddItemToArray(a, o);
+  }
+  return root;
+}
+
+static void
+test_as_cjson(void)
+{
+  cJSON *tree = tree_doc();
+  for (int pretty = 0; pretty < 2; pretty++) {
+    struct cmg__jsonw w;
+    char *want = pretty ? cJSON_Print(tree) : cJSON_PrintUnformatted(tree);
+    ok(cmg__jsonw_open(&w, -1, pretty) == 0, "a writer into memory");
+    write_doc(&w);
+    char *got = cmg__jsonw_take(&w);
+    ok(got != NULL && want != NULL && strcmp(got, want) == 0,
+       "as cJSON prints it, %s", pretty ? "laid out" : "unformatted");
+    if (got != NULL && want != NULL && strcmp(got, want) != 0)
+      printf("# got:\n%s\n# want:\n%s\n", got, want);
+    free(got);
+    cJSON_free(want);
+  }
+  cJSON_Delete(tree);
 }
 
 /* Text longer than the buffer in one piece, then small pieces whose sum
@@ -98,11 +232,16 @@ test_sizes(void)
     cmg__jsonw_u64(&w, i * 7919);
     n += (size_t)sprintf(want + n, ", %" PRIu64, i * 7919);
   }
-  cmg__jsonw_text(&w, "]");
+  cmg__jsonw_lit(&w, "]");
   memcpy(want + n, "]", 2);
   is_int(finish(&w), 0, "closed without error");
-  ok(strcmp(contents(), want) == 0, "%zu bytes, every one in its place",
-     n + 1);
+  ok(strcmp(contents(), want) == 0, "%zu bytes, every one in its place", n + 1);
+
+  ok(cmg__jsonw_open(&w, -1, true) == 0, "a writer into memory");
+  cmg__jsonw_put(&w, want, n + 1);
+  char *text = cmg__jsonw_take(&w);
+  ok(text != NULL && strcmp(text, want) == 0, "and the same in memory");
+  free(text);
   free(big);
   free(want);
 }
@@ -112,7 +251,7 @@ test_errors(void)
 {
   struct cmg__jsonw w;
   int fd = open("/dev/full", O_WRONLY);
-  if (fd >= 0 && cmg__jsonw_open(&w, fd) == 0) {
+  if (fd >= 0 && cmg__jsonw_open(&w, fd, true) == 0) {
     for (int i = 0; i < 100000; i++)
       cmg__jsonw_lit(&w, "{\"bytes\": 1}, ");
     is_int(finish(&w), -ENOSPC, "a full disk: ENOSPC, at close");
@@ -121,7 +260,8 @@ test_errors(void)
   }
 
   fd = open(path, O_RDONLY);
-  ok(fd >= 0 && cmg__jsonw_open(&w, fd) == 0, "a writer on a read-only fd");
+  ok(fd >= 0 && cmg__jsonw_open(&w, fd, true) == 0,
+     "a writer on a read-only fd");
   cmg__jsonw_lit(&w, "[]");
   is_int(finish(&w), -EBADF, "a descriptor not open for writing: EBADF");
 
@@ -145,6 +285,7 @@ main(void)
   }
   close(fd);
   test_numbers();
+  test_as_cjson();
   test_sizes();
   test_errors();
   unlink(path);
