@@ -18,8 +18,8 @@
  * was linked with, and a C library as new as the build machine's, in the
  * image.
  *
- * The spec is JSON (a valid CDI spec; YAML is not needed), built as a
- * cJSON tree.  Its cdiVersion is the lowest that has what it uses: device
+ * The spec is JSON (a valid CDI spec; YAML is not needed), written by the
+ * report's writer (core/jsonw.c) in cJSON_Print's layout.  Its cdiVersion is the lowest that has what it uses: device
  * names that start with a digit need 0.5.0 (requiresV050 in the reference
  * library's version.go); a name starting with a letter would do with 0.3.0,
  * the first version runtimes still accept with mounts and env as used here.
@@ -33,7 +33,6 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -45,6 +44,7 @@
 
 #include "cumemguard.h"
 #include "core/conf.h"
+#include "core/jsonw.h"
 #include "core/log.h"
 #include "core/size.h"
 #include "launcher/args.h"
@@ -170,16 +170,20 @@ make_device(const char *value, const char *report_dir, const char *snapshot,
 }
 
 /* A mount edit: hostPath, containerPath and options. */
-static cJSON *
-mount(const char *host, const char *container, bool writable)
+static void
+mount(struct cmg__jsonw *w, const char *host, const char *container,
+      bool writable)
 {
   const char *opts[] = { writable ? "rw" : "ro", "nosuid", "nodev", "bind" };
-  cJSON *m = cJSON_CreateObject();
 
-  cJSON_AddStringToObject(m, "hostPath", host);
-  cJSON_AddStringToObject(m, "containerPath", container);
-  cJSON_AddItemToObject(m, "options", cJSON_CreateStringArray(opts, 4));
-  return m;
+  cmg__jsonw_object(w);
+  cmg__jsonw_string(cmg__jsonw_key(w, "hostPath"), host);
+  cmg__jsonw_string(cmg__jsonw_key(w, "containerPath"), container);
+  cmg__jsonw_array(cmg__jsonw_key(w, "options"));
+  for (int i = 0; i < 4; i++)
+    cmg__jsonw_string(w, opts[i]);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object_end(w);
 }
 
 /* What the spec mounts for the library found at `library`: the folder
@@ -210,44 +214,57 @@ library_mount(const char *library, char **host, const char **container)
   return *host != NULL ? 0 : -ENOMEM;
 }
 
+/* A device: its name, and the environment it gives a container. */
+static void
+device_json(struct cmg__jsonw *w, const struct device *dev, const char *preload)
+{
+  char opts[600];
+
+  snprintf(opts, sizeof(opts), "CUMEMGUARD_OPTIONS=%s", dev->options);
+  cmg__jsonw_object(w);
+  cmg__jsonw_string(cmg__jsonw_key(w, "name"), dev->name);
+  cmg__jsonw_object(cmg__jsonw_key(w, "containerEdits"));
+  cmg__jsonw_array(cmg__jsonw_key(w, "env"));
+  cmg__jsonw_string(w, preload);
+  cmg__jsonw_string(w, opts);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_object_end(w);
+}
+
 /* The spec as text, or NULL when out of memory; preload is the devices'
  * LD_PRELOAD=... entry, host and container the library's mount. */
 static char *
 build_spec(const struct device *devs, int n, const char *host,
            const char *container, const char *report_dir, const char *preload)
 {
-  cJSON *spec = cJSON_CreateObject();
+  struct cmg__jsonw w;
   bool digit_first = false;
 
+  if (cmg__jsonw_open(&w, -1, true) < 0)
+    return NULL;
   for (int i = 0; i < n; i++)
     digit_first =
         digit_first || (devs[i].name[0] >= '0' && devs[i].name[0] <= '9');
-  cJSON_AddStringToObject(spec, "cdiVersion", digit_first ? "0.5.0" : "0.3.0");
-  cJSON_AddStringToObject(spec, "kind", CDI_KIND);
-  cJSON *list = cJSON_AddArrayToObject(spec, "devices");
-  for (int i = 0; i < n; i++) {
-    char opts[600];
-    cJSON *d = cJSON_CreateObject(), *e = cJSON_CreateObject();
-
-    snprintf(opts, sizeof(opts), "CUMEMGUARD_OPTIONS=%s", devs[i].options);
-    cJSON_AddStringToObject(d, "name", devs[i].name);
-    cJSON *env = cJSON_AddArrayToObject(e, "env");
-    cJSON_AddItemToArray(env, cJSON_CreateString(preload));
-    cJSON_AddItemToArray(env, cJSON_CreateString(opts));
-    cJSON_AddItemToObject(d, "containerEdits", e);
-    cJSON_AddItemToArray(list, d);
-  }
+  cmg__jsonw_object(&w);
+  cmg__jsonw_string(cmg__jsonw_key(&w, "cdiVersion"),
+                    digit_first ? "0.5.0" : "0.3.0");
+  cmg__jsonw_string(cmg__jsonw_key(&w, "kind"), CDI_KIND);
+  cmg__jsonw_array(cmg__jsonw_key(&w, "devices"));
+  for (int i = 0; i < n; i++)
+    device_json(&w, &devs[i], preload);
+  cmg__jsonw_array_end(&w);
   /* Spec-wide edits apply once to a container given any of its devices. */
-  cJSON *edits = cJSON_AddObjectToObject(spec, "containerEdits");
-  cJSON *mounts = cJSON_AddArrayToObject(edits, "mounts");
+  cmg__jsonw_object(cmg__jsonw_key(&w, "containerEdits"));
+  cmg__jsonw_array(cmg__jsonw_key(&w, "mounts"));
   bool folder = strcmp(container, CONTAINER_DIR "/" CMG__LIBRARY_NAME) != 0;
-  cJSON_AddItemToArray(mounts,
-                       mount(host, folder ? CONTAINER_DIR : container, false));
+  mount(&w, host, folder ? CONTAINER_DIR : container, false);
   if (report_dir != NULL)
-    cJSON_AddItemToArray(mounts, mount(report_dir, report_dir, true));
-  char *text = cJSON_Print(spec);
-  cJSON_Delete(spec);
-  return text;
+    mount(&w, report_dir, report_dir, true);
+  cmg__jsonw_array_end(&w);
+  cmg__jsonw_object_end(&w);
+  cmg__jsonw_object_end(&w);
+  return cmg__jsonw_take(&w);
 }
 
 /* The devices' LD_PRELOAD=... entry: the library as the container sees

@@ -9,6 +9,5 @@ cumemguard_SOURCES = \
 	src/launcher/files.c src/launcher/files.h \
 	src/launcher/library.c src/launcher/library.h \
 	src/launcher/status.c src/launcher/status.h
-cumemguard_LDADD = libcmg_ops.la libcmg_core.la $(CJSON_LIBS)
-cumemguard_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+cumemguard_LDADD = libcmg_ops.la libcmg_core.la
 cumemguard_CPPFLAGS = $(AM_CPPFLAGS) -DCMG_LIBDIR='"$(libdir)"'

@@ -10,13 +10,13 @@
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/jsonw.h"
 #include "core/segment.h"
 #include "core/size.h"
 #include "ops/group_status.h"
@@ -83,26 +83,30 @@ static int
 print_json(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
            const bool *scaled, const char (*errors)[256], size_t n)
 {
-  cJSON *root = cJSON_CreateObject();
   struct cmg__group_view v;
+  struct cmg__jsonw w;
 
-  cJSON_AddNumberToObject(root, "uid", (unsigned)geteuid());
-  cJSON *groups = cJSON_AddArrayToObject(root, "groups");
+  if (cmg__jsonw_open(&w, -1, false) < 0)
+    return -ENOMEM;
+  cmg__jsonw_object(&w);
+  cmg__jsonw_uint(cmg__jsonw_key(&w, "uid"), (unsigned)geteuid());
+  cmg__jsonw_array(cmg__jsonw_key(&w, "groups"));
   for (size_t i = 0; i < n; i++) {
     if (copies[i] != NULL) {
       cmg__group_view(&e[i], copies[i], scaled[i], &v);
-      cJSON_AddItemToArray(groups, cmg__group_json(&v));
+      cmg__group_json(&w, &v);
     } else {
-      cJSON_AddItemToArray(groups, cmg__group_json_error(&e[i], errors[i]));
+      cmg__group_json_error(&w, &e[i], errors[i]);
     }
   }
-  /* cJSON leaves out what it could not allocate: print nothing then. */
-  char *text = cJSON_PrintUnformatted(root);
-  cJSON_Delete(root);
+  cmg__jsonw_array_end(&w);
+  cmg__jsonw_object_end(&w);
+  /* Out of memory, print nothing rather than part of the view. */
+  char *text = cmg__jsonw_take(&w);
   if (text == NULL)
     return -ENOMEM;
   fprintf(f, "%s\n", text);
-  cJSON_free(text);
+  free(text);
   return 0;
 }
 

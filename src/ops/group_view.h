@@ -5,12 +5,13 @@
 #ifndef CMG_OPS_GROUP_VIEW_H
 #define CMG_OPS_GROUP_VIEW_H
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "core/segment.h"
 #include "ops/seg_find.h"
+
+struct cmg__jsonw;
 
 struct cmg__group_view {
   const struct cmg__seg_entry *e;
@@ -28,10 +29,11 @@ void cmg__group_view(const struct cmg__seg_entry *e, const struct seg *c,
 
 void cmg__group_print_text(FILE *f, const struct cmg__group_view *v);
 
-/* The group as a JSON object; NULL when out of memory. */
-cJSON *cmg__group_json(const struct cmg__group_view *v);
+/* Writes the group as a JSON object. */
+void cmg__group_json(struct cmg__jsonw *w, const struct cmg__group_view *v);
 
-/* A segment that could not be read: its name, owner and why. */
-cJSON *cmg__group_json_error(const struct cmg__seg_entry *e, const char *error);
+/* Writes a segment that could not be read: its name, owner and why. */
+void cmg__group_json_error(struct cmg__jsonw *w, const struct cmg__seg_entry *e,
+                           const char *error);
 
 #endif /* CMG_OPS_GROUP_VIEW_H */

@@ -11,5 +11,4 @@ libcmg_ops_la_SOURCES = \
 	src/ops/metrics.c src/ops/metrics.h \
 	src/ops/preload_env.c src/ops/preload_env.h \
 	src/ops/seg_find.c src/ops/seg_find.h
-libcmg_ops_la_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
-# cJSON is the launcher's to link (status --json), not the Slurm plugin's.
+libcmg_ops_la_CFLAGS = $(AM_CFLAGS)

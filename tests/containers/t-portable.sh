@@ -42,6 +42,12 @@ for f in bin/cumemguard bin/cumemguard-report lib/libcumemguard.so \
   lib/deps/libunwind.so.8 lib/deps/libcjson.so.1 PORTABLE; do
   tap "$([ -s "$PORTABLE/$f" ]; echo $?)" "the folder has $f"
 done
+# cJSON is the reader's alone: the library and the launcher write JSON
+# with the core's writer.
+for f in lib/libcumemguard.so bin/cumemguard; do
+  if readelf -d "$PORTABLE/$f" | grep -q libcjson; then st=1; else st=0; fi
+  tap $st "$f needs no libcjson"
+done
 
 # ---- the floor ---------------------------------------------------------------
 
