@@ -63,15 +63,20 @@ unset LD_LIBRARY_PATH
 CUMEMGUARD_LIBRARY=$b/lib/libcumemguard.so
 export CUMEMGUARD_LIBRARY
 
-# The hiding itself works: a copy of the launcher without its run path
-# cannot start.
-mkdir "$tmp/plain"
-cp "$b/bin/cumemguard" "$tmp/plain/"
-patchelf --remove-rpath "$tmp/plain/cumemguard"
-hidden "$tmp/plain/cumemguard" --version
-st=$?
-tap "$([ $st -ne 0 ]; echo $?)" \
-  "without its run path the launcher does not start (status $st)"
+# The hiding itself works: a copy of the reader without its run path
+# cannot start (it needs cJSON and protobuf-c; the launcher needs only the
+# C library).
+if [ -x "$b/bin/cumemguard-report" ]; then
+  mkdir "$tmp/plain"
+  cp "$b/bin/cumemguard-report" "$tmp/plain/"
+  patchelf --remove-rpath "$tmp/plain/cumemguard-report"
+  hidden "$tmp/plain/cumemguard-report" --version
+  st=$?
+  tap "$([ $st -ne 0 ]; echo $?)" \
+    "without its run path the reader does not start (status $st)"
+else
+  echo "ok $((tap_n += 1)) # SKIP no reader in the bundle to start"
+fi
 
 # notfound: the lines of $tmp/out where ldd names a library not found.
 notfound() {
