@@ -73,10 +73,16 @@ flush(struct cmg__jsonw *w)
 }
 
 /* Room for n more bytes in memory; false (and the writer failed) when
- * there is none. */
+ * there is none.  Every BUF_SIZE bytes count as a flush for on_flush, so
+ * that a long write into memory shows progress too. */
 static bool
 grow(struct cmg__jsonw *w, size_t n)
 {
+  if (w->len >= w->mark) {
+    w->mark = w->len + BUF_SIZE;
+    if (w->on_flush != NULL)
+      w->on_flush();
+  }
   size_t cap = w->cap;
   while (cap - w->len <= n)
     cap *= 2;

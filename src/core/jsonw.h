@@ -20,9 +20,10 @@ struct cmg__jsonw {
   uint64_t arrays; /* bit d: the container at depth d is an array */
   uint64_t filled; /* bit d: it has a member already */
   size_t len, cap;
+  size_t mark; /* in memory: where the next step of progress is counted */
   char *buf;
-  /* Called at each flush to the file, so that a long write shows
-   * progress; may be NULL. */
+  /* Called at each flush to the file, or each BUF_SIZE bytes into
+   * memory, so that a long write shows progress; may be NULL. */
   void (*on_flush)(void);
 };
 

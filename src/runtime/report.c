@@ -616,7 +616,11 @@ emit(const struct cmg__report_file *f, const struct cmg__process *proc,
   char *text = cmg__jsonw_take(&w);
   err = text != NULL ? cmg__jsonw_open(&w, f->fd, true) : -ENOMEM;
   if (err == 0) {
-    cmg__jsonw_put(&w, text, len);
+    /* In pieces, each flush a step, as a slow reader of the pipe takes
+     * them. */
+    w.on_flush = cmg__report_step;
+    for (size_t off = 0; off < len; off += 65536)
+      cmg__jsonw_put(&w, text + off, len - off < 65536 ? len - off : 65536);
     err = cmg__jsonw_close(&w);
   }
   free(text);
