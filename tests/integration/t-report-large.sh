@@ -1,8 +1,8 @@
 #!/bin/sh
 # A large report read back: tens of thousands of live allocations from
 # several stacks, on two devices, in VMM and in host memory, one freed.
-# The leaks are written as text straight to the file (src/runtime/jsonw.c), not by
-# cJSON, and are the bulk of the report: the file must parse, and every
+# The leaks are written as they are made (src/core/jsonw.c), never held as
+# a tree, and are the bulk of the report: the file must parse, and every
 # figure in it must add up, leak by leak and device by device, to what the
 # ledger itself says (cmg_device_stats).
 . "$srcdir/tests/integration/defs.sh"
