@@ -15,5 +15,6 @@ libcmg_core_la_SOURCES = \
 	src/core/pools.c src/core/pools.h \
 	src/core/segment.c src/core/segment.h \
 	src/core/signals.c src/core/signals.h \
-	src/core/size.c src/core/size.h
+	src/core/size.c src/core/size.h \
+	src/core/utf8.c src/core/utf8.h
 libcmg_core_la_CFLAGS = $(AM_CFLAGS) $(LTO_CFLAGS)

@@ -11,7 +11,7 @@ TOOL_C = \
 	src/reader/load/read_devices.c \
 	src/reader/load/read_series.c \
 	src/reader/load/read_stacks.c \
-	src/reader/load/utf8.c \
+	src/reader/load/utf8_text.c \
 	src/reader/model/code.c \
 	src/reader/model/frame_class.c \
 	src/reader/model/index.c \
@@ -49,7 +49,7 @@ TOOL_H = \
 	src/reader/load/read_devices.h \
 	src/reader/load/read_series.h \
 	src/reader/load/read_stacks.h \
-	src/reader/load/utf8.h \
+	src/reader/load/utf8_text.h \
 	src/reader/model/code.h \
 	src/reader/model/frame_class.h \
 	src/reader/model/index.h \

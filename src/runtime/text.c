@@ -13,42 +13,8 @@
 #include <string.h>
 
 #include "core/jsonw.h"
+#include "core/utf8.h"
 #include "runtime/text.h"
-
-/* Bytes of the valid UTF-8 character at s, of n bytes left; 0 when none
- * starts there, or a NUL does. */
-static size_t
-char_length(const unsigned char *s, size_t n)
-{
-  unsigned char lo = 0x80, hi = 0xbf;
-  size_t len;
-  if (s[0] < 0x80)
-    return s[0] != 0;
-  if (s[0] >= 0xc2 && s[0] <= 0xdf)
-    len = 2;
-  else if (s[0] >= 0xe0 && s[0] <= 0xef)
-    len = 3;
-  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-    len = 4;
-  else
-    return 0;
-  if (len > n)
-    return 0;
-  if (s[0] == 0xe0)
-    lo = 0xa0;
-  else if (s[0] == 0xed)
-    hi = 0x9f;
-  else if (s[0] == 0xf0)
-    lo = 0x90;
-  else if (s[0] == 0xf4)
-    hi = 0x8f;
-  if (s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 2; i < len; i++)
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-  return len;
-}
 
 size_t
 cmg__text_escape(char *dst, size_t cap, const char *src, size_t n)
@@ -57,7 +23,8 @@ cmg__text_escape(char *dst, size_t cap, const char *src, size_t n)
   const unsigned char *s = (const unsigned char *)src;
   size_t o = 0;
   for (size_t i = 0; i < n;) {
-    size_t len = char_length(s + i, n - i);
+    /* A NUL would end a C string and cut the name: escaped too. */
+    size_t len = s[i] != 0 ? cmg__utf8_char(s + i, n - i, NULL) : 0;
     if (len == 0) {
       if (o + 4 >= cap)
         break;

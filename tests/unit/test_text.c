@@ -3,12 +3,16 @@
  * kept, every other byte and every NUL written as \xHH, one byte at a
  * time, as Python's "backslashreplace" decodes it; the edges of each form
  * (overlong, surrogate, past U+10FFFF, cut short) and cuts that fall
- * inside a character or an escape.
+ * inside a character or an escape; and the core's rule under it
+ * (core/utf8.c), which the reader cleans text by too: each character's
+ * length and code point.
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "core/utf8.h"
 #include "runtime/text.h"
 #include "../tap.h"
 
@@ -65,9 +69,39 @@ test_cut(void)
   free(d);
 }
 
+static void
+test_code_points(void)
+{
+  static const struct {
+    const char *s;
+    size_t n, len;
+    uint32_t cp;
+  } cases[] = {
+    { "", 1, 1, 0 },
+    { "\x7f", 1, 1, 0x7f },
+    { "\xc2\x80", 2, 2, 0x80 },
+    { "\xdf\xbf", 2, 2, 0x7ff },
+    { "\xe0\xa0\x80", 3, 3, 0x800 },
+    { "\xef\xbf\xbf", 3, 3, 0xffff },
+    { "\xf0\x90\x80\x80", 4, 4, 0x10000 },
+    { "\xf4\x8f\xbf\xbf", 4, 4, 0x10ffff },
+    { "\xe2\x82\xac", 2, 0, 0 },
+    { "\xc1\xbf", 2, 0, 0 },
+    { "\xed\xa0\x80", 3, 0, 0 },
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    uint32_t cp = 0;
+    size_t len =
+        cmg__utf8_char((const unsigned char *)cases[i].s, cases[i].n, &cp);
+    ok(len == cases[i].len && (len == 0 || cp == cases[i].cp),
+       "case %zu: %zu bytes, U+%04X", i, len, (unsigned)cp);
+  }
+}
+
 int
 main(void)
 {
+  test_code_points();
   test_valid();
   test_invalid();
   test_cut();

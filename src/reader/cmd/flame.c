@@ -37,7 +37,7 @@
 
 #include "reader/cmd/flame.h"
 #include "reader/cmd/run.h"
-#include "reader/load/utf8.h"
+#include "reader/load/utf8_text.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"

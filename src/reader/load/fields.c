@@ -24,7 +24,7 @@
 
 #include "core/base.h"
 #include "reader/load/fields.h"
-#include "reader/load/utf8.h"
+#include "reader/load/utf8_text.h"
 #include "reader/tool.h"
 
 int

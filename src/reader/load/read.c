@@ -44,7 +44,7 @@
 #include "reader/load/read_devices.h"
 #include "reader/load/read_series.h"
 #include "reader/load/read_stacks.h"
-#include "reader/load/utf8.h"
+#include "reader/load/utf8_text.h"
 #include "reader/tool.h"
 
 static bool

@@ -1,9 +1,9 @@
 /*
- * utf8.c: report text made valid UTF-8 without control characters, and
+ * utf8_text.c: report text made valid UTF-8 without control characters, and
  * characters counted in text that is.
  */
-#ifndef CMG_READER_LOAD_UTF8_H
-#define CMG_READER_LOAD_UTF8_H
+#ifndef CMG_READER_LOAD_UTF8_TEXT_H
+#define CMG_READER_LOAD_UTF8_TEXT_H
 
 #include <stddef.h>
 
@@ -18,4 +18,4 @@ size_t cmg__utf8_count(const char *s);
  * (all of it when it has fewer). */
 size_t cmg__utf8_prefix(const char *s, size_t chars);
 
-#endif /* CMG_READER_LOAD_UTF8_H */
+#endif /* CMG_READER_LOAD_UTF8_TEXT_H */
