@@ -31,5 +31,6 @@ AM_DISTCHECK_CONFIGURE_FLAGS = --with-slurm-plugindir='$${libdir}/slurm'
 # plugin; it is listed whether or not the plugin was built, and says why
 # it skips (no plugin, not root, no Slurm packages), so that a build
 # without Slurm shows the gap instead of hiding it.
-TESTS += tests/slurm/t-status.sh tests/slurm/t-slurm.sh
+TESTS += tests/slurm/t-status.sh
+SYSTEM_TESTS += tests/slurm/t-slurm.sh
 EXTRA_DIST += tests/slurm/t-status.sh tests/slurm/t-slurm.sh

@@ -7,7 +7,7 @@ CONTAINER_TESTS = \
 	tests/containers/t-cdi-folder.sh \
 	tests/containers/t-portable.sh \
 	tests/containers/t-podman.sh
-TESTS += $(CONTAINER_TESTS)
+SYSTEM_TESTS += $(CONTAINER_TESTS)
 EXTRA_DIST += $(CONTAINER_TESTS) tests/containers/defs.sh
 AM_TESTS_ENVIRONMENT += PORTABLE_CACHE='$(PORTABLE_CACHE)'; export PORTABLE_CACHE;
 # The tree distcheck builds uses this tree's Debian 11 root.
