@@ -1,7 +1,7 @@
 #!/bin/sh
 # The SPANK plugin on a real one-node Slurm, started here from the
 # distribution's packages (munged, slurmctld, slurmd) on private ports,
-# with its state, spool, logs and munge socket in the build tree, and
+# with its state and logs in the build tree, its sockets in /tmp, and
 # stopped and removed at exit.  Simulated-CUDA programs run through srun
 # and sbatch with the built plugin: the cap is enforced; default_limit
 # applies; a size over max_limit, a malformed one, a bad plugin argument,
@@ -119,7 +119,9 @@ while port_busy $port || port_busy $((port + 1)); do
   port=$((port + 2))
 done
 
-mkdir -p "$c/state" "$c/spool" "$c/log" || exit 99
+# Sockets go under $tmp (/tmp/cmgtest.*): a build tree's path may be past
+# the 108 bytes a socket's path can hold.
+mkdir -p "$c/state" "$tmp/spool" "$c/log" || exit 99
 chmod 700 "$c"
 dd if=/dev/urandom of="$c/munge.key" bs=1024 count=1 2>/dev/null
 chmod 400 "$c/munge.key"
@@ -132,7 +134,7 @@ SlurmdPort=$((port + 1))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$c/munge.sock
+AuthInfo=socket=$tmp/munge.sock
 CredType=cred/munge
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -144,7 +146,7 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 StateSaveLocation=$c/state
-SlurmdSpoolDir=$c/spool
+SlurmdSpoolDir=$tmp/spool
 SlurmctldPidFile=$c/slurmctld.pid
 SlurmdPidFile=$c/slurmd.pid
 SlurmctldLogFile=$c/log/slurmctld.log
@@ -176,11 +178,11 @@ why() {
   grep -i 'error\|fatal' "$1" 2>/dev/null | tail -n 1
 }
 
-munged --force --socket="$c/munge.sock" --key-file="$c/munge.key" \
+munged --force --socket="$tmp/munge.sock" --key-file="$c/munge.key" \
   --pid-file="$c/munged.pid" --log-file="$c/log/munged.log" \
   --seed-file="$c/munged.seed" >"$c/log/munged.out" 2>&1 ||
   skip "munged does not start: $(tail -n 1 "$c/log/munged.out")"
-wait_for 10 test -S "$c/munge.sock" || skip "munged made no socket"
+wait_for 10 test -S "$tmp/munge.sock" || skip "munged made no socket"
 slurmctld -i -f "$c/slurm.conf" >"$c/log/slurmctld.out" 2>&1 ||
   skip "slurmctld does not start: $(why "$c/log/slurmctld.log")"
 slurmd -N cmgnode -f "$c/slurm.conf" >"$c/log/slurmd.out" 2>&1 ||
