@@ -363,15 +363,11 @@ cmg__cdi_main(int argc, char **argv)
     cmg__log("cdi needs at least one --limit SIZE");
     return CMG_EXIT_USAGE;
   }
-  if (output != NULL) {
-    size_t len = strlen(output);
-    if (len < 6 || strcmp(output + len - 5, ".json") != 0 ||
-        output[len - 6] == '/') {
-      cmg__log("bad value '%s' for --output: expected a file name ending in "
-               ".json, the files CDI runtimes read",
-               output);
-      return CMG_EXIT_USAGE;
-    }
+  if (output != NULL && !cmg__file_has_ext(output, ".json")) {
+    cmg__log("bad value '%s' for --output: expected a file name ending in "
+             ".json, the files CDI runtimes read",
+             output);
+    return CMG_EXIT_USAGE;
   }
   if (report_dir != NULL && (rc = check_report_dir(report_dir)) != 0)
     return rc;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,4 +67,12 @@ cmg__write_atomic(const char *path, const char *text, size_t len)
   }
   free(tmp);
   return rc;
+}
+
+bool
+cmg__file_has_ext(const char *path, const char *ext)
+{
+  size_t len = strlen(path), n = strlen(ext);
+  return len > n && strcmp(path + len - n, ext) == 0 &&
+         path[len - n - 1] != '/';
 }

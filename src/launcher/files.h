@@ -5,7 +5,13 @@
 #ifndef CMG_LAUNCHER_FILES_H
 #define CMG_LAUNCHER_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+/* Whether path names a file whose name ends in ext (".json") after at
+ * least one character, as the readers of such files (CDI runtimes,
+ * node_exporter) find them; "x/.json" and ".json" do not. */
+bool cmg__file_has_ext(const char *path, const char *ext);
 
 /* Writes all of text to fd: 0 or a negative errno. */
 int cmg__write_all(int fd, const char *text, size_t len);

@@ -110,18 +110,13 @@ cmg__status_main(int argc, char **argv)
              "choose one");
     return CMG_EXIT_USAGE;
   }
-  if (textfile != NULL) {
-    size_t len = strlen(textfile);
-    if (len < 6 || strcmp(textfile + len - 5, ".prom") != 0 ||
-        textfile[len - 6] == '/') {
-      cmg__log("bad value '%s' for --textfile: expected a file name ending "
-               "in .prom, the files node_exporter's textfile collector "
-               "reads",
-               textfile);
-      return CMG_EXIT_USAGE;
-    }
-    prometheus = true;
+  if (textfile != NULL && !cmg__file_has_ext(textfile, ".prom")) {
+    cmg__log("bad value '%s' for --textfile: expected a file name ending "
+             "in .prom, the files node_exporter's textfile collector reads",
+             textfile);
+    return CMG_EXIT_USAGE;
   }
+  prometheus = prometheus || textfile != NULL;
   if (every != NULL) {
     if (textfile == NULL) {
       cmg__log("--every needs --textfile FILE: it rewrites that file");

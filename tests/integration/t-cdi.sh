@@ -115,7 +115,7 @@ for bad in "--limit 24X" "--limit 0" "--limit 150%" "--limit" \
   "--limit 1G --report-dir $tmp/none" "--limit 1G --output $tmp/s.yaml" \
   "--limit 1G --snapshot 30s" "--limit 1G --report-dir $tmp --snapshot often" \
   "--limit 1G --bogus" "--limit 1G stray" "--limit 1G -- stray" \
-  "--limit=1G --help=yes" "--lim 1G" ""; do
+  "--limit=1G --help=yes" "--lim 1G" "--limit 1G --output $tmp/.json" ""; do
   # shellcheck disable=SC2086
   "$LAUNCHER" cdi --output "$tmp/bad.json" $bad >"$tmp/out" 2>"$tmp/err"
   st=$?

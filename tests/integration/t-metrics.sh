@@ -136,7 +136,8 @@ is "$(ls -A "$tmp/tf")" cumemguard.prom "no temporary file is left behind"
 
 for bad in "--textfile $tmp/x.txt" "--every 1s" \
   "--textfile $tmp/tf/y.prom --every soon" "--json --prometheus" \
-  "--textfile" "--bogus" "--json=yes" "--json a b" "--prom"; do
+  "--textfile" "--bogus" "--json=yes" "--json a b" "--prom" \
+  "--textfile $tmp/tf/.prom"; do
   # shellcheck disable=SC2086
   "$LAUNCHER" status $bad >"$tmp/out" 2>"$tmp/err"
   is "$?/$(wc -l <"$tmp/err")/$(wc -c <"$tmp/out")" 2/1/0 \
