@@ -40,7 +40,7 @@ is "$(cat "$tmp/out")" "$tmp/moved/lib/libcumemguard.so" \
   "a moved installation preloads its own library"
 
 # Where it was built: the library built with it, in .libs beside it.
-"$top_builddir/cumemguard" --limit 1MiB -- sh -c \
+"$top_builddir/cumemguard" --limit 1MiB --report "$tmp/tree.%p.json" -- sh -c \
   'printf "%s\n" "$LD_PRELOAD"; exec "$0" alloc 2M' "$SIM/app_rt_static" \
   >"$tmp/out" 2>"$tmp/err"
 is "$(sed -n 1p "$tmp/out")" \
