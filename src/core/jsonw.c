@@ -291,6 +291,15 @@ cmg__jsonw_null(struct cmg__jsonw *w)
 }
 
 void
+cmg__jsonw_string_or_null(struct cmg__jsonw *w, const char *s)
+{
+  if (s != NULL)
+    cmg__jsonw_string(w, s);
+  else
+    cmg__jsonw_null(w);
+}
+
+void
 cmg__jsonw_bool(struct cmg__jsonw *w, bool b)
 {
   cmg__jsonw_raw(w, b ? "true" : "false");

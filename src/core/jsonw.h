@@ -49,6 +49,8 @@ struct cmg__jsonw *cmg__jsonw_key(struct cmg__jsonw *w, const char *key);
  * decimals; text that is already JSON as it is. */
 void cmg__jsonw_string(struct cmg__jsonw *w, const char *s);
 void cmg__jsonw_null(struct cmg__jsonw *w);
+/* s as a string, or null when s is NULL. */
+void cmg__jsonw_string_or_null(struct cmg__jsonw *w, const char *s);
 void cmg__jsonw_bool(struct cmg__jsonw *w, bool b);
 void cmg__jsonw_number(struct cmg__jsonw *w, double d);
 void cmg__jsonw_uint(struct cmg__jsonw *w, uint64_t v);

@@ -66,15 +66,6 @@ bytes_or_null(struct cmg__jsonw *w, bool known, uint64_t bytes)
     cmg__jsonw_null(w);
 }
 
-static void
-string_or_null(struct cmg__jsonw *w, const char *s)
-{
-  if (s != NULL)
-    cmg__jsonw_string(w, s);
-  else
-    cmg__jsonw_null(w);
-}
-
 /* footprint.cross_check: NVML's and the driver's figures for the contexts
  * both measured, or null where none was. */
 static void
@@ -110,8 +101,8 @@ footprint(struct cmg__jsonw *w, int device, uint64_t live)
   cmg__jsonw_object(w);
   cmg__jsonw_uint(KEY("contexts"), f.contexts);
   bytes_or_null(KEY("context_bytes"), measured, f.context_bytes);
-  string_or_null(KEY("source"), measured ? sources[f.source] : NULL);
-  string_or_null(KEY("why"), f.why[0] ? f.why : NULL);
+  cmg__jsonw_string_or_null(KEY("source"), measured ? sources[f.source] : NULL);
+  cmg__jsonw_string_or_null(KEY("why"), f.why[0] ? f.why : NULL);
   cmg__jsonw_uint(KEY("allocated_bytes"), allocated);
   bytes_or_null(KEY("process_bytes"), f.has_process, f.process_bytes);
   bytes_or_null(KEY("unexplained_bytes"), f.has_process && measured,

@@ -30,15 +30,6 @@ cmg__report_bytes(struct cmg__jsonw *w, uint64_t v)
 }
 
 static void
-string_or_null(struct cmg__jsonw *w, const char *s)
-{
-  if (s != NULL)
-    cmg__jsonw_string(w, s);
-  else
-    cmg__jsonw_null(w);
-}
-
-static void
 limit(struct cmg__jsonw *w, const struct cmg__limit *l)
 {
   if (l->kind == CMG__LIMIT_NONE) {
@@ -82,9 +73,9 @@ pool_switches(struct cmg__jsonw *w, const struct cmg__pools *pools)
       cmg__text_string(KEY("value"), s->value);
     else
       cmg__jsonw_null(KEY("value"));
-    string_or_null(KEY("set_by"), !s->is_set ? NULL
-                                  : s->by_us ? "cumemguard"
-                                             : "user");
+    cmg__jsonw_string_or_null(KEY("set_by"), !s->is_set ? NULL
+                                             : s->by_us ? "cumemguard"
+                                                        : "user");
     cmg__jsonw_object_end(w);
   }
   cmg__jsonw_array_end(w);
@@ -122,7 +113,8 @@ cmg__report_options(struct cmg__jsonw *w, const struct cmg__process *p)
   cmg__jsonw_bool(KEY("signal_report"), c->signal_report);
   cmg__jsonw_number(KEY("snapshot"), c->snapshot_ns / 1e9);
   cmg__jsonw_bool(KEY("count_context"), c->count_context);
-  string_or_null(KEY("dump_signal"), cmg__signal_name(c->dump_signal));
+  cmg__jsonw_string_or_null(KEY("dump_signal"),
+                            cmg__signal_name(c->dump_signal));
   if (c->leak_exitcode)
     cmg__jsonw_number(KEY("leak_exitcode"), c->leak_exitcode);
   else
