@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cumemguard.h"
@@ -223,6 +224,9 @@ print_help(void)
       "  --library GLOB        ... are a library's, folded by default\n"
       "  --help, --version\n"
       "\n"
+      "CUMEMGUARD_DEBUGINFO_PATH: where separate debug files are looked for "
+      "(as\n"
+      "elfutils' --debuginfo-path; default :.debug:/usr/lib/debug).\n\n"
       "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
       "check fails;\n2 for bad usage or a file that is not a readable "
       "report.\n",
@@ -466,6 +470,7 @@ main(int argc, char **argv)
     return rc > 0 ? 0 : CMG__TOOL_EXIT_ERROR;
   }
 
+  cmg__symbolize_debuginfo_path(getenv("CUMEMGUARD_DEBUGINFO_PATH"));
   switch (a.cmd) {
   case SUMMARY:
   case MERGE:

@@ -50,16 +50,18 @@ tests_hardening_stress_SOURCES = tests/hardening/stress.c
 tests_hardening_stress_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_hardening_stress_LDADD = $(UNIT_LDADD) $(CJSON_LIBS)
 
-HARDENING_TESTS = \
+HARDENING_LONG = tests/hardening/t-hostile.sh
+HARDENING_SHORT = \
 	tests/hardening/t-faults.sh \
 	tests/hardening/t-fork-threads.sh \
 	tests/hardening/t-exit-race.sh \
 	tests/hardening/t-ctor.sh \
 	tests/hardening/t-reload.sh \
 	tests/hardening/t-reportdir.sh \
-	tests/hardening/t-sanitized-program.sh \
-	tests/hardening/t-hostile.sh
-TESTS += $(HARDENING_TESTS) tests/hardening/stress
+	tests/hardening/t-sanitized-program.sh
+HARDENING_TESTS = $(HARDENING_LONG) $(HARDENING_SHORT)
+LONG_TESTS += $(HARDENING_LONG)
+TESTS += $(HARDENING_SHORT) tests/hardening/stress
 EXTRA_DIST += $(HARDENING_TESTS) tests/hardening/defs.sh \
 	tests/hardening/README.md \
 	tests/hardening/sanitize.sh tests/hardening/valgrind.sh \
@@ -69,6 +71,7 @@ EXTRA_DIST += $(HARDENING_TESTS) tests/hardening/defs.sh \
 # What the sanitizer and fuzzer builds need to know of this one; absolute
 # paths, since they build in directories of their own.
 HARD_ENV = top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	$(TEST_DEBUGINFO) \
 	CC='$(CC)' MAKE='$(MAKE)' AWK='$(AWK)' SHELL='$(SHELL)' \
 	TOOL_SRC='$(TOOL_C) $(abs_top_builddir)/src/reader/profile.pb-c.c'
 HARD_CPPFLAGS = $(DEFS) -I$(abs_top_builddir) -I$(abs_top_builddir)/src \

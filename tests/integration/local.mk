@@ -1,5 +1,6 @@
 # Integration tests: programs on the simulated CUDA, through the launcher.
-INTEGRATION_TESTS = \
+INTEGRATION_LONG = tests/integration/t-report-property.sh
+INTEGRATION_SHORT = \
 	tests/integration/t-launcher.sh \
 	tests/integration/t-paths.sh \
 	tests/integration/t-getproc.sh \
@@ -29,9 +30,10 @@ INTEGRATION_TESTS = \
 	tests/integration/t-deaths.sh \
 	tests/integration/t-graphs.sh \
 	tests/integration/t-footprint.sh \
-	tests/integration/t-serving.sh \
-	tests/integration/t-report-property.sh
-TESTS += $(INTEGRATION_TESTS)
+	tests/integration/t-serving.sh
+INTEGRATION_TESTS = $(INTEGRATION_LONG) $(INTEGRATION_SHORT)
+LONG_TESTS += $(INTEGRATION_LONG)
+TESTS += $(INTEGRATION_SHORT)
 EXTRA_DIST += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/pyframes.py tests/integration/pychurn.py \
 	tests/integration/pynames.py tests/integration/reportprop.py \

@@ -114,6 +114,23 @@ tool "$tmp/s.json"
 is "$(grep -c '^    #0 ? (stripped+0x[0-9a-f]*)$' "$tmp/out")/$(grep -Ec "$OURS" "$tmp/out")" 3/0 \
   "a stripped program: its frames stay unnamed, never misnamed"
 
+# Its debug information kept apart, as distributions ship it, where
+# CUMEMGUARD_DEBUGINFO_PATH says: found by the build-id the report gives.
+id=$(q "$tmp/s.json" '[m["build_id"] for m in r["modules"] if m["path"].endswith("/stripped")][0]')
+mkdir -p "$tmp/debug/.build-id/$(echo "$id" | cut -c1-2)"
+objcopy --only-keep-debug "$P" \
+  "$tmp/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug"
+saved=${CUMEMGUARD_DEBUGINFO_PATH-unset}
+export CUMEMGUARD_DEBUGINFO_PATH="$tmp/debug"
+tool "$tmp/s.json"
+is "$rc/$(grep -c "^    #0 gpu::Pool<float>::grab (symprog.cc:$G)\$" "$tmp/out")" 0/3 \
+  "its separate debug file, under CUMEMGUARD_DEBUGINFO_PATH: named, with lines"
+export CUMEMGUARD_DEBUGINFO_PATH=/nonexistent
+tool "$tmp/s.json"
+is "$(grep -Ec "$OURS" "$tmp/out")" 0 "and under a path without it, unnamed"
+if [ "$saved" = unset ]; then unset CUMEMGUARD_DEBUGINFO_PATH; else
+  CUMEMGUARD_DEBUGINFO_PATH=$saved; fi
+
 # Another build at the same path after the run, then no file at all.
 cp "$P" "$tmp/prog"
 hguard "--report $tmp/c.json" "$tmp/prog"

@@ -69,6 +69,7 @@ struct module {
 };
 
 static bool off;
+static char *debuginfo_path; /* NULL: elfutils' own, ":.debug:/usr/lib/debug" */
 static struct module **modules;
 static size_t n_modules, cap_modules;
 
@@ -76,6 +77,7 @@ static const Dwfl_Callbacks callbacks = {
   .find_elf = dwfl_build_id_find_elf,
   .find_debuginfo = dwfl_standard_find_debuginfo,
   .section_address = dwfl_offline_section_address,
+  .debuginfo_path = &debuginfo_path,
 };
 
 /* ---- names -------------------------------------------------------------- */
@@ -566,6 +568,12 @@ out:
   free(first);
   free(extra);
   return rc;
+}
+
+void
+cmg__symbolize_debuginfo_path(const char *path)
+{
+  debuginfo_path = (char *)path;
 }
 
 void

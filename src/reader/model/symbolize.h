@@ -22,6 +22,11 @@ int cmg__symbolize_report(struct cmg__model_report *r);
  * (--no-symbolize). */
 void cmg__symbolize_off(void);
 
+/* Where separate debug files are looked for, as elfutils' --debuginfo-path
+ * reads it (CUMEMGUARD_DEBUGINFO_PATH); NULL keeps elfutils' default.  The
+ * string must outlive the reading. */
+void cmg__symbolize_debuginfo_path(const char *path);
+
 /* Closes the module files and frees what cmg__symbolize_report cached. */
 void cmg__symbolize_end(void);
 
