@@ -145,6 +145,12 @@ void cmgb_store(const char *key, double value);
  * NAN when there is none. */
 double cmgb_get(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- compare.c: two builds in one run (make bench-compare) ------------ */
+
+/* Prints the "calls" rows of the base library and of cmgb_lib from the
+ * figures stored as cmp.{base,new}.ALTERNATION.DEPTH.PATH.* */
+void cmgb_print_compare(const char *base_lib, int alternations);
+
 /* ---- modes.c: stack modes, with and without frame pointers ------------ */
 
 #define CMGB_NMODES 3

@@ -9,6 +9,7 @@
 check_PROGRAMS += bench/cmgbench
 bench_cmgbench_SOURCES = \
 	bench/cmgbench.h \
+	bench/compare.c \
 	bench/emit.c \
 	bench/frames.c \
 	bench/frames_nofp.c \
@@ -42,8 +43,19 @@ bench: all bench/cmgbench$(EXEEXT)
 bench-smoke: all bench/cmgbench$(EXEEXT)
 	$(BENCH_RUN) --smoke --json bench/results-smoke.json
 
-.PHONY: bench bench-smoke
-EXTRA_DIST += docs/PERFORMANCE.md bench/page-load.js
+# make bench-compare BASE=main: BASE's library and this tree's, per pair,
+# in one run (scripts/bench-compare).
+bench-compare: all bench/cmgbench$(EXEEXT)
+	@test -n '$(BASE)' || { echo "make bench-compare: BASE is not set: expected a commit to compare with, such as BASE=main" >&2; exit 2; }
+	@MAKE='$(MAKE)' $(SHELL) $(srcdir)/scripts/bench-compare '$(BASE)' \
+	  '$(abs_srcdir)' '$(abs_builddir)' '$(CUDA_CPPFLAGS)'
+
+clean-local: clean-bench-base
+clean-bench-base:
+	rm -rf bench/base-*
+
+.PHONY: bench bench-smoke bench-compare clean-bench-base
+EXTRA_DIST += docs/PERFORMANCE.md bench/page-load.js scripts/bench-compare
 CLEANFILES += bench/results.json bench/results-smoke.json
 
 # make check runs the harness in smoke mode (bench/t-smoke.sh).

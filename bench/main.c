@@ -35,7 +35,7 @@
 static char tmpdir[] = "/tmp/cmgbench.XXXXXX";
 
 static struct {
-  const char *lib, *sim, *tool, *json, *page_load;
+  const char *lib, *sim, *tool, *json, *page_load, *base;
   bool smoke;
 } arg;
 
@@ -76,7 +76,7 @@ run_child(const char *prefix, const char *options, const char *const *args)
     dup2(fds[1], 1);
     close(fds[0]);
     close(fds[1]);
-    setenv("LD_PRELOAD", arg.lib, 1);
+    setenv("LD_PRELOAD", cmgb_lib, 1);
     setenv("CUMEMGUARD_OPTIONS", options, 1);
     setenv("CMG_SIM_DEVICES", "16G,16G", 1);
     unsetenv("CMG_SIM_TRACE");
@@ -158,6 +158,29 @@ run_modes(void)
                  cmgb_modes[m], cmgb_mode_depths[d]);
         run_child(prefix, opts, args);
       }
+}
+
+/* make bench-compare: the "calls" children of the base library and of this
+ * one, alternated, and which goes first alternated too. */
+static void
+run_compare(int alternations)
+{
+  char rounds[16], opts[256], prefix[64];
+  const char *libs[2] = { arg.base, arg.lib }, *tags[2] = { "base", "new" };
+  snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
+  for (int a = 0; a < alternations; a++)
+    for (int d = 0; d < CMGB_NDEPTHS; d++)
+      for (int i = 0; i < 2; i++) {
+        int which = (a + d + i) % 2;
+        const char *args[] = { "--child", "calls", "--rounds", rounds,
+                               "--block-ms", cmgb_plan->block_ms, NULL };
+        options(opts, sizeof(opts), cmgb_depths[d]);
+        snprintf(prefix, sizeof(prefix), "cmp.%s.%d.%d", tags[which], a,
+                 cmgb_depths[d]);
+        cmgb_lib = libs[which];
+        run_child(prefix, opts, args);
+      }
+  cmgb_lib = arg.lib;
 }
 
 /*
@@ -395,7 +418,9 @@ usage(void)
 {
   fprintf(stderr,
           "usage: cmgbench --lib LIBCUMEMGUARD [--sim DIR] "
-          "[--tool PROGRAM] [--page-load SCRIPT] [--json FILE] [--smoke]\n");
+          "[--tool PROGRAM] [--page-load SCRIPT] [--json FILE] [--smoke]\n"
+          "       cmgbench --lib LIBCUMEMGUARD --base LIBCUMEMGUARD [--sim DIR] "
+          "[--smoke]\n");
   return 2;
 }
 
@@ -423,11 +448,18 @@ main(int argc, char **argv)
       arg.json = v, i++;
     else if (strcmp(a, "--page-load") == 0)
       arg.page_load = v, i++;
+    else if (strcmp(a, "--base") == 0)
+      arg.base = v, i++;
     else
       return usage();
   }
   if (arg.lib == NULL || access(arg.lib, R_OK) != 0)
     return usage();
+  if (arg.base != NULL && access(arg.base, R_OK) != 0) {
+    fprintf(stderr, "cmgbench: bad --base '%s': expected a built "
+            "libcumemguard.so\n", arg.base);
+    return 2;
+  }
   cmgb_lib = arg.lib;
   cmgb_plan = arg.smoke ? &smoke : &full;
   if (mkdtemp(tmpdir) == NULL) {
@@ -437,6 +469,13 @@ main(int argc, char **argv)
   read_machine();
   cmgb_machine.load_start = loadavg();
   fprintf(stderr, "cmgbench: %s run, children:\n", cmgb_plan->mode);
+  if (arg.base != NULL) {
+    int alternations = arg.smoke ? 1 : 5;
+    run_compare(alternations);
+    remove_tmpdir();
+    cmgb_print_compare(arg.base, alternations);
+    return cmgb_broken ? 1 : 0;
+  }
   int share = (cmgb_plan->repeats + 5) / 6;
   run_calls();
   run_repeats(share);

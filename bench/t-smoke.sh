@@ -36,4 +36,36 @@ print(("ok" if r.get("complete") is True and not missing else "not ok") +
       " 3 - complete, with every section's figures" +
       ("" if not missing else " (missing: %s)" % missing))
 PY
-echo 1..3
+
+# make bench-compare's run: two libraries (here the same one twice), every
+# per-pair row with both figures; a bad base is one line that names it.
+lib=$top_builddir/.libs/libcumemguard.so
+"$top_builddir/bench/cmgbench" --lib "$lib" --base "$lib" \
+  --sim "$top_builddir/tests/sim/.libs" --smoke >"$out/cmp" 2>"$out/cmp.err"
+st=$?
+rows=$(grep -Ec '^  (direct|dlsym|getproc|runtime) +(0|16|32|64) +[-+][0-9.]+ +[-+][0-9.]+ +[-+][0-9.]+ ' "$out/cmp")
+if [ $st -eq 0 ] && [ "$rows" -eq 16 ]; then
+  echo "ok 4 - --base: 16 per-pair rows, base and new, in one run"
+else
+  echo "not ok 4 - --base: 16 per-pair rows, base and new, in one run (status $st, $rows rows)"
+  sed 's/^/#   /' "$out/cmp" "$out/cmp.err" | tail -n 30
+fi
+"$top_builddir/bench/cmgbench" --lib "$lib" --base "$out/nonexistent.so" \
+  --smoke >"$out/cmp" 2>"$out/cmp.err"
+st=$?
+if [ $st -eq 2 ] && [ "$(cat "$out/cmp.err")" = "cmgbench: bad --base '$out/nonexistent.so': expected a built libcumemguard.so" ]; then
+  echo "ok 5 - a base library that is not there: status 2, one line naming it"
+else
+  echo "not ok 5 - a base library that is not there: status 2, one line naming it (status $st)"
+  sed 's/^/#   /' "$out/cmp.err"
+fi
+"$srcdir/scripts/bench-compare" no-such-commit-here "$srcdir" "$top_builddir" \
+  >"$out/cmp" 2>"$out/cmp.err"
+st=$?
+if [ $st -eq 2 ] && [ "$(cat "$out/cmp.err")" = "bench-compare: bad BASE 'no-such-commit-here': expected a commit of $srcdir (a branch, a tag or a hash)" ]; then
+  echo "ok 6 - make bench-compare with a BASE that is no commit: status 2, one line naming it"
+else
+  echo "not ok 6 - make bench-compare with a BASE that is no commit: status 2, one line naming it (status $st)"
+  sed 's/^/#   /' "$out/cmp.err"
+fi
+echo 1..6
