@@ -28,9 +28,12 @@ for c in nvcc-static nvcc-shared ctypes-cudart jax-group graph-nodes \
   graph-capture footprint two-procs serve-sizing serve-two-ranks; do
   is "$(grep -c "^PASS $c\$" "$tmp/out")" 1 "dry run: PASS $c"
 done
-is "$(grep -c '^SKIP ' "$tmp/out")" 12 "dry run: the 12 framework cases skip"
-is "$(grep -Ec '^(PASS|FAIL|SKIP) ' "$tmp/out")" 22 "one line per case"
-is "$(tail -n 1 "$tmp/out")" "10 passed, 0 failed, 12 skipped" "the closing line"
+is "$(grep -c '^SKIP ' "$tmp/out")" 14 "dry run: the 14 framework cases skip"
+is "$(grep -Ec '^(PASS|FAIL|SKIP) ' "$tmp/out")" 24 "one line per case"
+is "$(tail -n 1 "$tmp/out")" "10 passed, 0 failed, 14 skipped" "the closing line"
+for c in overhead-torch overhead-torch-async overhead-torch-expandable; do
+  is "$(grep -c "^SKIP $c: torch not installed\$" "$tmp/out")" 1 "dry run: $c is a case, and skips without PyTorch"
+done
 is "$(grep -c '^CHECK ok a pool of 75% of the total is allocated: rc=0' "$tmp/dry/jax-group/xla.out")" 1 \
   "dry run: jax-group sized XLA's pool from the group's cap"
 # The inference-server stand-in did the arithmetic: under the dry run's
