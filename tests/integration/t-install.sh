@@ -6,8 +6,12 @@
 . "$srcdir/tests/integration/defs.sh"
 
 prefix=$tmp/prefix
-make -s -C "$top_builddir" install prefix="$prefix" >"$tmp/install.log" 2>&1
-is "$?" 0 "make install into a fresh prefix"
+# A make of its own: not the outer make check's job slots or variables.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+  make -s -C "$top_builddir" install prefix="$prefix" >"$tmp/install.log" 2>&1
+st=$?
+[ "$st" -eq 0 ] || sed 's/^/#   install: /' "$tmp/install.log" | tail -n 20
+is "$st" 0 "make install into a fresh prefix"
 tap "$([ -f "$prefix/lib/libcumemguard.so" ]; echo $?)" "library in \$libdir"
 tap "$([ -x "$prefix/bin/cumemguard" ]; echo $?)" "launcher in \$bindir"
 tap "$([ -f "$prefix/include/cumemguard.h" ]; echo $?)" "header in \$includedir"
