@@ -45,7 +45,7 @@ bench-smoke: all bench/cmgbench$(EXEEXT)
 
 # make bench-compare BASE=main: BASE's library and this tree's, per pair,
 # in one run (scripts/bench-compare).
-bench-compare: all bench/cmgbench$(EXEEXT)
+bench-compare: all bench/cmgbench$(EXEEXT) bench/cmgpairs$(EXEEXT)
 	@test -n '$(BASE)' || { echo "make bench-compare: BASE is not set: expected a commit to compare with, such as BASE=main" >&2; exit 2; }
 	@MAKE='$(MAKE)' $(SHELL) $(srcdir)/scripts/bench-compare '$(BASE)' \
 	  '$(abs_srcdir)' '$(abs_builddir)' '$(CUDA_CPPFLAGS)'
@@ -55,9 +55,21 @@ clean-bench-base:
 	rm -rf bench/base-*
 
 .PHONY: bench bench-smoke bench-compare clean-bench-base
-EXTRA_DIST += docs/PERFORMANCE.md bench/page-load.js scripts/bench-compare
+EXTRA_DIST += docs/PERFORMANCE.md bench/page-load.js scripts/bench-compare \
+	scripts/bench-instructions
 CLEANFILES += bench/results.json bench/results-smoke.json
 
 # make check runs the harness in smoke mode (bench/t-smoke.sh).
 TESTS += bench/t-smoke.sh
 EXTRA_DIST += bench/t-smoke.sh
+
+# What a build adds to a pair in instructions, counted by valgrind: the
+# figure that a shared machine's noise does not move (bench-compare, and
+# bench/t-instructions.sh).
+check_PROGRAMS += bench/cmgpairs
+bench_cmgpairs_SOURCES = bench/pairs.c
+bench_cmgpairs_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+bench_cmgpairs_LDFLAGS = -no-install
+bench_cmgpairs_LDADD = tests/sim/libcuda.la
+TESTS += bench/t-instructions.sh
+EXTRA_DIST += bench/t-instructions.sh
