@@ -187,6 +187,28 @@ void cmgb_run_python(const char *lib, const char *sim, const char *tmpdir);
 void cmgb_print_python(void);
 void cmgb_python_json(FILE *f);
 
+/* ---- framework.c: the framework-shaped row ---------------------------- */
+
+/* Runs Debian's python3.11 over libcmgbchain.so (chain, a path; may be
+ * NULL) in each configuration; stores framework.* figures.  Leaves the row
+ * out with a line when either is absent. */
+void cmgb_run_framework(const char *lib, const char *sim, const char *chain,
+                        const char *tmpdir);
+/* Added ns per pair at the default options (its target); NAN without. */
+double cmgb_framework_added(void);
+/* Its section of the table, and its member of the JSON. */
+void cmgb_print_framework(void);
+void cmgb_framework_json(FILE *f);
+
+/* ---- chain.c: libcmgbchain.so, loaded by framework.c's Python --------- */
+
+/* Descends 50 frames and times n pairs of alloc(&p, 4096) and release(p)
+ * there, the runtime's cudaMalloc and cudaFree: the best of 7 blocks, in
+ * ns per pair, or -1 when a call failed.  *frames gets the frames on the
+ * stack at the bottom, by backtrace(3). */
+__attribute__((visibility("default"))) double
+cmgb_chain_run(void *alloc, void *release, long n, int *frames);
+
 /* ---- snapshot.c: what snapshot=TIME costs a running program ----------- */
 
 struct cmgb_snapshot_plan {

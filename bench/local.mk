@@ -11,6 +11,7 @@ bench_cmgbench_SOURCES = \
 	bench/cmgbench.h \
 	bench/compare.c \
 	bench/emit.c \
+	bench/framework.c \
 	bench/frames.c \
 	bench/frames_nofp.c \
 	bench/main.c \
@@ -31,16 +32,24 @@ bench_cmgbench_LDFLAGS = -no-install -rdynamic
 bench_cmgbench_LDADD = tests/sim/libcuda.la tests/sim/libcudart.la \
 	-ldl -lpthread -lm
 
+# The framework-shaped row's native frames: a shared object that
+# framework.c's Python driver loads with ctypes, like a framework's wheel.
+check_LTLIBRARIES += bench/libcmgbchain.la
+bench_libcmgbchain_la_SOURCES = bench/chain.c bench/chain_nofp.c
+bench_libcmgbchain_la_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+bench_libcmgbchain_la_LDFLAGS = -module -avoid-version -rpath /nowhere
+
 BENCH_RUN = bench/cmgbench$(EXEEXT) \
 	--lib "$(abs_builddir)/.libs/libcumemguard.so" \
 	--sim "$(abs_builddir)/tests/sim/.libs" \
 	--tool "$(abs_builddir)/cumemguard-report$(EXEEXT)" \
-	--page-load "$(abs_srcdir)/bench/page-load.js"
+	--page-load "$(abs_srcdir)/bench/page-load.js" \
+	--chain "$(abs_builddir)/bench/.libs/libcmgbchain.so"
 
-bench: all bench/cmgbench$(EXEEXT)
+bench: all bench/cmgbench$(EXEEXT) bench/libcmgbchain.la
 	$(BENCH_RUN) --json bench/results.json
 
-bench-smoke: all bench/cmgbench$(EXEEXT)
+bench-smoke: all bench/cmgbench$(EXEEXT) bench/libcmgbchain.la
 	$(BENCH_RUN) --smoke --json bench/results-smoke.json
 
 # make bench-compare BASE=main: BASE's library and this tree's, per pair,

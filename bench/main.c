@@ -2,7 +2,8 @@
  * The benchmark harness (make bench, make bench-smoke).
  *
  *   cmgbench --lib .libs/libcumemguard.so [--sim DIR] [--tool PROGRAM]
- *            [--page-load bench/page-load.js] [--json FILE] [--smoke]
+ *            [--page-load bench/page-load.js] [--chain libcmgbchain.so]
+ *            [--json FILE] [--smoke]
  *
  * It starts itself again as child processes (work.c) with the interposer in
  * LD_PRELOAD, one per configuration, collects the "key value" lines they
@@ -35,7 +36,7 @@
 static char tmpdir[] = "/tmp/cmgbench.XXXXXX";
 
 static struct {
-  const char *lib, *sim, *tool, *json, *page_load, *base;
+  const char *lib, *sim, *tool, *json, *page_load, *base, *chain;
   bool smoke;
 } arg;
 
@@ -404,6 +405,23 @@ read_machine(void)
 
 /* ---- main ------------------------------------------------------------- */
 
+/* The chain library where the build leaves it, beside this program (which
+ * is built with -no-install, so it is the real one, not a wrapper). */
+static const char *
+chain_beside(void)
+{
+  static char path[4096];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+  if (n <= 0)
+    return NULL;
+  path[n] = '\0';
+  char *slash = strrchr(path, '/');
+  if (slash == NULL)
+    return NULL;
+  strcpy(slash, "/.libs/libcmgbchain.so");
+  return path;
+}
+
 static void
 remove_tmpdir(void)
 {
@@ -418,7 +436,8 @@ usage(void)
 {
   fprintf(stderr,
           "usage: cmgbench --lib LIBCUMEMGUARD [--sim DIR] "
-          "[--tool PROGRAM] [--page-load SCRIPT] [--json FILE] [--smoke]\n"
+          "[--tool PROGRAM] [--page-load SCRIPT] [--chain SO] [--json FILE] "
+          "[--smoke]\n"
           "       cmgbench --lib LIBCUMEMGUARD --base LIBCUMEMGUARD [--sim DIR] "
           "[--smoke]\n");
   return 2;
@@ -450,6 +469,8 @@ main(int argc, char **argv)
       arg.page_load = v, i++;
     else if (strcmp(a, "--base") == 0)
       arg.base = v, i++;
+    else if (strcmp(a, "--chain") == 0)
+      arg.chain = v, i++;
     else
       return usage();
   }
@@ -492,6 +513,8 @@ main(int argc, char **argv)
   cmgb_run_page(arg.tool, report_file, tmpdir, arg.page_load);
   run_snapshot();
   cmgb_run_python(arg.lib, arg.sim, tmpdir);
+  cmgb_run_framework(arg.lib, arg.sim, arg.chain ? arg.chain : chain_beside(),
+                     tmpdir);
   run_repeats(cmgb_plan->repeats);
   remove_tmpdir();
   cmgb_machine.load_end = loadavg();
@@ -499,6 +522,7 @@ main(int argc, char **argv)
   cmgb_print_table();
   cmgb_print_python();
   cmgb_print_snapshot();
+  cmgb_print_framework();
   if (arg.json != NULL) {
     int err = cmgb_write_json(arg.json);
     if (err != 0) {

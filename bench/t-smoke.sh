@@ -11,6 +11,7 @@ trap 'rm -rf "$out"' EXIT
   --sim "$top_builddir/tests/sim/.libs" \
   --tool "$top_builddir/cumemguard-report" \
   --page-load "$srcdir/bench/page-load.js" \
+  --chain "$top_builddir/bench/.libs/libcmgbchain.so" \
   --smoke --json "$out/results.json" >"$out/log" 2>&1
 st=$?
 if [ $st -eq 0 ]; then echo "ok 1 - the harness ran in smoke mode"; else
@@ -68,4 +69,35 @@ else
   echo "not ok 6 - make bench-compare with a BASE that is no commit: status 2, one line naming it (status $st)"
   sed 's/^/#   /' "$out/cmp.err"
 fi
-echo 1..6
+# The framework-shaped, deep-stack and VMM rows: their sections and
+# target lines printed, their members in results.json (with null figures
+# where an interpreter is absent, never left out).
+labels='Framework-shaped pair:|framework-shaped pair at the default options: added'
+missing=
+old_ifs=$IFS; IFS='|'
+for l in $labels; do
+  grep -qF "$l" "$out/log" || missing="$missing [$l]"
+done
+IFS=$old_ifs
+if [ -z "$missing" ]; then echo "ok 7 - the new rows and target lines are printed"
+else echo "not ok 7 - the new rows and target lines are printed (missing:$missing)"; fi
+/usr/bin/python3 - "$out/results.json" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception:
+    r = {}
+want = {"framework": ["state", "native_frames", "rows", "profile",
+                      "target_added_ns"]}
+missing = [s + "." + k for s, keys in want.items() for k in keys
+           if k not in r.get(s, {})]
+fw = r.get("framework", {})
+if fw.get("state") == "ok":
+    missing += ["framework.rows." + c for c in ("bare", "default", "off", "d8",
+                                                "d32", "d128", "nopy")
+                if c not in [x.get("config") for x in fw.get("rows", [])]]
+print(("ok" if not missing else "not ok") +
+      " 8 - results.json has the new rows' members" +
+      ("" if not missing else " (missing: %s)" % missing))
+PY
+echo 1..8

@@ -1,0 +1,277 @@
+/*
+ * The framework-shaped row: an allocation as PyTorch makes one from Python,
+ * under PY_DEPTH Python frames and the 50 native frames of libcmgbchain.so
+ * (chain.c, half of them built without frame pointers), cudaMalloc(4096)
+ * and cudaFree of the simulated runtime in a loop at the bottom.  A Python
+ * driver, carried here and run with -c, recurses PY_DEPTH frames and calls
+ * the chain through ctypes; the chain times itself (best of 7 blocks) and
+ * counts the native frames on the stack once with backtrace(3).
+ *
+ * Each configuration is a process of its own (the interposer reads its
+ * options once), several per configuration, the configurations
+ * interleaved round by round so that a busy neighbour slows them alike;
+ * each figure is the median over processes.  Subtracting configurations of
+ * the same run splits the added cost: the hooks and the accounting (stacks
+ * off minus bare), the native capture (python_frames=0 minus stacks off)
+ * and the Python frames (the default minus python_frames=0).
+ *
+ * Only Debian's python3.11 is run.  Without it, or without the chain
+ * library, the row is left out with a line saying why; a child that fails
+ * breaks the harness.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmgbench.h"
+
+#define PY_DEPTH 30
+/* On the stack at the allocation: the recursion's and the module's. */
+#define PY_FRAMES (PY_DEPTH + 1)
+#define TARGET_NS 400.0
+#define MAX_RUNS 9
+#define PYTHON "/usr/bin/python3.11"
+
+static const char script[] =
+    "import ctypes, os, sys\n"
+    "chain = ctypes.CDLL(sys.argv[1])\n"
+    "rt = ctypes.CDLL('libcudart.so.13')\n"
+    "run = chain.cmgb_chain_run\n"
+    "run.restype = ctypes.c_double\n"
+    "run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long,\n"
+    "                ctypes.POINTER(ctypes.c_int)]\n"
+    /* What a framework's native code calls: the runtime's functions as the
+     * dynamic linker gives them, the interposer's under LD_PRELOAD. */
+    "alloc = ctypes.cast(rt.cudaMalloc, ctypes.c_void_p).value\n"
+    "free = ctypes.cast(rt.cudaFree, ctypes.c_void_p).value\n"
+    "def at(depth, n):\n"
+    "    if depth > 1:\n"
+    "        return at(depth - 1, n)\n"
+    "    frames = ctypes.c_int()\n"
+    "    return run(alloc, free, n, ctypes.byref(frames)), frames.value\n"
+    "ns, frames = at(int(sys.argv[2]), int(sys.argv[3]))\n"
+    "if ns < 0:\n"
+    "    os._exit(1)\n"
+    "print('ns %.1f\\nframes %d' % (ns, frames), flush=True)\n"
+    /* As the C children do: no report at exit, so no line on stderr. */
+    "os._exit(0)\n";
+
+struct config {
+  const char *key, *label;
+  const char *options; /* NULL: no interposer */
+};
+
+static const struct config configs[] = {
+  { "bare", "without the interposer", NULL },
+  { "default", "the default options", "" },
+  { "off", "stack_depth=0", "stack_depth=0," },
+  { "d8", "stack_depth=8", "stack_depth=8," },
+  { "d32", "stack_depth=32", "stack_depth=32," },
+  { "d128", "stack_depth=128", "stack_depth=128," },
+  { "nopy", "python_frames=0", "python_frames=0," },
+};
+#define NCONFIGS (sizeof(configs) / sizeof(*configs))
+
+/* "ok", or why the row was left out. */
+static const char *state = "n/a (not run)";
+
+/* One process of one configuration: stores its ns per pair and native
+ * frames in *ns and *frames; false when it failed. */
+static bool
+run_one(const struct config *c, const char *chain, long pairs, const char *lib,
+        const char *sim, const char *tmpdir, double *ns, double *frames)
+{
+  char depth[16], n[24], opts[512], line[128];
+  int fds[2];
+  snprintf(depth, sizeof(depth), "%d", PY_DEPTH);
+  snprintf(n, sizeof(n), "%ld", pairs);
+  snprintf(opts, sizeof(opts), "%sreport=%s/framework.%%p.json",
+           c->options ? c->options : "", tmpdir);
+  *ns = *frames = NAN;
+  if (pipe(fds) != 0)
+    return false;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    close(fds[0]);
+    close(fds[1]);
+    if (c->options != NULL)
+      setenv("LD_PRELOAD", lib, 1);
+    else
+      unsetenv("LD_PRELOAD");
+    setenv("CUMEMGUARD_OPTIONS", opts, 1);
+    setenv("CMG_SIM_DEVICES", "16G", 1);
+    setenv("LD_LIBRARY_PATH", sim, 1);
+    execl(PYTHON, PYTHON, "-c", script, chain, depth, n, (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE *in = fdopen(fds[0], "r");
+  while (in != NULL && fgets(line, sizeof(line), in) != NULL)
+    if (sscanf(line, "ns %lf", ns) != 1)
+      sscanf(line, "frames %lf", frames);
+  if (in != NULL)
+    fclose(in);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 && !isnan(*ns + *frames);
+}
+
+static bool
+can_run(const char *chain)
+{
+  static char why[600];
+  const char *absent = access(PYTHON, X_OK) != 0  ? PYTHON
+                       : chain == NULL            ? "libcmgbchain.so"
+                       : access(chain, R_OK) != 0 ? chain
+                                                  : NULL;
+  if (absent == NULL)
+    return true;
+  snprintf(why, sizeof(why), "n/a (%s absent)", absent);
+  state = why;
+  fprintf(stderr, "  framework: %s absent, the row is left out\n", absent);
+  return false;
+}
+
+void
+cmgb_run_framework(const char *lib, const char *sim, const char *chain,
+                   const char *tmpdir)
+{
+  bool smoke = strcmp(cmgb_plan->mode, "smoke") == 0;
+  int runs = smoke ? 1 : 5;
+  long pairs = smoke ? 300 : 20000;
+  double v[NCONFIGS][MAX_RUNS], frames[MAX_RUNS];
+  if (sim == NULL || !can_run(chain))
+    return;
+  fprintf(stderr, "  %-24s", "framework");
+  fflush(stderr);
+  uint64_t t0 = cmgb_now_ns();
+  bool good = true;
+  for (int r = 0; r < runs; r++)
+    for (size_t c = 0; c < NCONFIGS; c++) {
+      double f;
+      good &=
+          run_one(&configs[c], chain, pairs, lib, sim, tmpdir, &v[c][r], &f);
+      if (c == 0)
+        frames[r] = f;
+    }
+  char key[112];
+  for (size_t c = 0; c < NCONFIGS; c++) {
+    snprintf(key, sizeof(key), "framework.%s.ns", configs[c].key);
+    cmgb_store(key, cmgb_median(v[c], (size_t)runs));
+  }
+  cmgb_store("framework.frames", cmgb_median(frames, (size_t)runs));
+  cmgb_store("framework.processes", runs);
+  cmgb_store("framework.pairs", (double)pairs);
+  fprintf(stderr, "%7.2f s%s\n", (double)(cmgb_now_ns() - t0) / 1e9,
+          good ? "" : "  FAILED");
+  state = good ? "ok" : "failed";
+  if (!good)
+    cmgb_broken = 1;
+}
+
+/* ns added over the bare pair in configuration `key`. */
+static double
+added(const char *key)
+{
+  return cmgb_get("framework.%s.ns", key) - cmgb_get("framework.bare.ns");
+}
+
+double
+cmgb_framework_added(void)
+{
+  return added("default");
+}
+
+/* The split of the default's added cost, by subtraction. */
+static void
+profile(double *hooks, double *native, double *python)
+{
+  double off = added("off"), nopy = added("nopy");
+  *hooks = off;
+  *native = nopy - off;
+  *python = added("default") - nopy;
+}
+
+void
+cmgb_print_framework(void)
+{
+  double frames = cmgb_get("framework.frames");
+  if (strcmp(state, "ok") != 0) {
+    printf("\nFramework-shaped pair: %d Python frames over 50 native ones: "
+           "left out,\n   %s\n",
+           PY_FRAMES, state);
+    return;
+  }
+  printf("\nFramework-shaped pair: cudaMalloc(4096) + cudaFree under %d "
+         "Python frames\nand the 50 native frames of libcmgbchain.so "
+         "(every other one without frame\npointers): %.0f native frames "
+         "on the stack (backtrace), %s.\nns per pair, best of 7 blocks "
+         "of %.0f pairs, median of %.0f processes each;\nper frame: added "
+         "ns over the native frames, all of which are walked.\n",
+         PY_FRAMES, frames, PYTHON, cmgb_get("framework.pairs"),
+         cmgb_get("framework.processes"));
+  printf("   %-24s %10s %10s %10s\n", "configuration", "ns/pair", "added",
+         "per frame");
+  for (size_t c = 0; c < NCONFIGS; c++) {
+    const char *k = configs[c].key;
+    double a = added(k);
+    printf("   %-24s %10.0f", configs[c].label, cmgb_get("framework.%s.ns", k));
+    if (c == 0)
+      printf("\n");
+    else if (strcmp(k, "off") == 0)
+      printf(" %+10.0f %10s\n", a, "-");
+    else
+      printf(" %+10.0f %10.1f\n", a, a / frames);
+  }
+  double hooks, native, python;
+  profile(&hooks, &native, &python);
+  printf("   where the default's added ns go, by subtraction:\n"
+         "     hooks and accounting (stack_depth=0 - without)     %+7.0f\n"
+         "     native capture (python_frames=0 - stack_depth=0)   %+7.0f"
+         "  (%.1f per native frame)\n"
+         "     Python frames (default - python_frames=0)          %+7.0f"
+         "  (%.1f per Python frame)\n",
+         hooks, native, native / frames, python, python / PY_FRAMES);
+}
+
+void
+cmgb_framework_json(FILE *f)
+{
+  double hooks, native, python;
+  profile(&hooks, &native, &python);
+  fputs(",\n  \"framework\": {\"state\": ", f);
+  cmgb_jstr(f, state);
+  fprintf(f,
+          ", \"interpreter\": \"%s\", \"python_frames\": %d, "
+          "\"chain_frames\": 50, \"native_frames\": ",
+          PYTHON, PY_FRAMES);
+  cmgb_jnum(f, cmgb_get("framework.frames"));
+  fprintf(f, ", \"target_added_ns\": %.0f, \"rows\": [", TARGET_NS);
+  for (size_t c = 0; c < NCONFIGS; c++) {
+    fprintf(f, "%s\n    {\"config\": \"%s\", \"options\": ", c ? "," : "",
+            configs[c].key);
+    cmgb_jstr(f, configs[c].label);
+    fputs(", \"ns\": ", f);
+    cmgb_jnum(f, cmgb_get("framework.%s.ns", configs[c].key));
+    fputs(", \"added\": ", f);
+    cmgb_jnum(f, c ? added(configs[c].key) : NAN);
+    fputs(", \"added_per_native_frame\": ", f);
+    bool walks = c > 0 && strcmp(configs[c].key, "off") != 0;
+    cmgb_jnum(f, walks ? added(configs[c].key) / cmgb_get("framework.frames")
+                       : NAN);
+    fputs("}", f);
+  }
+  fputs("\n  ], \"profile\": {\"hooks_accounting\": ", f);
+  cmgb_jnum(f, hooks);
+  fputs(", \"native_capture\": ", f);
+  cmgb_jnum(f, native);
+  fputs(", \"python_frames\": ", f);
+  cmgb_jnum(f, python);
+  fputs("}}", f);
+}
