@@ -16,8 +16,9 @@
 
 /* Frames of real, distinct functions between main and the timed calls. */
 #define CMGB_CALL_DEPTH 40
-/* Most frames cmgb_at_depth can add. */
-#define CMGB_MAX_DEPTH 48
+/* Most frames cmgb_at_depth can add: the deep-stack rows (deep.c) reach
+ * 254 frames on the stack with it. */
+#define CMGB_MAX_DEPTH 256
 /* Levels of cmgb_at_tree: 2^14 distinct stacks at most. */
 #define CMGB_TREE_LEVELS 14
 
@@ -81,6 +82,30 @@ int cmgb_free(enum cmgb_path path, bool with, uint64_t dptr);
 struct cmg_device_stats;
 int cmgb_stats(int dev, struct cmg_device_stats *out);
 int cmgb_dump(const char *path);
+
+/* ---- sample.c: timed blocks and the figures a child prints ---------- */
+
+#define CMGB_MAX_ROUNDS 64
+
+/* n iterations of something timed: 0, or -1 after a message when a call
+ * failed. */
+typedef int (*cmgb_loop)(void *arg, bool with, long n);
+
+/* ns per iteration of one block of n; NAN when the loop failed. */
+double cmgb_time(cmgb_loop loop, void *arg, bool with, long n);
+
+/* Iterations per block so that the slower of bare and with takes about
+ * block_ms; -1 when the loop failed. */
+long cmgb_calibrate(cmgb_loop loop, void *arg, double block_ms);
+
+/* Prints "a.b v"; the median and minimum of n samples as
+ * "prefix.name_med" and "prefix.name_min"; and of bare and interposed
+ * samples of one measurement, both of those and the added cost: the
+ * median of the per-round differences (each round's two blocks ran back
+ * to back) and the difference of the minima. */
+void cmgb_put2(const char *a, const char *b, double v);
+void cmgb_put_stats(const char *prefix, const char *name, double *v, int n);
+void cmgb_put_pair(const char *prefix, double *bare, double *with, int n);
 
 /* ---- util.c ------------------------------------------------------------ */
 
@@ -199,6 +224,25 @@ double cmgb_framework_added(void);
 /* Its section of the table, and its member of the JSON. */
 void cmgb_print_framework(void);
 void cmgb_framework_json(FILE *f);
+
+/* ---- deep.c: deep C stacks at stack_depth 8 and 32 -------------------- */
+
+#define CMGB_NDEEP 3
+extern const int cmgb_deep_depths[2];          /* 8 32: a child each */
+extern const int cmgb_deep_frames[CMGB_NDEEP]; /* 32 104 254 */
+
+/* `cmgbench --child deep`: the direct pair and the floor's walk at each
+ * count of frames; 0, or 1 when a call failed. */
+int cmgb_deep_child(int rounds, double block_ms);
+/* Sets cmgb_broken when a figure is missing. */
+void cmgb_deep_require(void);
+/* At stack_depth=8, added ns at 254 frames over added ns at 32 (its
+ * target), and the line under the targets that gives the floor beside it. */
+double cmgb_deep_ratio(void);
+void cmgb_deep_print_floor(void);
+/* Its section of the table, and its member of the JSON. */
+void cmgb_print_deep(void);
+void cmgb_deep_json(FILE *f);
 
 /* ---- chain.c: libcmgbchain.so, loaded by framework.c's Python --------- */
 

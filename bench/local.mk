@@ -10,6 +10,7 @@ check_PROGRAMS += bench/cmgbench
 bench_cmgbench_SOURCES = \
 	bench/cmgbench.h \
 	bench/compare.c \
+	bench/deep.c \
 	bench/emit.c \
 	bench/framework.c \
 	bench/frames.c \
@@ -21,6 +22,7 @@ bench_cmgbench_SOURCES = \
 	bench/python.c \
 	bench/snapshot.c \
 	bench/results.c \
+	bench/sample.c \
 	bench/table.c \
 	bench/util.c \
 	bench/work.c

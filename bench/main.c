@@ -161,6 +161,21 @@ run_modes(void)
       }
 }
 
+/* The deep-stack rows (deep.c): a process per stack_depth. */
+static void
+run_deep(void)
+{
+  char rounds[16], opts[256], prefix[64];
+  snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
+  for (int d = 0; d < 2; d++) {
+    const char *args[] = { "--child", "deep", "--rounds", rounds,
+                           "--block-ms", cmgb_plan->block_ms, NULL };
+    options(opts, sizeof(opts), cmgb_deep_depths[d]);
+    snprintf(prefix, sizeof(prefix), "deep.%d", cmgb_deep_depths[d]);
+    run_child(prefix, opts, args);
+  }
+}
+
 /* make bench-compare: the "calls" children of the base library and of this
  * one, alternated, and which goes first alternated too. */
 static void
@@ -501,6 +516,7 @@ main(int argc, char **argv)
   run_calls();
   run_repeats(share);
   run_modes();
+  run_deep();
   run_repeats(share);
   run_threads();
   run_repeats(share);
@@ -523,6 +539,7 @@ main(int argc, char **argv)
   cmgb_print_python();
   cmgb_print_snapshot();
   cmgb_print_framework();
+  cmgb_print_deep();
   if (arg.json != NULL) {
     int err = cmgb_write_json(arg.json);
     if (err != 0) {

@@ -73,6 +73,8 @@ fi
 # target lines printed, their members in results.json (with null figures
 # where an interpreter is absent, never left out).
 labels='Framework-shaped pair:|framework-shaped pair at the default options: added'
+labels="$labels|Deep C stacks:|at stack_depth=8, 254 frames' added / 32 frames'"
+labels="$labels|(254 frames: the floor, following the frame-pointer chain"
 missing=
 old_ifs=$IFS; IFS='|'
 for l in $labels; do
@@ -88,7 +90,9 @@ try:
 except Exception:
     r = {}
 want = {"framework": ["state", "native_frames", "rows", "profile",
-                      "target_added_ns"]}
+                      "target_added_ns"],
+        "deep_stacks": ["ratio", "floor_ratio", "target_ratio_at_most",
+                        "rows"]}
 missing = [s + "." + k for s, keys in want.items() for k in keys
            if k not in r.get(s, {})]
 fw = r.get("framework", {})
@@ -96,6 +100,11 @@ if fw.get("state") == "ok":
     missing += ["framework.rows." + c for c in ("bare", "default", "off", "d8",
                                                 "d32", "d128", "nopy")
                 if c not in [x.get("config") for x in fw.get("rows", [])]]
+rows = r.get("deep_stacks", {}).get("rows", [])
+missing += ["deep_stacks.rows[%d].%s" % (i, k) for i, row in enumerate(rows)
+            for k in ("added", "floor_walk_ns") if row.get(k) is None]
+if len(rows) != 6:
+    missing.append("deep_stacks: 6 rows, not %d" % len(rows))
 print(("ok" if not missing else "not ok") +
       " 8 - results.json has the new rows' members" +
       ("" if not missing else " (missing: %s)" % missing))

@@ -174,6 +174,7 @@ cmgb_check_complete(void)
     require(key);
   }
   cmgb_modes_require();
+  cmgb_deep_require();
   require("mem.stacks.distinct.rss_delta");
   require("report.write.s_med");
   cmgb_snapshot_require();
@@ -234,6 +235,9 @@ make_targets(void)
   targets[i++] = (struct target){
     "framework-shaped pair at the default options: added",
     cmgb_framework_added(), 400, "ns", true };
+  targets[i++] = (struct target){ "at stack_depth=8, 254 frames' added / 32 "
+                                  "frames'",
+                                  cmgb_deep_ratio(), 1.25, "x", true };
   ntargets = i;
 }
 
@@ -423,6 +427,7 @@ cmgb_print_table(void)
     printf("   %-52s %10s %-2s  %s %6g %-2s  %s\n", t->name, value, t->unit,
            t->at_most ? "<=" : ">=", t->limit, t->unit, verdict(t));
   }
+  cmgb_deep_print_floor();
   double least = cmgb_get("calls.0.least.ns_med");
   if (least > 25 * 0.8)
     printf("   (stacks off: the 4 locked read-modify-writes and 2 coarse "
@@ -620,6 +625,7 @@ cmgb_write_json(const char *path)
   cmgb_python_json(f);
   cmgb_snapshot_json(f);
   cmgb_framework_json(f);
+  cmgb_deep_json(f);
   fputs("\n}\n", f);
   return fclose(f) == 0 ? 0 : -errno;
 }

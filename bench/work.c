@@ -27,7 +27,7 @@
 #include "cumemguard.h"
 #include "cmgbench.h"
 
-#define MAX_ROUNDS 64
+#define MAX_ROUNDS CMGB_MAX_ROUNDS
 #define MAX_LEVELS 8
 
 struct opts {
@@ -56,45 +56,8 @@ static struct opts o = {
 };
 static int status;
 
-static void
-put2(const char *a, const char *b, double v)
-{
-  char key[256];
-  snprintf(key, sizeof(key), "%s.%s", a, b);
-  cmgb_put(key, v);
-}
-
-/* Median and minimum of per-round samples under prefix. */
-static void
-put_stats(const char *prefix, const char *name, double *v, int n)
-{
-  char key[256];
-  snprintf(key, sizeof(key), "%s.%s_min", prefix, name);
-  cmgb_put(key, cmgb_min(v, (size_t)n));
-  snprintf(key, sizeof(key), "%s.%s_med", prefix, name);
-  cmgb_put(key, cmgb_median(v, (size_t)n));
-}
-
-/* Reports bare and interposed samples of one measurement, and the added
- * cost: the median of the per-round differences (each round's two blocks
- * ran back to back) and the difference of the minima. */
-static void
-put_pair(const char *prefix, double *bare, double *with, int n)
-{
-  double diff[MAX_ROUNDS], ratio[MAX_ROUNDS];
-  for (int i = 0; i < n; i++) {
-    diff[i] = with[i] - bare[i];
-    ratio[i] = with[i] / bare[i];
-  }
-  double bmin = cmgb_min(bare, (size_t)n), wmin = cmgb_min(with, (size_t)n);
-  put2(prefix, "added_med", cmgb_median(diff, (size_t)n));
-  put2(prefix, "ratio_med", cmgb_median(ratio, (size_t)n));
-  put2(prefix, "added_min", wmin - bmin);
-  put_stats(prefix, "bare", bare, n);
-  put_stats(prefix, "with", with, n);
-}
-
-/* Nanoseconds per pair of one timed block. */
+/* Nanoseconds per pair of one timed block.  Timed here rather than
+ * through cmgb_time, so the calls rows keep the frames they always had. */
 static double
 block(enum cmgb_path p, bool with, long n)
 {
@@ -203,11 +166,11 @@ mode_calls(void)
             "%ld went through it\n", counted, c.with_allocs);
     return 1;
   }
-  put_stats("floor", "ns", c.s[CMGB_FLOOR][0], o.rounds);
-  put_stats("least", "ns", c.least, o.rounds);
+  cmgb_put_stats("floor", "ns", c.s[CMGB_FLOOR][0], o.rounds);
+  cmgb_put_stats("least", "ns", c.least, o.rounds);
   for (int p = CMGB_DIRECT; p < npaths(); p++) {
-    put_pair(cmgb_path_names[p], c.s[p][0], c.s[p][1], o.rounds);
-    put2(cmgb_path_names[p], "pairs", (double)c.n[p]);
+    cmgb_put_pair(cmgb_path_names[p], c.s[p][0], c.s[p][1], o.rounds);
+    cmgb_put2(cmgb_path_names[p], "pairs", (double)c.n[p]);
   }
   return 0;
 }
@@ -313,11 +276,11 @@ mode_threads(void)
   if (status != 0)
     return 1;
   for (int v = 0; v < 3; v++) {
-    put_stats(names[v], "t1", s[v][0], o.rounds);
-    put_stats(names[v], "t2", s[v][1], o.rounds);
-    put_stats(names[v], "ratio", ratio[v], o.rounds);
-    put_stats(names[v], "cpu1", cpu[v][0], o.rounds);
-    put_stats(names[v], "cpu2", cpu[v][1], o.rounds);
+    cmgb_put_stats(names[v], "t1", s[v][0], o.rounds);
+    cmgb_put_stats(names[v], "t2", s[v][1], o.rounds);
+    cmgb_put_stats(names[v], "ratio", ratio[v], o.rounds);
+    cmgb_put_stats(names[v], "cpu1", cpu[v][0], o.rounds);
+    cmgb_put_stats(names[v], "cpu2", cpu[v][1], o.rounds);
   }
   cmgb_put("pairs_per_thread", (double)n[1]);
   return 0;
@@ -377,9 +340,9 @@ scale_body(void *arg)
       }
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "%ld.pair", o.live[l]);
-    put_pair(prefix, pair[0], pair[1], o.rounds);
+    cmgb_put_pair(prefix, pair[0], pair[1], o.rounds);
     snprintf(prefix, sizeof(prefix), "%ld.churn", o.live[l]);
-    put_pair(prefix, ch[0], ch[1], o.rounds);
+    cmgb_put_pair(prefix, ch[0], ch[1], o.rounds);
   }
 }
 
@@ -497,7 +460,7 @@ mode_report(void)
   struct stat st;
   if (stat(o.out, &st) != 0)
     return 1;
-  put_stats("write", "s", s, o.rounds);
+  cmgb_put_stats("write", "s", s, o.rounds);
   cmgb_put("bytes", (double)st.st_size);
   return 0;
 }
@@ -652,6 +615,8 @@ cmgb_child(int argc, char **argv)
     rc = mode_loop();
   else if (strcmp(o.mode, "hold") == 0 && o.nlive > 0)
     rc = mode_hold();
+  else if (strcmp(o.mode, "deep") == 0)
+    rc = cmgb_deep_child(o.rounds, o.block_ms);
   else
     fprintf(stderr, "cmgbench: unknown child mode %s\n", o.mode);
   if (rc == 0)
