@@ -66,6 +66,14 @@ extern const char *const cmgb_path_names[CMGB_NPATHS];
  * -1 after a message on stderr (also when the interposer is not loaded). */
 int cmgb_paths_init(const char *tmpdir);
 
+/* After cmgb_paths_init: the driver's own function `name` (runtime false)
+ * or the bare runtime's (true), around the interposer; NULL when there is
+ * none. */
+void *cmgb_bare_sym(bool runtime, const char *name);
+
+/* Whether fn is the interposer's. */
+bool cmgb_is_interposer(const void *fn);
+
 /* Makes device `dev`'s primary context current on the calling thread (the
  * driver paths need one; the runtime binds its own). */
 int cmgb_use_device(int dev);
@@ -243,6 +251,19 @@ void cmgb_deep_print_floor(void);
 /* Its section of the table, and its member of the JSON. */
 void cmgb_print_deep(void);
 void cmgb_deep_json(FILE *f);
+
+/* ---- vmm.c: the VMM and stream-ordered pool paths --------------------- */
+
+extern const int cmgb_vmm_depths[2]; /* 32 (the default), 0: a child each */
+
+/* `cmgbench --child vmm`: each path bare and interposed; 0, or 1 when a
+ * call failed or the functions could not be told apart. */
+int cmgb_vmm_child(int rounds, double block_ms);
+/* Sets cmgb_broken when a figure is missing. */
+void cmgb_vmm_require(void);
+/* Its section of the table, and its member of the JSON. */
+void cmgb_print_vmm(void);
+void cmgb_vmm_json(FILE *f);
 
 /* ---- chain.c: libcmgbchain.so, loaded by framework.c's Python --------- */
 

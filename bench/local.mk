@@ -25,6 +25,7 @@ bench_cmgbench_SOURCES = \
 	bench/sample.c \
 	bench/table.c \
 	bench/util.c \
+	bench/vmm.c \
 	bench/work.c
 # Frame pointers in the call chain, as a program built for profilers has
 # them; frames_nofp.c drops them for the rows that measure a program

@@ -176,6 +176,22 @@ run_deep(void)
   }
 }
 
+/* The VMM and pool rows (vmm.c): at the default stack depth and with
+ * stacks off, a process each. */
+static void
+run_vmm(void)
+{
+  char rounds[16], opts[256], prefix[64];
+  snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
+  for (int d = 0; d < 2; d++) {
+    const char *args[] = { "--child", "vmm", "--rounds", rounds,
+                           "--block-ms", cmgb_plan->block_ms, NULL };
+    options(opts, sizeof(opts), cmgb_vmm_depths[d]);
+    snprintf(prefix, sizeof(prefix), "vmm.%d", cmgb_vmm_depths[d]);
+    run_child(prefix, opts, args);
+  }
+}
+
 /* make bench-compare: the "calls" children of the base library and of this
  * one, alternated, and which goes first alternated too. */
 static void
@@ -519,6 +535,7 @@ main(int argc, char **argv)
   run_deep();
   run_repeats(share);
   run_threads();
+  run_vmm();
   run_repeats(share);
   run_scale();
   run_repeats(share);
@@ -540,6 +557,7 @@ main(int argc, char **argv)
   cmgb_print_snapshot();
   cmgb_print_framework();
   cmgb_print_deep();
+  cmgb_print_vmm();
   if (arg.json != NULL) {
     int err = cmgb_write_json(arg.json);
     if (err != 0) {

@@ -55,6 +55,7 @@ static struct drv drv[CMGB_NPATHS][2];
 static rt_alloc_fn rt_alloc[2];
 static rt_free_fn rt_free[2];
 static dlsym_fn real_dlsym;
+static void *driver, *bare_rt;  /* libcuda.so.1; the runtime's bare copy */
 static CUcontext contexts[16];
 
 static int
@@ -125,6 +126,7 @@ bare_runtime(const char *tmpdir)
   void *h = dlopen(to, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   if (h == NULL)
     return fail(dlerror());
+  bare_rt = h;
   rt_alloc[0] = (rt_alloc_fn)real_dlsym(h, "cudaMalloc");
   rt_free[0] = (rt_free_fn)real_dlsym(h, "cudaFree");
   rt_alloc[1] = cudaMalloc;
@@ -156,6 +158,7 @@ cmgb_paths_init(const char *tmpdir)
   void *h = dlopen("libcuda.so.1", RTLD_NOW);
   if (real_dlsym == NULL || h == NULL)
     return fail("cannot find libc's dlsym or libcuda.so.1");
+  driver = h;
 
   drv[CMGB_FLOOR][0] = drv[CMGB_FLOOR][1] =
       (struct drv){ (alloc_fn)cmgb_empty_alloc, (free_fn)cmgb_empty_free };
@@ -193,6 +196,19 @@ cmgb_paths_init(const char *tmpdir)
     }
   }
   return 0;
+}
+
+void *
+cmgb_bare_sym(bool runtime, const char *name)
+{
+  void *h = runtime ? bare_rt : driver;
+  return h != NULL ? real_dlsym(h, name) : NULL;
+}
+
+bool
+cmgb_is_interposer(const void *fn)
+{
+  return fn != NULL && is_interposer(fn);
 }
 
 int

@@ -75,6 +75,7 @@ fi
 labels='Framework-shaped pair:|framework-shaped pair at the default options: added'
 labels="$labels|Deep C stacks:|at stack_depth=8, 254 frames' added / 32 frames'"
 labels="$labels|(254 frames: the floor, following the frame-pointer chain"
+labels="$labels|VMM and stream-ordered pools:|vmm (2 MiB page)|pool driver|pool runtime"
 missing=
 old_ifs=$IFS; IFS='|'
 for l in $labels; do
@@ -92,7 +93,8 @@ except Exception:
 want = {"framework": ["state", "native_frames", "rows", "profile",
                       "target_added_ns"],
         "deep_stacks": ["ratio", "floor_ratio", "target_ratio_at_most",
-                        "rows"]}
+                        "rows"],
+        "vmm_pool": ["vmm_page_bytes", "pool_bytes", "rows"]}
 missing = [s + "." + k for s, keys in want.items() for k in keys
            if k not in r.get(s, {})]
 fw = r.get("framework", {})
@@ -105,6 +107,12 @@ missing += ["deep_stacks.rows[%d].%s" % (i, k) for i, row in enumerate(rows)
             for k in ("added", "floor_walk_ns") if row.get(k) is None]
 if len(rows) != 6:
     missing.append("deep_stacks: 6 rows, not %d" % len(rows))
+rows = r.get("vmm_pool", {}).get("rows", [])
+missing += ["vmm_pool.rows[%d].added_percent" % i for i, row in enumerate(rows)
+            if row.get("added_percent") is None]
+if sorted((x.get("path"), x.get("stack_depth")) for x in rows) != sorted(
+        (p, d) for p in ("vmm", "pool_driver", "pool_runtime") for d in (0, 32)):
+    missing.append("vmm_pool: a row per path at stack_depth 0 and 32")
 print(("ok" if not missing else "not ok") +
       " 8 - results.json has the new rows' members" +
       ("" if not missing else " (missing: %s)" % missing))

@@ -175,6 +175,7 @@ cmgb_check_complete(void)
   }
   cmgb_modes_require();
   cmgb_deep_require();
+  cmgb_vmm_require();
   require("mem.stacks.distinct.rss_delta");
   require("report.write.s_med");
   cmgb_snapshot_require();
@@ -626,6 +627,7 @@ cmgb_write_json(const char *path)
   cmgb_snapshot_json(f);
   cmgb_framework_json(f);
   cmgb_deep_json(f);
+  cmgb_vmm_json(f);
   fputs("\n}\n", f);
   return fclose(f) == 0 ? 0 : -errno;
 }

@@ -617,6 +617,8 @@ cmgb_child(int argc, char **argv)
     rc = mode_hold();
   else if (strcmp(o.mode, "deep") == 0)
     rc = cmgb_deep_child(o.rounds, o.block_ms);
+  else if (strcmp(o.mode, "vmm") == 0)
+    rc = cmgb_vmm_child(o.rounds, o.block_ms);
   else
     fprintf(stderr, "cmgbench: unknown child mode %s\n", o.mode);
   if (rc == 0)
