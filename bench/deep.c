@@ -262,7 +262,7 @@ cmgb_deep_print_floor(void)
   printf("   (254 frames: the floor, following the frame-pointer chain, "
          "takes %.0f ns at 254\n    frames and %.0f at 32 here, so a walk "
          "that reads every frame can do no\n    better than %.2fx; the "
-         "deep-stack rows, after the Python frames.)\n",
+         "Deep C stacks rows, further down.)\n",
          get(8, 254, "walk_ns_med"), get(8, 32, "walk_ns_med"), floor_ratio());
 }
 
