@@ -21,9 +21,11 @@
  * addresses inside it, placed differently in the two.  A frame-pointer rule
  * is the only one that yields rbp + 16 as the caller's stack pointer and
  * the buffer's words at rbp + 8 and rbp as its return address and rbp in
- * both; a rule relative to rsp is the one whose CFA moves with rsp by the
- * same k in both, with the return address at CFA - 8 and rbp unchanged or
- * read at the same offset from the CFA.  A rule relative to another
+ * both (other rules relative to rbp, as libffi's CFA = rbp + 32, are
+ * proven the same way with their own offsets); a rule relative to rsp is
+ * the one whose CFA moves with rsp by the same k in both, with the return
+ * address at CFA - 8 and rbp unchanged or read at the same offset from the
+ * CFA.  A rule relative to another
  * register or an expression (GCC's realigned frames, signal frames) gives
  * neither and is left to libunwind.  A frame where libunwind's walk ends
  * (the return address undefined: _start, clone) ends the walk too, proven
@@ -81,8 +83,9 @@
 #define PROBES 16
 /* A verdict word: the return address in the low 47 bits (every user-space
  * address on x86-64), then how to step from its frame: OTHER (libunwind
- * must), FP, RSP with CFA = rsp + 8 * K and rbp at CFA - 8 * C (C = 0:
- * rbp unchanged), or END (libunwind's walk ends at this frame). */
+ * must), FP (K = 0: a frame-pointer frame; else CFA = rbp + 8 * K and rbp
+ * at CFA - 8 * C), RSP with CFA = rsp + 8 * K and rbp at CFA - 8 * C
+ * (C = 0: rbp unchanged), or END (libunwind's walk ends at this frame). */
 #define RA_MASK ((1ull << 47) - 1)
 #define TYPE_SHIFT 47
 #define K_SHIFT 49
@@ -194,6 +197,25 @@ is_fp(const struct step *s)
          s->rbp_at == s->rbp_in;
 }
 
+/* A step relative to rbp with another layout, the same in both: CFA =
+ * rbp + k, the return address at CFA - 8, rbp at CFA - c (libffi's
+ * ffi_call_unix64, through which every ctypes and cffi call passes, keeps
+ * its frame at rbp + 32).  Encoded as k / 8 and c / 8. */
+static bool
+is_rbp(const struct step *a, const struct step *b, uint64_t *kq, uint64_t *cq)
+{
+  uintptr_t k = a->cfa - a->rbp_in, c = a->cfa - a->rbp_at;
+  if (b->cfa - b->rbp_in != k || k % 8 != 0 || k == 0 ||
+      k / 8 >= (1u << K_BITS) || a->ip_at != a->cfa - 8 ||
+      b->ip_at != b->cfa - 8 || a->rbp_at == 0 || b->rbp_at == 0 ||
+      b->cfa - b->rbp_at != c || c % 8 != 0 || c == 0 ||
+      c / 8 >= (1u << C_BITS))
+    return false;
+  *kq = k / 8;
+  *cq = c / 8;
+  return true;
+}
+
 /* The same step relative to rsp in both: CFA = rsp + k, the return address
  * at CFA - 8, rbp unchanged or read at CFA - c, the same k and c whatever
  * rsp and rbp were.  Encoded as k / 8 and c / 8 (0: unchanged), or false
@@ -249,6 +271,8 @@ prove(uintptr_t ra, uintptr_t sp, bool *done)
       word = ra | END << TYPE_SHIFT;
   } else if (a.ret > 0 && b.ret > 0 && is_fp(&a) && is_fp(&b)) {
     word = ra | FP << TYPE_SHIFT;
+  } else if (a.ret > 0 && b.ret > 0 && is_rbp(&a, &b, &kq, &cq)) {
+    word = ra | FP << TYPE_SHIFT | kq << K_SHIFT | cq << C_SHIFT;
   } else if (a.ret > 0 && b.ret > 0 && is_rsp(&a, &b, &kq, &cq)) {
     word = ra | RSP << TYPE_SHIFT | kq << K_SHIFT | cq << C_SHIFT;
   }
@@ -563,11 +587,18 @@ cmg__unwind_fp(uintptr_t *ips, int max, int *n)
       break;
     uint64_t w = verdict(ra, sp);
     uint64_t type = w >> TYPE_SHIFT & 3;
-    if (type == FP) {
+    if (type == FP && cmg__likely(w >> K_SHIFT == 0)) {
+      /* Apart from the other layouts, so that the next frame's address
+       * waits on rbp alone, not on finding the verdict. */
       const uintptr_t *frame = (const uintptr_t *)rbp;
       sp = rbp + 16;
       ra = frame[1];
       rbp = frame[0];
+    } else if (type == FP) {
+      uintptr_t cfa = rbp + 8 * (w >> K_SHIFT & ((1u << K_BITS) - 1));
+      ra = ((const uintptr_t *)cfa)[-1];
+      rbp = *(const uintptr_t *)(cfa - 8 * (w >> C_SHIFT));
+      sp = cfa;
     } else if (type == RSP) {
       uintptr_t cfa = sp + 8 * (w >> K_SHIFT & ((1u << K_BITS) - 1));
       uint64_t cq = w >> C_SHIFT;

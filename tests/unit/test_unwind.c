@@ -1,7 +1,8 @@
 /*
  * The frame-pointer walk against libunwind (runtime/unwind.c): from call
  * chains of distinct functions, one of them built without a frame pointer
- * in the middle of frame-pointer ones, a signal handler (on the thread's
+ * in the middle of frame-pointer ones, a frame kept at rbp + 32 as libffi
+ * keeps its own, a signal handler (on the thread's
  * stack and on an alternate one), libc's qsort calling back, and four
  * threads at once.  In auto mode the walk must give exactly unw_backtrace's
  * frames, or a prefix of them and hand over (it must at a signal frame);
@@ -221,6 +222,62 @@ test_signals(void)
      "signal handler: the walk hands the signal frame over to libunwind");
 }
 
+/* libffi's ffi_call_unix64 in small: a frame kept at rbp + 32 (CFA = rbp
+ * + 32, rbp saved at CFA - 16), which every ctypes and cffi call passes
+ * through.  Calls fn(h). */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type rbp32_call, @function\n"
+        "rbp32_call:\n"
+        ".cfi_startproc\n"
+        "  pushq %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "  subq $16, %rsp\n"
+        ".cfi_def_cfa_offset 32\n"
+        "  movq %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "  movq %rdi, %rax\n"
+        "  movq %rsi, %rdi\n"
+        "  callq *%rax\n"
+        "  leaq 16(%rbp), %rsp\n"
+        ".cfi_def_cfa %rsp, 16\n"
+        "  popq %rbp\n"
+        ".cfi_def_cfa_offset 8\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size rbp32_call, .-rbp32_call\n");
+void rbp32_call(void (*fn)(struct hop *), struct hop *h);
+
+static struct tally through_ffi;
+
+static void
+below_ffi(struct hop *h)
+{
+  h->left = 4;
+  h->leaf = check;
+  int r = levels[0](h);
+  __asm__ volatile("" : : "r"(r) : "memory");
+}
+
+static void
+call_ffi(struct hop *h)
+{
+  rbp32_call(below_ffi, h);
+}
+
+static void
+test_ffi(void)
+{
+  static const int maxes[] = { 4, 8, MAXF };
+  for (size_t i = 0; i < sizeof(maxes) / sizeof(*maxes); i++)
+    run((struct hop){ .max = maxes[i], .leaf = call_ffi, .t = &through_ffi },
+        6);
+  report("a frame kept at rbp + 32, as libffi's", &through_ffi, true);
+  is_int(atomic_load(&through_ffi.handed_over), 0,
+         "a frame kept at rbp + 32: the walk steps it itself");
+}
+
 static struct tally in_qsort;
 
 static int
@@ -278,6 +335,7 @@ main(void)
   test_chains();
   test_signals();
   test_qsort();
+  test_ffi();
   test_threads();
   return done_testing();
 }
