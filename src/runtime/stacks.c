@@ -227,25 +227,28 @@ cmg__stacks_walk(void)
       break;
     }
   /* Our runtime wrappers also stand mid-stack (the program's cudaMalloc
-   * reaches libcudart through ours): those frames are ours too, and go. */
-  int end = n;
+   * reaches libcudart through ours): those frames are ours too, and go.
+   * The frames kept among the first few close up outward, so that the
+   * long rest of the stack stays where it is. */
+  int first = skip;
   if (self.is_library) {
-    end = skip;
-    for (int i = skip; i < n; i++)
-      if (i - skip >= OURS_WITHIN || ips[i] < self.lo || ips[i] >= self.hi)
-        ips[end++] = ips[i];
+    int near = n - skip < OURS_WITHIN ? n : skip + OURS_WITHIN;
+    first = near;
+    for (int i = near - 1; i >= skip; i--)
+      if (ips[i] < self.lo || ips[i] >= self.hi)
+        ips[--first] = ips[i];
   }
 
-  if (end <= skip)
+  if (n <= first)
     return CMG__STACK_NONE;
   /* The whole stack is walked, so that its outermost frames are known; a
    * full buffer means it went on past them. */
   unsigned keep =
-      cut_to_depth(ips + skip, (unsigned)(end - skip), depth, n < CAPTURE_MAX);
-  bool truncated = keep != (unsigned)(end - skip) || n == CAPTURE_MAX;
+      cut_to_depth(ips + first, (unsigned)(n - first), depth, n < CAPTURE_MAX);
+  bool truncated = keep != (unsigned)(n - first) || n == CAPTURE_MAX;
   if (atomic_load_explicit(&cmg__py_on, memory_order_relaxed))
-    return with_python_frames(ips + skip, keep, truncated);
-  return cmg__stacks_intern(ips + skip, keep, truncated);
+    return with_python_frames(ips + first, keep, truncated);
+  return cmg__stacks_intern(ips + first, keep, truncated);
 }
 
 /* ---- interning -------------------------------------------------------- */
