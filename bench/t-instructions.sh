@@ -3,14 +3,15 @@
 # per pair: the library against itself must count the same to within a few
 # instructions (the counts are what valgrind saw, not times); a pair with
 # stacks on must count more than with stacks off, and both more than
-# nothing; a library that is not there gets one line and status 2.
+# nothing; a library that is not there gets one line and status 2; and the
+# runs leave no report in the directory they were started from.
 : "${top_builddir:=.}" "${srcdir:=.}"
 lib="$top_builddir/.libs/libcumemguard.so"
 run() {
   "$srcdir/scripts/bench-instructions" "$1" "$2" "$top_builddir/tests/sim/.libs" \
     "$top_builddir/bench/cmgpairs"
 }
-echo "1..4"
+echo "1..5"
 if ! command -v valgrind >/dev/null 2>&1; then
   for i in 1 2 3; do echo "ok $i # SKIP no valgrind here"; done
 else
@@ -43,3 +44,20 @@ if [ $st -eq 2 ] && [ "$err" = "bench-instructions: bad library '$top_builddir/n
 else
   echo "not ok 4 - a library that is not there: status 2, one line naming it (status $st: $err)"
 fi
+
+# From a directory of its own: the library's reports at exit go to the
+# script's temporary directory, never to where it was started.
+here=$(mktemp -d "${TMPDIR:-/tmp}/cmgir-cwd.XXXXXX") || exit 99
+lib_abs=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
+top_abs=$(cd "$top_builddir" && pwd)
+src_abs=$(cd "$srcdir" && pwd)
+if ! command -v valgrind >/dev/null 2>&1; then
+  echo "ok 5 # SKIP no valgrind here"
+elif (cd "$here" && "$src_abs/scripts/bench-instructions" "$lib_abs" "$lib_abs" \
+      "$top_abs/tests/sim/.libs" "$top_abs/bench/cmgpairs" >/dev/null 2>&1) &&
+     [ -z "$(ls -A "$here")" ]; then
+  echo "ok 5 - nothing left where it was started"
+else
+  echo "not ok 5 - nothing left where it was started: $(ls -A "$here" | head -3)"
+fi
+rm -rf "$here"
