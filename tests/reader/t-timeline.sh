@@ -83,7 +83,7 @@ done
 CUMEMGUARD_OPTIONS=stack_depth=8 guard "" app_driver "$@"
 mv "$(report)" "$tmp/freed.json"
 is "$(q "$tmp/freed.json" '[f["bytes"] // 65536 for f in r["timeline"]["freed"]]')" \
-  "$(python3 -c 'print(list(range(20, 4, -1)))')" \
+  "$(/usr/bin/python3 -c 'print(list(range(20, 4, -1)))')" \
   "the 16 largest frees are kept, largest first"
 is "$(q "$tmp/freed.json" 'all(f["stack"] in {s["id"] for s in r["stacks"]} for f in r["timeline"]["freed"])')" \
   True "each with its stack in stacks[]"

@@ -74,47 +74,50 @@ SIM_APP_DRVOPS = tests/sim/app_drvops.c tests/sim/app_drvgraph.c \
 # TEST_LDFLAGS: automake -Werror rejects an _LDFLAGS variable that names
 # no target, so that one may not survive.
 SIM_APP_LINK = -no-install -rdynamic
+# What the programs share is compiled once, not once per program.
+check_LIBRARIES += tests/sim/libsimapp.a
+tests_sim_libsimapp_a_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS)
+tests_sim_libsimapp_a_CFLAGS = $(SIM_CFLAGS)
 
-tests_sim_app_driver_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
-	tests/sim/app_driver.c
+tests_sim_app_driver_SOURCES = tests/sim/app_driver.c
 tests_sim_app_driver_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_driver_LDFLAGS = $(SIM_APP_LINK)
-tests_sim_app_driver_LDADD = tests/sim/libcuda.la tests/sim/libnvidia-ml.la \
-	-ldl -lpthread
+tests_sim_app_driver_LDADD = tests/sim/libsimapp.a tests/sim/libcuda.la \
+	tests/sim/libnvidia-ml.la -ldl -lpthread
 
 # app_driver built with AddressSanitizer: the sanitizer runtime starts with
 # the interposer already loaded (t-sanitized-program.sh).
 if HAVE_ASAN
 check_PROGRAMS += tests/sim/app_driver_asan
-tests_sim_app_driver_asan_SOURCES = $(tests_sim_app_driver_SOURCES)
+tests_sim_app_driver_asan_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
+	tests/sim/app_driver.c
 tests_sim_app_driver_asan_CFLAGS = $(SIM_CFLAGS) -fsanitize=address
 tests_sim_app_driver_asan_LDFLAGS = $(SIM_APP_LINK) -fsanitize=address
-tests_sim_app_driver_asan_LDADD = $(tests_sim_app_driver_LDADD)
+tests_sim_app_driver_asan_LDADD = tests/sim/libcuda.la \
+	tests/sim/libnvidia-ml.la -ldl -lpthread
 endif
 
-tests_sim_app_dlsym_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
-	tests/sim/app_drv.c tests/sim/app_dlsym.c
+tests_sim_app_dlsym_SOURCES = tests/sim/app_drv.c tests/sim/app_dlsym.c
 tests_sim_app_dlsym_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_dlsym_LDFLAGS = $(SIM_APP_LINK)
-tests_sim_app_dlsym_LDADD = -ldl -lpthread
+tests_sim_app_dlsym_LDADD = tests/sim/libsimapp.a -ldl -lpthread
 
-tests_sim_app_getproc_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
-	tests/sim/app_drv.c tests/sim/app_getproc.c
+tests_sim_app_getproc_SOURCES = tests/sim/app_drv.c tests/sim/app_getproc.c
 tests_sim_app_getproc_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_getproc_LDFLAGS = $(SIM_APP_LINK)
-tests_sim_app_getproc_LDADD = -ldl -lpthread
+tests_sim_app_getproc_LDADD = tests/sim/libsimapp.a -ldl -lpthread
 
-tests_sim_app_rt_shared_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
-	tests/sim/app_rt.c
+tests_sim_app_rt_shared_SOURCES = tests/sim/app_rt.c
 tests_sim_app_rt_shared_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_rt_shared_LDFLAGS = $(SIM_APP_LINK)
-tests_sim_app_rt_shared_LDADD = tests/sim/libcudart.la -ldl -lpthread
+tests_sim_app_rt_shared_LDADD = tests/sim/libsimapp.a tests/sim/libcudart.la \
+	-ldl -lpthread
 
-tests_sim_app_rt_static_SOURCES = $(SIM_APP_COMMON) $(SIM_APP_DRVOPS) \
-	tests/sim/app_rt.c
+tests_sim_app_rt_static_SOURCES = tests/sim/app_rt.c
 tests_sim_app_rt_static_CFLAGS = $(SIM_CFLAGS)
 tests_sim_app_rt_static_LDFLAGS = $(SIM_APP_LINK)
-tests_sim_app_rt_static_LDADD = tests/sim/libcudart_static.a -ldl -lpthread
+tests_sim_app_rt_static_LDADD = tests/sim/libsimapp.a \
+	tests/sim/libcudart_static.a -ldl -lpthread
 
 EXTRA_DIST += tests/sim/README.md
 
