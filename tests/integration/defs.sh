@@ -161,9 +161,12 @@ bare() {
   rc=$?
 }
 
-# val N KEY: the value of KEY=... on line N of $tmp/out.
+# val N KEY: the value of KEY=... on line N of $tmp/out (one awk: the tests
+# call it thousands of times).
 val() {
-  sed -n "${1}p" "$tmp/out" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1
+  awk -v n="$1" -v k="$2=" 'NR == n {
+    for (i = 1; i <= NF; i++) if (index($i, k) == 1) { print substr($i, length(k) + 1); exit }
+    exit }' "$tmp/out"
 }
 
 # count PATTERN FILE: lines matching the fixed string.
