@@ -16,14 +16,18 @@ scripts/validate-report, and every reader command must take it:
 usage: reportprop.py OUTDIR CASES SEED
 Prints TAP ("ok N - ..."), one line per case; a failing case prints its
 command line.  Environment: LAUNCHER, SIM (tests/sim of the build tree), READER
-(cumemguard-report), VALIDATE (scripts/validate-report), SCHEMA.
+(cumemguard-report), VALIDATE (scripts/validate-report), SCHEMA, and
+CMG_PROPERTY_JOBS, how many cases run at once (2: most of a case is waiting
+on its processes, and a test beside it in `make -j2 check` often sleeps).
 """
 import importlib.machinery
+import concurrent.futures
 import json
 import os
 import random
 import subprocess
 import sys
+import threading
 import types
 
 M = 1 << 20
@@ -214,10 +218,18 @@ def main():
                                                   env["VALIDATE"])
     module = types.ModuleType(loader.name)
     loader.exec_module(module)
-    env["validate"] = module.checker(json.load(open(env["SCHEMA"])))
+    check, lock = module.checker(json.load(open(env["SCHEMA"]))), threading.Lock()
+
+    def validate(path):
+        with lock:
+            return check(path)
+    env["validate"] = validate
     seen, failed = set(), 0
-    for n in range(1, cases + 1):
-        problems, nrep, kinds, d = one(n, seed, outdir, env)
+    jobs = int(os.environ.get("CMG_PROPERTY_JOBS") or 2)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(lambda n: one(n, seed, outdir, env),
+                                range(1, cases + 1)))
+    for n, (problems, nrep, kinds, d) in enumerate(results, 1):
         seen |= kinds
         if problems:
             failed += 1
