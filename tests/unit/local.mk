@@ -33,7 +33,7 @@ tests_unit_test_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_text_LDADD = $(UNIT_LDADD)
 tests_unit_test_threads_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
-tests_unit_test_stacks_LDFLAGS = -rdynamic
+tests_unit_test_stacks_LDFLAGS = -rdynamic $(AM_LDFLAGS)
 # The LD_PRELOAD cases: test_preload_env runs them, and so do the tests of
 # the launcher, the CDI writer and the Slurm plugin.
 EXTRA_DIST += tests/preload-cases.txt
