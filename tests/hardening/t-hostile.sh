@@ -64,8 +64,9 @@ bad=0
 for i in $(seq "$RUNS"); do
   rm -f "$tmp"/f.*
   : >"$tmp/out" # here: the job's own redirection may come after the wait
+  # The child goes on once its parent is dead and waited for.
   "$LAUNCHER" --report "$tmp/f.%p.json" -- "$APP" pid alloc 1M fork pid \
-    alloc 1M sleep 800 endfork >"$tmp/out" 2>"$tmp/err" &
+    alloc 1M await "$tmp/f.go" endfork >"$tmp/out" 2>"$tmp/err" &
   lpid=$!
   until_ok two_allocations
   parent=$(pid_of 1)
@@ -75,6 +76,7 @@ for i in $(seq "$RUNS"); do
   until_ok test ! -d "/proc/$parent/task"
   t1=$(now_ms)
   wait $lpid
+  : >"$tmp/f.go"
   until_ok test -e "$tmp/f.$child.json"
   run_is "$i" "$(reason "$tmp/f.$parent.json")/$(reason "$tmp/f.$child.json")/$((t1 - t0)) ms" \
     "('killed', 'SIGTERM', $parent)/('exit', None, $child)/$((t1 - t0 < 2000 ? t1 - t0 : 2000)) ms"
@@ -232,7 +234,8 @@ for how in empty zero half header; do
   [ $how != header ] || why="is corrupt (bad header)"
   is "$(val 1 rc)/$(count "group=$G-$how: $SHM.$G-$how $why" "$tmp/err")" \
     2/1 "$how while a member holds memory: a new member fails closed, with one line"
-  # The holder, alive all along, then allocates, frees and is stopped.
+  # The holder, alive all along, then allocates (1.5 s on: past its next
+  # once-a-second check of the segment), frees and is stopped.
   until_line "$tmp/h.out" '^free '
   kill -TERM $hpid
   wait $hpid
@@ -246,19 +249,20 @@ done
 
 # Snapshots say where they go once, with their first; a snapshot that
 # cannot be written (its relative path's directory deleted) is said once.
+# (The two run side by side: each waits for its snapshots.)
+mkdir "$tmp/gone"
+: >"$tmp/g.out"
+(cd "$tmp/gone" && CUMEMGUARD_OPTIONS=snapshot=1s exec "$LAUNCHER" --report \
+  "s.%p.json" -- "$APP" alloc 1M sleep 3600 >"$tmp/g.out" 2>"$tmp/g.err") &
+spid=$!
+until_line "$tmp/g.out" 'rc=0'
+rm -rf "$tmp/gone"
 CUMEMGUARD_OPTIONS=snapshot=1s "$LAUNCHER" --report "$tmp/s.%p.json" -- \
   "$APP" alloc 1M sleep 2600 >"$tmp/out" 2>"$tmp/err"
 is "$(grep -c '^cumemguard: snapshot .*/s\.[0-9]*\.json: 1\.0 MiB in 1 allocation live (rewritten every 1 s, without a line)$' "$tmp/err")/$(wc -l <"$tmp/err")" \
   1/2 "snapshots: one line with the first, then the final report's"
-mkdir "$tmp/gone"
-: >"$tmp/out"
-(cd "$tmp/gone" && CUMEMGUARD_OPTIONS=snapshot=1s exec "$LAUNCHER" --report \
-  "s.%p.json" -- "$APP" alloc 1M sleep 3600 >"$tmp/out" 2>"$tmp/err") &
-spid=$!
-until_line "$tmp/out" 'rc=0'
-rm -rf "$tmp/gone"
 wait $spid
-is "$(grep -c '^cumemguard: cannot write snapshot .*(later snapshots that fail are not said)$' "$tmp/err")/$(grep -c '^cumemguard: cannot write' "$tmp/err")" \
+is "$(grep -c '^cumemguard: cannot write snapshot .*(later snapshots that fail are not said)$' "$tmp/g.err")/$(grep -c '^cumemguard: cannot write' "$tmp/g.err")" \
   1/2 "a deleted directory: one line for the snapshots, one for the final report"
 
 # The temporary files of writers that died are removed by the next report

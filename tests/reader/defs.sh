@@ -52,7 +52,7 @@ golden() {
 
 # js FILE EXPR: a Python expression over the JSON document d in FILE.
 js() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  /usr/bin/python3 -S - "$1" "$2" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))
