@@ -221,26 +221,35 @@ tamper() {
     header) /usr/bin/python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(328); f.write((10 << 40).to_bytes(8, "little"))' "$2" ;;
   esac
 }
-for how in empty zero half header; do
-  : >"$tmp/h.out"
+# The four at once, each in a group of its own: each holder waits for its
+# segment to be tampered with and a new member turned away, then 1.5 s
+# (past its next once-a-second check of the segment) before it allocates.
+HOWS="empty zero half header"
+for how in $HOWS; do
+  : >"$tmp/h.$how.out"
   "$LAUNCHER" --group "$G-$how" --group-limit 1GiB --report "$tmp/h.%p.json" \
-    -- "$APP" alloc 100M sleep 1500 alloc 10M free 0 sleep 60000 \
-    >"$tmp/h.out" 2>"$tmp/h.err" &
-  hpid=$!
-  until_line "$tmp/h.out" 'rc=0'
+    -- "$APP" alloc 100M await "$tmp/h.$how.go" sleep 1500 alloc 10M free 0 \
+    sleep 60000 >"$tmp/h.$how.out" 2>"$tmp/h.$how.err" &
+  echo $! >"$tmp/h.$how.pid"
+done
+for how in $HOWS; do
+  until_line "$tmp/h.$how.out" 'rc=0'
   tamper $how "$SHM.$G-$how"
   guard "--group $G-$how --group-limit 1GiB" app_rt_shared alloc 1000M
   why="was emptied, truncated or overwritten while members of the group hold it"
   [ $how != header ] || why="is corrupt (bad header)"
   is "$(val 1 rc)/$(count "group=$G-$how: $SHM.$G-$how $why" "$tmp/err")" \
     2/1 "$how while a member holds memory: a new member fails closed, with one line"
-  # The holder, alive all along, then allocates (1.5 s on: past its next
-  # once-a-second check of the segment), frees and is stopped.
-  until_line "$tmp/h.out" '^free '
-  kill -TERM $hpid
-  wait $hpid
+  : >"$tmp/h.$how.go"
+done
+# The holders, alive all along, then allocate, free and are stopped.
+for how in $HOWS; do
+  until_line "$tmp/h.$how.out" '^free '
+  hpid=$(cat "$tmp/h.$how.pid")
+  kill -TERM "$hpid"
+  wait "$hpid"
   st=$?
-  is "$st/$(grep -c 'rc=2' "$tmp/h.out")/$(grep -c "group=$G-$how: .*; no device allocation will succeed" "$tmp/h.err")" \
+  is "$st/$(grep -c 'rc=2' "$tmp/h.$how.out")/$(grep -c "group=$G-$how: .*; no device allocation will succeed" "$tmp/h.$how.err")" \
     143/1/1 "$how: the member holding memory fails closed with one line, no SIGBUS"
   rm -f "$SHM.$G-$how"
 done

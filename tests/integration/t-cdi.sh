@@ -167,7 +167,7 @@ e = json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"]
 print(e[1].split("=", 1)[1].replace("cdi-10MiB", "cdi-10MiB-" + sys.argv[2]))' \
   "$tmp/one.json" $$)
 CUMEMGUARD_OPTIONS="$opts,report=$tmp/a.%p.json" LD_PRELOAD=$CUMEMGUARD_LIBRARY \
-  "$SIM/app_driver" alloc 6M sleep 1500 >"$tmp/a.out" 2>&1 &
+  "$SIM/app_driver" alloc 6M await "$tmp/a.go" >"$tmp/a.out" 2>&1 &
 until_line "$tmp/a.out" 'alloc i=0 .* rc=0'
 CUMEMGUARD_OPTIONS="$opts,report=$tmp/b.%p.json" LD_PRELOAD=$CUMEMGUARD_LIBRARY \
   "$SIM/app_driver" info total 0 nvml 0 alloc 6M alloc 4M info \
@@ -177,6 +177,7 @@ is "$(val 1 free)/$(val 1 total)/$(val 2 bytes)" 4194304/10485760/10485760 \
   "a process sees the device's cap, less what the other holds, in cuMemGetInfo"
 is "$(val 3 free)/$(val 3 total)/$(val 6 free)" 4194304/10485760/0 \
   "and in NVML's memory information; once the cap is full, free is 0"
+: >"$tmp/a.go"
 wait
 
 echo "1..$tap_n"

@@ -30,7 +30,8 @@ now_ms() {
 
 # ---- sharing ---------------------------------------------------------------
 
-bg a "--group $G-share --group-limit 10M" app_driver alloc 6M sleep 1500
+# The first member holds its 6 MiB until the checks are done.
+bg a "--group $G-share --group-limit 10M" app_driver alloc 6M await "$tmp/a.go"
 until_line "$tmp/a.out" 'alloc i=0 .* rc=0'
 guard "--group $G-share --group-limit 10M --report $tmp/b.json" app_driver \
   alloc 6M alloc 4M cmg 0
@@ -44,6 +45,7 @@ is "$?/$(grep -c "app_driver  *0  *6.0 MiB  *6.0 MiB" "$tmp/out")" 0/1 \
   "status lists the live member with its bytes and peak"
 grep -q "^group $G-share: cap 10.0 MiB per device, 1 member$" "$tmp/out"
 tap $? "status shows the cap and the members"
+: >"$tmp/a.go"
 wait
 "$LAUNCHER" status "$G-share" >"$tmp/out" 2>"$tmp/err"
 is "$?" 2 "once its last member has exited, the group is gone"

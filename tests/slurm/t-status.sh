@@ -9,7 +9,7 @@ trap 'rm -rf "$tmp"; rm -f "$SHM.slurm.$J" "$SHM.slurm.x$J"' EXIT
 
 for name in slurm.$J slurm.x$J; do
   "$LAUNCHER" --group "$name" --group-limit 8M --report "$tmp/r.%p.json" -- \
-    "$SIM/app_driver" alloc 1M sleep 3000 >"$tmp/$name.out" 2>&1 &
+    "$SIM/app_driver" alloc 1M await "$tmp/go" >"$tmp/$name.out" 2>&1 &
 done
 until_line "$tmp/slurm.$J.out" 'alloc i=0 .* rc=0'
 until_line "$tmp/slurm.x$J.out" 'alloc i=0 .* rc=0'
@@ -22,5 +22,6 @@ is "$?/$(sed -n 1p "$tmp/out")" \
 is "$?/$(sed -n 1p "$tmp/out")" \
   "0/group slurm.x$J: cap 8.0 MiB per device, 1 member" \
   "any other name is shown as a group"
+: >"$tmp/go"
 wait
 done_testing
