@@ -23,7 +23,7 @@ GPU_SUITE_FILES = \
 	tests/gpu/torch_train.py
 EXTRA_DIST += $(GPU_SUITE_FILES) scripts/gpu-suite scripts/gpu-bundle \
 	docs/GPU-VALIDATION.md tests/gpu/t-suite-nogpu.sh tests/gpu/t-bundle.sh
-LONG_TESTS += tests/gpu/t-suite-nogpu.sh
+GPU_LONG = tests/gpu/t-suite-nogpu.sh
 TESTS += tests/gpu/t-bundle.sh
 
 # nvcc for build.sh: NVCC, else the --with-cuda toolkit's, else (build.sh)

@@ -60,7 +60,6 @@ HARDENING_SHORT = \
 	tests/hardening/t-reportdir.sh \
 	tests/hardening/t-sanitized-program.sh
 HARDENING_TESTS = $(HARDENING_LONG) $(HARDENING_SHORT)
-LONG_TESTS += $(HARDENING_LONG)
 TESTS += $(HARDENING_SHORT) tests/hardening/stress
 EXTRA_DIST += $(HARDENING_TESTS) tests/hardening/defs.sh \
 	tests/hardening/README.md \

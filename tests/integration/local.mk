@@ -32,7 +32,6 @@ INTEGRATION_SHORT = \
 	tests/integration/t-footprint.sh \
 	tests/integration/t-serving.sh
 INTEGRATION_TESTS = $(INTEGRATION_LONG) $(INTEGRATION_SHORT)
-LONG_TESTS += $(INTEGRATION_LONG)
 TESTS += $(INTEGRATION_SHORT)
 EXTRA_DIST += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/pyframes.py tests/integration/pychurn.py \
