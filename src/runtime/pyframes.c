@@ -399,13 +399,6 @@ current_frame(void)
   return is_pointer(f) ? f : 0;
 }
 
-static inline uint64_t
-mix(uint64_t h, uint64_t v)
-{
-  h = (h ^ v) * 0x87c37b91114253d5ull;
-  return h ^ (h >> 31);
-}
-
 /* The site of a frame's code at its current instruction; 0 for a frame
  * that is not a code object's, or one CPython's own walkers (tracebacks,
  * sys._getframe, PyFrame_GetBack) pass over as incomplete: not a
@@ -432,31 +425,28 @@ site_of(uintptr_t f)
     return 0;
   struct cmg__py_where w = {
     .code = code,
-    .lasti = (uint32_t)lasti,
     .qualname = word_at(code, L.co_qualname),
     .filename = word_at(code, L.co_filename),
     .linetable = word_at(code, L.co_linetable),
+    .lasti = (uint32_t)lasti,
     .firstlineno = *(const int *)(code + L.co_firstlineno),
+    .units = units,
   };
   if (!is_pointer(w.linetable) || !is_pointer(w.filename) ||
       !is_pointer(w.qualname))
     return 0;
-  uint64_t h = mix(mix(w.qualname, w.filename), w.linetable);
-  h = mix(h, (uint64_t)units << 32 | (uint32_t)w.firstlineno);
-  h = mix(h, word_at(w.linetable, 16));
-  /* A code object freed and another made at its address: 3.12 and later
-   * number every code object (co_version); 3.11 does not, so its names
-   * tell them apart, read on every capture and so only there: the
-   * qualified name's bytes where Python has no hash of it, the file name's
-   * hash or length alone (reading both names' bytes on every frame of
-   * every capture almost doubled what Python frames cost). */
+  w.table_len = *(const int64_t *)(w.linetable + 16);
+  /* 3.12 and later number every code object (co_version); 3.11 does not,
+   * so its names tell a freed code object from one made at its address:
+   * the qualified name's bytes where Python has no hash of it, the file
+   * name's hash or length alone (reading both names' bytes on every frame
+   * of every capture almost doubled what Python frames cost). */
   if (L.co_version != NONE) {
-    h = mix(h, *(const uint32_t *)(code + L.co_version));
+    w.tag[0] = *(const uint32_t *)(code + L.co_version);
   } else {
-    h = mix(h, cmg__py_str_hash(&L.objects, w.qualname, true));
-    h = mix(h, cmg__py_str_hash(&L.objects, w.filename, false));
+    w.tag[0] = cmg__py_str_hash(&L.objects, w.qualname, true);
+    w.tag[1] = cmg__py_str_hash(&L.objects, w.filename, false);
   }
-  w.fingerprint = h;
   return cmg__py_site(&L.objects, &w);
 }
 

@@ -6,14 +6,23 @@
  * A site is named the first time a capture meets it: the code object is
  * alive then (the frame holds a reference to it), so its qualified name,
  * file name and location table can be read, and the line is decoded once.
- * Later captures only look it up by (code, offset, fingerprint): a code
- * object freed and another allocated at its address differs in the
- * fingerprint (its strings' and table's addresses, its qualified and file
- * names' lengths and first and last bytes, first line, sizes and, from
- * 3.12, its serial co_version), so it gets a site of its own instead of the
- * stale name: in 3.11, without co_version, a function of the same shape
- * made in a loop often takes a freed one's code object, strings and table
- * addresses all at once, and only the name's content tells them apart.
+ * Later captures only look it up by the whole cmg__py_where: a code
+ * object freed and another allocated at its address differs in some field
+ * (its strings' and table's addresses, its qualified and file names'
+ * hashes, first line, sizes and, from 3.12, its serial co_version), so it
+ * gets a site of its own instead of the stale name: in 3.11, without
+ * co_version, a function of the same shape made in a loop often takes a
+ * freed one's code object, strings and table addresses all at once, and
+ * only the name's content tells them apart.
+ *
+ * A capture meets the same few dozen sites again and again, and hashing
+ * every field of each, then probing a half-megabyte table, cost more than
+ * the rest of the Python walk (TLB misses, mostly).  So a small table of
+ * the sites met lately, indexed by code address and offset alone, is
+ * looked at first; a site there is taken only when its whole where is
+ * equal, and then it is the site the big table holds for that where: the
+ * big one is keyed by a hash of all the fields, and holds one site per
+ * where.
  *
  * Like stacks.c: found lock-free through an open-addressing table of atomic
  * pointers, inserted under one mutex, memory from mmap only (never malloc:
@@ -39,19 +48,22 @@
 #define FILE_MAX 1024
 
 struct site {
+  struct cmg__py_where where;
   uint64_t hash;
-  uintptr_t code;
-  uint64_t fingerprint;
-  uint32_t lasti;
   uint32_t id;
   int line;
   const char *function, *file;
 };
 
+/* The recent sites' table: small enough to stay in a few cache lines and
+ * TLB entries. */
+#define RECENT 1024
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct site *) *slots; /* SLOTS of them, once mapped */
 static struct site **by_id;           /* MAX_SITES, index id - 1 */
 static _Atomic uint32_t nsites;
+static _Atomic(struct site *) recent[RECENT];
 static _Atomic uint64_t dropped;
 static struct cmg__chunks chunks = { .size = CHUNK };
 
@@ -134,17 +146,10 @@ copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
  * bytes are read. */
 #define STR_TAIL_MAX 4096
 
-uint64_t
-cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s, bool bytes)
+/* The hash of str object s's length and first and last bytes. */
+static __attribute__((noinline)) uint64_t
+str_bytes_hash(const struct cmg__py_objects *o, uintptr_t s, int64_t len)
 {
-  if (s == 0 || word_at(s, 8) != o->unicode_type)
-    return 0;
-  int64_t len = *(const int64_t *)(s + 16);
-  /* The string's own hash, where Python computed it (every interned name
-   * has it): one load rather than its bytes. */
-  int64_t cached = *(const int64_t *)(s + 24);
-  if (cached != -1 || !bytes)
-    return (uint64_t)cached ^ (uint64_t)len << 40;
   uint32_t state = *(const uint32_t *)(s + 32);
   unsigned kind = state >> 2 & 7;
   bool compact = state >> 5 & 1, ascii = state >> 6 & 1;
@@ -163,6 +168,20 @@ cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s, bool bytes)
     h ^= h >> 29;
   }
   return h;
+}
+
+uint64_t
+cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s, bool bytes)
+{
+  if (s == 0 || word_at(s, 8) != o->unicode_type)
+    return 0;
+  int64_t len = *(const int64_t *)(s + 16);
+  /* The string's own hash, where Python computed it (every interned name
+   * has it): one load rather than its bytes. */
+  int64_t cached = *(const int64_t *)(s + 24);
+  if (cached != -1 || !bytes)
+    return (uint64_t)cached ^ (uint64_t)len << 40;
+  return str_bytes_hash(o, s, len);
 }
 
 /* ---- location tables -------------------------------------------------- */
@@ -240,21 +259,51 @@ line_of(const struct cmg__py_objects *o, const struct cmg__py_where *w)
 
 /* ---- the table -------------------------------------------------------- */
 
+static inline uint64_t
+mix(uint64_t h, uint64_t v)
+{
+  h = (h ^ v) * 0x87c37b91114253d5ull;
+  return h ^ (h >> 31);
+}
+
 static uint64_t
 hash_where(const struct cmg__py_where *w)
 {
-  uint64_t h = (w->code ^ (uint64_t)w->lasti << 48) * 0x9e3779b97f4a7c15ull;
-  h ^= w->fingerprint;
+  uint64_t h = mix(mix(w->qualname, w->filename), w->linetable);
+  h = mix(h, (uint64_t)w->units << 32 | (uint32_t)w->firstlineno);
+  h = mix(mix(mix(h, (uint64_t)w->table_len), w->tag[0]), w->tag[1]);
+  h ^= (w->code ^ (uint64_t)w->lasti << 48) * 0x9e3779b97f4a7c15ull;
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   return h ^ (h >> 33);
 }
 
+/* Field by field, without a branch: memcmp's call cost a fifth of a
+ * capture's Python frames. */
+static inline bool
+same_where(const struct cmg__py_where *a, const struct cmg__py_where *b)
+{
+  uint64_t d = (a->code ^ b->code) | (a->qualname ^ b->qualname) |
+               (a->filename ^ b->filename) | (a->linetable ^ b->linetable) |
+               (a->lasti ^ b->lasti) |
+               (uint32_t)(a->firstlineno ^ b->firstlineno) |
+               (uint64_t)(a->units ^ b->units) |
+               (uint64_t)(a->table_len ^ b->table_len) |
+               (a->tag[0] ^ b->tag[0]) | (a->tag[1] ^ b->tag[1]);
+  return d == 0;
+}
+
 static bool
 same(const struct site *s, uint64_t h, const struct cmg__py_where *w)
 {
-  return s->hash == h && s->code == w->code && s->lasti == w->lasti &&
-         s->fingerprint == w->fingerprint;
+  return s->hash == h && same_where(&s->where, w);
+}
+
+static inline _Atomic(struct site *) *
+recent_slot(const struct cmg__py_where *w)
+{
+  uint64_t h = (w->code >> 4) * 0x9e3779b1u + w->lasti;
+  return &recent[(h ^ h >> 12) & (RECENT - 1)];
 }
 
 static struct site *
@@ -301,31 +350,22 @@ ensure_table(void)
   return slots != NULL;
 }
 
-static uint32_t
-insert(const struct cmg__py_objects *o, const struct cmg__py_where *w,
-       uint64_t h)
+/* Under the lock: a new site for w, to go into the big table's slot
+ * empty; NULL when there is no room for it. */
+static struct site *
+add(const struct cmg__py_objects *o, const struct cmg__py_where *w,
+    uint64_t h, size_t empty)
 {
   char function[FUNCTION_MAX], file[FILE_MAX];
-  uint32_t id = CMG__PY_NO_ROOM;
-  size_t empty;
-  pthread_mutex_lock(&lock);
-  if (!ensure_table())
-    goto out;
-  struct site *s = find(h, w, &empty);
-  if (s != NULL) {
-    id = s->id;
-    goto out;
-  }
   uint32_t n = atomic_load_explicit(&nsites, memory_order_relaxed);
+  struct site *s;
   if (n >= MAX_SITES || (s = carve(sizeof(*s))) == NULL)
-    goto out;
+    return NULL;
   copy_str(o, w->qualname, function, sizeof(function));
   copy_str(o, w->filename, file, sizeof(file));
+  s->where = *w;
   s->hash = h;
-  s->code = w->code;
-  s->fingerprint = w->fingerprint;
-  s->lasti = w->lasti;
-  s->id = id = n + 1;
+  s->id = n + 1;
   s->line = line_of(o, w);
   s->function = keep(function);
   s->file = keep(file);
@@ -334,11 +374,24 @@ insert(const struct cmg__py_objects *o, const struct cmg__py_where *w,
    * also finds it by id. */
   atomic_store_explicit(&nsites, n + 1, memory_order_release);
   atomic_store_explicit(&slots[empty], s, memory_order_release);
-out:
+  return s;
+}
+
+/* The site of w, added when the big table has none; NULL, counted, when
+ * there is no room for it. */
+static struct site *
+insert(const struct cmg__py_objects *o, const struct cmg__py_where *w,
+       uint64_t h)
+{
+  size_t empty;
+  struct site *s = NULL;
+  pthread_mutex_lock(&lock);
+  if (ensure_table() && (s = find(h, w, &empty)) == NULL)
+    s = add(o, w, h, empty);
   pthread_mutex_unlock(&lock);
-  if (id == CMG__PY_NO_ROOM)
+  if (s == NULL)
     atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-  return id;
+  return s;
 }
 
 uint64_t
@@ -347,16 +400,31 @@ cmg__py_sites_dropped(void)
   return atomic_load_explicit(&dropped, memory_order_relaxed);
 }
 
-uint32_t
-cmg__py_site(const struct cmg__py_objects *o, const struct cmg__py_where *w)
+/* The big table's site of w, added when it has none, then made the
+ * recent one in its slot; CMG__PY_NO_ROOM when there is no room. */
+static __attribute__((noinline)) uint32_t
+site_slow(const struct cmg__py_objects *o, const struct cmg__py_where *w,
+          _Atomic(struct site *) *seen)
 {
   uint64_t h = hash_where(w);
   size_t empty;
-  struct site *s;
-  if (atomic_load_explicit(&nsites, memory_order_acquire) != 0 &&
-      (s = find(h, w, &empty)) != NULL)
+  struct site *s = NULL;
+  if (atomic_load_explicit(&nsites, memory_order_acquire) != 0)
+    s = find(h, w, &empty);
+  if (s == NULL && (s = insert(o, w, h)) == NULL)
+    return CMG__PY_NO_ROOM;
+  atomic_store_explicit(seen, s, memory_order_release);
+  return s->id;
+}
+
+uint32_t
+cmg__py_site(const struct cmg__py_objects *o, const struct cmg__py_where *w)
+{
+  _Atomic(struct site *) *seen = recent_slot(w);
+  struct site *s = atomic_load_explicit(seen, memory_order_acquire);
+  if (s != NULL && same_where(&s->where, w))
     return s->id;
-  return insert(o, w, h);
+  return site_slow(o, w, seen);
 }
 
 void

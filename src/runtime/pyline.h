@@ -20,19 +20,23 @@ struct cmg__py_objects {
   size_t compact_utf8_length;
 };
 
-/* A code object at one instruction, as the frame walk read it.  The
- * fingerprint mixes fields that differ between a freed code object and
- * another allocated at its address, so that a cached site is never taken
- * for a new code object's. */
+/* A code object at one instruction, as the frame walk read it: its
+ * address and instruction, and beside them fields that differ between a
+ * freed code object and another allocated at its address (its strings' and
+ * table's addresses, sizes, first line, and tags: 3.12's serial co_version,
+ * or in 3.11 its names' hashes), so that a site named for one is never
+ * taken for the other's. */
 struct cmg__py_where {
   uintptr_t code;
-  uint32_t lasti; /* in code units */
-  uint64_t fingerprint;
   uintptr_t qualname, filename, linetable;
+  uint32_t lasti; /* in code units */
   int firstlineno;
+  int64_t units;     /* the code's length in code units */
+  int64_t table_len; /* the location table's length in bytes */
+  uint64_t tag[2];
 };
 
-/* A hash of str object s for a fingerprint: the hash Python keeps in it
+/* A hash of str object s for a where's tag: the hash Python keeps in it
  * when it has computed one, else (with bytes) of its length and first and
  * last bytes, else of its length alone; 0 for anything but a compact
  * string.  Reads at most 64 bytes of its data, and its last bytes only
@@ -45,7 +49,8 @@ uint64_t cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s,
 #define CMG__PY_NO_ROOM UINT32_MAX
 
 /* The id (>= 1) of the site, naming it on first sight; CMG__PY_NO_ROOM,
- * counted, when it cannot.  Lock-free for a site already seen. */
+ * counted, when it cannot.  Lock-free for a site already seen, and for one
+ * seen lately no hash of its fields: one load and a compare. */
 uint32_t cmg__py_site(const struct cmg__py_objects *o,
                       const struct cmg__py_where *w);
 

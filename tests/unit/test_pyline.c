@@ -3,9 +3,10 @@
  * one-line, no-column, long with multi-byte varints, no location), the
  * site table's naming from objects laid out as CPython lays out str and
  * bytes (ASCII, Latin-1, UCS-2 and UCS-4 names, lone surrogates and NULs
- * escaped as the report writes text), one id per (code, offset,
- * fingerprint), a new name for a reused code address, two threads racing
- * on the same sites, and a full table.  No interpreter is needed:
+ * escaped as the report writes text), one id per where (code, offset
+ * and the fields that tell a reused code address), a new name for a reused
+ * code address, the recent sites' table answering as the big one does,
+ * two threads racing on the same sites, and a full table.  No interpreter is needed:
  * pyline.c only reads the objects a frame walk hands it.
  */
 #include "config.h"
@@ -91,10 +92,10 @@ make_table(struct fake_str *s)
 static struct fake_str qualname, filename, linetable, other;
 
 static struct cmg__py_where
-where(uintptr_t code, uint32_t lasti, uint64_t fingerprint)
+where(uintptr_t code, uint32_t lasti, uint64_t tag)
 {
   return (struct cmg__py_where){
-    .code = code, .lasti = lasti, .fingerprint = fingerprint,
+    .code = code, .lasti = lasti, .tag = { tag },
     .qualname = (uintptr_t)qualname.b, .filename = (uintptr_t)filename.b,
     .linetable = (uintptr_t)linetable.b, .firstlineno = 10,
   };
@@ -124,7 +125,7 @@ test_sites(void)
 
   w = where(0x7000, 6, 43);
   is_int(cmg__py_site(&objects, &w), 2,
-         "a reused code address (another fingerprint) is a new site");
+         "a reused code address (another tag) is a new site");
   ok(cmg__py_site_get(2, &v) && strcmp(v.function, "Other.name") == 0,
      "named from the new code object");
 
@@ -170,6 +171,53 @@ test_names(void)
   id = cmg__py_site(&objects, &w);
   ok(cmg__py_site_get(id, &v) && strcmp(v.function, "?") == 0,
      "an object that is not a str is named ?");
+}
+
+/* The recent sites' table holds one site per code address and offset: a
+ * where that differs from the site there in any one field is another
+ * site, and the first where's site, pushed out, comes back with its id. */
+static void
+test_recent(void)
+{
+  make_str(&qualname, 0, "recent", 6);
+  struct cmg__py_where w0 = where(0xa000, 4, 7), w[8];
+  uint32_t id0 = cmg__py_site(&objects, &w0);
+  for (int i = 0; i < 8; i++)
+    w[i] = w0;
+  w[0].qualname += 8;
+  w[1].filename += 8;
+  w[2].linetable += 8;
+  w[3].firstlineno++;
+  w[4].units++;
+  w[5].table_len++;
+  w[6].tag[0]++;
+  w[7].tag[1]++;
+  bool distinct = true, back = true;
+  uint32_t ids[8];
+  for (int i = 0; i < 8; i++) {
+    ids[i] = cmg__py_site(&objects, &w[i]);
+    distinct = distinct && ids[i] != id0 && ids[i] != CMG__PY_NO_ROOM;
+    for (int j = 0; j < i; j++)
+      distinct = distinct && ids[i] != ids[j];
+    back = back && cmg__py_site(&objects, &w0) == id0 &&
+           cmg__py_site(&objects, &w[i]) == ids[i];
+  }
+  ok(distinct, "a where unlike the recent site in any one field is another");
+  ok(back, "and each, met again after the other, keeps its id");
+
+  /* More sites than the recent table has slots, twice over: most are
+   * pushed out by others, and every one gets the id it first got. */
+  static uint32_t first[5000];
+  bool same = true;
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t i = 0; i < 5000; i++) {
+      struct cmg__py_where x = where(0x200000 + 48 * (uintptr_t)i, i % 5, 1);
+      uint32_t id = cmg__py_site(&objects, &x);
+      if (pass == 0)
+        first[i] = id;
+      same = same && id != CMG__PY_NO_ROOM && id == first[i];
+    }
+  ok(same, "5000 sites met twice get the same ids");
 }
 
 static uint32_t raced[2][RACED];
@@ -234,6 +282,7 @@ main(void)
   test_lines();
   test_sites();
   test_names();
+  test_recent();
   test_threads();
   test_full();
   return done_testing();
