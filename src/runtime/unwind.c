@@ -56,11 +56,15 @@
  * closes its descriptors and opens files where the pipe was would have
  * them read, written to and closed by libunwind.  The pipe is made by
  * pipe2 during one of our calls into libunwind, which the library's pipe2
- * tells us of (hooks/pipe.c), so its numbers and inodes are known; before
- * each call that may step, both are checked to be that pipe still, or
- * closed (libunwind then makes a new one); once another file is there,
- * libunwind is never called again: stacks then end at the first frame
- * the walk cannot prove, which one line says once.
+ * tells us of (hooks/pipe.c), so its numbers and inodes are known.  Before
+ * libunwind uses the pipe it asks mincore (or msync) whether the page is
+ * mapped; the library's mincore and msync, inside one of our calls, first
+ * check that both numbers are that pipe still, or closed (libunwind then
+ * makes a new one).  Once another file is there, the check fails, which
+ * libunwind takes for memory it cannot read, and libunwind is never called
+ * again: stacks then end at the first frame the walk cannot prove, which
+ * one line says once.  Checking there rather than before every call spares
+ * two fstat per capture: libunwind checks a page once per thread.
  */
 #include "config.h"
 
@@ -548,15 +552,20 @@ cmg__unwind_enter(void)
 {
   if (atomic_load_explicit(&libunwind_off, memory_order_relaxed))
     return false;
-  if (!is_safe(0) || !is_safe(1)) {
-    if (!atomic_exchange(&libunwind_off, true))
-      cmg__log("the program opened files where libunwind's pipe was; "
-               "stacks end from here at the first frame only libunwind "
-               "could step");
-    return false;
-  }
   inside = true;
   return true;
+}
+
+bool
+cmg__unwind_pipe_ok(void)
+{
+  if (is_safe(0) && is_safe(1))
+    return true;
+  if (!atomic_exchange(&libunwind_off, true))
+    cmg__log("the program opened files where libunwind's pipe was; "
+             "stacks end from here at the first frame only libunwind "
+             "could step");
+  return false;
 }
 
 void

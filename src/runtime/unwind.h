@@ -30,8 +30,8 @@ void cmg__unwind_configure(enum cmg__stack_mode mode);
 bool cmg__unwind_fp(uintptr_t *ips, int max, int *n);
 
 /* Around every call into libunwind that may step: false when libunwind
- * must not be called any more (the program closed the descriptors of its
- * pipe), the stack then ending with the frames proven so far. */
+ * must not be called any more (the program put files where its pipe was),
+ * the stack then ending with the frames proven so far. */
 bool cmg__unwind_enter(void);
 void cmg__unwind_leave(void);
 
@@ -39,6 +39,12 @@ void cmg__unwind_leave(void);
  * libunwind made there (from the program's pipe2, hooks/pipe.c). */
 bool cmg__unwind_is_inside(void);
 void cmg__unwind_note_pipe(const int fds[2]);
+
+/* Inside a call into libunwind, before it uses its pipe (from the
+ * program's mincore and msync, hooks/pipe.c): whether the pipe is its
+ * still, or closed; false, said once, and libunwind never called again,
+ * when the program has put another file there. */
+bool cmg__unwind_pipe_ok(void);
 
 /* What capture calls: unw_backtrace's array, from whichever walk may give
  * it (libunwind alone in dwarf mode).  Always inline, so that

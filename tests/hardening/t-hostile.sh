@@ -188,6 +188,27 @@ for how in "dump" "death"; do
     "('killed', 2097152)" "$how: its reports are written all the same"
 done
 
+# In dwarf mode libunwind checks memory through its pipe, once per page of
+# each thread's stack: a new thread's first allocation after the program
+# closed its descriptors and opened files where the pipe was would have
+# libunwind read, write and close them.  Its check fails instead, libunwind
+# is left alone from then on, and one line says so.
+rm -rf "$tmp/fds" "$tmp"/d.*
+mkdir "$tmp/fds"
+CUMEMGUARD_OPTIONS="stack_mode=dwarf,report=$tmp/d.%p.json" LD_PRELOAD=$LIB \
+  "$APP" alloc 1M closefds "$tmp/fds" thread t1 deep 40 1M endthread \
+  deep 40 1M fdcheck >"$tmp/out" 2>"$tmp/err"
+st=$?
+same=0
+for i in 0 1 2 3 4 5 6 7; do
+  [ "$(cat "$tmp/fds/fd.$i")" = "$tmp/fds/fd.$i" ] && same=$((same + 1))
+done
+is "$st/$same/$(grep -c '^fdcheck open=8$' "$tmp/out")" 0/8/1 \
+  "dwarf mode, a new thread after the descriptors closed: the eight files unchanged and open"
+is "$(count "cumemguard: the program opened files where libunwind's pipe was; stacks end from here at the first frame only libunwind could step" "$tmp/err")" 1 \
+  "with one line saying libunwind is left alone"
+is "$(q "$tmp"/d.*.json 'r["summary"]["live_allocations"]')" 3 "and a report of its three allocations"
+
 # ---- signal actions ----------------------------------------------------------
 
 # A program that ignores SIGTERM and puts the default back, over and over,
