@@ -106,6 +106,12 @@
 _Atomic int cmg__unwind_mode = CMG__STACK_MODE_AUTO;
 
 static _Atomic uint64_t verdicts[SLOTS];
+/* The verdicts met lately, one per slot, looked at first: the big table's
+ * slots lie scattered over 128 KiB, and the load of one was most of what a
+ * step cost (a TLB miss more often than not); these fit in one page.  A
+ * verdict never changes once made, so a copy is as good as the table's. */
+#define NEAR_LOG 9
+static _Atomic uint64_t near[1u << NEAR_LOG] __attribute__((aligned(4096)));
 static _Atomic unsigned n_kind[4];
 
 void
@@ -316,21 +322,37 @@ learn(uintptr_t ra, uintptr_t sp)
   return word;
 }
 
+/* The big table's verdict of ra, copied into *seen; learnt when the
+ * table has none (copied on the next call, once recorded: a proof given
+ * up is not). */
+static uint64_t
+verdict_far(uintptr_t ra, uintptr_t sp, _Atomic uint64_t *seen)
+{
+  size_t i = home(ra);
+  for (int p = 0; p < PROBES; p++, i = (i + 1) & (SLOTS - 1)) {
+    uint64_t w = atomic_load_explicit(&verdicts[i], memory_order_relaxed);
+    if (w == 0)
+      return learn(ra, sp);
+    if ((w & RA_MASK) == ra) {
+      atomic_store_explicit(seen, w, memory_order_relaxed);
+      return w;
+    }
+  }
+  return ra;
+}
+
 /* The verdict word of ra, whose frame's stack pointer is sp: the return
  * address and how to step from its frame.  Lock-free on a known ra; a full
  * table answers OTHER, that is, libunwind. */
 static inline uint64_t
 verdict(uintptr_t ra, uintptr_t sp)
 {
-  size_t i = home(ra);
-  for (int p = 0; p < PROBES; p++, i = (i + 1) & (SLOTS - 1)) {
-    uint64_t w = atomic_load_explicit(&verdicts[i], memory_order_relaxed);
-    if ((w & RA_MASK) == ra)
-      return w;
-    if (w == 0)
-      return learn(ra, sp);
-  }
-  return ra;
+  _Atomic uint64_t *seen =
+      &near[(ra * 0x9e3779b97f4a7c15ull) >> (64 - NEAR_LOG)];
+  uint64_t w = atomic_load_explicit(seen, memory_order_relaxed);
+  if (cmg__likely((w & RA_MASK) == ra && w != 0))
+    return w;
+  return verdict_far(ra, sp, seen);
 }
 
 /* ---- fp mode's bounds ------------------------------------------------- */
