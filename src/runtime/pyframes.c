@@ -553,44 +553,51 @@ walk(uintptr_t *words, bool *ends, bool *cut)
   return n;
 }
 
+/* The eval loop's code, [lo, hi): a return address there is the C frame
+ * of one group of Python frames. */
+struct eval_range {
+  uintptr_t lo, hi;
+};
+
 static inline bool
-is_eval(uintptr_t ip)
+is_eval(struct eval_range r, uintptr_t ip)
 {
-  return ip - 1 >= eval_lo && ip - 1 < eval_hi;
+  return ip - 1 >= r.lo && ip - 1 < r.hi;
 }
 
 /* Python frames, consumed a group (the frames one eval-loop C frame runs)
- * at a time. */
+ * at a time: group k is words[ends[k - 1] .. ends[k]). */
 struct groups {
   const uintptr_t *words;
-  const bool *ends;
-  unsigned n, next, left;
+  unsigned ends[PY_MAX + 1];
+  unsigned n, taken, next; /* groups; groups taken; the next word */
 };
 
-static unsigned
+/* The next group, or as much of it as room allows, into out; the group
+ * counts as taken only when whole. */
+static inline unsigned
 take_group(struct groups *g, uintptr_t *out, unsigned room)
 {
-  unsigned o = 0;
-  while (o < room && g->next < g->n) {
-    out[o++] = g->words[g->next];
-    if (g->ends[g->next++]) {
-      g->left--;
-      break;
-    }
-  }
-  return o;
+  unsigned len = g->ends[g->taken] - g->next;
+  if (len <= room)
+    g->taken++;
+  else
+    len = room;
+  memcpy(out, g->words + g->next, len * sizeof(*out));
+  g->next += len;
+  return len;
 }
 
 /* Eval frames outward of the native cut in ips, which the outermost
  * groups belong to. */
 static unsigned
-evals_past_cut(const uintptr_t *ips, unsigned n)
+evals_past_cut(struct eval_range r, const uintptr_t *ips, unsigned n)
 {
   unsigned i = 0, e = 0;
   while (i < n && !cmg__is_cut(ips[i]))
     i++;
   for (; i < n; i++)
-    e += is_eval(ips[i]);
+    e += is_eval(r, ips[i]);
   return e;
 }
 
@@ -600,26 +607,31 @@ cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
 {
   uintptr_t py[PY_MAX + 1];
   bool ends[PY_MAX + 1];
-  struct groups g = { py, ends, walk(py, ends, cut), 0, 0 };
-  for (unsigned k = 0; k < g.n; k++)
-    g.left += ends[k];
-  unsigned outer = evals_past_cut(ips, n), o = 0, i = 0;
+  struct groups g = { .words = py };
+  unsigned np = walk(py, ends, cut);
+  for (unsigned k = 0; k < np; k++)
+    if (ends[k])
+      g.ends[g.n++] = k + 1;
+  /* Locals, which the stores into out cannot be taken to change. */
+  const struct eval_range r = { eval_lo, eval_hi };
+  unsigned outer = evals_past_cut(r, ips, n), o = 0, i = 0;
   /* One word is kept back for the cut that ends a stack that did not fit. */
   max--;
   for (; i < n && o < max; i++) {
-    if (cmg__is_cut(ips[i])) {
-      out[o++] = ips[i];
-      while (g.left > outer && o < max)
+    uintptr_t ip = ips[i];
+    if (cmg__is_cut(ip)) {
+      out[o++] = ip;
+      while (g.n - g.taken > outer && o < max)
         o += take_group(&g, out + o, max - o);
-    } else if (g.left > 0 && is_eval(ips[i])) {
+    } else if (g.taken < g.n && is_eval(r, ip)) {
       o += take_group(&g, out + o, max - o);
     } else {
-      out[o++] = ips[i];
+      out[o++] = ip;
     }
   }
-  while (g.next < g.n && o < max)
+  while (g.next < np && o < max)
     out[o++] = py[g.next++];
-  if (i < n || g.next < g.n) {
+  if (i < n || g.next < np) {
     out[o++] = cmg__cut_word(i == n, CMG__CUT_UNKNOWN);
     *cut = true;
   }
