@@ -164,6 +164,8 @@ cmgb_run_framework(const char *lib, const char *sim, const char *chain,
   for (size_t c = 0; c < NCONFIGS; c++) {
     snprintf(key, sizeof(key), "framework.%s.ns", configs[c].key);
     cmgb_store(key, cmgb_median(v[c], (size_t)runs));
+    snprintf(key, sizeof(key), "framework.%s.min", configs[c].key);
+    cmgb_store(key, cmgb_min(v[c], (size_t)runs));
   }
   cmgb_store("framework.frames", cmgb_median(frames, (size_t)runs));
   cmgb_store("framework.processes", runs);
@@ -180,6 +182,13 @@ static double
 added(const char *key)
 {
   return cmgb_get("framework.%s.ns", key) - cmgb_get("framework.bare.ns");
+}
+
+/* The same of the least process of each: the machine's quiet spells. */
+static double
+added_min(const char *key)
+{
+  return cmgb_get("framework.%s.min", key) - cmgb_get("framework.bare.min");
 }
 
 double
@@ -212,22 +221,24 @@ cmgb_print_framework(void)
          "Python frames\nand the 50 native frames of libcmgbchain.so "
          "(every other one without frame\npointers): %.0f native frames "
          "on the stack (backtrace), %s.\nns per pair, best of 7 blocks "
-         "of %.0f pairs, median of %.0f processes each;\nper frame: added "
-         "ns over the native frames, all of which are walked.\n",
+         "of %.0f pairs, median of %.0f processes each (the least);\n"
+         "per frame: added ns over the native frames, all of which are "
+         "walked.\n",
          PY_FRAMES, frames, PYTHON, cmgb_get("framework.pairs"),
          cmgb_get("framework.processes"));
-  printf("   %-24s %10s %10s %10s\n", "configuration", "ns/pair", "added",
+  printf("   %-24s %17s %17s %10s\n", "configuration", "ns/pair", "added",
          "per frame");
   for (size_t c = 0; c < NCONFIGS; c++) {
     const char *k = configs[c].key;
     double a = added(k);
-    printf("   %-24s %10.0f", configs[c].label, cmgb_get("framework.%s.ns", k));
+    printf("   %-24s %9.0f (%5.0f)", configs[c].label,
+           cmgb_get("framework.%s.ns", k), cmgb_get("framework.%s.min", k));
     if (c == 0)
       printf("\n");
     else if (strcmp(k, "off") == 0)
-      printf(" %+10.0f %10s\n", a, "-");
+      printf(" %+9.0f (%+5.0f) %10s\n", a, added_min(k), "-");
     else
-      printf(" %+10.0f %10.1f\n", a, a / frames);
+      printf(" %+9.0f (%+5.0f) %10.1f\n", a, added_min(k), a / frames);
   }
   double hooks, native, python;
   profile(&hooks, &native, &python);
@@ -259,8 +270,12 @@ cmgb_framework_json(FILE *f)
     cmgb_jstr(f, configs[c].label);
     fputs(", \"ns\": ", f);
     cmgb_jnum(f, cmgb_get("framework.%s.ns", configs[c].key));
+    fputs(", \"ns_min\": ", f);
+    cmgb_jnum(f, cmgb_get("framework.%s.min", configs[c].key));
     fputs(", \"added\": ", f);
     cmgb_jnum(f, c ? added(configs[c].key) : NAN);
+    fputs(", \"added_min\": ", f);
+    cmgb_jnum(f, c ? added_min(configs[c].key) : NAN);
     fputs(", \"added_per_native_frame\": ", f);
     bool walks = c > 0 && strcmp(configs[c].key, "off") != 0;
     cmgb_jnum(f, walks ? added(configs[c].key) / cmgb_get("framework.frames")

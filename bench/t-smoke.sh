@@ -102,6 +102,9 @@ if fw.get("state") == "ok":
     missing += ["framework.rows." + c for c in ("bare", "default", "off", "d8",
                                                 "d32", "d128", "nopy")
                 if c not in [x.get("config") for x in fw.get("rows", [])]]
+    missing += ["framework.rows[%d].%s" % (i, k)
+                for i, row in enumerate(fw.get("rows", []))
+                for k in ("ns", "ns_min") if row.get(k) is None]
 rows = r.get("deep_stacks", {}).get("rows", [])
 missing += ["deep_stacks.rows[%d].%s" % (i, k) for i, row in enumerate(rows)
             for k in ("added", "floor_walk_ns") if row.get(k) is None]
