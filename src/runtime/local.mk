@@ -24,6 +24,7 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/report_options.c src/runtime/report_options.h \
 	src/runtime/report_refs.c src/runtime/report_refs.h \
 	src/runtime/report_timeline.c src/runtime/report_timeline.h \
+	src/runtime/stackmemo.c src/runtime/stackmemo.h \
 	src/runtime/stacks.c src/runtime/stacks.h src/runtime/stackword.h \
 	src/runtime/symbols.c src/runtime/symbols.h \
 	src/runtime/tally.c src/runtime/tally.h \

@@ -25,9 +25,8 @@
  * proven the same way with their own offsets); a rule relative to rsp is
  * the one whose CFA moves with rsp by the same k in both, with the return
  * address at CFA - 8 and rbp unchanged or read at the same offset from the
- * CFA.  A rule relative to another
- * register or an expression (GCC's realigned frames, signal frames) gives
- * neither and is left to libunwind.  A frame where libunwind's walk ends
+ * CFA.  A rule relative to another register or an expression (GCC's
+ * realigned frames, signal frames) gives neither and is left to libunwind.  A frame where libunwind's walk ends
  * (the return address undefined: _start, clone) ends the walk too, proven
  * by a third step from a stack of non-zero words.  R must have DWARF unwind
  * information (without it libunwind guesses, and checks what it reads) and
@@ -40,6 +39,10 @@
  * runs (a library unloaded and another mapped in its place is not
  * noticed).  A full table proves nothing more, and those frames go to
  * libunwind.
+ *
+ * A walk that comes to a frame the thread's last walk passed through, with
+ * the stack outward of it unchanged, takes the rest from that walk
+ * (stackmemo.c).
  *
  * At the first frame that is not proven, auto mode hands over: capture
  * calls unw_backtrace, whose frames begin with the ones proven (a restart,
@@ -80,6 +83,7 @@
 #include "core/base.h"
 #include "core/log.h"
 #include "runtime/pages.h"
+#include "runtime/stackmemo.h"
 #include "runtime/unwind.h"
 
 #define SLOTS_LOG 14
@@ -598,6 +602,85 @@ cmg__unwind_leave(void)
 
 /* ---- the walk --------------------------------------------------------- */
 
+/* One step outward from the frame (*ra, *sp, *rbp) by its verdict w, the
+ * words it read noted in *e; returns the verdict's type (END and OTHER
+ * take no step). */
+static inline __attribute__((always_inline)) uint64_t
+step(uint64_t w, uintptr_t *ra, uintptr_t *sp, uintptr_t *rbp,
+     struct cmg__memo_frame *e)
+{
+  uint64_t type = w >> TYPE_SHIFT & 3;
+  if (type == FP && cmg__likely(w >> K_SHIFT == 0)) {
+    /* Apart from the other layouts, so that the next frame's address
+     * waits on rbp alone, not on finding the verdict. */
+    const uintptr_t *frame = (const uintptr_t *)*rbp;
+    e->a1 = *rbp + 8;
+    e->a2 = *rbp;
+    *sp = *rbp + 16;
+    *ra = e->v1 = frame[1];
+    *rbp = e->v2 = frame[0];
+  } else if (type == FP) {
+    uintptr_t cfa = *rbp + 8 * (w >> K_SHIFT & ((1u << K_BITS) - 1));
+    e->a1 = cfa - 8;
+    e->a2 = cfa - 8 * (w >> C_SHIFT);
+    *ra = e->v1 = *(const uintptr_t *)e->a1;
+    *rbp = e->v2 = *(const uintptr_t *)e->a2;
+    *sp = cfa;
+  } else if (type == RSP) {
+    uintptr_t cfa = *sp + 8 * (w >> K_SHIFT & ((1u << K_BITS) - 1));
+    uint64_t cq = w >> C_SHIFT;
+    e->a1 = e->a2 = cfa - 8;
+    *ra = e->v1 = e->v2 = *(const uintptr_t *)e->a1;
+    if (cq != 0) {
+      e->a2 = cfa - 8 * cq;
+      *rbp = e->v2 = *(const uintptr_t *)e->a2;
+    }
+    *sp = cfa;
+  }
+  return type;
+}
+
+/* auto mode, from the caller's frame (ra, rbp, sp): each step by its
+ * return address's verdict, recorded in the thread's memo; at a frame the
+ * memo holds, the rest from the memo when its words still hold
+ * (stackmemo.c).  True when complete; false when a frame needs libunwind,
+ * the first *n frames being right all the same. */
+static bool
+proven(uintptr_t *ips, int max, uintptr_t ra, uintptr_t rbp, uintptr_t sp,
+       int *n)
+{
+  struct cmg__memo *m = max <= CMG__MEMO_MAX ? cmg__memo_enter() : NULL;
+  struct cmg__memo_frame spare, *e = &spare;
+  int j = m != NULL ? (int)m->n - 1 : -1, k = 0, got = 0;
+  uint64_t type = FP;
+  for (;;) {
+    ips[k++] = ra;
+    if (k >= max)
+      break;
+    while (j >= 0 && m->sp[j] < sp)
+      j--;
+    if (j >= 0 && m->sp[j] == sp && m->ra[j] == ra && m->rbp[j] == rbp) {
+      if ((got = cmg__memo_recall(m, (unsigned)j, ips, k, max)) > 0)
+        break;
+      j = -1;
+    }
+    if (m != NULL)
+      e = &m->walk[k - 1];
+    *e = (struct cmg__memo_frame){ .ra = ra, .sp = sp, .rbp = rbp };
+    type = step(verdict(ra, sp), &ra, &sp, &rbp, e);
+    /* Where libunwind's fast trace stops without the frame, or its
+     * stepping records a null one, or beyond what a verdict word holds:
+     * let libunwind say. */
+    if (type == END || type == OTHER || ra < LOWEST_RA || ra > RA_MASK)
+      break;
+  }
+  if (type == END && m != NULL)
+    cmg__memo_keep(m, (unsigned)k);
+  cmg__memo_leave(m);
+  *n = got > 0 ? got : k;
+  return got > 0 || type == END || k >= max;
+}
+
 /* The walks, from this function's own frame: it keeps its frame pointer
  * whatever the build's flags, and its caller's frame is frame 0. */
 __attribute__((noinline, optimize("no-omit-frame-pointer"))) bool CMG__HOT
@@ -611,48 +694,7 @@ cmg__unwind_fp(uintptr_t *ips, int max, int *n)
     *n = trusting(ips, max, ra, rbp, sp);
     return true;
   }
-  int k = 0;
-  for (;;) {
-    ips[k++] = ra;
-    if (k >= max)
-      break;
-    uint64_t w = verdict(ra, sp);
-    uint64_t type = w >> TYPE_SHIFT & 3;
-    if (type == FP && cmg__likely(w >> K_SHIFT == 0)) {
-      /* Apart from the other layouts, so that the next frame's address
-       * waits on rbp alone, not on finding the verdict. */
-      const uintptr_t *frame = (const uintptr_t *)rbp;
-      sp = rbp + 16;
-      ra = frame[1];
-      rbp = frame[0];
-    } else if (type == FP) {
-      uintptr_t cfa = rbp + 8 * (w >> K_SHIFT & ((1u << K_BITS) - 1));
-      ra = ((const uintptr_t *)cfa)[-1];
-      rbp = *(const uintptr_t *)(cfa - 8 * (w >> C_SHIFT));
-      sp = cfa;
-    } else if (type == RSP) {
-      uintptr_t cfa = sp + 8 * (w >> K_SHIFT & ((1u << K_BITS) - 1));
-      uint64_t cq = w >> C_SHIFT;
-      ra = ((const uintptr_t *)cfa)[-1];
-      if (cq != 0)
-        rbp = *(const uintptr_t *)(cfa - 8 * cq);
-      sp = cfa;
-    } else if (type == END) {
-      break;
-    } else {
-      *n = k;
-      return false;
-    }
-    /* Where libunwind's fast trace stops without the frame, or its
-     * stepping records a null one, or beyond what a verdict word holds:
-     * let libunwind say. */
-    if (ra < LOWEST_RA || ra > RA_MASK) {
-      *n = k;
-      return false;
-    }
-  }
-  *n = k;
-  return true;
+  return proven(ips, max, ra, rbp, sp, n);
 }
 
 /* A lock held by another thread of the parent at fork is held forever in
@@ -662,4 +704,5 @@ cmg__unwind_after_fork(void)
 {
   pthread_mutex_init(&scratch_lock, NULL);
   pthread_mutex_init(&segments_lock, NULL);
+  cmg__memo_after_fork();
 }

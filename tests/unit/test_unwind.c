@@ -3,7 +3,9 @@
  * chains of distinct functions, one of them built without a frame pointer
  * in the middle of frame-pointer ones, a frame kept at rbp + 32 as libffi
  * keeps its own, a signal handler (on the thread's
- * stack and on an alternate one), libc's qsort calling back, and four
+ * stack and on an alternate one), libc's qsort calling back, the memo of
+ * a stack's outer part (the same chain again, one chain from two callers
+ * that differ in a word outward, chains of three depths in turn), and four
  * threads at once.  In auto mode the walk must give exactly unw_backtrace's
  * frames, or a prefix of them and hand over (it must at a signal frame);
  * capture's whole unwind must give unw_backtrace's frames; and the walk
@@ -32,6 +34,7 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "runtime/stackmemo.h"
 #include "runtime/unwind.h"
 #include "../tap.h"
 
@@ -295,6 +298,45 @@ test_qsort(void)
   report("libc's qsort calling back", &in_qsort, false);
 }
 
+/* ---- the memo of the outer part ------------------------------------- */
+
+static struct tally again, two_callers, three_depths;
+
+/* Alike in all but their return addresses: a chain called from one, then
+ * from the other, stands at the same stack pointers with the same frames
+ * inside, and differs in one word outward, which the memo must notice. */
+#define CALLER(name)                                                         \
+  __attribute__((noipa)) static void name(struct hop *h, unsigned depth)     \
+  {                                                                          \
+    run(*h, depth);                                                          \
+    __asm__ volatile("" : : : "memory");                                     \
+  }
+CALLER(caller_a)
+CALLER(caller_b)
+
+static void
+test_memo(void)
+{
+  uint64_t before = cmg__memo_recalls();
+  for (int i = 0; i < 20; i++)
+    run((struct hop){ .max = MAXF, .leaf = check, .t = &again,
+                      .frameless = i >= 10 },
+        20);
+  report("the same chain again", &again, true);
+  ok(cmg__memo_recalls() > before, "walks recalled their outer part (%llu)",
+     (unsigned long long)(cmg__memo_recalls() - before));
+  for (int i = 0; i < 20; i++)
+    (i & 1 ? caller_b : caller_a)(
+        &(struct hop){ .max = MAXF, .leaf = check, .t = &two_callers }, 20);
+  report("one chain from two callers in turn", &two_callers, true);
+  for (int i = 0; i < 30; i++)
+    run((struct hop){ .max = i % 2 ? MAXF : 40, .leaf = check,
+                      .t = &three_depths, .frameless = i % 4 == 1 },
+        10 + (unsigned)i % 3 * 5);
+  report("chains of three depths in turn", &three_depths, true);
+}
+
+static struct tally threaded;
 static struct tally threaded;
 
 static void *
@@ -336,6 +378,7 @@ main(void)
   test_signals();
   test_qsort();
   test_ffi();
+  test_memo();
   test_threads();
   return done_testing();
 }

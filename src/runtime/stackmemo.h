@@ -1,0 +1,73 @@
+/*
+ * The outer part of a thread's stack, remembered from its last walk, so
+ * that a walk that meets it again need not step through it frame by frame
+ * (stackmemo.c).
+ */
+#ifndef CMG_RUNTIME_STACKMEMO_H
+#define CMG_RUNTIME_STACKMEMO_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Frames a memo holds: capture's most (stacks.c) and a few more. */
+#define CMG__MEMO_MAX 272
+
+/* One frame of a walk: its state before the step outward (return
+ * address, stack pointer, rbp) and the two words the step read to find
+ * the next frame's (a2 = a1 when it read one; none for the last frame). */
+struct cmg__memo_frame {
+  uintptr_t ra, sp, rbp;
+  uintptr_t a1, v1, a2, v2;
+};
+
+/* The words a remembered step read, and where. */
+struct cmg__memo_reads {
+  uintptr_t a1, v1, a2, v2;
+};
+
+struct cmg__memo {
+  struct cmg__memo *next; /* every memo ever made, for a new thread */
+  _Atomic bool taken;
+  bool busy;  /* a walk of this thread uses it: a signal's walk may not */
+  _Atomic uint64_t recalls; /* walks that recalled their outer part */
+  unsigned n; /* frames remembered, [0] the outermost, at the stack's end */
+  /* Apart, so that a recall reads the return addresses and the words to
+   * check in two runs of memory. */
+  uintptr_t ra[CMG__MEMO_MAX], sp[CMG__MEMO_MAX], rbp[CMG__MEMO_MAX];
+  struct cmg__memo_reads reads[CMG__MEMO_MAX];
+  /* The walk under way, innermost first. */
+  struct cmg__memo_frame walk[CMG__MEMO_MAX];
+};
+
+/* The calling thread's memo, marked busy; NULL when it has none (no
+ * memory, a thread exiting) or another walk of the thread is using it. */
+struct cmg__memo *cmg__memo_enter(void);
+
+static inline void
+cmg__memo_leave(struct cmg__memo *m)
+{
+  if (m != NULL)
+    m->busy = false;
+}
+
+/* A walk now at state (ra, sp, rbp) with k frames in ips, the last being
+ * ra, whose remembered frame j has that state: when every word the
+ * remembered steps outward of j read still holds, the walk from here would
+ * give frames j..0: they go into ips[k - 1..], the memo takes the k - 1
+ * frames walked before as its inner part, and the new count of frames in
+ * ips is returned.  Else 0, and the memo is left as it was. */
+int cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
+                     int max);
+
+/* After a walk that reached the stack's end with k frames in m->walk:
+ * they become the memo. */
+void cmg__memo_keep(struct cmg__memo *m, unsigned k);
+
+/* How many walks recalled their outer part (for the tests). */
+uint64_t cmg__memo_recalls(void);
+
+/* In a forked child: only the calling thread's memo is taken. */
+void cmg__memo_after_fork(void);
+
+#endif /* CMG_RUNTIME_STACKMEMO_H */
