@@ -26,6 +26,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "core/base.h"
 #include "runtime/pages.h"
@@ -104,26 +105,30 @@ cmg__memo_enter(void)
   return m;
 }
 
+static inline void
+set(struct cmg__memo *m, unsigned i, const struct cmg__memo_frame *w)
+{
+  m->ra[i] = w->ra;
+  m->sp[i] = w->sp;
+  m->rbp[i] = w->rbp;
+  m->reads[i] = (struct cmg__memo_reads){ w->a1, w->v1, w->a2, w->v2 };
+}
+
 /* m->walk[0..k) as frames at..at + k, outermost first. */
 static void
 place(struct cmg__memo *m, unsigned at, unsigned k)
 {
-  for (unsigned t = 0; t < k; t++) {
-    const struct cmg__memo_frame *w = &m->walk[k - 1 - t];
-    m->ra[at + t] = w->ra;
-    m->sp[at + t] = w->sp;
-    m->rbp[at + t] = w->rbp;
-    m->reads[at + t] =
-        (struct cmg__memo_reads){ w->a1, w->v1, w->a2, w->v2 };
-  }
+  for (unsigned t = 0; t < k; t++)
+    set(m, at + t, &m->walk[k - 1 - t]);
   m->n = at + k;
 }
 
 int
 cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
-                 int max)
+                 int max, unsigned *at)
 {
   unsigned inner = (unsigned)k - 1;
+  *at = j;
   if ((unsigned)k + j > (unsigned)max || j + 1 + inner > CMG__MEMO_MAX)
     return 0;
   /* In the walk's order, stopping at the first word that differs: so only
@@ -131,9 +136,12 @@ cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
    * known beforehand, so the loads need not wait on one another. */
   for (unsigned i = j; i > 0; i--) {
     const struct cmg__memo_reads *r = &m->reads[i];
-    if (*(const uintptr_t *)r->a1 != r->v1 ||
-        *(const uintptr_t *)r->a2 != r->v2)
+    /* One branch a frame, not two: the loop is bound by branches. */
+    if (((*(const uintptr_t *)r->a1 ^ r->v1) |
+         (*(const uintptr_t *)r->a2 ^ r->v2)) != 0) {
+      *at = i;
       return 0;
+    }
   }
   const uintptr_t *ra = &m->ra[j];
   for (unsigned i = 0; i <= j; i++)
@@ -148,13 +156,51 @@ cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
   return k + (int)j;
 }
 
-void
-cmg__memo_keep(struct cmg__memo *m, unsigned k)
+int
+cmg__memo_resume(struct cmg__memo *m, unsigned j, unsigned at, uintptr_t *ips,
+                 int k)
 {
-  if (k <= CMG__MEMO_MAX)
-    place(m, 0, k);
-  else
+  for (unsigned i = j; i >= at && i <= j; i--)
+    ips[k - 1 + (int)(j - i)] = m->ra[i];
+  return k + (int)(j - at);
+}
+
+/* Frames [from, from + len) moved to [to, to + len). */
+static void
+move(struct cmg__memo *m, unsigned from, unsigned to, unsigned len)
+{
+  if (from == to || len == 0)
+    return;
+  memmove(&m->ra[to], &m->ra[from], len * sizeof(m->ra[0]));
+  memmove(&m->sp[to], &m->sp[from], len * sizeof(m->sp[0]));
+  memmove(&m->rbp[to], &m->rbp[from], len * sizeof(m->rbp[0]));
+  memmove(&m->reads[to], &m->reads[from], len * sizeof(m->reads[0]));
+}
+
+void
+cmg__memo_keep(struct cmg__memo *m, unsigned k, const struct cmg__memo_taken *t)
+{
+  if (t == NULL || t->k == 0) {
+    if (k <= CMG__MEMO_MAX)
+      place(m, 0, k);
+    else
+      m->n = 0;
+    return;
+  }
+  /* walk[0..inner): the frames before the recall; the remembered frames
+   * j..at + 1 in ips only; walk[t->k - 1..k): frame at onward, walked. */
+  unsigned middle = t->j - t->at, outer = k - t->k + 1;
+  unsigned inner = t->k - 1 - middle;
+  if (outer + middle + inner > CMG__MEMO_MAX) {
     m->n = 0;
+    return;
+  }
+  move(m, t->at + 1, outer, middle);
+  for (unsigned i = 0; i < outer; i++)
+    set(m, i, &m->walk[k - 1 - i]);
+  for (unsigned i = 0; i < inner; i++)
+    set(m, outer + middle + i, &m->walk[inner - 1 - i]);
+  m->n = outer + middle + inner;
 }
 
 uint64_t

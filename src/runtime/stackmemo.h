@@ -56,13 +56,29 @@ cmg__memo_leave(struct cmg__memo *m)
  * remembered steps outward of j read still holds, the walk from here would
  * give frames j..0: they go into ips[k - 1..], the memo takes the k - 1
  * frames walked before as its inner part, and the new count of frames in
- * ips is returned.  Else 0, and the memo is left as it was. */
+ * ips is returned.  Else 0, the memo left as it was, and *at the
+ * outermost frame whose state still holds (the first whose words differ;
+ * j when none was checked). */
 int cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
-                     int max);
+                     int max, unsigned *at);
 
-/* After a walk that reached the stack's end with k frames in m->walk:
- * they become the memo. */
-void cmg__memo_keep(struct cmg__memo *m, unsigned k);
+/* After a recall that stopped at frame at: frames j..at into ips[k - 1..];
+ * the walk goes on from frame at's state.  Returns the new count of
+ * frames in ips, the last being frame at. */
+int cmg__memo_resume(struct cmg__memo *m, unsigned j, unsigned at,
+                     uintptr_t *ips, int k);
+
+/* What a walk took from the memo by cmg__memo_resume(): frames j..at + 1,
+ * frame at being ips[k - 1] (k = 0: nothing). */
+struct cmg__memo_taken {
+  unsigned j, at, k;
+};
+
+/* After a walk that reached the stack's end with k frames in ips, all in
+ * m->walk but those taken (t, or NULL): they become the memo, the frames
+ * taken moved, not copied again. */
+void cmg__memo_keep(struct cmg__memo *m, unsigned k,
+                    const struct cmg__memo_taken *t);
 
 /* How many walks recalled their outer part (for the tests). */
 uint64_t cmg__memo_recalls(void);

@@ -651,6 +651,7 @@ proven(uintptr_t *ips, int max, uintptr_t ra, uintptr_t rbp, uintptr_t sp,
 {
   struct cmg__memo *m = max <= CMG__MEMO_MAX ? cmg__memo_enter() : NULL;
   struct cmg__memo_frame spare, *e = &spare;
+  struct cmg__memo_taken taken = { 0 };
   int j = m != NULL ? (int)m->n - 1 : -1, k = 0, got = 0;
   uint64_t type = FP;
   for (;;) {
@@ -660,8 +661,16 @@ proven(uintptr_t *ips, int max, uintptr_t ra, uintptr_t rbp, uintptr_t sp,
     while (j >= 0 && m->sp[j] < sp)
       j--;
     if (j >= 0 && m->sp[j] == sp && m->ra[j] == ra && m->rbp[j] == rbp) {
-      if ((got = cmg__memo_recall(m, (unsigned)j, ips, k, max)) > 0)
+      unsigned at;
+      if ((got = cmg__memo_recall(m, (unsigned)j, ips, k, max, &at)) > 0)
         break;
+      if (at < (unsigned)j) {
+        k = cmg__memo_resume(m, (unsigned)j, at, ips, k);
+        taken = (struct cmg__memo_taken){ (unsigned)j, at, (unsigned)k };
+        ra = m->ra[at];
+        sp = m->sp[at];
+        rbp = m->rbp[at];
+      }
       j = -1;
     }
     if (m != NULL)
@@ -675,7 +684,7 @@ proven(uintptr_t *ips, int max, uintptr_t ra, uintptr_t rbp, uintptr_t sp,
       break;
   }
   if (type == END && m != NULL)
-    cmg__memo_keep(m, (unsigned)k);
+    cmg__memo_keep(m, (unsigned)k, &taken);
   cmg__memo_leave(m);
   *n = got > 0 ? got : k;
   return got > 0 || type == END || k >= max;

@@ -325,10 +325,16 @@ test_memo(void)
   report("the same chain again", &again, true);
   ok(cmg__memo_recalls() > before, "walks recalled their outer part (%llu)",
      (unsigned long long)(cmg__memo_recalls() - before));
-  for (int i = 0; i < 20; i++)
-    (i & 1 ? caller_b : caller_a)(
+  /* a, b, b, a, a, ...: each change of caller recalls part of the memo and
+   * walks on; the next call, from the same caller, recalls all of what
+   * that made. */
+  before = cmg__memo_recalls();
+  for (int i = 0; i < 24; i++)
+    ((i + 1) >> 1 & 1 ? caller_b : caller_a)(
         &(struct hop){ .max = MAXF, .leaf = check, .t = &two_callers }, 20);
   report("one chain from two callers in turn", &two_callers, true);
+  ok(cmg__memo_recalls() > before,
+     "and the same caller again recalled what the change had made");
   for (int i = 0; i < 30; i++)
     run((struct hop){ .max = i % 2 ? MAXF : 40, .leaf = check,
                       .t = &three_depths, .frameless = i % 4 == 1 },
