@@ -353,8 +353,8 @@ ensure_table(void)
 /* Under the lock: a new site for w, to go into the big table's slot
  * empty; NULL when there is no room for it. */
 static struct site *
-add(const struct cmg__py_objects *o, const struct cmg__py_where *w,
-    uint64_t h, size_t empty)
+add(const struct cmg__py_objects *o, const struct cmg__py_where *w, uint64_t h,
+    size_t empty)
 {
   char function[FUNCTION_MAX], file[FILE_MAX];
   uint32_t n = atomic_load_explicit(&nsites, memory_order_relaxed);

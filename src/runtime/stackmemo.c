@@ -150,8 +150,7 @@ cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
     place(m, j + 1, inner);
   /* Its own thread's count: no cache line shared with another's. */
   atomic_store_explicit(
-      &m->recalls,
-      atomic_load_explicit(&m->recalls, memory_order_relaxed) + 1,
+      &m->recalls, atomic_load_explicit(&m->recalls, memory_order_relaxed) + 1,
       memory_order_relaxed);
   return k + (int)j;
 }

@@ -29,7 +29,7 @@ struct cmg__memo_reads {
 struct cmg__memo {
   struct cmg__memo *next; /* every memo ever made, for a new thread */
   _Atomic bool taken;
-  bool busy;  /* a walk of this thread uses it: a signal's walk may not */
+  bool busy; /* a walk of this thread uses it: a signal's walk may not */
   _Atomic uint64_t recalls; /* walks that recalled their outer part */
   unsigned n; /* frames remembered, [0] the outermost, at the stack's end */
   /* Apart, so that a recall reads the return addresses and the words to
