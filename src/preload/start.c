@@ -33,7 +33,7 @@
 #include "core/log.h"
 #include "runtime/policy.h"
 #include "core/pools.h"
-#include "runtime/pyframes.h"
+#include "runtime/pylayout.h"
 #include "runtime/pyline.h"
 #include "runtime/stacks.h"
 #include "runtime/symbols.h"

@@ -17,6 +17,7 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/pages.h \
 	src/runtime/policy.c src/runtime/policy.h \
 	src/runtime/pyframes.c src/runtime/pyframes.h \
+	src/runtime/pylayout.c src/runtime/pylayout.h \
 	src/runtime/pyline.c src/runtime/pyline.h \
 	src/runtime/report.c src/runtime/report.h \
 	src/runtime/report_devices.c src/runtime/report_devices.h \

@@ -21,13 +21,14 @@
  * stops at a frame that points to itself.  A wrong Python stack is
  * acceptable; a fault is not.
  *
- * Layouts: 3.13 publishes its offsets in _Py_DebugOffsets at the start of
- * _PyRuntime (cookie "xdebugpy"), which are read at start-up; what it does
- * not publish, and all of 3.11 and 3.12, comes from the tables below, taken
- * from each version's own headers (Include/internal/pycore_frame.h,
- * pycore_runtime.h, cpython/code.h, cpython/unicodeobject.h: 3.11.2 and
- * 3.11.7 agree) and used only when Py_Version names that minor version, a
- * final release, and not a free-threaded build.
+ * The offsets come from pylayout.c.
+ *
+ * Memo: a loop's allocations share the outer part of their Python stack,
+ * and naming a frame's site (where_of, then the site table) costs more than
+ * the rest of its walk.  The thread's memo (stackmemo.h) keeps, for each
+ * place of its last whole chain counted from the outermost frame, what
+ * that frame's site was named from and the site; a frame found at its place
+ * as its entry says takes the entry's site (recalled).
  *
  * Splice: since 3.11 one C frame of _PyEval_EvalFrameDefault runs several
  * Python frames.  In 3.11 the last of them has is_entry set; from 3.12 the
@@ -39,17 +40,15 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "runtime/pyframes.h"
+#include "runtime/pylayout.h"
 #include "runtime/pyline.h"
+#include "runtime/stackmemo.h"
 #include "runtime/unwind.h"
 
 /* Python frames kept per capture, at most.  Of a deeper chain the
@@ -58,275 +57,12 @@
 #define PY_MAX 128
 #define PY_OUTER 32
 #define PY_INNER (PY_MAX - PY_OUTER)
+_Static_assert(PY_MAX <= CMG__MEMO_PY_MAX, "a memo holds every frame kept");
 /* Frame objects followed per capture, at most: a chain corrupted under our
  * feet (no GIL is held) may loop. */
 #define PY_STEPS 4096
-#define NONE ((size_t)-1)
-#define OWNED_BY_GENERATOR 1 /* _PyFrameOwner, 3.11 to 3.13 */
-#define OWNED_BY_CSTACK 3    /* 3.12 and 3.13 */
-
-struct layout {
-  unsigned minor;
-  size_t tss_key;        /* _PyRuntimeState: the gilstate Py_tss_t */
-  size_t rt_running;     /* 3.11: gilstate.tstate_current; NONE after */
-  size_t rt_last_holder; /* 3.11: ceval.gil.last_holder; NONE after */
-  size_t ts_cframe;      /* PyThreadState.cframe; NONE from 3.13 */
-  size_t current_frame;  /* in the _PyCFrame, or (3.13) the state */
-  size_t fr_code, fr_previous, fr_instr, fr_owner;
-  size_t fr_is_entry; /* 3.11 only; NONE after */
-  size_t co_filename, co_qualname, co_linetable, co_firstlineno;
-  size_t co_version; /* NONE in 3.11 */
-  size_t co_code;    /* co_code_adaptive */
-  size_t co_firsttraceable;
-  struct cmg__py_objects objects;
-};
-
-static const struct layout layouts[] = {
-  { .minor = 11,
-    .tss_key = 592,
-    .rt_running = 576,
-    .rt_last_holder = 368,
-    .ts_cframe = 56,
-    .current_frame = 8,
-    .fr_code = 32,
-    .fr_previous = 48,
-    .fr_instr = 56,
-    .fr_owner = 69,
-    .fr_is_entry = 68,
-    .co_filename = 112,
-    .co_qualname = 128,
-    .co_linetable = 136,
-    .co_firstlineno = 72,
-    .co_version = NONE,
-    .co_code = 184,
-    .co_firsttraceable = 168,
-    .objects = { .ascii_size = 48,
-                 .compact_size = 72,
-                 .compact_utf8 = 56,
-                 .compact_utf8_length = 48 } },
-  { .minor = 12,
-    .tss_key = 1544,
-    .rt_running = NONE,
-    .rt_last_holder = NONE,
-    .ts_cframe = 56,
-    .current_frame = 0,
-    .fr_code = 0,
-    .fr_previous = 8,
-    .fr_instr = 56,
-    .fr_owner = 70,
-    .fr_is_entry = NONE,
-    .co_filename = 112,
-    .co_qualname = 128,
-    .co_linetable = 136,
-    .co_firstlineno = 68,
-    .co_version = 92,
-    .co_code = 192,
-    .co_firsttraceable = 176,
-    .objects = { .ascii_size = 40,
-                 .compact_size = 56,
-                 .compact_utf8 = 48,
-                 .compact_utf8_length = 40 } },
-  /* What 3.13's debug offsets give is overwritten from them. */
-  { .minor = 13,
-    .tss_key = 2160,
-    .rt_running = NONE,
-    .rt_last_holder = NONE,
-    .ts_cframe = NONE,
-    .current_frame = 72,
-    .fr_code = 0,
-    .fr_previous = 8,
-    .fr_instr = 56,
-    .fr_owner = 70,
-    .fr_is_entry = NONE,
-    .co_filename = 112,
-    .co_qualname = 128,
-    .co_linetable = 136,
-    .co_firstlineno = 68,
-    .co_version = 92,
-    .co_code = 200,
-    .co_firsttraceable = 184,
-    .objects = { .ascii_size = 40,
-                 .compact_size = 56,
-                 .compact_utf8 = 48,
-                 .compact_utf8_length = 40 } },
-};
-
-/* Word indexes of the fields read from 3.13's _Py_DebugOffsets, whose
- * members are all uint64_t: the cookie (0), version (1), free_threaded (2),
- * then per-struct groups each starting with its size. */
-enum {
-  DBG_VERSION = 1,
-  DBG_FREE_THREADED = 2,
-  DBG_TS_CURRENT_FRAME = 23,
-  DBG_FR_PREVIOUS = 29,
-  DBG_FR_EXECUTABLE = 30,
-  DBG_FR_INSTR_PTR = 31,
-  DBG_FR_OWNER = 33,
-  DBG_CO_FILENAME = 35,
-  DBG_CO_QUALNAME = 37,
-  DBG_CO_LINETABLE = 38,
-  DBG_CO_FIRSTLINENO = 39,
-  DBG_CO_CODE_ADAPTIVE = 43,
-  DBG_UNICODE_ASCII_SIZE = 70,
-};
-
-_Atomic bool cmg__py_on;
-static struct layout L;
-static uintptr_t runtime, code_type;
-static uintptr_t eval_lo, eval_hi;
-static struct cmg__py_status status;
-
-/* ---- start-up --------------------------------------------------------- */
-
-static void
-set_why(const char *fmt, const char *arg)
-{
-  snprintf(status.why, sizeof(status.why), fmt, arg);
-}
-
-/* "3.N" from a path such as /usr/bin/python3.10 or libpython3.10.so, for
- * versions without Py_Version. */
-static void
-version_from_path(const char *path)
-{
-  const char *p = strstr(path, "python3.");
-  unsigned minor;
-  if (p != NULL && sscanf(p + 7, ".%u", &minor) == 1)
-    snprintf(status.version, sizeof(status.version), "3.%u", minor);
-  else
-    strcpy(status.version, "unknown");
-}
-
-static void
-version_without_py_version(void *any)
-{
-  Dl_info info;
-  char exe[512];
-  if (dladdr(any, &info) != 0 && info.dli_fname != NULL &&
-      strstr(info.dli_fname, "python3.") != NULL) {
-    version_from_path(info.dli_fname);
-    return;
-  }
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  exe[n > 0 ? n : 0] = '\0';
-  version_from_path(exe);
-}
-
-/* 3.13: the published offsets replace the table's, after their cookie and
- * version are checked. */
-static bool
-read_debug_offsets(unsigned long hex)
-{
-  const uint64_t *d = (const uint64_t *)runtime;
-  if (memcmp(d, "xdebugpy", 8) != 0 || (d[DBG_VERSION] >> 16) != hex >> 16) {
-    set_why("Python %s: no debug offsets at the start of _PyRuntime",
-            status.version);
-    return false;
-  }
-  if (d[DBG_FREE_THREADED] != 0) {
-    set_why("Python %s is a free-threaded build, whose frames are not read",
-            status.version);
-    return false;
-  }
-  L.current_frame = d[DBG_TS_CURRENT_FRAME];
-  L.fr_previous = d[DBG_FR_PREVIOUS];
-  L.fr_code = d[DBG_FR_EXECUTABLE];
-  L.fr_instr = d[DBG_FR_INSTR_PTR];
-  L.fr_owner = d[DBG_FR_OWNER];
-  L.co_filename = d[DBG_CO_FILENAME];
-  L.co_qualname = d[DBG_CO_QUALNAME];
-  L.co_linetable = d[DBG_CO_LINETABLE];
-  L.co_firstlineno = d[DBG_CO_FIRSTLINENO];
-  L.co_code = d[DBG_CO_CODE_ADAPTIVE];
-  /* Not published, but the code object ends with int _co_firsttraceable,
-   * void *co_extra, then the code, in 3.11 to 3.13. */
-  L.co_firsttraceable = L.co_code - 16;
-  L.objects.ascii_size = d[DBG_UNICODE_ASCII_SIZE];
-  return true;
-}
-
-static bool
-pick_layout(unsigned long hex)
-{
-  unsigned minor = hex >> 16 & 0xff;
-  for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-    if (layouts[i].minor == minor && hex >> 24 == 3)
-      L = layouts[i];
-  if (L.minor == 0) {
-    set_why("Python %s: Python frames need CPython 3.11, 3.12 or 3.13",
-            status.version);
-    return false;
-  }
-  if ((hex & 0xf0) != 0xf0) {
-    set_why("Python %s is a pre-release, whose layout is not known",
-            status.version);
-    return false;
-  }
-  return minor != 13 || read_debug_offsets(hex);
-}
-
-static void
-find_eval_loop(void)
-{
-  void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-  Dl_info info;
-  const ElfW(Sym) *sym = NULL;
-  if (eval != NULL &&
-      dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) != 0 && sym != NULL &&
-      sym->st_size > 0) {
-    eval_lo = (uintptr_t)eval;
-    eval_hi = eval_lo + sym->st_size;
-  }
-}
-
-static bool
-find_types(void)
-{
-  code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
-  L.objects.unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-  L.objects.bytes_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
-  if (code_type && L.objects.unicode_type && L.objects.bytes_type)
-    return true;
-  set_why("Python %s: its type objects are not exported", status.version);
-  return false;
-}
-
-void
-cmg__py_configure(bool python_frames, bool stacks)
-{
-  void *init = dlsym(RTLD_DEFAULT, "Py_Initialize");
-  runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
-  if (init == NULL || runtime == 0)
-    return;
-  status.found = true;
-  const unsigned long *py_version = dlsym(RTLD_DEFAULT, "Py_Version");
-  if (py_version == NULL) {
-    version_without_py_version(init);
-    set_why("Python %s: Python frames need CPython 3.11, 3.12 or 3.13",
-            status.version);
-    return;
-  }
-  unsigned long hex = *py_version;
-  snprintf(status.version, sizeof(status.version), "%lu.%lu.%lu",
-           hex >> 24 & 0xff, hex >> 16 & 0xff, hex >> 8 & 0xff);
-  if (!pick_layout(hex) || !find_types())
-    return;
-  if (!python_frames || !stacks) {
-    set_why(stacks ? "Python %s: Python frames are off (python_frames=0)"
-                   : "Python %s: Python frames are off (stack_depth=0)",
-            status.version);
-    return;
-  }
-  find_eval_loop();
-  status.frames = true;
-  atomic_store_explicit(&cmg__py_on, true, memory_order_relaxed);
-}
-
-void
-cmg__py_get_status(struct cmg__py_status *out)
-{
-  *out = status;
-}
+#define NONE CMG__PY_NONE
+#define L cmg__py_layout
 
 /* ---- the walk --------------------------------------------------------- */
 
@@ -364,10 +100,10 @@ read_checked(uintptr_t p, void *out, size_t n)
 static uintptr_t
 running_state(uintptr_t ts)
 {
-  uintptr_t s = __atomic_load_n((const uintptr_t *)(runtime + L.rt_running),
+  uintptr_t s = __atomic_load_n((const uintptr_t *)(L.runtime + L.rt_running),
                                 __ATOMIC_RELAXED);
   if (s == 0)
-    s = __atomic_load_n((const uintptr_t *)(runtime + L.rt_last_holder),
+    s = __atomic_load_n((const uintptr_t *)(L.runtime + L.rt_last_holder),
                         __ATOMIC_RELAXED);
   uintptr_t cframe, sp = (uintptr_t)__builtin_frame_address(0);
   if (s == ts || !is_pointer(s) ||
@@ -382,7 +118,7 @@ running_state(uintptr_t ts)
 static uintptr_t
 current_frame(void)
 {
-  const int *tss = (const int *)(runtime + L.tss_key);
+  const int *tss = (const int *)(L.runtime + L.tss_key);
   if (tss[0] != 1)
     return 0;
   uintptr_t ts = (uintptr_t)pthread_getspecific((pthread_key_t)tss[1]);
@@ -399,31 +135,30 @@ current_frame(void)
   return is_pointer(f) ? f : 0;
 }
 
-/* The site of a frame's code at its current instruction; 0 for a frame
+/* What frame f's site is named from, when it has one: not for a frame
  * that is not a code object's, or one CPython's own walkers (tracebacks,
  * sys._getframe, PyFrame_GetBack) pass over as incomplete: not a
  * generator's, and its instruction before the code's _co_firsttraceable
  * (_PyFrame_IsIncomplete, the same test in 3.11 to 3.13, 3.13 adding the
- * C stack's shims, which is_shim takes).  That is a frame not yet started,
+ * C stack's shims, which shim_flags takes).  That is a frame not yet started,
  * or 3.13's __init__ shim (_Py_InitCleanup), which a specialized class call
- * pushes between the caller and __init__.  CMG__PY_NO_ROOM for one whose
- * site the table has no room to name. */
-static uint32_t
-site_of(uintptr_t f)
+ * pushes between the caller and __init__. */
+static bool
+where_of(uintptr_t f, struct cmg__py_where *w)
 {
   uintptr_t code = word_at(f, L.fr_code);
-  if (!is_pointer(code) || word_at(code, 8) != code_type)
-    return 0;
+  if (!is_pointer(code) || word_at(code, 8) != L.code_type)
+    return false;
   intptr_t units = *(const intptr_t *)(code + 16); /* ob_size */
   intptr_t at = (intptr_t)word_at(f, L.fr_instr) - (intptr_t)(code + L.co_code);
   int first = *(const int *)(code + L.co_firsttraceable);
-  if (*(const unsigned char *)(f + L.fr_owner) != OWNED_BY_GENERATOR &&
+  if (*(const unsigned char *)(f + L.fr_owner) != CMG__PY_OWNED_BY_GENERATOR &&
       at < (intptr_t)first * 2)
-    return 0;
+    return false;
   intptr_t lasti = at / 2;
   if (lasti < 0 || lasti >= units)
-    return 0;
-  struct cmg__py_where w = {
+    return false;
+  *w = (struct cmg__py_where){
     .code = code,
     .qualname = word_at(code, L.co_qualname),
     .filename = word_at(code, L.co_filename),
@@ -432,30 +167,132 @@ site_of(uintptr_t f)
     .firstlineno = *(const int *)(code + L.co_firstlineno),
     .units = units,
   };
-  if (!is_pointer(w.linetable) || !is_pointer(w.filename) ||
-      !is_pointer(w.qualname))
-    return 0;
-  w.table_len = *(const int64_t *)(w.linetable + 16);
+  if (!is_pointer(w->linetable) || !is_pointer(w->filename) ||
+      !is_pointer(w->qualname))
+    return false;
+  w->table_len = *(const int64_t *)(w->linetable + 16);
   /* 3.12 and later number every code object (co_version); 3.11 does not,
    * so its names tell a freed code object from one made at its address:
    * the qualified name's bytes where Python has no hash of it, the file
    * name's hash or length alone (reading both names' bytes on every frame
    * of every capture almost doubled what Python frames cost). */
   if (L.co_version != NONE) {
-    w.tag[0] = *(const uint32_t *)(code + L.co_version);
+    w->tag[0] = *(const uint32_t *)(code + L.co_version);
   } else {
-    w.tag[0] = cmg__py_str_hash(&L.objects, w.qualname, true);
-    w.tag[1] = cmg__py_str_hash(&L.objects, w.filename, false);
+    w->tag[0] = cmg__py_str_hash(&L.objects, w->qualname, true);
+    w->tag[1] = cmg__py_str_hash(&L.objects, w->filename, false);
   }
-  return cmg__py_site(&L.objects, &w);
+  return true;
+}
+
+/* ---- the thread's last walk, remembered ------------------------------ */
+
+/* Frame f's owner and entry bytes, with a bit that no memo entry which
+ * cannot be checked has. */
+static inline uint32_t
+frame_flags(uintptr_t f)
+{
+  uint32_t flags = 1u << 16 | *(const unsigned char *)(f + L.fr_owner);
+  if (L.fr_is_entry != NONE)
+    flags |= (uint32_t) * (const unsigned char *)(f + L.fr_is_entry) << 8;
+  return flags;
 }
 
 /* A frame the C stack owns: 3.12's and 3.13's shim at each eval entry. */
 static inline bool
-is_shim(uintptr_t f)
+shim_flags(uint32_t flags)
 {
-  return L.fr_is_entry == NONE &&
-         *(const unsigned char *)(f + L.fr_owner) == OWNED_BY_CSTACK;
+  return L.fr_is_entry == NONE && (flags & 0xff) == CMG__PY_OWNED_BY_CSTACK;
+}
+
+/* The last Python frame that an eval-loop C frame runs (3.11). */
+static inline bool
+entry_flags(uint32_t flags)
+{
+  return (flags >> 8 & 0xff) != 0;
+}
+
+/* Python's own hash of str s with its length, as cmg__py_str_hash gives
+ * it where Python has computed one. */
+static inline uint64_t
+hash_word(uintptr_t s)
+{
+  return *(const uint64_t *)(s + 24) ^ *(const uint64_t *)(s + 16) << 40;
+}
+
+/* The tag of a qualified name: its hash word, or its bytes' hash where
+ * Python has none (a module's "<module>", often). */
+static inline uint64_t
+qualname_tag(uintptr_t s)
+{
+  if (cmg__likely(*(const int64_t *)(s + 24) != -1))
+    return hash_word(s);
+  return cmg__py_str_hash(&L.objects, s, true);
+}
+
+/* Whether frame f is as the memo's entry e was made from: the same state
+ * (flags) at the same instruction of the same code object.  Equal
+ * addresses are not enough, as a code object freed and another made at
+ * its address shows: e is taken when every field its site was named from
+ * is equal, as the site table takes one (pyline.c), each read from f's
+ * own objects, alive while f is, never through the entry's.  From 3.12
+ * the code's serial number stands for its location table's length and its
+ * names' hashes, which are not read. */
+static inline bool
+recalled(const struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
+{
+  const struct cmg__py_where *w = &e->where;
+  uintptr_t code = word_at(f, L.fr_code);
+  if (code != w->code || flags != e->flags ||
+      word_at(f, L.fr_instr) != e->instr || word_at(code, 8) != L.code_type)
+    return false;
+  uintptr_t qualname = word_at(code, L.co_qualname),
+            filename = word_at(code, L.co_filename),
+            linetable = word_at(code, L.co_linetable);
+  uint64_t d =
+      (qualname ^ w->qualname) | (filename ^ w->filename) |
+      (linetable ^ w->linetable) |
+      (uint32_t)(*(const int *)(code + L.co_firstlineno) ^ w->firstlineno) |
+      (uint64_t)(*(const int64_t *)(code + 16) ^ w->units);
+  if (d != 0)
+    return false;
+  if (L.co_version != NONE)
+    return *(const uint32_t *)(code + L.co_version) == w->tag[0];
+  return ((uint64_t)(*(const int64_t *)(linetable + 16) ^ w->table_len) |
+          (hash_word(filename) ^ w->tag[1])) == 0 &&
+         qualname_tag(qualname) == w->tag[0];
+}
+
+/* The site of frame f, whose flags are given, at its place in the memo,
+ * entry e: recalled from e, else named (0 for a frame without one,
+ * CMG__PY_NO_ROOM for one the table has no room to name) and kept in e. */
+static uint32_t
+site_at(struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
+{
+  if (shim_flags(flags))
+    return 0;
+  if (recalled(e, f, flags))
+    return e->site;
+  e->flags = 0;
+  if (!where_of(f, &e->where))
+    return 0;
+  uint32_t site = cmg__py_site(&L.objects, &e->where);
+  /* Code objects made after their numbers ran out are all numbered 0. */
+  if (site != CMG__PY_NO_ROOM &&
+      (L.co_version == NONE || e->where.tag[0] != 0)) {
+    e->instr = word_at(f, L.fr_instr);
+    e->flags = flags;
+    e->site = site;
+  }
+  return site;
+}
+
+/* The site of frame f without a memo. */
+static uint32_t
+site_of(uintptr_t f)
+{
+  struct cmg__py_where w;
+  return where_of(f, &w) ? cmg__py_site(&L.objects, &w) : 0;
 }
 
 /* The thread's frame objects, innermost first, into fs (room for PY_MAX):
@@ -474,7 +311,7 @@ chain(uintptr_t *fs, uint32_t *left)
       fs[n] = f;
     } else {
       uintptr_t *slot = &fs[PY_INNER + (n - PY_INNER) % PY_OUTER];
-      *left += !is_shim(*slot);
+      *left += !shim_flags(frame_flags(*slot));
       *slot = f;
     }
     uintptr_t prev = word_at(f, L.fr_previous);
@@ -495,96 +332,124 @@ chain(uintptr_t *fs, uint32_t *left)
   return PY_MAX;
 }
 
-/* Appends a cut of `frames` Python frames to words, into the cut just
- * before it when its group goes on: one place, one count.  Returns n. */
-static unsigned
-add_cut(uintptr_t *words, bool *ends, unsigned n, uint32_t frames)
+/* The thread's Python frames as tagged words, innermost first, in groups:
+ * the frames one eval-loop C frame runs, group k being words[ends[k - 1]
+ * .. ends[k]).  words has room for PY_MAX + 1: each frame takes a word at
+ * most, and chain()'s cut one more. */
+struct groups {
+  uintptr_t words[PY_MAX + 1];
+  unsigned ends[PY_MAX + 1];
+  unsigned n;
+};
+
+/* Closes the group that the word before words[w] is the last of. */
+static inline void
+close_group(struct groups *g, unsigned w)
 {
-  uintptr_t last = n > 0 ? words[n - 1] : 0;
-  if (n > 0 && !ends[n - 1] && cmg__is_cut(last) && cmg__cut_is_python(last)) {
-    words[n - 1] =
-        cmg__cut_word(true, (uint64_t)cmg__cut_frames(last) + frames);
-    return n;
-  }
-  ends[n] = false;
-  words[n] = cmg__cut_word(true, frames);
-  return n + 1;
+  if (w > 0 && (g->n == 0 || g->ends[g->n - 1] != w))
+    g->ends[g->n++] = w;
 }
 
-/* The thread's Python frames as tagged words, innermost first, with a cut
- * word where chain() left frames out or a site could not be named; ends[i]
- * is set on the last frame each eval-loop C frame runs.  words and ends
- * have room for PY_MAX + 1: each frame takes a word at most, and chain()'s
- * cut one more. */
+/* Appends a cut of `frames` Python frames at words[w], into the cut just
+ * before it when its group goes on: one place, one count.  Returns the
+ * next word's index. */
 static unsigned
-walk(uintptr_t *words, bool *ends, bool *cut)
+add_cut(struct groups *g, unsigned w, uint32_t frames)
+{
+  uintptr_t last = w > 0 ? g->words[w - 1] : 0;
+  bool open = w > 0 && (g->n == 0 || g->ends[g->n - 1] != w);
+  if (open && cmg__is_cut(last) && cmg__cut_is_python(last)) {
+    g->words[w - 1] =
+        cmg__cut_word(true, (uint64_t)cmg__cut_frames(last) + frames);
+    return w;
+  }
+  g->words[w] = cmg__cut_word(true, frames);
+  return w + 1;
+}
+
+/* Frame f's flags and its site: with a memo, from the entry e at its
+ * place, where it is kept. */
+static inline uint32_t
+frame_site(struct cmg__memo_py *e, uintptr_t f, uint32_t *flags)
+{
+  *flags = frame_flags(f);
+  if (e != NULL)
+    return site_at(e, f, *flags);
+  return shim_flags(*flags) ? 0 : site_of(f);
+}
+
+/* The thread's Python frames into g, with a cut word where chain() left
+ * frames out or a site could not be named.  A whole chain's frames are
+ * numbered from the outermost, which stays as long as the program's loop
+ * runs, and each is looked for at its place in the thread's memo. */
+static void
+walk(struct groups *g, bool *cut)
 {
   uintptr_t fs[PY_MAX];
   uint32_t left;
-  unsigned m = chain(fs, &left), n = 0;
+  unsigned m = chain(fs, &left), w = 0;
   bool cut_here = left != 0;
+  struct cmg__memo *memo = cut_here ? NULL : cmg__memo_enter();
+  g->n = 0;
   for (unsigned i = 0; i < m; i++) {
     if (i == PY_INNER && cut_here)
-      n = add_cut(words, ends, n, left);
-    uintptr_t f = fs[i];
-    if (is_shim(f)) {
-      if (n > 0)
-        ends[n - 1] = true;
+      w = add_cut(g, w, left);
+    uint32_t flags,
+        site = frame_site(memo != NULL ? &memo->py[m - 1 - i] : NULL, fs[i],
+                          &flags);
+    if (shim_flags(flags)) {
+      close_group(g, w);
       continue;
     }
-    uint32_t site = site_of(f);
     if (site == CMG__PY_NO_ROOM) {
-      n = add_cut(words, ends, n, 1);
+      w = add_cut(g, w, 1);
       *cut = true;
     } else if (site != 0) {
-      ends[n] = false;
-      words[n++] = CMG__PY_TAG | site;
+      g->words[w++] = CMG__PY_TAG | site;
     }
     /* A byte, not a bool: a torn frame may hold any value there. */
-    if (L.fr_is_entry != NONE &&
-        *(const unsigned char *)(f + L.fr_is_entry) != 0 && n > 0)
-      ends[n - 1] = true;
+    if (entry_flags(flags))
+      close_group(g, w);
   }
+  cmg__memo_leave(memo);
   if (cut_here && m == PY_INNER)
-    n = add_cut(words, ends, n, left);
-  if (n > 0)
-    ends[n - 1] = true;
+    w = add_cut(g, w, left);
+  close_group(g, w);
   *cut |= cut_here;
-  return n;
 }
 
-/* The eval loop's code, [lo, hi): a return address there is the C frame
- * of one group of Python frames. */
+/* The eval loop's code: a return address R there (R - 1 - lo < span) is
+ * the C frame of one group of Python frames. */
 struct eval_range {
-  uintptr_t lo, hi;
+  uintptr_t lo, span;
 };
 
 static inline bool
 is_eval(struct eval_range r, uintptr_t ip)
 {
-  return ip - 1 >= r.lo && ip - 1 < r.hi;
+  return ip - 1 - r.lo < r.span;
 }
 
-/* Python frames, consumed a group (the frames one eval-loop C frame runs)
- * at a time: group k is words[ends[k - 1] .. ends[k]). */
-struct groups {
-  const uintptr_t *words;
-  unsigned ends[PY_MAX + 1];
-  unsigned n, taken, next; /* groups; groups taken; the next word */
+/* Where splicing stands in g: groups taken, and the next word. */
+struct taking {
+  unsigned taken, next;
 };
 
-/* The next group, or as much of it as room allows, into out; the group
- * counts as taken only when whole. */
+/* The next group of g, or as much of it as room allows, into out; the
+ * group counts as taken only when whole. */
 static inline unsigned
-take_group(struct groups *g, uintptr_t *out, unsigned room)
+take_group(const struct groups *g, struct taking *t, uintptr_t *out,
+           unsigned room)
 {
-  unsigned len = g->ends[g->taken] - g->next;
+  unsigned len = g->ends[t->taken] - t->next;
   if (len <= room)
-    g->taken++;
+    t->taken++;
   else
     len = room;
-  memcpy(out, g->words + g->next, len * sizeof(*out));
-  g->next += len;
+  /* Word by word: a group is a few words, which rep movs starts slowly. */
+  for (unsigned k = 0; k < len; k++)
+    out[k] = g->words[t->next + k];
+  t->next += len;
   return len;
 }
 
@@ -605,33 +470,31 @@ unsigned
 cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
                bool *cut)
 {
-  uintptr_t py[PY_MAX + 1];
-  bool ends[PY_MAX + 1];
-  struct groups g = { .words = py };
-  unsigned np = walk(py, ends, cut);
-  for (unsigned k = 0; k < np; k++)
-    if (ends[k])
-      g.ends[g.n++] = k + 1;
-  /* Locals, which the stores into out cannot be taken to change. */
-  const struct eval_range r = { eval_lo, eval_hi };
+  struct groups g; /* not zeroed: its words are written before read */
+  walk(&g, cut);
+  unsigned np = g.n > 0 ? g.ends[g.n - 1] : 0;
+  const struct eval_range r = { L.eval_lo, L.eval_hi - L.eval_lo };
   unsigned outer = evals_past_cut(r, ips, n), o = 0, i = 0;
+  struct taking t = { 0, 0 };
   /* One word is kept back for the cut that ends a stack that did not fit. */
   max--;
   for (; i < n && o < max; i++) {
     uintptr_t ip = ips[i];
-    if (cmg__is_cut(ip)) {
+    if (cmg__likely(!cmg__is_cut(ip) && !is_eval(r, ip))) {
       out[o++] = ip;
-      while (g.n - g.taken > outer && o < max)
-        o += take_group(&g, out + o, max - o);
-    } else if (g.taken < g.n && is_eval(r, ip)) {
-      o += take_group(&g, out + o, max - o);
+    } else if (cmg__is_cut(ip)) {
+      out[o++] = ip;
+      while (g.n - t.taken > outer && o < max)
+        o += take_group(&g, &t, out + o, max - o);
+    } else if (t.taken < g.n) {
+      o += take_group(&g, &t, out + o, max - o);
     } else {
       out[o++] = ip;
     }
   }
-  while (g.next < np && o < max)
-    out[o++] = py[g.next++];
-  if (i < n || g.next < np) {
+  while (t.next < np && o < max)
+    out[o++] = g.words[t.next++];
+  if (i < n || t.next < np) {
     out[o++] = cmg__cut_word(i == n, CMG__CUT_UNKNOWN);
     *cut = true;
   }

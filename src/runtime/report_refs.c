@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/jsonw.h"
-#include "runtime/pyframes.h"
+#include "runtime/pylayout.h"
 #include "runtime/pyline.h"
 #include "runtime/report_refs.h"
 #include "runtime/stacks.h"

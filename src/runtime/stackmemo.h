@@ -1,7 +1,8 @@
 /*
  * The outer part of a thread's stack, remembered from its last walk, so
  * that a walk that meets it again need not step through it frame by frame
- * (stackmemo.c).
+ * (stackmemo.c); and beside it the thread's last Python frames, which
+ * pyframes.c keeps and checks.
  */
 #ifndef CMG_RUNTIME_STACKMEMO_H
 #define CMG_RUNTIME_STACKMEMO_H
@@ -9,6 +10,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "runtime/pyline.h"
 
 /* Frames a memo holds: capture's most (stacks.c) and a few more. */
 #define CMG__MEMO_MAX 272
@@ -26,6 +29,19 @@ struct cmg__memo_reads {
   uintptr_t a1, v1, a2, v2;
 };
 
+/* Python frames a memo holds: pyframes.c's most. */
+#define CMG__MEMO_PY_MAX 128
+
+/* One Python frame of the thread's last walk (pyframes.c), by its place
+ * counted from the outermost: its instruction, its owner and entry bytes
+ * (flags, 0 for an entry that cannot be checked), what its site was named
+ * from, and the site. */
+struct cmg__memo_py {
+  uintptr_t instr;
+  uint32_t flags, site;
+  struct cmg__py_where where;
+};
+
 struct cmg__memo {
   struct cmg__memo *next; /* every memo ever made, for a new thread */
   _Atomic bool taken;
@@ -38,6 +54,7 @@ struct cmg__memo {
   struct cmg__memo_reads reads[CMG__MEMO_MAX];
   /* The walk under way, innermost first. */
   struct cmg__memo_frame walk[CMG__MEMO_MAX];
+  struct cmg__memo_py py[CMG__MEMO_PY_MAX];
 };
 
 /* The calling thread's memo, marked busy; NULL when it has none (no

@@ -49,6 +49,7 @@
 #include "core/conf.h"
 #include "runtime/pages.h"
 #include "runtime/pyframes.h"
+#include "runtime/pylayout.h"
 #include "runtime/stacks.h"
 #include "runtime/stackword.h"
 #include "runtime/unwind.h"

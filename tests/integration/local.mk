@@ -27,6 +27,7 @@ INTEGRATION_SHORT = \
 	tests/integration/t-metrics.sh \
 	tests/integration/t-python-frames.sh \
 	tests/integration/t-python-names.sh \
+	tests/integration/t-python-memo.sh \
 	tests/integration/t-deaths.sh \
 	tests/integration/t-graphs.sh \
 	tests/integration/t-footprint.sh \
@@ -35,7 +36,8 @@ INTEGRATION_TESTS = $(INTEGRATION_LONG) $(INTEGRATION_SHORT)
 TESTS += $(INTEGRATION_SHORT)
 EXTRA_DIST += $(INTEGRATION_TESTS)
 EXTRA_DIST += tests/integration/pyframes.py tests/integration/pychurn.py \
-	tests/integration/pynames.py tests/integration/reportprop.py \
+	tests/integration/pynames.py tests/integration/pymemo.py \
+	tests/integration/reportprop.py \
 	tests/integration/waitstatus.py
 # t-cdi.sh builds the CDI reference library's checker; Go's build cache
 # is kept in the build tree between runs.
