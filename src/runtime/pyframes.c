@@ -45,6 +45,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/base.h"
 #include "runtime/pyframes.h"
 #include "runtime/pylayout.h"
 #include "runtime/pyline.h"
