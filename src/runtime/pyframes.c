@@ -244,24 +244,25 @@ recalled(const struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
 {
   const struct cmg__py_where *w = &e->where;
   uintptr_t code = word_at(f, L.fr_code);
-  if (code != w->code || flags != e->flags ||
-      word_at(f, L.fr_instr) != e->instr || word_at(code, 8) != L.code_type)
+  if (code != w->code || flags != e->flags || word_at(code, 8) != L.code_type)
     return false;
   uintptr_t qualname = word_at(code, L.co_qualname),
             filename = word_at(code, L.co_filename),
             linetable = word_at(code, L.co_linetable);
+  /* One branch for the fields read from f and its code object; the
+   * objects they point to are read only once they are found equal. */
   uint64_t d =
-      (qualname ^ w->qualname) | (filename ^ w->filename) |
-      (linetable ^ w->linetable) |
+      (word_at(f, L.fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
+      (filename ^ w->filename) | (linetable ^ w->linetable) |
       (uint32_t)(*(const int *)(code + L.co_firstlineno) ^ w->firstlineno) |
       (uint64_t)(*(const int64_t *)(code + 16) ^ w->units);
+  if (L.co_version != NONE)
+    return (d | (*(const uint32_t *)(code + L.co_version) ^ w->tag[0])) == 0;
   if (d != 0)
     return false;
-  if (L.co_version != NONE)
-    return *(const uint32_t *)(code + L.co_version) == w->tag[0];
-  return ((uint64_t)(*(const int64_t *)(linetable + 16) ^ w->table_len) |
-          (hash_word(filename) ^ w->tag[1])) == 0 &&
-         qualname_tag(qualname) == w->tag[0];
+  d = (uint64_t)(*(const int64_t *)(linetable + 16) ^ w->table_len) |
+      (hash_word(filename) ^ w->tag[1]);
+  return d == 0 && qualname_tag(qualname) == w->tag[0];
 }
 
 /* The site of frame f, whose flags are given, at its place in the memo,
@@ -368,15 +369,24 @@ add_cut(struct groups *g, unsigned w, uint32_t frames)
   return w + 1;
 }
 
-/* Frame f's flags and its site: with a memo, from the entry e at its
- * place, where it is kept. */
-static inline uint32_t
-frame_site(struct cmg__memo_py *e, uintptr_t f, uint32_t *flags)
+/* Frame f's word for its site, as its flags say, into g at *w. */
+static inline void
+add_frame(struct groups *g, unsigned *w, uint32_t site, uint32_t flags,
+          bool *cut)
 {
-  *flags = frame_flags(f);
-  if (e != NULL)
-    return site_at(e, f, *flags);
-  return shim_flags(*flags) ? 0 : site_of(f);
+  if (shim_flags(flags)) {
+    close_group(g, *w);
+    return;
+  }
+  if (site == CMG__PY_NO_ROOM) {
+    *w = add_cut(g, *w, 1);
+    *cut = true;
+  } else if (site != 0) {
+    g->words[(*w)++] = CMG__PY_TAG | site;
+  }
+  /* A byte, not a bool: a torn frame may hold any value there. */
+  if (entry_flags(flags))
+    close_group(g, *w);
 }
 
 /* The thread's Python frames into g, with a cut word where chain() left
@@ -389,34 +399,27 @@ walk(struct groups *g, bool *cut)
   uintptr_t fs[PY_MAX];
   uint32_t left;
   unsigned m = chain(fs, &left), w = 0;
-  bool cut_here = left != 0;
-  struct cmg__memo *memo = cut_here ? NULL : cmg__memo_enter();
+  struct cmg__memo *memo = left == 0 ? cmg__memo_enter() : NULL;
   g->n = 0;
-  for (unsigned i = 0; i < m; i++) {
-    if (i == PY_INNER && cut_here)
+  if (memo != NULL) {
+    struct cmg__memo_py *e = &memo->py[m];
+    for (unsigned i = 0; i < m; i++) {
+      uint32_t flags = frame_flags(fs[i]);
+      add_frame(g, &w, site_at(--e, fs[i], flags), flags, cut);
+    }
+    cmg__memo_leave(memo);
+  } else {
+    for (unsigned i = 0; i < m; i++) {
+      if (i == PY_INNER && left != 0)
+        w = add_cut(g, w, left);
+      uint32_t flags = frame_flags(fs[i]);
+      add_frame(g, &w, shim_flags(flags) ? 0 : site_of(fs[i]), flags, cut);
+    }
+    if (left != 0 && m == PY_INNER)
       w = add_cut(g, w, left);
-    uint32_t flags,
-        site = frame_site(memo != NULL ? &memo->py[m - 1 - i] : NULL, fs[i],
-                          &flags);
-    if (shim_flags(flags)) {
-      close_group(g, w);
-      continue;
-    }
-    if (site == CMG__PY_NO_ROOM) {
-      w = add_cut(g, w, 1);
-      *cut = true;
-    } else if (site != 0) {
-      g->words[w++] = CMG__PY_TAG | site;
-    }
-    /* A byte, not a bool: a torn frame may hold any value there. */
-    if (entry_flags(flags))
-      close_group(g, w);
   }
-  cmg__memo_leave(memo);
-  if (cut_here && m == PY_INNER)
-    w = add_cut(g, w, left);
   close_group(g, w);
-  *cut |= cut_here;
+  *cut |= left != 0;
 }
 
 /* The eval loop's code: a return address R there (R - 1 - lo < span) is
