@@ -482,11 +482,19 @@ cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
   struct taking t = { 0, 0 };
   /* One word is kept back for the cut that ends a stack that did not fit. */
   max--;
-  for (; i < n && o < max; i++) {
-    uintptr_t ip = ips[i];
-    if (cmg__likely(!cmg__is_cut(ip) && !is_eval(r, ip))) {
-      out[o++] = ip;
-    } else if (cmg__is_cut(ip)) {
+  while (i < n && o < max) {
+    /* The native frames up to the next cut or eval frame, in one copy. */
+    unsigned j = i;
+    while (j < n && !cmg__is_cut(ips[j]) && !is_eval(r, ips[j]))
+      j++;
+    unsigned len = j - i < max - o ? j - i : max - o;
+    memcpy(out + o, ips + i, len * sizeof(*out));
+    o += len;
+    i += len;
+    if (i == n || o == max)
+      break;
+    uintptr_t ip = ips[i++];
+    if (cmg__is_cut(ip)) {
       out[o++] = ip;
       while (g.n - t.taken > outer && o < max)
         o += take_group(&g, &t, out + o, max - o);
