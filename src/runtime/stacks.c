@@ -105,6 +105,12 @@ static struct self self;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct table *) table;
+/* The stack this thread interned last: a loop allocates from one stack
+ * again and again (a model's layers from one line), and comparing with it
+ * costs less than hashing and probing.  Records are never freed nor
+ * written once published, so it stays true; a signal handler's capture
+ * that replaces it in between leaves another true one. */
+static CMG__TLS const struct record *last;
 static _Atomic uint32_t nstacks;
 /* Written under the lock before nstacks is published with a release store;
  * readers load nstacks with acquire before they look here. */
@@ -389,12 +395,16 @@ cmg__stacks_intern(const uintptr_t *ips, unsigned depth, bool truncated)
     depth = WORDS_MAX;
     truncated = true;
   }
+  const struct record *r = last;
+  if (r != NULL && r->depth == depth && r->truncated == truncated &&
+      memcmp(r->ips, ips, depth * sizeof(*ips)) == 0)
+    return r->id;
   uint64_t h = hash_frames(ips, depth, truncated);
   struct table *t = atomic_load_explicit(&table, memory_order_acquire);
-  if (cmg__likely(t != NULL)) {
-    struct record *r = find(t, h, ips, depth, truncated);
-    if (cmg__likely(r != NULL))
-      return r->id;
+  if (cmg__likely(t != NULL) &&
+      (r = find(t, h, ips, depth, truncated)) != NULL) {
+    last = r;
+    return r->id;
   }
   return insert(h, ips, depth, truncated);
 }
