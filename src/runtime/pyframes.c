@@ -487,10 +487,10 @@ cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
     unsigned j = i;
     while (j < n && !cmg__is_cut(ips[j]) && !is_eval(r, ips[j]))
       j++;
-    unsigned len = j - i < max - o ? j - i : max - o;
-    memcpy(out + o, ips + i, len * sizeof(*out));
-    o += len;
-    i += len;
+    unsigned end = j - i < max - o ? j : i + (max - o);
+    /* Word by word: a few words, which rep movs starts slowly. */
+    for (; i < end; i++)
+      out[o++] = ips[i];
     if (i == n || o == max)
       break;
     uintptr_t ip = ips[i++];
