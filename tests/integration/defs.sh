@@ -193,3 +193,24 @@ def fn(sid):
 print(eval(sys.argv[2]))
 PY
 }
+
+# Where pyenv keeps its CPythons: the Python tests run under each of them
+# present beside Debian's.
+PYENV=${PYENV_ROOT:-$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")}/versions
+
+# each_python FUNCTION: FUNCTION NAME PYTHON under Debian's python3.11 and
+# pyenv's 3.11.7, 3.12.1 and 3.13.0, each that is installed; one line for
+# each that is not.
+each_python() {
+  _one_python "$1" debian-3.11 /usr/bin/python3.11
+  for _py_v in 3.11.7 3.12.1 3.13.0; do
+    _one_python "$1" "$_py_v" "$PYENV/$_py_v/bin/python3"
+  done
+}
+_one_python() {
+  if [ -x "$3" ]; then
+    "$1" "$2" "$3"
+  else
+    echo "# skip $2: $3 is not installed"
+  fi
+}

@@ -14,7 +14,6 @@
 # interpreter specializes leaves no frame of its own in the stack.
 . "$srcdir/tests/integration/defs.sh"
 PY=$srcdir/tests/integration/pynames.py
-PYENV=${PYENV_ROOT:-$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")}/versions
 READER=$top_builddir/cumemguard-report
 
 # strict REPORT: whether REPORT is UTF-8 through and through, and JSON.
@@ -54,10 +53,6 @@ PY
 
 run_version() {
   name=$1 python=$2
-  if [ ! -x "$python" ]; then
-    echo "# skip $name: $python is not installed"
-    return
-  fi
   R=$tmp/$name.json
   mkdir "$tmp/$name"
   hguard "--report $R" "$python" "$PY" names "$tmp/$name" "$(printf 'arg\377')"
@@ -128,10 +123,7 @@ run_init() {
     "[]" "$1: no frame of the interpreter's own"
 }
 
-run_version debian-3.11 /usr/bin/python3.11
-for v in 3.11.7 3.12.1 3.13.0; do
-  run_version "$v" "$PYENV/$v/bin/python3"
-done
+each_python run_version
 
 ANY=
 for p in /usr/bin/python3.11 "$PYENV/3.11.7/bin/python3" \
