@@ -213,21 +213,13 @@ entry_flags(uint32_t flags)
   return (flags >> 8 & 0xff) != 0;
 }
 
-/* Python's own hash of str s with its length, as cmg__py_str_hash gives
- * it where Python has computed one. */
-static inline uint64_t
-hash_word(uintptr_t s)
-{
-  return *(const uint64_t *)(s + 24) ^ *(const uint64_t *)(s + 16) << 40;
-}
-
 /* The tag of a qualified name: its hash word, or its bytes' hash where
  * Python has none (a module's "<module>", often). */
 static inline uint64_t
 qualname_tag(uintptr_t s)
 {
   if (cmg__likely(*(const int64_t *)(s + 24) != -1))
-    return hash_word(s);
+    return cmg__py_hash_word(s);
   return cmg__py_str_hash(&L.objects, s, true);
 }
 
@@ -261,7 +253,7 @@ recalled(const struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
   if (d != 0)
     return false;
   d = (uint64_t)(*(const int64_t *)(linetable + 16) ^ w->table_len) |
-      (hash_word(filename) ^ w->tag[1]);
+      (cmg__py_hash_word(filename) ^ w->tag[1]);
   return d == 0 && qualname_tag(qualname) == w->tag[0];
 }
 
@@ -344,11 +336,18 @@ struct groups {
   unsigned n;
 };
 
+/* Whether the word before words[w] is in a group not yet closed. */
+static inline bool
+group_open(const struct groups *g, unsigned w)
+{
+  return w > 0 && (g->n == 0 || g->ends[g->n - 1] != w);
+}
+
 /* Closes the group that the word before words[w] is the last of. */
 static inline void
 close_group(struct groups *g, unsigned w)
 {
-  if (w > 0 && (g->n == 0 || g->ends[g->n - 1] != w))
+  if (group_open(g, w))
     g->ends[g->n++] = w;
 }
 
@@ -359,8 +358,7 @@ static unsigned
 add_cut(struct groups *g, unsigned w, uint32_t frames)
 {
   uintptr_t last = w > 0 ? g->words[w - 1] : 0;
-  bool open = w > 0 && (g->n == 0 || g->ends[g->n - 1] != w);
-  if (open && cmg__is_cut(last) && cmg__cut_is_python(last)) {
+  if (group_open(g, w) && cmg__is_cut(last) && cmg__cut_is_python(last)) {
     g->words[w - 1] =
         cmg__cut_word(true, (uint64_t)cmg__cut_frames(last) + frames);
     return w;

@@ -175,13 +175,11 @@ cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s, bool bytes)
 {
   if (s == 0 || word_at(s, 8) != o->unicode_type)
     return 0;
-  int64_t len = *(const int64_t *)(s + 16);
   /* The string's own hash, where Python computed it (every interned name
    * has it): one load rather than its bytes. */
-  int64_t cached = *(const int64_t *)(s + 24);
-  if (cached != -1 || !bytes)
-    return (uint64_t)cached ^ (uint64_t)len << 40;
-  return str_bytes_hash(o, s, len);
+  if (*(const int64_t *)(s + 24) != -1 || !bytes)
+    return cmg__py_hash_word(s);
+  return str_bytes_hash(o, s, *(const int64_t *)(s + 16));
 }
 
 /* ---- location tables -------------------------------------------------- */

@@ -36,6 +36,14 @@ struct cmg__py_where {
   uint64_t tag[2];
 };
 
+/* The hash Python keeps in str object s (-1 where it has computed none)
+ * with its length: the tag of a str that has one. */
+static inline uint64_t
+cmg__py_hash_word(uintptr_t s)
+{
+  return *(const uint64_t *)(s + 24) ^ *(const uint64_t *)(s + 16) << 40;
+}
+
 /* A hash of str object s for a where's tag: the hash Python keeps in it
  * when it has computed one, else (with bytes) of its length and first and
  * last bytes, else of its length alone; 0 for anything but a compact
