@@ -67,6 +67,9 @@ static _Atomic uint32_t requests;
 /* The process whose dump thread runs, and that thread: a forked child has
  * none until it starts its own. */
 static _Atomic pid_t thread_pid, thread_tid;
+/* From pthread_create until the thread runs our code: see
+ * cmg__dump_prefork. */
+static _Atomic bool starting;
 /* The signal killing the process, and whether its report is written. */
 static _Atomic int death_signal;
 static _Atomic bool death_written;
@@ -244,6 +247,7 @@ void
 cmg__dump_after_fork(void)
 {
   pthread_mutex_init(&dump_lock, NULL);
+  atomic_store(&starting, false);
   run_path[0] = '\0';
   atomic_store(&requests, 0);
   atomic_store(&death_signal, 0);
@@ -328,6 +332,7 @@ dumper(void *arg)
 {
   uint64_t period = cfg->snapshot_ns, due = period ? cmg__now_ns() + period : 0;
   atomic_store(&thread_tid, (pid_t)syscall(SYS_gettid));
+  atomic_store(&starting, false);
   for (;;) {
     uint32_t asked = atomic_exchange(&requests, 0);
     if (asked != 0) {
@@ -393,7 +398,9 @@ cmg__dump_start_thread(void)
   /* The thread must not take the program's signals. */
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  atomic_store(&starting, true);
   if (pthread_create(&t, &attr, dumper, NULL) != 0) {
+    atomic_store(&starting, false);
     cmg__log("cannot start the dump thread: dump_signal, soft-limit and "
              "signal reports will not be written");
   } else {
@@ -402,6 +409,21 @@ cmg__dump_start_thread(void)
   }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_attr_destroy(&attr);
+}
+
+/* A thread's start-up, before it runs our code, may allocate: under ASan,
+ * pthread_getattr_np's calloc takes a lock of its allocator, which has no
+ * fork handler.  A fork in that moment would leave the child that lock
+ * held forever, and the thread starts at the first allocation, where a
+ * program's fork may well follow at once.  So a fork waits for the start
+ * to end, for a millisecond at a time and at most 100 in all: a thread
+ * that cannot start sooner must not hold the fork up. */
+void
+cmg__dump_prefork(void)
+{
+  struct timespec ms = { 0, 1000000 };
+  for (int i = 0; i < 100 && atomic_load(&starting); i++)
+    nanosleep(&ms, NULL);
 }
 
 void

@@ -33,6 +33,10 @@ void cmg__dump_request_death(int sig);
 /* Whether that report is written (or could not be). */
 bool cmg__dump_death_written(void);
 
+/* Before a fork (start.c's fork handler): waits, briefly, while the dump
+ * thread is starting. */
+void cmg__dump_prefork(void);
+
 /* In a forked child (start.c's fork handler): a lock the parent's dump
  * thread held is made anew, and no request of the parent's is left. */
 void cmg__dump_after_fork(void);

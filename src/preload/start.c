@@ -50,11 +50,13 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 _Atomic bool cmg__ready;
 static _Atomic bool child_pending;
 
-/* The library's one fork handler.  The modules' locks first: each is held
- * while ledger locks are taken, so that is the order a fork takes them in. */
+/* The library's one fork handler.  The dump thread's start first, as it
+ * takes none of our locks.  Then the modules' locks: each is held while
+ * ledger locks are taken, so that is the order a fork takes them in. */
 static void
 prefork(void)
 {
+  cmg__dump_prefork();
   cmg__forklock_prefork();
   cmg__ledger_prefork();
 }

@@ -54,6 +54,7 @@ HARDENING_LONG = tests/hardening/t-hostile.sh
 HARDENING_SHORT = \
 	tests/hardening/t-faults.sh \
 	tests/hardening/t-fork-threads.sh \
+	tests/hardening/t-fork-start.sh \
 	tests/hardening/t-exit-race.sh \
 	tests/hardening/t-ctor.sh \
 	tests/hardening/t-reload.sh \
