@@ -184,6 +184,13 @@ double cmgb_get(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * figures stored as cmp.{base,new}.ALTERNATION.DEPTH.PATH.* */
 void cmgb_print_compare(const char *base_lib, int alternations);
 
+/* The framework-shaped pair of both builds, alternated with bare ones
+ * (a line saying why when it cannot run); stores fwcmp.* figures.  Then
+ * its rows. */
+void cmgb_run_compare_framework(const char *base_lib, const char *sim,
+                                const char *chain, const char *tmpdir);
+void cmgb_print_compare_framework(void);
+
 /* ---- modes.c: stack modes, with and without frame pointers ------------ */
 
 #define CMGB_NMODES 3
@@ -221,6 +228,24 @@ void cmgb_print_python(void);
 void cmgb_python_json(FILE *f);
 
 /* ---- framework.c: the framework-shaped row ---------------------------- */
+
+/* Python frames on the stack at the allocation: the driver's recursion
+ * and the module's. */
+#define CMGB_FW_PY_FRAMES 31
+
+/* "ok", or why the row was left out (or failed). */
+extern const char *cmgb_framework_state;
+
+/* Whether Debian's python3.11 and the chain library are there; if not,
+ * says which is absent on stderr and in cmgb_framework_state. */
+bool cmgb_framework_can_run(const char *chain);
+
+/* One process of the row, with the interposer's options (NULL: without
+ * it, else a prefix ending in a comma or empty): its ns per pair, NAN
+ * when it failed; its native frames in *frames. */
+double cmgb_framework_once(const char *options, const char *lib,
+                           const char *sim, const char *chain,
+                           const char *tmpdir, long pairs, double *frames);
 
 /* Runs Debian's python3.11 over libcmgbchain.so (chain, a path; may be
  * NULL) in each configuration; stores framework.* figures.  Leaves the row

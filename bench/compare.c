@@ -9,7 +9,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmgbench.h"
 
@@ -60,4 +63,143 @@ cmgb_print_compare(const char *base_lib, int alternations)
       row(cmgb_depths[d], cmgb_path_names[p], alternations);
   printf("\n  depth: stack_depth (0: stacks off); every row at the "
          "default options otherwise.\n");
+}
+
+/*
+ * The framework-shaped pair (framework.c) of both builds: the Python frames
+ * and the deep native stack that the C rows above do not have.  Each
+ * alternation is a bare process, then each build at the default options
+ * and at python_frames=0, which build goes first alternating; a figure is
+ * a process's ns minus its alternation's bare one.  More alternations than
+ * the C rows have, as each is one process: the machine's slow spells last
+ * seconds and fall on a whole alternation, which the pairing cancels, and
+ * the least over each build's processes shows its quiet state.
+ */
+static const char *const fw_tags[2] = { "base", "new" };
+static const char *const fw_keys[2] = { "default", "nopy" };
+static const char *const fw_opts[2] = { "", "python_frames=0," };
+
+static void __attribute__((format(printf, 2, 3)))
+put(double value, const char *fmt, ...)
+{
+  char key[96];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(key, sizeof(key), fmt, ap);
+  va_end(ap);
+  cmgb_store(key, value);
+}
+
+void
+cmgb_run_compare_framework(const char *base_lib, const char *sim,
+                           const char *chain, const char *tmpdir)
+{
+  bool smoke = strcmp(cmgb_plan->mode, "smoke") == 0;
+  int alternations = smoke ? 1 : 11;
+  long pairs = smoke ? 300 : 20000;
+  const char *libs[2] = { base_lib, cmgb_lib };
+  double frames = NAN;
+  if (sim == NULL || !cmgb_framework_can_run(chain))
+    return;
+  fprintf(stderr, "  %-24s", "framework, both builds");
+  fflush(stderr);
+  uint64_t t0 = cmgb_now_ns();
+  bool good = true;
+  for (int a = 0; a < alternations; a++) {
+    double ns = cmgb_framework_once(NULL, NULL, sim, chain, tmpdir, pairs,
+                                    &frames);
+    good &= !isnan(ns);
+    put(ns, "fwcmp.bare.%d", a);
+    for (int k = 0; k < 2; k++)
+      for (int i = 0; i < 2; i++) {
+        int which = (a + i) % 2;
+        double f;
+        ns = cmgb_framework_once(fw_opts[k], libs[which], sim, chain, tmpdir,
+                                 pairs, &f);
+        good &= !isnan(ns);
+        put(ns, "fwcmp.%s.%d.%s", fw_tags[which], a, fw_keys[k]);
+      }
+  }
+  cmgb_store("fwcmp.alternations", alternations);
+  cmgb_store("fwcmp.frames", frames);
+  fprintf(stderr, "%7.2f s%s\n", (double)(cmgb_now_ns() - t0) / 1e9,
+          good ? "" : "  FAILED");
+  cmgb_framework_state = good ? "ok" : "failed";
+  if (!good)
+    cmgb_broken = 1;
+}
+
+/* ns added over the bare process of alternation a: the configuration's
+ * (k 0 or 1), or with k 2 the Python frames' part (default minus
+ * python_frames=0, where the bare pair cancels). */
+static double
+fw_added(int which, int a, int k)
+{
+  double d = cmgb_get("fwcmp.%s.%d.default", fw_tags[which], a),
+         n = cmgb_get("fwcmp.%s.%d.nopy", fw_tags[which], a);
+  if (k == 2)
+    return d - n;
+  return (k == 0 ? d : n) - cmgb_get("fwcmp.bare.%d", a);
+}
+
+/* The least over the processes, as fw_added over each build's least. */
+static double
+fw_least(int which, int k, int alternations)
+{
+  double v[3][64];
+  int n = 0;
+  for (int a = 0; a < alternations && n < 64; a++, n++) {
+    v[0][n] = cmgb_get("fwcmp.%s.%d.default", fw_tags[which], a);
+    v[1][n] = cmgb_get("fwcmp.%s.%d.nopy", fw_tags[which], a);
+    v[2][n] = cmgb_get("fwcmp.bare.%d", a);
+  }
+  double d = cmgb_min(v[0], (size_t)n), p = cmgb_min(v[1], (size_t)n),
+         bare = cmgb_min(v[2], (size_t)n);
+  return k == 2 ? d - p : (k == 0 ? d : p) - bare;
+}
+
+static void
+fw_row(const char *label, int k, int alternations)
+{
+  double v[2][64], diff[64], lo = INFINITY, hi = -INFINITY;
+  int n = 0;
+  for (int a = 0; a < alternations && n < 64; a++, n++) {
+    for (int w = 0; w < 2; w++)
+      v[w][n] = fw_added(w, a, k);
+    diff[n] = v[1][n] - v[0][n];
+    lo = fmin(lo, diff[n]);
+    hi = fmax(hi, diff[n]);
+  }
+  const char *sign = n < 3    ? ""
+                     : lo > 0 ? "  slower in every one"
+                     : hi < 0 ? "  faster in every one"
+                              : "";
+  printf("  %-17s %+7.0f (%+5.0f) %+7.0f (%+5.0f) %+8.0f  %+.0f .. %+.0f%s\n",
+         label, cmgb_median(v[0], (size_t)n), fw_least(0, k, alternations),
+         cmgb_median(v[1], (size_t)n), fw_least(1, k, alternations),
+         cmgb_median(diff, (size_t)n), lo, hi, sign);
+}
+
+void
+cmgb_print_compare_framework(void)
+{
+  int alternations = (int)cmgb_get("fwcmp.alternations");
+  if (strcmp(cmgb_framework_state, "ok") != 0) {
+    printf("\nFramework-shaped pair, both builds: left out,\n   %s\n",
+           cmgb_framework_state);
+    return;
+  }
+  printf("\nFramework-shaped pair, both builds: cudaMalloc(4096) + cudaFree "
+         "under %d Python\nframes and %.0f native ones (bench/framework.c). "
+         "ns added over the bare pair\nof the same alternation, median of %d "
+         "alternations (least process minus\nleast bare one)\n\n",
+         CMGB_FW_PY_FRAMES, cmgb_get("fwcmp.frames"), alternations);
+  printf("  %-17s %15s %15s %8s  %s\n", "options", "base", "new", "new-base",
+         "new-base in each alternation");
+  fw_row("default", 0, alternations);
+  fw_row("python_frames=0", 1, alternations);
+  fw_row("Python frames", 2, alternations);
+  printf("\n  Python frames: the default minus python_frames=0, over %d "
+         "frames.\n",
+         CMGB_FW_PY_FRAMES);
 }

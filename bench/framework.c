@@ -30,9 +30,8 @@
 
 #include "cmgbench.h"
 
-#define PY_DEPTH 30
-/* On the stack at the allocation: the recursion's and the module's. */
-#define PY_FRAMES (PY_DEPTH + 1)
+#define PY_DEPTH (CMGB_FW_PY_FRAMES - 1)
+#define PY_FRAMES CMGB_FW_PY_FRAMES
 #define TARGET_NS 400.0
 #define MAX_RUNS 9
 #define PYTHON "/usr/bin/python3.11"
@@ -77,30 +76,29 @@ static const struct config configs[] = {
 };
 #define NCONFIGS (sizeof(configs) / sizeof(*configs))
 
-/* "ok", or why the row was left out. */
-static const char *state = "n/a (not run)";
+const char *cmgb_framework_state = "n/a (not run)";
 
-/* One process of one configuration: stores its ns per pair and native
- * frames in *ns and *frames; false when it failed. */
-static bool
-run_one(const struct config *c, const char *chain, long pairs, const char *lib,
-        const char *sim, const char *tmpdir, double *ns, double *frames)
+double
+cmgb_framework_once(const char *options, const char *lib, const char *sim,
+                    const char *chain, const char *tmpdir, long pairs,
+                    double *frames)
 {
   char depth[16], n[24], opts[512], line[128];
   int fds[2];
+  double ns = NAN;
   snprintf(depth, sizeof(depth), "%d", PY_DEPTH);
   snprintf(n, sizeof(n), "%ld", pairs);
   snprintf(opts, sizeof(opts), "%sreport=%s/framework.%%p.json",
-           c->options ? c->options : "", tmpdir);
-  *ns = *frames = NAN;
+           options ? options : "", tmpdir);
+  *frames = NAN;
   if (pipe(fds) != 0)
-    return false;
+    return NAN;
   pid_t pid = fork();
   if (pid == 0) {
     dup2(fds[1], 1);
     close(fds[0]);
     close(fds[1]);
-    if (c->options != NULL)
+    if (options != NULL)
       setenv("LD_PRELOAD", lib, 1);
     else
       unsetenv("LD_PRELOAD");
@@ -113,17 +111,18 @@ run_one(const struct config *c, const char *chain, long pairs, const char *lib,
   close(fds[1]);
   FILE *in = fdopen(fds[0], "r");
   while (in != NULL && fgets(line, sizeof(line), in) != NULL)
-    if (sscanf(line, "ns %lf", ns) != 1)
+    if (sscanf(line, "ns %lf", &ns) != 1)
       sscanf(line, "frames %lf", frames);
   if (in != NULL)
     fclose(in);
   int st = 0;
   waitpid(pid, &st, 0);
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0 && !isnan(*ns + *frames);
+  bool good = WIFEXITED(st) && WEXITSTATUS(st) == 0 && !isnan(ns + *frames);
+  return good ? ns : NAN;
 }
 
-static bool
-can_run(const char *chain)
+bool
+cmgb_framework_can_run(const char *chain)
 {
   static char why[600];
   const char *absent = access(PYTHON, X_OK) != 0  ? PYTHON
@@ -133,7 +132,7 @@ can_run(const char *chain)
   if (absent == NULL)
     return true;
   snprintf(why, sizeof(why), "n/a (%s absent)", absent);
-  state = why;
+  cmgb_framework_state = why;
   fprintf(stderr, "  framework: %s absent, the row is left out\n", absent);
   return false;
 }
@@ -146,7 +145,7 @@ cmgb_run_framework(const char *lib, const char *sim, const char *chain,
   int runs = smoke ? 1 : 5;
   long pairs = smoke ? 300 : 20000;
   double v[NCONFIGS][MAX_RUNS], frames[MAX_RUNS];
-  if (sim == NULL || !can_run(chain))
+  if (sim == NULL || !cmgb_framework_can_run(chain))
     return;
   fprintf(stderr, "  %-24s", "framework");
   fflush(stderr);
@@ -155,8 +154,9 @@ cmgb_run_framework(const char *lib, const char *sim, const char *chain,
   for (int r = 0; r < runs; r++)
     for (size_t c = 0; c < NCONFIGS; c++) {
       double f;
-      good &=
-          run_one(&configs[c], chain, pairs, lib, sim, tmpdir, &v[c][r], &f);
+      v[c][r] = cmgb_framework_once(configs[c].options, lib, sim, chain,
+                                    tmpdir, pairs, &f);
+      good &= !isnan(v[c][r]);
       if (c == 0)
         frames[r] = f;
     }
@@ -172,7 +172,7 @@ cmgb_run_framework(const char *lib, const char *sim, const char *chain,
   cmgb_store("framework.pairs", (double)pairs);
   fprintf(stderr, "%7.2f s%s\n", (double)(cmgb_now_ns() - t0) / 1e9,
           good ? "" : "  FAILED");
-  state = good ? "ok" : "failed";
+  cmgb_framework_state = good ? "ok" : "failed";
   if (!good)
     cmgb_broken = 1;
 }
@@ -211,10 +211,10 @@ void
 cmgb_print_framework(void)
 {
   double frames = cmgb_get("framework.frames");
-  if (strcmp(state, "ok") != 0) {
+  if (strcmp(cmgb_framework_state, "ok") != 0) {
     printf("\nFramework-shaped pair: %d Python frames over 50 native ones: "
            "left out,\n   %s\n",
-           PY_FRAMES, state);
+           PY_FRAMES, cmgb_framework_state);
     return;
   }
   printf("\nFramework-shaped pair: cudaMalloc(4096) + cudaFree under %d "
@@ -257,7 +257,7 @@ cmgb_framework_json(FILE *f)
   double hooks, native, python;
   profile(&hooks, &native, &python);
   fputs(",\n  \"framework\": {\"state\": ", f);
-  cmgb_jstr(f, state);
+  cmgb_jstr(f, cmgb_framework_state);
   fprintf(f,
           ", \"interpreter\": \"%s\", \"python_frames\": %d, "
           "\"chain_frames\": 50, \"native_frames\": ",

@@ -470,7 +470,7 @@ usage(void)
           "[--tool PROGRAM] [--page-load SCRIPT] [--chain SO] [--json FILE] "
           "[--smoke]\n"
           "       cmgbench --lib LIBCUMEMGUARD --base LIBCUMEMGUARD [--sim DIR] "
-          "[--smoke]\n");
+          "[--chain SO] [--smoke]\n");
   return 2;
 }
 
@@ -524,8 +524,11 @@ main(int argc, char **argv)
   if (arg.base != NULL) {
     int alternations = arg.smoke ? 1 : 5;
     run_compare(alternations);
+    cmgb_run_compare_framework(arg.base, arg.sim,
+                               arg.chain ? arg.chain : chain_beside(), tmpdir);
     remove_tmpdir();
     cmgb_print_compare(arg.base, alternations);
+    cmgb_print_compare_framework();
     return cmgb_broken ? 1 : 0;
   }
   int share = (cmgb_plan->repeats + 5) / 6;
