@@ -528,18 +528,10 @@ check_group(const struct cmg__config *cfg, char *err, size_t errlen)
   return -EINVAL;
 }
 
-/* Parses the whole string into *cfg; see conf.h for the contract. */
-int
-cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
-                  size_t errlen)
+/* The values of options not given. */
+static void
+set_defaults(struct cmg__config *cfg)
 {
-  char shown[QUOTE_MAX + 4];
-  const char *pos = opts;
-  struct item it;
-  /* Keys given so far: bit 0 for a plain key, bit N for key.N. */
-  uint64_t seen[N_OPTIONS] = { 0 };
-  _Static_assert(CMG__MAX_DEVICES <= 64, "seen[] has a bit per device");
-
   memset(cfg, 0, sizeof(*cfg));
   memcpy(cfg->report, CMG__REPORT_DEFAULT, sizeof(CMG__REPORT_DEFAULT));
   cfg->stack_depth = CMG__STACK_DEPTH_DEFAULT;
@@ -550,57 +542,80 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
   cfg->max_alloc = CMG__NO_LIMIT;
   cfg->host_limit = CMG__NO_LIMIT;
   cfg->wait_timeout_ns = CMG__WAIT_TIMEOUT_DEFAULT_NS;
+}
+
+/* Parses one key=value item into *cfg, seen[] holding the keys given so
+ * far (bit 0 for a plain key, bit N for key.N): 0, or -EINVAL with err
+ * said (errlen 0: not). */
+static int
+parse_item(struct cmg__config *cfg, const struct item *it, uint64_t *seen,
+           char *err, size_t errlen)
+{
+  char shown[QUOTE_MAX + 4];
+  const struct option *opt = NULL;
+  int index = -1;
+
+  quote(shown, it->text, it->len);
+  if (it->value == NULL || it->key_len == 0) {
+    if (errlen > 0)
+      snprintf(err, errlen, "bad option '%s': expected key=value", shown);
+    return -EINVAL;
+  }
+
+  int rc = find_option(it, &opt, &index);
+  if (rc == -ENOENT) {
+    if (errlen > 0)
+      format_unknown(err, errlen, shown);
+    return -EINVAL;
+  }
+  if (rc == -EDOM) {
+    if (errlen > 0)
+      snprintf(err, errlen,
+               "bad device index in '%s': expected %s.N with N from 0 "
+               "to %d",
+               shown, opt->key, CMG__MAX_DEVICES - 1);
+    return -EINVAL;
+  }
+
+  uint64_t bit = 1ull << (index < 0 ? 0 : index);
+  if (seen[opt - options] & bit) {
+    if (errlen > 0)
+      snprintf(err, errlen,
+               "duplicate option '%s': expected each key at most once", shown);
+    return -EINVAL;
+  }
+  seen[opt - options] |= bit;
+
+  rc = opt->handle(cfg, index, it->value, it->value_len);
+  if (rc != 0) {
+    if (errlen > 0)
+      snprintf(err, errlen, "bad value '%s': expected %s", shown,
+               rc == -ERANGE ? opt->range : opt->expected);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+/* Parses the whole string into *cfg; see conf.h for the contract. */
+int
+cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
+                  size_t errlen)
+{
+  const char *pos = opts;
+  struct item it;
+  uint64_t seen[N_OPTIONS] = { 0 };
+  _Static_assert(CMG__MAX_DEVICES <= 64, "seen[] has a bit per device");
+
+  set_defaults(cfg);
   if (err == NULL)
     errlen = 0;
   if (errlen > 0)
     err[0] = '\0';
   if (opts == NULL)
     return 0;
-
-  while (next_item(&pos, &it)) {
-    const struct option *opt = NULL;
-    int index = -1;
-
-    quote(shown, it.text, it.len);
-    if (it.value == NULL || it.key_len == 0) {
-      if (errlen > 0)
-        snprintf(err, errlen, "bad option '%s': expected key=value", shown);
+  while (next_item(&pos, &it))
+    if (parse_item(cfg, &it, seen, err, errlen) != 0)
       return -EINVAL;
-    }
-
-    int rc = find_option(&it, &opt, &index);
-    if (rc == -ENOENT) {
-      if (errlen > 0)
-        format_unknown(err, errlen, shown);
-      return -EINVAL;
-    }
-    if (rc == -EDOM) {
-      if (errlen > 0)
-        snprintf(err, errlen,
-                 "bad device index in '%s': expected %s.N with N from 0 "
-                 "to %d",
-                 shown, opt->key, CMG__MAX_DEVICES - 1);
-      return -EINVAL;
-    }
-
-    uint64_t bit = 1ull << (index < 0 ? 0 : index);
-    if (seen[opt - options] & bit) {
-      if (errlen > 0)
-        snprintf(err, errlen,
-                 "duplicate option '%s': expected each key at most once",
-                 shown);
-      return -EINVAL;
-    }
-    seen[opt - options] |= bit;
-
-    rc = opt->handle(cfg, index, it.value, it.value_len);
-    if (rc != 0) {
-      if (errlen > 0)
-        snprintf(err, errlen, "bad value '%s': expected %s", shown,
-                 rc == -ERANGE ? opt->range : opt->expected);
-      return -EINVAL;
-    }
-  }
   return check_group(cfg, err, errlen);
 }
 

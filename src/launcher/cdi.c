@@ -309,17 +309,18 @@ check_report_dir(const char *dir)
   return 0;
 }
 
-int
-cmg__cdi_main(int argc, char **argv)
-{
-  const char *limits[MAX_LIMITS], *report_dir = NULL, *output = NULL;
-  const char *snapshot = NULL;
-  const char *preload_also = NULL;
-  struct device devs[MAX_LIMITS];
-  char *library = NULL, *host = NULL, *preload = NULL, *text = NULL;
-  const char *container;
-  int n = 0, rc = CMG_EXIT_USAGE;
+/* The command line, as parse_options reads it. */
+struct cdi_options {
+  const char *limits[MAX_LIMITS];
+  const char *report_dir, *output, *snapshot, *preload_also;
+  int n;
+};
 
+/* Reads the command line into *o: true to go on, else false with the exit
+ * status in *status (after --help, or one line saying what is wrong). */
+static bool
+parse_options(int argc, char **argv, struct cdi_options *o, int *status)
+{
   static const struct cmg__opt opts[] = {
     { "limit", "SIZE" },    { "report-dir", "DIR" }, { "snapshot", "TIME" },
     { "preload", "PATHS" }, { "output", "FILE" },    { "help", NULL },
@@ -332,97 +333,143 @@ cmg__cdi_main(int argc, char **argv)
                          .next = 1 };
   enum cmg__args_read r;
 
+  *status = CMG_EXIT_USAGE;
   while ((r = cmg__args_next(&a)) == CMG__ARGS_OPTION) {
     if (cmg__args_is(&a, "help")) {
       help();
-      return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+      *status = fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+      return false;
     } else if (cmg__args_is(&a, "report-dir")) {
-      report_dir = a.value;
+      o->report_dir = a.value;
     } else if (cmg__args_is(&a, "snapshot")) {
-      snapshot = a.value;
+      o->snapshot = a.value;
     } else if (cmg__args_is(&a, "preload")) {
-      preload_also = a.value;
+      o->preload_also = a.value;
     } else if (cmg__args_is(&a, "output")) {
-      output = a.value;
-    } else if (n < MAX_LIMITS) {
-      limits[n++] = a.value;
+      o->output = a.value;
+    } else if (o->n < MAX_LIMITS) {
+      o->limits[o->n++] = a.value;
     } else {
       cmg__log("too many --limit: at most %d devices", MAX_LIMITS);
-      return CMG_EXIT_USAGE;
+      return false;
     }
   }
   if (r == CMG__ARGS_BAD)
-    return CMG_EXIT_USAGE;
+    return false;
   if (r == CMG__ARGS_OPERAND || a.next < argc) {
     cmg__log("unexpected argument '%s': cdi takes options only; try "
              "'cumemguard cdi --help'",
              r == CMG__ARGS_OPERAND ? a.value : argv[a.next]);
-    return CMG_EXIT_USAGE;
+    return false;
   }
-  if (n == 0) {
+  return true;
+}
+
+/* Checks the options together: 0, or CMG_EXIT_USAGE after one line. */
+static int
+check_options(const struct cdi_options *o)
+{
+  if (o->n == 0) {
     cmg__log("cdi needs at least one --limit SIZE");
     return CMG_EXIT_USAGE;
   }
-  if (output != NULL && !cmg__file_has_ext(output, ".json")) {
+  if (o->output != NULL && !cmg__file_has_ext(o->output, ".json")) {
     cmg__log("bad value '%s' for --output: expected a file name ending in "
              ".json, the files CDI runtimes read",
-             output);
+             o->output);
     return CMG_EXIT_USAGE;
   }
-  if (report_dir != NULL && (rc = check_report_dir(report_dir)) != 0)
-    return rc;
-  if (snapshot != NULL && report_dir == NULL) {
+  if (o->report_dir != NULL && check_report_dir(o->report_dir) != 0)
+    return CMG_EXIT_USAGE;
+  if (o->snapshot != NULL && o->report_dir == NULL) {
     cmg__log("--snapshot %s needs --report-dir: a snapshot is a report",
-             snapshot);
+             o->snapshot);
     return CMG_EXIT_USAGE;
   }
-  rc = CMG_EXIT_USAGE;
-  for (int i = 0; i < n; i++) {
-    if (make_device(limits[i], report_dir, snapshot, &devs[i]) != 0)
-      return CMG_EXIT_USAGE;
-    for (int j = 0; j < i; j++)
-      if (strcmp(devs[i].name, devs[j].name) == 0) {
-        cmg__log("--limit %s and --limit %s are the same device, %s", limits[j],
-                 limits[i], devs[i].name);
-        return CMG_EXIT_USAGE;
-      }
-  }
-  library = cmg__find_library();
-  if (library == NULL)
-    return CMG_EXIT_USAGE;
-  if (library_mount(library, &host, &container) != 0) {
-    cmg__log("out of memory");
-    free(library);
-    return EXIT_FAILURE;
-  }
-  preload = preload_entry(preload_also, container);
-  if (preload == NULL) {
-    free(host);
-    free(library);
-    return EXIT_FAILURE;
-  }
-  text = build_spec(devs, n, host, container, report_dir, preload);
+  return 0;
+}
+
+/* Writes the spec (NULL: out of memory) to output, or standard output
+ * when NULL: the exit status, after one line when not 0. */
+static int
+write_spec(const char *text, const char *output)
+{
+  int rc;
+
   if (text == NULL) {
     cmg__log("out of memory");
-    rc = EXIT_FAILURE;
-  } else if (output != NULL) {
+    return EXIT_FAILURE;
+  }
+  if (output != NULL) {
     char *line = NULL;
     rc = asprintf(&line, "%s\n", text) < 0
              ? -ENOMEM
              : cmg__write_atomic(output, line, strlen(line));
     if (rc == -ENOMEM && line == NULL)
       cmg__log("out of memory");
-    rc = rc == 0 ? 0 : EXIT_FAILURE;
     free(line);
-  } else {
-    puts(text);
-    rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_FAILURE;
-    if (rc != 0)
-      cmg__log("cannot write to standard output: %s", strerror(errno));
+    return rc == 0 ? 0 : EXIT_FAILURE;
   }
+  puts(text);
+  rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_FAILURE;
+  if (rc != 0)
+    cmg__log("cannot write to standard output: %s", strerror(errno));
+  return rc;
+}
+
+/* Builds the spec of devs for the library found at `library` and writes
+ * it: the exit status. */
+static int
+emit_spec(const struct cdi_options *o, const struct device *devs,
+          const char *library)
+{
+  char *host = NULL, *preload, *text;
+  const char *container;
+  int rc;
+
+  if (library_mount(library, &host, &container) != 0) {
+    cmg__log("out of memory");
+    return EXIT_FAILURE;
+  }
+  preload = preload_entry(o->preload_also, container);
+  if (preload == NULL) {
+    free(host);
+    return EXIT_FAILURE;
+  }
+  text = build_spec(devs, o->n, host, container, o->report_dir, preload);
+  rc = write_spec(text, o->output);
   free(text);
   free(preload);
   free(host);
+  return rc;
+}
+
+int
+cmg__cdi_main(int argc, char **argv)
+{
+  struct cdi_options o = { .n = 0 };
+  struct device devs[MAX_LIMITS];
+  char *library;
+  int rc;
+
+  if (!parse_options(argc, argv, &o, &rc))
+    return rc;
+  if (check_options(&o) != 0)
+    return CMG_EXIT_USAGE;
+  for (int i = 0; i < o.n; i++) {
+    if (make_device(o.limits[i], o.report_dir, o.snapshot, &devs[i]) != 0)
+      return CMG_EXIT_USAGE;
+    for (int j = 0; j < i; j++)
+      if (strcmp(devs[i].name, devs[j].name) == 0) {
+        cmg__log("--limit %s and --limit %s are the same device, %s",
+                 o.limits[j], o.limits[i], devs[i].name);
+        return CMG_EXIT_USAGE;
+      }
+  }
+  library = cmg__find_library();
+  if (library == NULL)
+    return CMG_EXIT_USAGE;
+  rc = emit_spec(&o, devs, library);
   free(library);
   return rc;
 }

@@ -379,6 +379,33 @@ parse_args(int argc, char **argv, const char *values[])
   return r == CMG__ARGS_OPERAND ? a.next - 1 : a.next;
 }
 
+/* Gives the program the library in LD_PRELOAD, the options, and what
+ * they ask of CUDA's allocator: 0, or -1 after one line. */
+static int
+set_environment(const char *lib, const char *opts,
+                const struct cmg__config *cfg)
+{
+  if (add_preload(lib) != 0)
+    return -1;
+  if (setenv(OPTIONS_VAR, opts, 1) != 0) {
+    cmg__log("cannot set the environment: %s", strerror(errno));
+    return -1;
+  }
+  /* Here as well as in the library's constructor, so that every process
+   * of the program sees them in its initial environment, /proc/PID/environ
+   * included, even one the library is not loaded into. */
+  if (cfg->no_pools && cmg__pools_apply() != 0) {
+    cmg__log("cannot set the environment: %s", strerror(errno));
+    return -1;
+  }
+  for (size_t g = 0; on_demand_growth && g < N_GROWTH_ENV; g++)
+    if (cmg__pools_setenv(growth_env[g].name, growth_env[g].value) != 0) {
+      cmg__log("cannot set the environment: %s", strerror(errno));
+      return -1;
+    }
+  return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -420,26 +447,8 @@ main(int argc, char **argv)
   }
 
   lib = cmg__find_library();
-  if (lib == NULL)
+  if (lib == NULL || set_environment(lib, opts, &cfg) != 0)
     goto out;
-  if (add_preload(lib) != 0)
-    goto out;
-  if (setenv(OPTIONS_VAR, opts, 1) != 0) {
-    cmg__log("cannot set the environment: %s", strerror(errno));
-    goto out;
-  }
-  /* Here as well as in the library's constructor, so that every process
-   * of the program sees them in its initial environment, /proc/PID/environ
-   * included, even one the library is not loaded into. */
-  if (cfg.no_pools && cmg__pools_apply() != 0) {
-    cmg__log("cannot set the environment: %s", strerror(errno));
-    goto out;
-  }
-  for (size_t g = 0; on_demand_growth && g < N_GROWTH_ENV; g++)
-    if (cmg__pools_setenv(growth_env[g].name, growth_env[g].value) != 0) {
-      cmg__log("cannot set the environment: %s", strerror(errno));
-      goto out;
-    }
   free(lib);
   free(opts);
 

@@ -56,15 +56,17 @@ help(void)
          "(500ms, 15s)\n");
 }
 
-int
-cmg__status_main(int argc, char **argv)
-{
-  const char *name = NULL, *textfile = NULL, *every = NULL;
-  enum cmg__status_format format = CMG__STATUS_TEXT;
-  bool prometheus = false, json = false;
-  uint64_t period_ns = 0;
-  char err[512];
+/* The command line, as parse_options reads it. */
+struct status_options {
+  const char *name, *textfile, *every;
+  bool prometheus, json;
+};
 
+/* Reads the command line into *o: true to go on, else false with the exit
+ * status in *status (after --help, or one line saying what is wrong). */
+static bool
+parse_options(int argc, char **argv, struct status_options *o, int *status)
+{
   static const struct cmg__opt opts[] = {
     { "json", NULL },       { "prometheus", NULL }, { "textfile", "FILE" },
     { "every", "SECONDS" }, { "help", NULL },
@@ -77,85 +79,121 @@ cmg__status_main(int argc, char **argv)
                          .next = 1 };
   enum cmg__args_read r;
 
+  *status = CMG_EXIT_USAGE;
   while ((r = cmg__args_next(&a)) > CMG__ARGS_END) {
-    if (r == CMG__ARGS_OPERAND && name != NULL) {
+    if (r == CMG__ARGS_OPERAND && o->name != NULL) {
       cmg__log("status takes one GROUP, not also '%s'", a.value);
-      return CMG_EXIT_USAGE;
+      return false;
     }
     if (r == CMG__ARGS_OPERAND)
-      name = a.value;
+      o->name = a.value;
     else if (cmg__args_is(&a, "json"))
-      json = true;
+      o->json = true;
     else if (cmg__args_is(&a, "prometheus"))
-      prometheus = true;
+      o->prometheus = true;
     else if (cmg__args_is(&a, "textfile"))
-      textfile = a.value;
+      o->textfile = a.value;
     else if (cmg__args_is(&a, "every"))
-      every = a.value;
+      o->every = a.value;
     else {
       help();
-      return fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+      *status = fflush(stdout) == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+      return false;
     }
   }
   if (r == CMG__ARGS_BAD)
-    return CMG_EXIT_USAGE;
-  if (a.next < argc && name == NULL)
-    name = argv[a.next++];
+    return false;
+  if (a.next < argc && o->name == NULL)
+    o->name = argv[a.next++];
   if (a.next < argc) {
     cmg__log("status takes one GROUP, not also '%s'", argv[a.next]);
-    return CMG_EXIT_USAGE;
+    return false;
   }
-  if (json && (prometheus || textfile != NULL)) {
+  return true;
+}
+
+/* Checks the options together and works out the format and the period
+ * (0: once): 0, or CMG_EXIT_USAGE after one line. */
+static int
+check_options(const struct status_options *o, enum cmg__status_format *format,
+              uint64_t *period_ns)
+{
+  if (o->json && (o->prometheus || o->textfile != NULL)) {
     cmg__log("--json and --prometheus (or --textfile) are two formats: "
              "choose one");
     return CMG_EXIT_USAGE;
   }
-  if (textfile != NULL && !cmg__file_has_ext(textfile, ".prom")) {
+  if (o->textfile != NULL && !cmg__file_has_ext(o->textfile, ".prom")) {
     cmg__log("bad value '%s' for --textfile: expected a file name ending "
              "in .prom, the files node_exporter's textfile collector reads",
-             textfile);
+             o->textfile);
     return CMG_EXIT_USAGE;
   }
-  prometheus = prometheus || textfile != NULL;
-  if (every != NULL) {
-    if (textfile == NULL) {
+  if (o->every != NULL) {
+    if (o->textfile == NULL) {
       cmg__log("--every needs --textfile FILE: it rewrites that file");
       return CMG_EXIT_USAGE;
     }
-    if (cmg__duration_parse(every, strlen(every), &period_ns) != 0) {
+    if (cmg__duration_parse(o->every, strlen(o->every), period_ns) != 0) {
       cmg__log("bad value '%s' for --every: expected a duration from 1ms "
                "to 24h (15, 500ms, 2m)",
-               every);
+               o->every);
       return CMG_EXIT_USAGE;
     }
   }
-  if (prometheus)
-    format = CMG__STATUS_PROMETHEUS;
-  else if (json)
-    format = CMG__STATUS_JSON;
+  if (o->prometheus || o->textfile != NULL)
+    *format = CMG__STATUS_PROMETHEUS;
+  else if (o->json)
+    *format = CMG__STATUS_JSON;
+  return 0;
+}
 
+/* Gets the status once and writes it to textfile, or standard output when
+ * NULL: 0, or not 0 after one line, with *unread set when the status
+ * itself could not be had. */
+static int
+status_once(const char *name, enum cmg__status_format format,
+            const char *textfile, bool *unread)
+{
+  char *text = NULL, err[512];
+  size_t len = 0;
+  int rc = cmg__group_status(name, format, &text, &len, err, sizeof(err));
+
+  *unread = rc != 0;
+  if (rc != 0) {
+    cmg__log("%s", err);
+    /* --json says it on standard output too, as one document. */
+    if (text != NULL)
+      (void)cmg__write_all(STDOUT_FILENO, text, len);
+  } else if (textfile != NULL) {
+    rc = cmg__write_atomic(textfile, text, len);
+  } else {
+    rc = cmg__write_all(STDOUT_FILENO, text, len);
+    if (rc != 0)
+      cmg__log("cannot write the status: %s", strerror(-rc));
+  }
+  free(text);
+  return rc;
+}
+
+int
+cmg__status_main(int argc, char **argv)
+{
+  struct status_options o = { .name = NULL };
+  enum cmg__status_format format = CMG__STATUS_TEXT;
+  uint64_t period_ns = 0;
+  int rc;
+
+  if (!parse_options(argc, argv, &o, &rc))
+    return rc;
+  if (check_options(&o, &format, &period_ns) != 0)
+    return CMG_EXIT_USAGE;
   for (;;) {
-    char *text = NULL;
-    size_t len = 0;
-    int rc = cmg__group_status(name, format, &text, &len, err, sizeof(err));
+    bool unread;
 
-    if (rc != 0) {
-      cmg__log("%s", err);
-      /* --json says it on standard output too, as one document. */
-      if (text != NULL)
-        (void)cmg__write_all(STDOUT_FILENO, text, len);
-      if (period_ns == 0) {
-        free(text);
-        return CMG_EXIT_USAGE;
-      }
-    } else if (textfile != NULL) {
-      rc = cmg__write_atomic(textfile, text, len);
-    } else {
-      rc = cmg__write_all(STDOUT_FILENO, text, len);
-      if (rc != 0)
-        cmg__log("cannot write the status: %s", strerror(-rc));
-    }
-    free(text);
+    rc = status_once(o.name, format, o.textfile, &unread);
+    if (period_ns == 0 && unread)
+      return CMG_EXIT_USAGE;
     if (period_ns == 0)
       return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
     nanosleep(&(struct timespec){ (time_t)(period_ns / 1000000000u),

@@ -110,87 +110,121 @@ print_json(FILE *f, const struct cmg__seg_entry *e, struct seg **copies,
   return 0;
 }
 
-int
-cmg__group_status(const char *name, enum cmg__status_format format,
-                  char **text_out, size_t *len_out, char *err, size_t errlen)
-{
-  char *text = NULL, (*errors)[256] = NULL;
-  struct cmg__seg_entry *e = NULL, one;
-  struct seg **copies = NULL;
-  bool *scaled = NULL;
-  size_t size = 0, n = 0;
-  bool root = geteuid() == 0;
-  FILE *f = NULL;
-  int rc = 0, named_rc = 0;
+/* The segments shown: the entries found, and a private copy of each (NULL
+ * after the error in errors[i]) with whether its sizes were scaled. */
+struct segs {
+  struct cmg__seg_entry *e, one;
+  size_t n;
+  struct seg **copies;
+  bool *scaled;
+  char (*errors)[256];
+};
 
-  if (err != NULL && errlen > 0)
-    err[0] = '\0';
+/* Finds the entry of group name, or every one this user may see: 0, or
+ * -errno with err said, nothing to free. */
+static int
+find_segs(const char *name, bool root, struct segs *s, char *err, size_t errlen)
+{
   if (name != NULL && !cmg__seg_is_valid_name(name))
     return cmg__seg_fail(err, errlen, name, -EINVAL,
                          "bad group name: expected 1 to "
                          "63 letters, digits, '-', '_' or '.'");
   if (name != NULL) {
-    cmg__seg_entry_own(name, &one);
-    e = &one;
-    n = 1;
-  } else {
-    /* Root sees every user's segments and the containers'. */
-    e = cmg__seg_find(root, root, &n);
-    if (e == NULL && n != 0)
-      return cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
+    cmg__seg_entry_own(name, &s->one);
+    s->e = &s->one;
+    s->n = 1;
+    return 0;
   }
-  copies = calloc(n + 1, sizeof(*copies));
-  scaled = calloc(n + 1, sizeof(*scaled));
-  errors = calloc(n + 1, sizeof(*errors));
-  if (copies == NULL || scaled == NULL || errors == NULL) {
-    rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < n; i++) {
-    rc = cmg__seg_read(&e[i], &copies[i], &scaled[i], errors[i],
-                       sizeof(errors[i]));
+  /* Root sees every user's segments and the containers'. */
+  s->e = cmg__seg_find(root, root, &s->n);
+  if (s->e == NULL && s->n != 0)
+    return cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
+  return 0;
+}
+
+/* Reads a copy of each segment: 0, or -errno with err said.  A group
+ * asked for by name that cannot be read sets *named_rc for JSON. */
+static int
+read_segs(const char *name, enum cmg__status_format format, struct segs *s,
+          int *named_rc, char *err, size_t errlen)
+{
+  s->copies = calloc(s->n + 1, sizeof(*s->copies));
+  s->scaled = calloc(s->n + 1, sizeof(*s->scaled));
+  s->errors = calloc(s->n + 1, sizeof(*s->errors));
+  if (s->copies == NULL || s->scaled == NULL || s->errors == NULL)
+    return cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
+  for (size_t i = 0; i < s->n; i++) {
+    int rc = cmg__seg_read(&s->e[i], &s->copies[i], &s->scaled[i], s->errors[i],
+                           sizeof(s->errors[i]));
     /* One group asked for by name: its error is the command's.  The text
      * view is that one line; JSON is still one document, the view of
      * every group cut down to that name: none while there is no such
      * group (or its first member is still setting it up), else the group
      * with its error. */
     if (rc != 0 && name != NULL) {
-      snprintf(err, errlen, "%s", errors[0]);
+      snprintf(err, errlen, "%s", s->errors[0]);
       if (format != CMG__STATUS_JSON)
-        goto out;
-      named_rc = rc;
+        return rc;
+      *named_rc = rc;
     }
-    rc = 0;
   }
-  size_t shown = named_rc == -ENOENT || named_rc == -EINPROGRESS ? 0 : n;
-  f = open_memstream(&text, &size);
-  if (f == NULL) {
-    rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
-    goto out;
-  }
+  return 0;
+}
+
+/* Prints the view of the first `shown` segments (metrics and text: all)
+ * into *text (malloc'd, also on failure) of *size bytes: 0, or -ENOMEM. */
+static int
+print_segs(enum cmg__status_format format, const struct segs *s, size_t shown,
+           bool root, char **text, size_t *size)
+{
+  const char(*errors)[256] = (const char(*)[256])s->errors;
+  FILE *f = open_memstream(text, size);
+  int rc = 0;
+
+  if (f == NULL)
+    return -ENOMEM;
   if (format == CMG__STATUS_PROMETHEUS)
-    cmg__metrics_print(f, e, (const struct seg *const *)copies,
-                       (const char(*)[256])errors, n);
+    cmg__metrics_print(f, s->e, (const struct seg *const *)s->copies, errors,
+                       s->n);
   else if (format == CMG__STATUS_JSON)
-    rc = print_json(f, e, copies, scaled, (const char(*)[256])errors, shown);
+    rc = print_json(f, s->e, s->copies, s->scaled, errors, shown);
   else
-    print_text(f, e, copies, scaled, (const char(*)[256])errors, n, root);
-  if (fclose(f) != 0 || rc != 0) {
+    print_text(f, s->e, s->copies, s->scaled, errors, s->n, root);
+  return fclose(f) != 0 || rc != 0 ? -ENOMEM : 0;
+}
+
+int
+cmg__group_status(const char *name, enum cmg__status_format format,
+                  char **text_out, size_t *len_out, char *err, size_t errlen)
+{
+  struct segs s = { .e = NULL, .n = 0 };
+  char *text = NULL;
+  size_t size = 0;
+  bool root = geteuid() == 0;
+  int rc, named_rc = 0;
+
+  if (err != NULL && errlen > 0)
+    err[0] = '\0';
+  rc = find_segs(name, root, &s, err, errlen);
+  if (rc != 0)
+    return rc;
+  rc = read_segs(name, format, &s, &named_rc, err, errlen);
+  size_t shown = named_rc == -ENOENT || named_rc == -EINPROGRESS ? 0 : s.n;
+  if (rc == 0 && print_segs(format, &s, shown, root, &text, &size) != 0)
     rc = cmg__seg_fail(err, errlen, "*", -ENOMEM, "out of memory");
-    goto out;
+  if (rc == 0) {
+    *text_out = text;
+    *len_out = size;
+    text = NULL;
+    rc = named_rc;
   }
-  *text_out = text;
-  *len_out = size;
-  text = NULL;
-  rc = named_rc;
-out:
   free(text);
-  for (size_t i = 0; copies != NULL && i < n; i++)
-    free(copies[i]);
-  free(copies);
-  free(scaled);
-  free(errors);
-  if (e != &one)
-    free(e);
+  for (size_t i = 0; s.copies != NULL && i < s.n; i++)
+    free(s.copies[i]);
+  free(s.copies);
+  free(s.scaled);
+  free(s.errors);
+  if (s.e != &s.one)
+    free(s.e);
   return rc;
 }

@@ -161,8 +161,9 @@ struct args {
   bool merge;
 };
 
+/* The usage lines and the commands. */
 static void
-print_help(void)
+print_commands(void)
 {
   printf(
       "usage: " CMG__TOOL_NAME " [summary] [OPTIONS] FILE...\n"
@@ -192,7 +193,15 @@ print_help(void)
       "  html           one web page of a run: memory over time, what was\n"
       "                 live at the peak, a denial or the end, a flame graph;\n"
       "                 of BASE NEW also what grew and shrank\n"
-      "\n"
+      "\n",
+      CMG_REPORT_VERSION);
+}
+
+/* The options, after the commands. */
+static void
+print_options(void)
+{
+  printf(
       "  --top N               list the N largest leak groups and stacks "
       "(default %d;\n"
       "                        0 lists all)\n"
@@ -223,14 +232,22 @@ print_help(void)
       "wins)\n"
       "  --library GLOB        ... are a library's, folded by default\n"
       "  --help, --version\n"
-      "\n"
-      "CUMEMGUARD_DEBUGINFO_PATH: where separate debug files are looked for "
-      "(as\n"
-      "elfutils' --debuginfo-path; default :.debug:/usr/lib/debug).\n\n"
-      "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
-      "check fails;\n2 for bad usage or a file that is not a readable "
-      "report.\n",
-      CMG_REPORT_VERSION, DEFAULT_TOP, DEFAULT_WIDTH);
+      "\n",
+      DEFAULT_TOP, DEFAULT_WIDTH);
+}
+
+static void
+print_help(void)
+{
+  print_commands();
+  print_options();
+  fputs("CUMEMGUARD_DEBUGINFO_PATH: where separate debug files are looked for "
+        "(as\n"
+        "elfutils' --debuginfo-path; default :.debug:/usr/lib/debug).\n\n"
+        "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
+        "check fails;\n2 for bad usage or a file that is not a readable "
+        "report.\n",
+        stdout);
 }
 
 /* A SIZE argument; false after saying why it is not one. */
@@ -268,8 +285,9 @@ parse_number(const char *opt, const char *s, unsigned long min,
   return true;
 }
 
+/* The options of the view: which leaks and frames are shown, and how. */
 static bool
-set_option(struct args *a, int opt, const char *arg)
+set_view_option(struct args *a, int opt, const char *arg)
 {
   char err[CMG__TOOL_ERR_MAX];
   unsigned long n;
@@ -282,25 +300,8 @@ set_option(struct args *a, int opt, const char *arg)
     return true;
   case OPT_MIN_BYTES:
     return parse_size("--min-bytes", arg, &a->opts.min_bytes);
-  case OPT_MAX_LEAK:
-    return parse_size("--max-leak", arg, &a->max_leak);
-  case OPT_AT:
-    if (strcmp(arg, "exit") == 0)
-      a->at = CMG__PPROF_AT_EXIT;
-    else if (strcmp(arg, "peak") == 0)
-      a->at = CMG__PPROF_AT_PEAK;
-    else if (strcmp(arg, "denial") == 0)
-      a->at = CMG__PPROF_AT_DENIAL;
-    else {
-      cmg__output_say("bad --at '%s': expected exit, peak or denial", arg);
-      return false;
-    }
-    return true;
   case OPT_ALL_FRAMES:
     a->opts.all_frames = a->flame.all_frames = true;
-    return true;
-  case OPT_MERGE:
-    a->merge = true;
     return true;
   case OPT_NO_SYMBOLIZE:
     cmg__symbolize_off();
@@ -320,6 +321,32 @@ set_option(struct args *a, int opt, const char *arg)
       cmg__output_say("%s", err);
       return false;
     }
+    return true;
+  }
+  return false;
+}
+
+/* The options of the commands that write a file: flame, pprof, html. */
+static bool
+set_output_option(struct args *a, int opt, const char *arg)
+{
+  unsigned long n;
+
+  switch (opt) {
+  case OPT_AT:
+    if (strcmp(arg, "exit") == 0)
+      a->at = CMG__PPROF_AT_EXIT;
+    else if (strcmp(arg, "peak") == 0)
+      a->at = CMG__PPROF_AT_PEAK;
+    else if (strcmp(arg, "denial") == 0)
+      a->at = CMG__PPROF_AT_DENIAL;
+    else {
+      cmg__output_say("bad --at '%s': expected exit, peak or denial", arg);
+      return false;
+    }
+    return true;
+  case OPT_MERGE:
+    a->merge = true;
     return true;
   case OPT_WEIGHT:
     if (strcmp(arg, "live") == 0)
@@ -346,6 +373,23 @@ set_option(struct args *a, int opt, const char *arg)
     return true;
   }
   return false;
+}
+
+static bool
+set_option(struct args *a, int opt, const char *arg)
+{
+  switch (opt) {
+  case OPT_MAX_LEAK:
+    return parse_size("--max-leak", arg, &a->max_leak);
+  case OPT_AT:
+  case OPT_MERGE:
+  case OPT_WEIGHT:
+  case OPT_OUTPUT:
+  case OPT_TITLE:
+  case OPT_WIDTH:
+    return set_output_option(a, opt, arg);
+  }
+  return set_view_option(a, opt, arg);
 }
 
 /* Says what is wrong with an option getopt_long refused (opt ':' or
