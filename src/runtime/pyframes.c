@@ -188,28 +188,22 @@ where_of(uintptr_t f, struct cmg__py_where *w)
 
 /* ---- the thread's last walk, remembered ------------------------------ */
 
-/* The functions from here to walk() read the frame and code offsets from
- * o, which is either L or a known version's row (pylayout.h): each is
- * inlined into a walk of its own per row, where the offsets, and the
- * branches on what a version has, are constants (walk_as). */
-#define HOT static inline __attribute__((always_inline))
-
 /* Frame f's owner and entry bytes, with a bit that no memo entry which
  * cannot be checked has. */
-HOT uint32_t
-frame_flags(const struct cmg__py_layout *o, uintptr_t f)
+static inline uint32_t
+frame_flags(uintptr_t f)
 {
-  uint32_t flags = 1u << 16 | *(const unsigned char *)(f + o->fr_owner);
-  if (o->fr_is_entry != NONE)
-    flags |= (uint32_t) * (const unsigned char *)(f + o->fr_is_entry) << 8;
+  uint32_t flags = 1u << 16 | *(const unsigned char *)(f + L.fr_owner);
+  if (L.fr_is_entry != NONE)
+    flags |= (uint32_t) * (const unsigned char *)(f + L.fr_is_entry) << 8;
   return flags;
 }
 
 /* A frame the C stack owns: 3.12's and 3.13's shim at each eval entry. */
-HOT bool
-shim_flags(const struct cmg__py_layout *o, uint32_t flags)
+static inline bool
+shim_flags(uint32_t flags)
 {
-  return o->fr_is_entry == NONE && (flags & 0xff) == CMG__PY_OWNED_BY_CSTACK;
+  return L.fr_is_entry == NONE && (flags & 0xff) == CMG__PY_OWNED_BY_CSTACK;
 }
 
 /* The last Python frame that an eval-loop C frame runs (3.11). */
@@ -237,26 +231,25 @@ qualname_tag(uintptr_t s)
  * own objects, alive while f is, never through the entry's.  From 3.12
  * the code's serial number stands for its location table's length and its
  * names' hashes, which are not read. */
-HOT bool
-recalled(const struct cmg__py_layout *o, const struct cmg__memo_py *e,
-         uintptr_t f, uint32_t flags)
+static inline bool
+recalled(const struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
 {
   const struct cmg__py_where *w = &e->where;
-  uintptr_t code = word_at(f, o->fr_code);
+  uintptr_t code = word_at(f, L.fr_code);
   if (code != w->code || flags != e->flags || word_at(code, 8) != L.code_type)
     return false;
-  uintptr_t qualname = word_at(code, o->co_qualname),
-            filename = word_at(code, o->co_filename),
-            linetable = word_at(code, o->co_linetable);
+  uintptr_t qualname = word_at(code, L.co_qualname),
+            filename = word_at(code, L.co_filename),
+            linetable = word_at(code, L.co_linetable);
   /* One branch for the fields read from f and its code object; the
    * objects they point to are read only once they are found equal. */
   uint64_t d =
-      (word_at(f, o->fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
+      (word_at(f, L.fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
       (filename ^ w->filename) | (linetable ^ w->linetable) |
-      (uint32_t)(*(const int *)(code + o->co_firstlineno) ^ w->firstlineno) |
+      (uint32_t)(*(const int *)(code + L.co_firstlineno) ^ w->firstlineno) |
       (uint64_t)(*(const int64_t *)(code + 16) ^ w->units);
-  if (o->co_version != NONE)
-    return (d | (*(const uint32_t *)(code + o->co_version) ^ w->tag[0])) == 0;
+  if (L.co_version != NONE)
+    return (d | (*(const uint32_t *)(code + L.co_version) ^ w->tag[0])) == 0;
   if (d != 0)
     return false;
   d = (uint64_t)(*(const int64_t *)(linetable + 16) ^ w->table_len) |
@@ -264,12 +257,16 @@ recalled(const struct cmg__py_layout *o, const struct cmg__memo_py *e,
   return d == 0 && qualname_tag(qualname) == w->tag[0];
 }
 
-/* The site of frame f, not recalled from its memo entry e: named (0 for a
- * frame without one, CMG__PY_NO_ROOM for one the table has no room to
- * name) and kept in e. */
-static __attribute__((noinline)) uint32_t
-name_at(struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
+/* The site of frame f, whose flags are given, at its place in the memo,
+ * entry e: recalled from e, else named (0 for a frame without one,
+ * CMG__PY_NO_ROOM for one the table has no room to name) and kept in e. */
+static uint32_t
+site_at(struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
 {
+  if (shim_flags(flags))
+    return 0;
+  if (recalled(e, f, flags))
+    return e->site;
   e->flags = 0;
   if (!where_of(f, &e->where))
     return 0;
@@ -282,19 +279,6 @@ name_at(struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
     e->site = site;
   }
   return site;
-}
-
-/* The site of frame f, whose flags are given, at its place in the memo,
- * entry e: recalled from e, else named. */
-HOT uint32_t
-site_at(const struct cmg__py_layout *o, struct cmg__memo_py *e, uintptr_t f,
-        uint32_t flags)
-{
-  if (shim_flags(o, flags))
-    return 0;
-  if (recalled(o, e, f, flags))
-    return e->site;
-  return name_at(e, f, flags);
 }
 
 /* The site of frame f without a memo. */
@@ -310,8 +294,8 @@ site_of(uintptr_t f)
  * outermost PY_OUTER in order.  *left is the code frames passed over
  * between the two, CMG__CUT_UNKNOWN when the chain did not end within
  * PY_STEPS (the outermost are then not known and not kept). */
-HOT unsigned
-chain(const struct cmg__py_layout *o, uintptr_t *fs, uint32_t *left)
+static unsigned
+chain(uintptr_t *fs, uint32_t *left)
 {
   uintptr_t f = current_frame();
   unsigned n = 0;
@@ -321,10 +305,10 @@ chain(const struct cmg__py_layout *o, uintptr_t *fs, uint32_t *left)
       fs[n] = f;
     } else {
       uintptr_t *slot = &fs[PY_INNER + (n - PY_INNER) % PY_OUTER];
-      *left += !shim_flags(o, frame_flags(o, *slot));
+      *left += !shim_flags(frame_flags(*slot));
       *slot = f;
     }
-    uintptr_t prev = word_at(f, o->fr_previous);
+    uintptr_t prev = word_at(f, L.fr_previous);
     f = prev != f && is_pointer(prev) ? prev : 0;
   }
   if (f != 0) {
@@ -384,11 +368,11 @@ add_cut(struct groups *g, unsigned w, uint32_t frames)
 }
 
 /* Frame f's word for its site, as its flags say, into g at *w. */
-HOT void
-add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
-          uint32_t site, uint32_t flags, bool *cut)
+static inline void
+add_frame(struct groups *g, unsigned *w, uint32_t site, uint32_t flags,
+          bool *cut)
 {
-  if (shim_flags(o, flags)) {
+  if (shim_flags(flags)) {
     close_group(g, *w);
     return;
   }
@@ -407,66 +391,33 @@ add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
  * frames out or a site could not be named.  A whole chain's frames are
  * numbered from the outermost, which stays as long as the program's loop
  * runs, and each is looked for at its place in the thread's memo. */
-HOT void
-walk_as(const struct cmg__py_layout *o, struct groups *g, bool *cut)
+static void
+walk(struct groups *g, bool *cut)
 {
   uintptr_t fs[PY_MAX];
   uint32_t left;
-  unsigned m = chain(o, fs, &left), w = 0;
+  unsigned m = chain(fs, &left), w = 0;
   struct cmg__memo *memo = left == 0 ? cmg__memo_enter() : NULL;
   g->n = 0;
   if (memo != NULL) {
     struct cmg__memo_py *e = &memo->py[m];
     for (unsigned i = 0; i < m; i++) {
-      uint32_t flags = frame_flags(o, fs[i]);
-      add_frame(o, g, &w, site_at(o, --e, fs[i], flags), flags, cut);
+      uint32_t flags = frame_flags(fs[i]);
+      add_frame(g, &w, site_at(--e, fs[i], flags), flags, cut);
     }
     cmg__memo_leave(memo);
   } else {
     for (unsigned i = 0; i < m; i++) {
       if (i == PY_INNER && left != 0)
         w = add_cut(g, w, left);
-      uint32_t flags = frame_flags(o, fs[i]);
-      add_frame(o, g, &w, shim_flags(o, flags) ? 0 : site_of(fs[i]), flags,
-                cut);
+      uint32_t flags = frame_flags(fs[i]);
+      add_frame(g, &w, shim_flags(flags) ? 0 : site_of(fs[i]), flags, cut);
     }
     if (left != 0 && m == PY_INNER)
       w = add_cut(g, w, left);
   }
   close_group(g, w);
   *cut |= left != 0;
-}
-
-static const struct cmg__py_layout row311 = CMG__PY_LAYOUT_311,
-                                   row312 = CMG__PY_LAYOUT_312,
-                                   row313 = CMG__PY_LAYOUT_313;
-
-/* The walk for the running version: its row's constants where its offsets
- * are the row's (nearly always), else read from L.  check-sanitize builds
- * its library with CMG_PY_OFFSETS_READ, so that the Python tests run the
- * walk that reads L too. */
-#ifdef CMG_PY_OFFSETS_READ
-#define FIXED 0u
-#else
-#define FIXED L.fixed
-#endif
-
-static void
-walk(struct groups *g, bool *cut)
-{
-  switch (FIXED) {
-  case 11:
-    walk_as(&row311, g, cut);
-    break;
-  case 12:
-    walk_as(&row312, g, cut);
-    break;
-  case 13:
-    walk_as(&row313, g, cut);
-    break;
-  default:
-    walk_as(&L, g, cut);
-  }
 }
 
 /* The eval loop's code: a return address R there (R - 1 - lo < span) is

@@ -17,7 +17,6 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,10 +27,73 @@
 #define L cmg__py_layout
 
 static const struct cmg__py_layout layouts[] = {
-  CMG__PY_LAYOUT_311,
-  CMG__PY_LAYOUT_312,
+  { .minor = 11,
+    .tss_key = 592,
+    .rt_running = 576,
+    .rt_last_holder = 368,
+    .ts_cframe = 56,
+    .current_frame = 8,
+    .fr_code = 32,
+    .fr_previous = 48,
+    .fr_instr = 56,
+    .fr_owner = 69,
+    .fr_is_entry = 68,
+    .co_filename = 112,
+    .co_qualname = 128,
+    .co_linetable = 136,
+    .co_firstlineno = 72,
+    .co_version = NONE,
+    .co_code = 184,
+    .co_firsttraceable = 168,
+    .objects = { .ascii_size = 48,
+                 .compact_size = 72,
+                 .compact_utf8 = 56,
+                 .compact_utf8_length = 48 } },
+  { .minor = 12,
+    .tss_key = 1544,
+    .rt_running = NONE,
+    .rt_last_holder = NONE,
+    .ts_cframe = 56,
+    .current_frame = 0,
+    .fr_code = 0,
+    .fr_previous = 8,
+    .fr_instr = 56,
+    .fr_owner = 70,
+    .fr_is_entry = NONE,
+    .co_filename = 112,
+    .co_qualname = 128,
+    .co_linetable = 136,
+    .co_firstlineno = 68,
+    .co_version = 92,
+    .co_code = 192,
+    .co_firsttraceable = 176,
+    .objects = { .ascii_size = 40,
+                 .compact_size = 56,
+                 .compact_utf8 = 48,
+                 .compact_utf8_length = 40 } },
   /* What 3.13's debug offsets give is overwritten from them. */
-  CMG__PY_LAYOUT_313,
+  { .minor = 13,
+    .tss_key = 2160,
+    .rt_running = NONE,
+    .rt_last_holder = NONE,
+    .ts_cframe = NONE,
+    .current_frame = 72,
+    .fr_code = 0,
+    .fr_previous = 8,
+    .fr_instr = 56,
+    .fr_owner = 70,
+    .fr_is_entry = NONE,
+    .co_filename = 112,
+    .co_qualname = 128,
+    .co_linetable = 136,
+    .co_firstlineno = 68,
+    .co_version = 92,
+    .co_code = 200,
+    .co_firsttraceable = 184,
+    .objects = { .ascii_size = 40,
+                 .compact_size = 56,
+                 .compact_utf8 = 48,
+                 .compact_utf8_length = 40 } },
 };
 
 /* Word indexes of the fields read from 3.13's _Py_DebugOffsets, whose
@@ -126,29 +188,14 @@ read_debug_offsets(unsigned long hex)
   return true;
 }
 
-/* Whether a and b place every field at the same offset. */
-static bool
-same_offsets(const struct cmg__py_layout *a, const struct cmg__py_layout *b)
-{
-  size_t from = offsetof(struct cmg__py_layout, tss_key),
-         to = offsetof(struct cmg__py_layout, objects);
-  return memcmp((const char *)a + from, (const char *)b + from, to - from) ==
-             0 &&
-         a->objects.ascii_size == b->objects.ascii_size &&
-         a->objects.compact_size == b->objects.compact_size &&
-         a->objects.compact_utf8 == b->objects.compact_utf8 &&
-         a->objects.compact_utf8_length == b->objects.compact_utf8_length;
-}
-
 static bool
 pick_layout(unsigned long hex)
 {
   unsigned minor = hex >> 16 & 0xff;
   uintptr_t runtime = L.runtime;
-  const struct cmg__py_layout *row = NULL;
   for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
     if (layouts[i].minor == minor && hex >> 24 == 3)
-      L = *(row = &layouts[i]);
+      L = layouts[i];
   L.runtime = runtime;
   if (L.minor == 0) {
     set_why("Python %s: Python frames need CPython 3.11, 3.12 or 3.13",
@@ -160,10 +207,7 @@ pick_layout(unsigned long hex)
             status.version);
     return false;
   }
-  if (minor == 13 && !read_debug_offsets(hex))
-    return false;
-  L.fixed = same_offsets(&L, row) ? minor : 0;
-  return true;
+  return minor != 13 || read_debug_offsets(hex);
 }
 
 static void

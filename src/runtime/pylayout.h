@@ -20,10 +20,6 @@
 
 struct cmg__py_layout {
   unsigned minor;
-  /* The minor version whose row above holds exactly these offsets, for
-   * the walk compiled with that row's constants; 0 when none does (3.13
-   * publishing others). */
-  unsigned fixed;
   size_t tss_key;        /* _PyRuntimeState: the gilstate Py_tss_t */
   size_t rt_running;     /* 3.11: gilstate.tstate_current; NONE after */
   size_t rt_last_holder; /* 3.11: ceval.gil.last_holder; NONE after */
@@ -40,54 +36,6 @@ struct cmg__py_layout {
   uintptr_t code_type;        /* &PyCode_Type */
   uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code */
 };
-
-/* The layouts of the versions known here, taken from each version's own
- * headers (pylayout.c says which): initializers, so that the walk can be
- * compiled for each with its offsets as constants. */
-#define CMG__PY_LAYOUT_311                                                     \
-  {                                                                            \
-    .minor = 11, .tss_key = 592, .rt_running = 576, .rt_last_holder = 368,     \
-    .ts_cframe = 56, .current_frame = 8, .fr_code = 32, .fr_previous = 48,     \
-    .fr_instr = 56, .fr_owner = 69, .fr_is_entry = 68, .co_filename = 112,     \
-    .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 72,             \
-    .co_version = CMG__PY_NONE, .co_code = 184, .co_firsttraceable = 168,      \
-    .objects = {                                                               \
-      .ascii_size = 48,                                                        \
-      .compact_size = 72,                                                      \
-      .compact_utf8 = 56,                                                      \
-      .compact_utf8_length = 48                                                \
-    }                                                                          \
-  }
-
-#define CMG__PY_LAYOUT_312                                                     \
-  {                                                                            \
-    .minor = 12, .tss_key = 1544, .rt_running = CMG__PY_NONE,                  \
-    .rt_last_holder = CMG__PY_NONE, .ts_cframe = 56, .current_frame = 0,       \
-    .fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,            \
-    .fr_is_entry = CMG__PY_NONE, .co_filename = 112, .co_qualname = 128,       \
-    .co_linetable = 136, .co_firstlineno = 68, .co_version = 92,               \
-    .co_code = 192, .co_firsttraceable = 176, .objects = {                     \
-      .ascii_size = 40,                                                        \
-      .compact_size = 56,                                                      \
-      .compact_utf8 = 48,                                                      \
-      .compact_utf8_length = 40                                                \
-    }                                                                          \
-  }
-
-#define CMG__PY_LAYOUT_313                                                     \
-  {                                                                            \
-    .minor = 13, .tss_key = 2160, .rt_running = CMG__PY_NONE,                  \
-    .rt_last_holder = CMG__PY_NONE, .ts_cframe = CMG__PY_NONE,                 \
-    .current_frame = 72, .fr_code = 0, .fr_previous = 8, .fr_instr = 56,       \
-    .fr_owner = 70, .fr_is_entry = CMG__PY_NONE, .co_filename = 112,           \
-    .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 68,             \
-    .co_version = 92, .co_code = 200, .co_firsttraceable = 184, .objects = {   \
-      .ascii_size = 40,                                                        \
-      .compact_size = 56,                                                      \
-      .compact_utf8 = 48,                                                      \
-      .compact_utf8_length = 40                                                \
-    }                                                                          \
-  }
 
 /* The running CPython's, once cmg__py_configure has found one. */
 extern struct cmg__py_layout cmg__py_layout;

@@ -16,10 +16,7 @@
 #           thread-exit destructor; with gcc the stress test then leaves out
 #           real stack captures).
 #   asanlib/  the preload library built with ASan+UBSan, under every
-#           integration and hardening test (libasan preloaded first).  Its
-#           Python walk reads CPython's offsets from the layout found at
-#           start-up (CMG_PY_OFFSETS_READ) where the normal build's uses
-#           each known version's as constants, so both are tested.
+#           integration and hardening test (libasan preloaded first).
 #
 # Called by make with the build's flags and file lists in the environment
 # (see tests/hardening/local.mk).  Exit status 0 when every test passed.
@@ -84,7 +81,7 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   for f in $(cfiles $CORE_SRC); do
     n=$(oname "$f")
     printf 'asan/core/%s.o: %s\n\t@mkdir -p asan/core\n' "$n" "$top_srcdir/$f"
-    printf '\t$(CC) $(ASAN) -DCMG_PY_OFFSETS_READ -fPIC -fvisibility=hidden $(CPPF) -c -o $@ $<\n'
+    printf '\t$(CC) $(ASAN) -fPIC -fvisibility=hidden $(CPPF) -c -o $@ $<\n'
     printf 'tsan/core/%s.o: %s\n\t@mkdir -p tsan/core\n' "$n" "$top_srcdir/$f"
     printf '\t$(TSAN_CC) $(TSAN) $(CPPF) -c -o $@ $<\n'
   done
