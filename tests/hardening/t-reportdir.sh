@@ -1,10 +1,11 @@
 #!/bin/sh
 # Where the report cannot go: a missing directory, a read-only one (a
-# read-only file system; and permissions, when not root), a path that is a
-# directory, a full disk (a 64 KiB tmpfs; one with no inode left), a file
-# size limit.  Each time the program's exit status is its own, stderr has
-# one line saying which report could not be written and why, and the final
-# path holds no partial report (nor does a temporary file stay beside it).
+# read-only file system; and permissions, as user nobody when root), a path
+# that is a directory, a full disk (a 64 KiB tmpfs; one with no inode
+# left), a file size limit.  Each time the program's exit status is its
+# own, stderr has one line saying which report could not be written and
+# why, and the final path holds no partial report (nor does a temporary
+# file stay beside it).
 . "$srcdir/tests/hardening/defs.sh"
 
 # one_line WHAT PATH REASON: stderr is exactly the line about PATH.
@@ -87,17 +88,26 @@ is "$(cat "$tmp/deep.rc")/$(lines 'cumemguard: report ')/$(noise)" 4/1/0 \
 is "$(ls -A "$d")" "r.json" "a ${#d}-byte working directory: the report is there"
 validate "$d/r.json"
 
-# Permissions only stop a process that is not root.
+# Permissions only stop a process that is not root: as root, the program
+# runs as user nobody (copies of what it runs, which that user can reach).
+mkdir "$tmp/ro"
+chmod 555 "$tmp/ro"
 if [ "$(id -u)" -ne 0 ]; then
-  mkdir "$tmp/ro"
-  chmod 555 "$tmp/ro"
   guard "--report $tmp/ro/r.json" app_rt_static alloc 1M exit 6
-  chmod 755 "$tmp/ro"
+elif other_user "$SIM/app_rt_static"; then
+  as_nobody "$tmp/bin/cumemguard" --report "$tmp/ro/r.json" -- \
+    "$tmp/bin/app_rt_static" alloc 1M exit 6 >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+else
+  rc=skip
+fi
+chmod 755 "$tmp/ro"
+if [ "$rc" != skip ]; then
   is "$rc" 6 "read-only directory: exit status unchanged"
   one_line "read-only directory" "$tmp/ro/r.json" "Permission denied"
   is "$(ls -A "$tmp/ro")" "" "read-only directory: nothing written"
 else
-  skip_n 3 "running as root, permissions do not stop us"
+  skip_n 3 "running as root, and user nobody cannot run copies in $tmp"
 fi
 
 # A file size limit (as a quota would): writes fail with EFBIG once the

@@ -63,6 +63,30 @@ guard() {
   hguard "$opts" "$SIM/$app" "$@"
 }
 
+# Another user, for what permissions do (which never stop root).
+# other_user PROGRAM...: as root with setpriv, copies in $tmp/bin of the
+# launcher, the library, the simulated driver and the PROGRAMs (paths),
+# which user nobody can reach where the build tree is not (a clone in a
+# mode-700 directory); status 0 when that user can read them all.
+other_user() {
+  [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 || return 1
+  chmod 711 "$tmp" && mkdir -p "$tmp/bin" && chmod 755 "$tmp/bin" &&
+    cp "$LAUNCHER" "$CUMEMGUARD_LIBRARY" "$@" "$tmp/bin/" &&
+    cp -L "$SIM/.libs/libcuda.so.1" "$SIM/.libs/libnvidia-ml.so.1" \
+      "$tmp/bin/" && chmod a+rX "$tmp/bin"/* || return 1
+  for _f in "$tmp"/bin/*; do
+    as_nobody test -r "$_f" || return 1
+  done
+}
+
+# as_nobody COMMAND...: COMMAND as user nobody, with the copies' library
+# and driver.
+as_nobody() {
+  setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    env CUMEMGUARD_LIBRARY="$tmp/bin/libcumemguard.so" \
+    LD_LIBRARY_PATH="$tmp/bin" "$@"
+}
+
 # until_ok COMMAND...: runs COMMAND every 10 ms until it succeeds, for up
 # to 60 s (a loaded machine); the status says whether it did.
 until_ok() {

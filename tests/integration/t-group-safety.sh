@@ -165,32 +165,12 @@ if ! command -v setpriv >/dev/null 2>&1; then
   done_testing
   exit
 fi
-nobody() {
-  setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
-}
-chmod 711 "$tmp"
-mkdir "$tmp/pub" && chmod 1777 "$tmp/pub"
-# The other user runs this build, which a tree cloned into a mode-700
-# directory puts out of its reach: what it runs is copied where it can.
-# Only where even the copies are out of reach does only the first point
-# run.
-pub=$tmp/bin
-mkdir "$pub" && chmod 755 "$pub" &&
-  cp "$LAUNCHER" "$CUMEMGUARD_LIBRARY" "$SIM/app_driver" "$pub/" &&
-  cp -L "$SIM/.libs/libcuda.so.1" "$SIM/.libs/libnvidia-ml.so.1" "$pub/" &&
-  chmod a+rX "$pub"/*
+mkdir -p "$tmp/pub" && chmod 1777 "$tmp/pub"
 reach=yes
-for f in cumemguard libcumemguard.so app_driver libcuda.so.1; do
-  nobody test -r "$pub/$f" || reach=
-done
-# As the other user: the copies, their libraries first.
-nobody_runs() {
-  nobody env CUMEMGUARD_LIBRARY="$pub/libcumemguard.so" \
-    LD_LIBRARY_PATH="$pub" "$@"
-}
+other_user "$SIM/app_driver" || reach=
 
 member "$G-mine"
-nobody cat "$SHM.$G-mine" >/dev/null 2>"$tmp/err"
+as_nobody cat "$SHM.$G-mine" >/dev/null 2>"$tmp/err"
 st=$?
 [ $st -ne 0 ] && grep -q 'Permission denied' "$tmp/err"
 tap $? "another user cannot read the segment"
@@ -202,7 +182,7 @@ if [ -z "$reach" ]; then
   done_testing
   exit
 fi
-nobody_runs "$pub/cumemguard" status >"$tmp/out" 2>"$tmp/err"
+as_nobody "$tmp/bin/cumemguard" status >"$tmp/out" 2>"$tmp/err"
 st=$?
 [ $st -eq 0 ] && ! grep -q "$G-mine" "$tmp/out"
 tap $? "nor does it see the group in its status"
@@ -212,8 +192,8 @@ wait
 # A segment squatted under another user's name is refused.
 : >"/dev/shm/cumemguard.65534.$G-squat"
 chmod 600 "/dev/shm/cumemguard.65534.$G-squat"
-nobody_runs "$pub/cumemguard" --group "$G-squat" --group-limit 8M \
-  --report "$tmp/pub/r.%p.json" -- "$pub/app_driver" alloc 1M \
+as_nobody "$tmp/bin/cumemguard" --group "$G-squat" --group-limit 8M \
+  --report "$tmp/pub/r.%p.json" -- "$tmp/bin/app_driver" alloc 1M \
   >"$tmp/out" 2>"$tmp/err"
 is "$(val 1 rc)/$(count "group=$G-squat: cannot open /dev/shm/cumemguard.65534.$G-squat: Permission denied" "$tmp/err")" \
   2/1 "a user cannot open a segment another user made in its name: it fails closed"
