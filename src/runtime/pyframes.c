@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "core/base.h"
+#include "core/conf.h"
 #include "runtime/pyframes.h"
 #include "runtime/pylayout.h"
 #include "runtime/pyline.h"
@@ -448,23 +449,40 @@ take_group(const struct groups *g, struct taking *t, uintptr_t *out,
     t->taken++;
   else
     len = room;
-  /* Word by word: a group is a few words, which rep movs starts slowly. */
-  for (unsigned k = 0; k < len; k++)
-    out[k] = g->words[t->next + k];
+  memcpy(out, &g->words[t->next], len * sizeof(*out));
   t->next += len;
   return len;
 }
 
-/* Eval frames outward of the native cut in ips, which the outermost
- * groups belong to. */
+/* Native words splice at most: stack_depth frames and a cut. */
+#define NATIVE_MAX (CMG__STACK_DEPTH_MAX + 1)
+
+/* The places in ips[0..n) of its cuts and eval-loop frames, where splicing
+ * stops, into stop[0..k), and n at stop[k]; returns k.  No branch a word:
+ * most words are neither, and the loop ran at a branch per test. */
 static unsigned
-evals_past_cut(struct eval_range r, const uintptr_t *ips, unsigned n)
+stops_in(struct eval_range r, const uintptr_t *ips, unsigned n,
+         unsigned short *stop)
 {
-  unsigned i = 0, e = 0;
-  while (i < n && !cmg__is_cut(ips[i]))
-    i++;
-  for (; i < n; i++)
-    e += is_eval(r, ips[i]);
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; i++) {
+    stop[k] = (unsigned short)i;
+    k += (unsigned)cmg__is_cut(ips[i]) | (unsigned)is_eval(r, ips[i]);
+  }
+  stop[k] = (unsigned short)n;
+  return k;
+}
+
+/* Eval frames outward of the native cut, which the outermost groups
+ * belong to. */
+static unsigned
+evals_past_cut(const uintptr_t *ips, const unsigned short *stop, unsigned k)
+{
+  unsigned s = 0, e = 0;
+  while (s < k && !cmg__is_cut(ips[stop[s]]))
+    s++;
+  for (; s < k; s++)
+    e += !cmg__is_cut(ips[stop[s]]);
   return e;
 }
 
@@ -476,22 +494,23 @@ cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
   walk(&g, cut);
   unsigned np = g.n > 0 ? g.ends[g.n - 1] : 0;
   const struct eval_range r = { L.eval_lo, L.eval_hi - L.eval_lo };
-  unsigned outer = evals_past_cut(r, ips, n), o = 0, i = 0;
+  unsigned short stop[NATIVE_MAX + 1];
+  unsigned nn = n < NATIVE_MAX ? n : NATIVE_MAX;
+  unsigned k = stops_in(r, ips, nn, stop);
+  unsigned outer = evals_past_cut(ips, stop, k), o = 0, i = 0, s = 0;
   struct taking t = { 0, 0 };
   /* One word is kept back for the cut that ends a stack that did not fit. */
   max--;
-  while (i < n && o < max) {
-    /* The native frames up to the next cut or eval frame, in one copy. */
-    unsigned j = i;
-    while (j < n && !cmg__is_cut(ips[j]) && !is_eval(r, ips[j]))
-      j++;
-    unsigned end = j - i < max - o ? j : i + (max - o);
-    /* Word by word: a few words, which rep movs starts slowly. */
-    for (; i < end; i++)
-      out[o++] = ips[i];
-    if (i == n || o == max)
+  while (i < nn && o < max) {
+    /* The native frames up to the next stop, in one copy. */
+    unsigned len = stop[s] - i < max - o ? stop[s] - i : max - o;
+    memcpy(out + o, ips + i, len * sizeof(*out));
+    o += len;
+    i += len;
+    if (i == nn || o == max)
       break;
     uintptr_t ip = ips[i++];
+    s++;
     if (cmg__is_cut(ip)) {
       out[o++] = ip;
       while (g.n - t.taken > outer && o < max)

@@ -108,7 +108,7 @@ cmg__memo_enter(void)
 static inline void
 set(struct cmg__memo *m, unsigned i, const struct cmg__memo_frame *w)
 {
-  m->ra[i] = w->ra;
+  m->ra_out[CMG__MEMO_MAX - 1 - i] = w->ra;
   m->sp[i] = w->sp;
   m->rbp[i] = w->rbp;
   m->reads[i] = (struct cmg__memo_reads){ w->a1, w->v1, w->a2, w->v2 };
@@ -143,9 +143,8 @@ cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
       return 0;
     }
   }
-  const uintptr_t *ra = &m->ra[j];
-  for (unsigned i = 0; i <= j; i++)
-    ips[inner + i] = ra[-(ptrdiff_t)i];
+  memcpy(&ips[inner], &m->ra_out[CMG__MEMO_MAX - 1 - j],
+         (j + 1) * sizeof(*ips));
   if (inner > 0)
     place(m, j + 1, inner);
   /* Its own thread's count: no cache line shared with another's. */
@@ -159,8 +158,8 @@ int
 cmg__memo_resume(struct cmg__memo *m, unsigned j, unsigned at, uintptr_t *ips,
                  int k)
 {
-  for (unsigned i = j; i >= at && i <= j; i--)
-    ips[k - 1 + (int)(j - i)] = m->ra[i];
+  memcpy(&ips[k - 1], &m->ra_out[CMG__MEMO_MAX - 1 - j],
+         (j - at + 1) * sizeof(*ips));
   return k + (int)(j - at);
 }
 
@@ -170,7 +169,8 @@ move(struct cmg__memo *m, unsigned from, unsigned to, unsigned len)
 {
   if (from == to || len == 0)
     return;
-  memmove(&m->ra[to], &m->ra[from], len * sizeof(m->ra[0]));
+  memmove(&m->ra_out[CMG__MEMO_MAX - to - len],
+          &m->ra_out[CMG__MEMO_MAX - from - len], len * sizeof(m->ra_out[0]));
   memmove(&m->sp[to], &m->sp[from], len * sizeof(m->sp[0]));
   memmove(&m->rbp[to], &m->rbp[from], len * sizeof(m->rbp[0]));
   memmove(&m->reads[to], &m->reads[from], len * sizeof(m->reads[0]));

@@ -49,13 +49,22 @@ struct cmg__memo {
   _Atomic uint64_t recalls; /* walks that recalled their outer part */
   unsigned n; /* frames remembered, [0] the outermost, at the stack's end */
   /* Apart, so that a recall reads the return addresses and the words to
-   * check in two runs of memory. */
-  uintptr_t ra[CMG__MEMO_MAX], sp[CMG__MEMO_MAX], rbp[CMG__MEMO_MAX];
+   * check in two runs of memory.  The return addresses run the other way,
+   * outermost last (cmg__memo_ra): a capture lists frames innermost first,
+   * and a recall then copies them in one run. */
+  uintptr_t ra_out[CMG__MEMO_MAX], sp[CMG__MEMO_MAX], rbp[CMG__MEMO_MAX];
   struct cmg__memo_reads reads[CMG__MEMO_MAX];
   /* The walk under way, innermost first. */
   struct cmg__memo_frame walk[CMG__MEMO_MAX];
   struct cmg__memo_py py[CMG__MEMO_PY_MAX];
 };
+
+/* The return address of remembered frame i, [0] the outermost. */
+static inline uintptr_t
+cmg__memo_ra(const struct cmg__memo *m, unsigned i)
+{
+  return m->ra_out[CMG__MEMO_MAX - 1 - i];
+}
 
 /* The calling thread's memo, marked busy; NULL when it has none (no
  * memory, a thread exiting) or another walk of the thread is using it. */

@@ -660,14 +660,15 @@ proven(uintptr_t *ips, int max, uintptr_t ra, uintptr_t rbp, uintptr_t sp,
       break;
     while (j >= 0 && m->sp[j] < sp)
       j--;
-    if (j >= 0 && m->sp[j] == sp && m->ra[j] == ra && m->rbp[j] == rbp) {
+    if (j >= 0 && m->sp[j] == sp && cmg__memo_ra(m, (unsigned)j) == ra &&
+        m->rbp[j] == rbp) {
       unsigned at;
       if ((got = cmg__memo_recall(m, (unsigned)j, ips, k, max, &at)) > 0)
         break;
       if (at < (unsigned)j) {
         k = cmg__memo_resume(m, (unsigned)j, at, ips, k);
         taken = (struct cmg__memo_taken){ (unsigned)j, at, (unsigned)k };
-        ra = m->ra[at];
+        ra = cmg__memo_ra(m, at);
         sp = m->sp[at];
         rbp = m->rbp[at];
       }
