@@ -146,6 +146,28 @@ copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
  * bytes are read. */
 #define STR_TAIL_MAX 4096
 
+/* h with the n bytes at p mixed in, a word at a time, and the last few
+ * bytes read one by one: never past the string's end, and no more words
+ * than the string has (most names are a word or two). */
+static uint64_t
+mix_bytes(uint64_t h, const unsigned char *p, uint64_t n)
+{
+  for (;; n -= 8, p += 8) {
+    uint64_t w = 0;
+    if (n >= 8)
+      memcpy(&w, p, 8);
+    else if (n > 0)
+      for (unsigned i = 0; i < n; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    else
+      return h;
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    if (n <= 8)
+      return h;
+  }
+}
+
 /* The hash of str object s's length and first and last bytes. */
 static __attribute__((noinline)) uint64_t
 str_bytes_hash(const struct cmg__py_objects *o, uintptr_t s, int64_t len)
@@ -158,15 +180,10 @@ str_bytes_hash(const struct cmg__py_objects *o, uintptr_t s, int64_t len)
   const unsigned char *data =
       (const unsigned char *)(s + (ascii ? o->ascii_size : o->compact_size));
   uint64_t n = (uint64_t)len * kind;
-  uint64_t ends[2 * STR_ENDS / 8] = { 0 };
-  memcpy(ends, data, n < STR_ENDS ? n : STR_ENDS);
+  uint64_t h =
+      mix_bytes((uint64_t)len << 3 | kind, data, n < STR_ENDS ? n : STR_ENDS);
   if (n > STR_ENDS && n <= STR_TAIL_MAX)
-    memcpy((char *)ends + STR_ENDS, data + n - STR_ENDS, STR_ENDS);
-  uint64_t h = (uint64_t)len << 3 | kind;
-  for (size_t i = 0; i < sizeof(ends) / 8; i++) {
-    h = (h ^ ends[i]) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-  }
+    h = mix_bytes(h, data + n - STR_ENDS, STR_ENDS);
   return h;
 }
 
