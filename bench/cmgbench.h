@@ -48,11 +48,11 @@ int cmgb_empty_free(unsigned long long dptr);
 /* ---- paths.c: the ways a program reaches the driver -------------------- */
 
 enum cmgb_path {
-  CMGB_FLOOR,    /* the empty pair */
-  CMGB_DIRECT,   /* linked with -lcuda, called by name */
-  CMGB_DLSYM,    /* dlopen + dlsym("cuMemAlloc_v2") */
-  CMGB_GETPROC,  /* dlsym("cuGetProcAddress_v2"), then ("cuMemAlloc", 3020) */
-  CMGB_RUNTIME,  /* cudaMalloc/cudaFree of the shared libcudart.so.13 */
+  CMGB_FLOOR,   /* the empty pair */
+  CMGB_DIRECT,  /* linked with -lcuda, called by name */
+  CMGB_DLSYM,   /* dlopen + dlsym("cuMemAlloc_v2") */
+  CMGB_GETPROC, /* dlsym("cuGetProcAddress_v2"), then ("cuMemAlloc", 3020) */
+  CMGB_RUNTIME, /* cudaMalloc/cudaFree of the shared libcudart.so.13 */
   CMGB_NPATHS
 };
 
@@ -144,12 +144,12 @@ void cmgb_put(const char *key, double value);
 struct cmgb_plan {
   const char *mode;
   int rounds;
-  const char *block_ms, *thread_ms, *scale_ms;  /* as the children take them */
-  const char *scale_live;                       /* "1000,100000,1000000" */
+  const char *block_ms, *thread_ms, *scale_ms; /* as the children take them */
+  const char *scale_live;                      /* "1000,100000,1000000" */
   long mem_live[2], mem_stacks;
   long report_live, report_stacks;
   int report_reps;
-  int repeats, repeat_rounds;  /* stacks-off "calls" in more processes */
+  int repeats, repeat_rounds; /* stacks-off "calls" in more processes */
   const char *repeat_ms;
 };
 
@@ -158,18 +158,18 @@ struct cmgb_machine {
   char kernel[256];
   char clocksource[32];
   long cores;
-  double load_start, load_end;  /* 1-minute load average */
+  double load_start, load_end; /* 1-minute load average */
 };
 
 #define CMGB_NDEPTHS 4
 extern const struct cmgb_plan *cmgb_plan;
-extern const int cmgb_depths[CMGB_NDEPTHS];  /* stack depths of "calls" */
-extern const int cmgb_thread_depths[2];      /* of "threads" and "scale" */
-extern const char *const cmgb_layouts[2];    /* "each", "same" device */
+extern const int cmgb_depths[CMGB_NDEPTHS]; /* stack depths of "calls" */
+extern const int cmgb_thread_depths[2];     /* of "threads" and "scale" */
+extern const char *const cmgb_layouts[2];   /* "each", "same" device */
 extern struct cmgb_machine cmgb_machine;
-extern const char *cmgb_lib;         /* the interposer */
-extern const char *cmgb_tool_state;  /* "ok", or why there is no read time */
-extern int cmgb_broken;              /* 1 when the harness itself failed */
+extern const char *cmgb_lib;        /* the interposer */
+extern const char *cmgb_tool_state; /* "ok", or why there is no read time */
+extern int cmgb_broken;             /* 1 when the harness itself failed */
 
 /* Keeps a figure under its key, replacing one of the same key. */
 void cmgb_store(const char *key, double value);
@@ -195,9 +195,9 @@ void cmgb_print_compare_framework(void);
 
 #define CMGB_NMODES 3
 #define CMGB_NMODE_DEPTHS 3
-extern const char *const cmgb_modes[CMGB_NMODES];       /* auto fp dwarf */
-extern const int cmgb_mode_depths[CMGB_NMODE_DEPTHS];   /* 16 32 64 */
-extern const char *const cmgb_chains[2];                /* fp, nofp */
+extern const char *const cmgb_modes[CMGB_NMODES];     /* auto fp dwarf */
+extern const int cmgb_mode_depths[CMGB_NMODE_DEPTHS]; /* 16 32 64 */
+extern const char *const cmgb_chains[2];              /* fp, nofp */
 
 /* Section 1b of the table, its figures' check, its JSON member. */
 void cmgb_modes_require(void);
@@ -246,6 +246,10 @@ bool cmgb_framework_can_run(const char *chain);
 double cmgb_framework_once(const char *options, const char *lib,
                            const char *sim, const char *chain,
                            const char *tmpdir, long pairs, double *frames);
+
+/* The end of a framework-shaped section begun at t0: its time on stderr,
+ * and the row's state, failed (and the run broken) unless good. */
+void cmgb_framework_end(uint64_t t0, bool good);
 
 /* Runs Debian's python3.11 over libcmgbchain.so (chain, a path; may be
  * NULL) in each configuration; stores framework.* figures.  Leaves the row

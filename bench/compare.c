@@ -34,8 +34,8 @@ row(int depth, const char *path, int alternations)
     n++;
   }
   if (n == 0) {
-    printf("  %-8s %6d  %10s %10s %10s  %s\n", path, depth, "n/a", "n/a",
-           "n/a", "n/a");
+    printf("  %-8s %6d  %10s %10s %10s  %s\n", path, depth, "n/a", "n/a", "n/a",
+           "n/a");
     return;
   }
   double b = cmgb_median(base, (size_t)n), c = cmgb_median(cur, (size_t)n);
@@ -44,8 +44,8 @@ row(int depth, const char *path, int alternations)
                      : lo > 0 ? "  slower in every one"
                      : hi < 0 ? "  faster in every one"
                               : "";
-  printf("  %-8s %6d  %+10.1f %+10.1f %+10.1f  %+.1f .. %+.1f%s\n", path,
-         depth, b, c, cmgb_median(diff, (size_t)n), lo, hi, sign);
+  printf("  %-8s %6d  %+10.1f %+10.1f %+10.1f  %+.1f .. %+.1f%s\n", path, depth,
+         b, c, cmgb_median(diff, (size_t)n), lo, hi, sign);
 }
 
 void
@@ -106,8 +106,8 @@ cmgb_run_compare_framework(const char *base_lib, const char *sim,
   uint64_t t0 = cmgb_now_ns();
   bool good = true;
   for (int a = 0; a < alternations; a++) {
-    double ns = cmgb_framework_once(NULL, NULL, sim, chain, tmpdir, pairs,
-                                    &frames);
+    double ns =
+        cmgb_framework_once(NULL, NULL, sim, chain, tmpdir, pairs, &frames);
     good &= !isnan(ns);
     put(ns, "fwcmp.bare.%d", a);
     for (int k = 0; k < 2; k++)
@@ -122,11 +122,7 @@ cmgb_run_compare_framework(const char *base_lib, const char *sim,
   }
   cmgb_store("fwcmp.alternations", alternations);
   cmgb_store("fwcmp.frames", frames);
-  fprintf(stderr, "%7.2f s%s\n", (double)(cmgb_now_ns() - t0) / 1e9,
-          good ? "" : "  FAILED");
-  cmgb_framework_state = good ? "ok" : "failed";
-  if (!good)
-    cmgb_broken = 1;
+  cmgb_framework_end(t0, good);
 }
 
 /* ns added over the bare process of alternation a: the configuration's

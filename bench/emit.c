@@ -41,4 +41,3 @@ cmgb_jstr(FILE *f, const char *s)
       fputc(*s, f);
   fputc('"', f);
 }
-

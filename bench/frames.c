@@ -15,8 +15,8 @@
 #include "cmgbench.h"
 
 struct hop {
-  unsigned left;   /* frames still to add below this one */
-  unsigned which;  /* cmgb_at_tree: the choices still to make */
+  unsigned left;  /* frames still to add below this one */
+  unsigned which; /* cmgb_at_tree: the choices still to make */
   cmgb_fn fn;
   void *arg;
 };
@@ -26,18 +26,18 @@ static const level_fn levels[CMGB_MAX_DEPTH];
 
 /* A level calls the next one through the table, so the macro stays the same
  * for every level; the constant keeps the bodies different. */
-#define LEVEL(i)                                                             \
-  __attribute__((noipa)) static int level_##i(struct hop *h)                 \
-  {                                                                          \
-    int r = i;                                                               \
-    if (h->left == 0)                                                        \
-      h->fn(h->arg);                                                         \
-    else {                                                                   \
-      h->left--;                                                             \
-      r += levels[((i) + 1) % CMGB_MAX_DEPTH](h);                            \
-    }                                                                        \
-    __asm__ volatile("" : "+r"(r) : : "memory");                             \
-    return r;                                                                \
+#define LEVEL(i)                                                               \
+  __attribute__((noipa)) static int level_##i(struct hop *h)                   \
+  {                                                                            \
+    int r = i;                                                                 \
+    if (h->left == 0)                                                          \
+      h->fn(h->arg);                                                           \
+    else {                                                                     \
+      h->left--;                                                               \
+      r += levels[((i) + 1) % CMGB_MAX_DEPTH](h);                              \
+    }                                                                          \
+    __asm__ volatile("" : "+r"(r) : : "memory");                               \
+    return r;                                                                  \
   }
 
 /* clang-format off */
@@ -128,8 +128,9 @@ tree_b(struct hop *h)
 void
 cmgb_at_tree(unsigned which, cmgb_fn fn, void *arg)
 {
-  struct hop h = { .left = CMGB_TREE_LEVELS, .which = which, .fn = fn,
-                   .arg = arg };
+  struct hop h = {
+    .left = CMGB_TREE_LEVELS, .which = which, .fn = fn, .arg = arg
+  };
   int r = tree_a(&h);
   __asm__ volatile("" : : "r"(r) : "memory");
 }

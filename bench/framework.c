@@ -154,8 +154,8 @@ cmgb_run_framework(const char *lib, const char *sim, const char *chain,
   for (int r = 0; r < runs; r++)
     for (size_t c = 0; c < NCONFIGS; c++) {
       double f;
-      v[c][r] = cmgb_framework_once(configs[c].options, lib, sim, chain,
-                                    tmpdir, pairs, &f);
+      v[c][r] = cmgb_framework_once(configs[c].options, lib, sim, chain, tmpdir,
+                                    pairs, &f);
       good &= !isnan(v[c][r]);
       if (c == 0)
         frames[r] = f;
@@ -170,6 +170,12 @@ cmgb_run_framework(const char *lib, const char *sim, const char *chain,
   cmgb_store("framework.frames", cmgb_median(frames, (size_t)runs));
   cmgb_store("framework.processes", runs);
   cmgb_store("framework.pairs", (double)pairs);
+  cmgb_framework_end(t0, good);
+}
+
+void
+cmgb_framework_end(uint64_t t0, bool good)
+{
   fprintf(stderr, "%7.2f s%s\n", (double)(cmgb_now_ns() - t0) / 1e9,
           good ? "" : "  FAILED");
   cmgb_framework_state = good ? "ok" : "failed";

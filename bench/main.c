@@ -41,12 +41,24 @@ static struct {
 } arg;
 
 static const struct cmgb_plan full = {
-  "full", 11, "20", "60", "10", "1000,100000,1000000",
-  { 100000, 1000000 }, 10000, 1000000, 10000, 3, 8, 5, "10",
+  "full",
+  11,
+  "20",
+  "60",
+  "10",
+  "1000,100000,1000000",
+  { 100000, 1000000 },
+  10000,
+  1000000,
+  10000,
+  3,
+  8,
+  5,
+  "10",
 };
 static const struct cmgb_plan smoke = {
-  "smoke", 3, "1", "2", "1", "100,1000,10000",
-  { 1000, 10000 }, 1000, 10000, 100, 1, 2, 3, "1",
+  "smoke", 3, "1", "2", "1", "100,1000,10000", { 1000, 10000 }, 1000, 10000,
+  100,     1, 2,   3,   "1",
 };
 /* ---- children --------------------------------------------------------- */
 
@@ -129,8 +141,9 @@ run_calls(void)
   char rounds[16], opts[256], prefix[64];
   snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
   for (int d = 0; d < CMGB_NDEPTHS; d++) {
-    const char *args[] = { "--child", "calls", "--rounds", rounds,
-                           "--block-ms", cmgb_plan->block_ms, NULL };
+    const char *args[] = { "--child", "calls",      "--rounds",
+                           rounds,    "--block-ms", cmgb_plan->block_ms,
+                           NULL };
     options(opts, sizeof(opts), cmgb_depths[d]);
     snprintf(prefix, sizeof(prefix), "calls.%d", cmgb_depths[d]);
     run_child(prefix, opts, args);
@@ -148,9 +161,12 @@ run_modes(void)
   for (int c = 0; c < 2; c++)
     for (int m = 0; m < CMGB_NMODES; m++)
       for (int d = 0; d < CMGB_NMODE_DEPTHS; d++) {
-        const char *args[] = { "--child", "calls", "--rounds", rounds,
-                               "--block-ms", cmgb_plan->block_ms, "--paths",
-                               "direct", "--frames", cmgb_chains[c], NULL };
+        const char *args[] = { "--child",    "calls",
+                               "--rounds",   rounds,
+                               "--block-ms", cmgb_plan->block_ms,
+                               "--paths",    "direct",
+                               "--frames",   cmgb_chains[c],
+                               NULL };
         options(opts, sizeof(opts), cmgb_mode_depths[d]);
         size_t len = strlen(opts);
         snprintf(opts + len, sizeof(opts) - len, ",stack_mode=%s",
@@ -168,8 +184,9 @@ run_deep(void)
   char rounds[16], opts[256], prefix[64];
   snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
   for (int d = 0; d < 2; d++) {
-    const char *args[] = { "--child", "deep", "--rounds", rounds,
-                           "--block-ms", cmgb_plan->block_ms, NULL };
+    const char *args[] = { "--child", "deep",       "--rounds",
+                           rounds,    "--block-ms", cmgb_plan->block_ms,
+                           NULL };
     options(opts, sizeof(opts), cmgb_deep_depths[d]);
     snprintf(prefix, sizeof(prefix), "deep.%d", cmgb_deep_depths[d]);
     run_child(prefix, opts, args);
@@ -184,8 +201,9 @@ run_vmm(void)
   char rounds[16], opts[256], prefix[64];
   snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
   for (int d = 0; d < 2; d++) {
-    const char *args[] = { "--child", "vmm", "--rounds", rounds,
-                           "--block-ms", cmgb_plan->block_ms, NULL };
+    const char *args[] = { "--child", "vmm",        "--rounds",
+                           rounds,    "--block-ms", cmgb_plan->block_ms,
+                           NULL };
     options(opts, sizeof(opts), cmgb_vmm_depths[d]);
     snprintf(prefix, sizeof(prefix), "vmm.%d", cmgb_vmm_depths[d]);
     run_child(prefix, opts, args);
@@ -204,8 +222,9 @@ run_compare(int alternations)
     for (int d = 0; d < CMGB_NDEPTHS; d++)
       for (int i = 0; i < 2; i++) {
         int which = (a + d + i) % 2;
-        const char *args[] = { "--child", "calls", "--rounds", rounds,
-                               "--block-ms", cmgb_plan->block_ms, NULL };
+        const char *args[] = { "--child", "calls",      "--rounds",
+                               rounds,    "--block-ms", cmgb_plan->block_ms,
+                               NULL };
         options(opts, sizeof(opts), cmgb_depths[d]);
         snprintf(prefix, sizeof(prefix), "cmp.%s.%d.%d", tags[which], a,
                  cmgb_depths[d]);
@@ -230,8 +249,9 @@ run_repeats(int share)
   snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->repeat_rounds);
   options(opts, sizeof(opts), 0);
   for (; share > 0 && next < cmgb_plan->repeats; share--, next++) {
-    const char *args[] = { "--child", "calls", "--rounds", rounds,
-                           "--block-ms", cmgb_plan->repeat_ms, NULL };
+    const char *args[] = { "--child", "calls",      "--rounds",
+                           rounds,    "--block-ms", cmgb_plan->repeat_ms,
+                           NULL };
     snprintf(prefix, sizeof(prefix), "repeat.%d", next);
     run_child(prefix, opts, args);
     /* The same without the timeline, right after: the timeline's cost is
@@ -251,9 +271,9 @@ run_threads(void)
   snprintf(rounds, sizeof(rounds), "%d", cmgb_plan->rounds);
   for (int l = 0; l < 2; l++)
     for (int d = 0; d < 2; d++) {
-      const char *args[] = { "--child", "threads", "--rounds", rounds,
-                             "--block-ms", cmgb_plan->thread_ms, "--devices",
-                             cmgb_layouts[l], NULL };
+      const char *args[] = { "--child",   "threads",       "--rounds",
+                             rounds,      "--block-ms",    cmgb_plan->thread_ms,
+                             "--devices", cmgb_layouts[l], NULL };
       options(opts, sizeof(opts), cmgb_thread_depths[d]);
       snprintf(prefix, sizeof(prefix), "threads.%s.%d", cmgb_layouts[l],
                cmgb_thread_depths[d]);
@@ -268,9 +288,11 @@ run_scale(void)
   snprintf(rounds, sizeof(rounds), "%d",
            cmgb_plan->rounds < 7 ? cmgb_plan->rounds : 7);
   for (int d = 0; d < 2; d++) {
-    const char *args[] = { "--child", "scale", "--rounds", rounds,
-                           "--block-ms", cmgb_plan->scale_ms, "--live",
-                           cmgb_plan->scale_live, NULL };
+    const char *args[] = { "--child",    "scale",
+                           "--rounds",   rounds,
+                           "--block-ms", cmgb_plan->scale_ms,
+                           "--live",     cmgb_plan->scale_live,
+                           NULL };
     options(opts, sizeof(opts), cmgb_thread_depths[d]);
     snprintf(prefix, sizeof(prefix), "scale.%d", cmgb_thread_depths[d]);
     run_child(prefix, opts, args);
@@ -282,8 +304,8 @@ run_mem_one(const char *prefix, const char *path, const char *mix, long n)
 {
   char opts[256], live[32];
   snprintf(live, sizeof(live), "%ld", n);
-  const char *args[] = { "--child", "mem", "--path", path, "--stack-mix", mix,
-                         "--live", live, NULL };
+  const char *args[] = { "--child", "mem",    "--path", path, "--stack-mix",
+                         mix,       "--live", live,     NULL };
   options(opts, sizeof(opts), 32);
   run_child(prefix, opts, args);
 }
@@ -331,9 +353,9 @@ run_report(void)
   snprintf(stacks, sizeof(stacks), "%ld", cmgb_plan->report_stacks);
   snprintf(reps, sizeof(reps), "%d", cmgb_plan->report_reps);
   snprintf(report_file, sizeof(report_file), "%s/report.json", tmpdir);
-  const char *args[] = { "--child", "report", "--live", live, "--stacks",
-                         stacks, "--rounds", reps, "--out", report_file,
-                         NULL };
+  const char *args[] = { "--child",  "report",    "--live",   live,
+                         "--stacks", stacks,      "--rounds", reps,
+                         "--out",    report_file, NULL };
   options(opts, sizeof(opts), 32);
   run_child("report", opts, args);
 }
@@ -423,7 +445,7 @@ read_machine(void)
   f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
             "re");
   if (f != NULL && fgets(cmgb_machine.clocksource,
-                        sizeof(cmgb_machine.clocksource), f) != NULL)
+                         sizeof(cmgb_machine.clocksource), f) != NULL)
     cmgb_machine.clocksource[strcspn(cmgb_machine.clocksource, "\n")] = '\0';
   if (f != NULL)
     fclose(f);
@@ -465,12 +487,13 @@ remove_tmpdir(void)
 static int
 usage(void)
 {
-  fprintf(stderr,
-          "usage: cmgbench --lib LIBCUMEMGUARD [--sim DIR] "
-          "[--tool PROGRAM] [--page-load SCRIPT] [--chain SO] [--json FILE] "
-          "[--smoke]\n"
-          "       cmgbench --lib LIBCUMEMGUARD --base LIBCUMEMGUARD [--sim DIR] "
-          "[--chain SO] [--smoke]\n");
+  fprintf(
+      stderr,
+      "usage: cmgbench --lib LIBCUMEMGUARD [--sim DIR] "
+      "[--tool PROGRAM] [--page-load SCRIPT] [--chain SO] [--json FILE] "
+      "[--smoke]\n"
+      "       cmgbench --lib LIBCUMEMGUARD --base LIBCUMEMGUARD [--sim DIR] "
+      "[--chain SO] [--smoke]\n");
   return 2;
 }
 
@@ -508,8 +531,10 @@ main(int argc, char **argv)
   if (arg.lib == NULL || access(arg.lib, R_OK) != 0)
     return usage();
   if (arg.base != NULL && access(arg.base, R_OK) != 0) {
-    fprintf(stderr, "cmgbench: bad --base '%s': expected a built "
-            "libcumemguard.so\n", arg.base);
+    fprintf(stderr,
+            "cmgbench: bad --base '%s': expected a built "
+            "libcumemguard.so\n",
+            arg.base);
     return 2;
   }
   cmgb_lib = arg.lib;

@@ -56,10 +56,10 @@ cmgb_modes_print(void)
          "pointers (fp) and without (nofp).\n    auto: each step proven "
          "against DWARF once, libunwind from a frame that cannot be;\n"
          "    fp: frame pointers only (wrong stacks through code built "
-         "without); dwarf: libunwind.\n", cmgb_plan->rounds,
-         CMGB_CALL_DEPTH);
-  printf("    %-6s %-6s %-6s %14s %14s %16s %7s\n", "frames", "mode",
-         "stacks", "without", "with", "added", "ratio");
+         "without); dwarf: libunwind.\n",
+         cmgb_plan->rounds, CMGB_CALL_DEPTH);
+  printf("    %-6s %-6s %-6s %14s %14s %16s %7s\n", "frames", "mode", "stacks",
+         "without", "with", "added", "ratio");
   for (int c = 0; c < 2; c++)
     for (int m = 0; m < CMGB_NMODES; m++)
       for (int d = 0; d < CMGB_NMODE_DEPTHS; d++)
@@ -85,20 +85,22 @@ jnum(FILE *f, const char *name, double v)
 void
 cmgb_modes_json(FILE *f)
 {
-  static const char *const what[] = { "bare_med", "bare_min", "with_med",
+  static const char *const what[] = { "bare_med", "bare_min",  "with_med",
                                       "with_min", "added_med", "added_min",
                                       "ratio_med" };
-  static const char *const names[] = { "without", "without_min", "with",
-                                       "with_min", "added", "added_min",
+  static const char *const names[] = { "without",  "without_min", "with",
+                                       "with_min", "added",       "added_min",
                                        "ratio" };
   fputs("  \"stack_modes\": [", f);
   bool first = true;
   for (int c = 0; c < 2; c++)
     for (int m = 0; m < CMGB_NMODES; m++)
       for (int d = 0; d < CMGB_NMODE_DEPTHS; d++) {
-        fprintf(f, "%s\n    {\"frames\": \"%s\", \"stack_mode\": \"%s\", "
-                "\"stack_depth\": %d", first ? "" : ",", cmgb_chains[c],
-                cmgb_modes[m], cmgb_mode_depths[d]);
+        fprintf(f,
+                "%s\n    {\"frames\": \"%s\", \"stack_mode\": \"%s\", "
+                "\"stack_depth\": %d",
+                first ? "" : ",", cmgb_chains[c], cmgb_modes[m],
+                cmgb_mode_depths[d]);
         first = false;
         for (size_t i = 0; i < sizeof(what) / sizeof(*what); i++) {
           fputs(", ", f);

@@ -45,8 +45,10 @@ main(int argc, char **argv)
   errno = 0;
   long n = argc == 2 ? strtol(argv[1], &end, 10) : -1;
   if (argc != 2 || errno != 0 || *end != '\0' || n < 0) {
-    fprintf(stderr, "cmgpairs: bad count '%s': expected a number of pairs, "
-            "0 or more\n", argc == 2 ? argv[1] : "");
+    fprintf(stderr,
+            "cmgpairs: bad count '%s': expected a number of pairs, "
+            "0 or more\n",
+            argc == 2 ? argv[1] : "");
     return 2;
   }
   CUdevice dev;

@@ -55,7 +55,7 @@ static struct drv drv[CMGB_NPATHS][2];
 static rt_alloc_fn rt_alloc[2];
 static rt_free_fn rt_free[2];
 static dlsym_fn real_dlsym;
-static void *driver, *bare_rt;  /* libcuda.so.1; the runtime's bare copy */
+static void *driver, *bare_rt; /* libcuda.so.1; the runtime's bare copy */
 static CUcontext contexts[16];
 
 static int
@@ -171,11 +171,10 @@ cmgb_paths_init(const char *tmpdir)
   drv[CMGB_DLSYM][1].alloc = (alloc_fn)dlsym(h, "cuMemAlloc_v2");
   drv[CMGB_DLSYM][1].free = (free_fn)dlsym(h, "cuMemFree_v2");
 
-  if (getproc_pair((PFN_cuGetProcAddress_v12000)real_dlsym(
-                       h, "cuGetProcAddress_v2"),
-                   &drv[CMGB_GETPROC][0]) != 0 ||
-      getproc_pair((PFN_cuGetProcAddress_v12000)dlsym(
-                       h, "cuGetProcAddress_v2"),
+  if (getproc_pair(
+          (PFN_cuGetProcAddress_v12000)real_dlsym(h, "cuGetProcAddress_v2"),
+          &drv[CMGB_GETPROC][0]) != 0 ||
+      getproc_pair((PFN_cuGetProcAddress_v12000)dlsym(h, "cuGetProcAddress_v2"),
                    &drv[CMGB_GETPROC][1]) != 0)
     return -1;
   if (bare_runtime(tmpdir) != 0)
@@ -184,14 +183,15 @@ cmgb_paths_init(const char *tmpdir)
   /* Every "with" function must be the interposer's and no "bare" one may
    * be: otherwise the comparison would measure nothing. */
   for (int p = CMGB_DIRECT; p < CMGB_NPATHS; p++) {
-    const void *b = p == CMGB_RUNTIME ? (void *)rt_alloc[0]
-                                      : (void *)drv[p][0].alloc;
-    const void *w = p == CMGB_RUNTIME ? (void *)rt_alloc[1]
-                                      : (void *)drv[p][1].alloc;
+    const void *b =
+        p == CMGB_RUNTIME ? (void *)rt_alloc[0] : (void *)drv[p][0].alloc;
+    const void *w =
+        p == CMGB_RUNTIME ? (void *)rt_alloc[1] : (void *)drv[p][1].alloc;
     if (b == NULL || w == NULL || is_interposer(b) || !is_interposer(w)) {
-      fprintf(stderr, "cmgbench: path %s: without %p (%s), with %p (%s); "
-              "is libcumemguard.so in LD_PRELOAD?\n", cmgb_path_names[p], b,
-              object_of(b), w, object_of(w));
+      fprintf(stderr,
+              "cmgbench: path %s: without %p (%s), with %p (%s); "
+              "is libcumemguard.so in LD_PRELOAD?\n",
+              cmgb_path_names[p], b, object_of(b), w, object_of(w));
       return -1;
     }
   }

@@ -74,8 +74,8 @@ find_interpreters(void)
   snprintf(found[0].path, sizeof(found[0].path), "/usr/bin/python3.11");
   for (int i = 0; i < 3; i++) {
     found[i + 1].name = pyenv[i];
-    snprintf(found[i + 1].path, sizeof(found[i + 1].path),
-             "%s/%s/bin/python3", dir, pyenv[i]);
+    snprintf(found[i + 1].path, sizeof(found[i + 1].path), "%s/%s/bin/python3",
+             dir, pyenv[i]);
   }
   for (int i = 0; i < 4; i++)
     if (access(found[i].path, X_OK) == 0)
@@ -95,8 +95,10 @@ run_one(const struct interpreter *py, const char *mode, long pairs,
   int fds[2];
   snprintf(depth, sizeof(depth), "%d", PY_DEPTH);
   snprintf(n, sizeof(n), "%ld", pairs);
-  snprintf(opts, sizeof(opts), "stack_depth=32,python_frames=%d,"
-           "report=%s/python.%%p.json", strcmp(mode, "on") == 0, tmpdir);
+  snprintf(opts, sizeof(opts),
+           "stack_depth=32,python_frames=%d,"
+           "report=%s/python.%%p.json",
+           strcmp(mode, "on") == 0, tmpdir);
   if (pipe(fds) != 0)
     return NAN;
   pid_t pid = fork();
@@ -167,7 +169,8 @@ cmgb_print_python(void)
 {
   printf("\nPython frames: cudaMalloc + cudaFree through ctypes from %d "
          "Python frames deep,\nns per pair, median of processes; added = "
-         "python_frames=1 minus python_frames=0\n", PY_DEPTH);
+         "python_frames=1 minus python_frames=0\n",
+         PY_DEPTH);
   printf("%-14s %10s %10s %10s %10s  %s\n", "interpreter", "without",
          "frames off", "frames on", "added", "target");
   for (int i = 0; i < n_found; i++) {
@@ -176,7 +179,9 @@ cmgb_print_python(void)
     printf("%-14s %10.0f %10.0f %10.0f %+10.0f  <= %.0f ns %s\n", k,
            cmgb_get("python.%s.bare_ns", k), cmgb_get("python.%s.off_ns", k),
            cmgb_get("python.%s.on_ns", k), added, TARGET_NS,
-           isnan(added) ? "n/a" : added <= TARGET_NS ? "PASS" : "MISS");
+           isnan(added)         ? "n/a"
+           : added <= TARGET_NS ? "PASS"
+                                : "MISS");
   }
   if (n_found == 0)
     printf("(no CPython 3.11 to 3.13 found: no figures)\n");
@@ -194,8 +199,10 @@ number(FILE *f, double v)
 void
 cmgb_python_json(FILE *f)
 {
-  fprintf(f, ",\n  \"python\": {\"python_frames\": %d, \"target_added_ns\": "
-          "%.0f, \"rows\": [", PY_DEPTH, TARGET_NS);
+  fprintf(f,
+          ",\n  \"python\": {\"python_frames\": %d, \"target_added_ns\": "
+          "%.0f, \"rows\": [",
+          PY_DEPTH, TARGET_NS);
   for (int i = 0; i < n_found; i++) {
     const char *k = found[i].name;
     fprintf(f, "%s\n    {\"interpreter\": \"%s\"", i ? "," : "", k);

@@ -32,7 +32,9 @@ const int cmgb_depths[CMGB_NDEPTHS] = { 0, 16, 32, 64 };
 const int cmgb_thread_depths[2] = { 0, 32 };
 const char *const cmgb_layouts[2] = { "each", "same" };
 struct cmgb_machine cmgb_machine = {
-  .cpu = "unknown", .kernel = "unknown", .clocksource = "unknown",
+  .cpu = "unknown",
+  .kernel = "unknown",
+  .clocksource = "unknown",
 };
 const char *cmgb_lib;
 

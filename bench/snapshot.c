@@ -36,10 +36,10 @@ added_percent(void)
 void
 cmgb_snapshot_require(void)
 {
-  static const char *const keys[] = {
-    "snapshot.off.pair_ns", "snapshot.on.pair_ns",
-    "snapshot.off.worst_block_ns", "snapshot.on.worst_block_ns"
-  };
+  static const char *const keys[] = { "snapshot.off.pair_ns",
+                                      "snapshot.on.pair_ns",
+                                      "snapshot.off.worst_block_ns",
+                                      "snapshot.on.worst_block_ns" };
   for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
     if (isnan(cmgb_get("%s", keys[i]))) {
       fprintf(stderr, "cmgbench: no figure %s\n", keys[i]);
@@ -60,7 +60,9 @@ cmgb_print_snapshot(void)
   printf("   %-34s %10.0f %10.0f %+8.2f%%  <= %.0f%% %s\n",
          "ns per pair, mean over the run", cmgb_get("snapshot.off.pair_ns"),
          cmgb_get("snapshot.on.pair_ns"), added, TARGET_PERCENT,
-         isnan(added) ? "n/a" : added <= TARGET_PERCENT ? "PASS" : "MISS");
+         isnan(added)              ? "n/a"
+         : added <= TARGET_PERCENT ? "PASS"
+                                   : "MISS");
   printf("   %-34s %10.0f %10.0f\n", "ns per pair, slowest block",
          cmgb_get("snapshot.off.worst_block_ns"),
          cmgb_get("snapshot.on.worst_block_ns"));
@@ -80,8 +82,10 @@ void
 cmgb_snapshot_json(FILE *f)
 {
   const struct cmgb_snapshot_plan *p = cmgb_snapshot_plan();
-  fprintf(f, ",\n  \"snapshot\": {\"live\": %ld, \"seconds\": %s, "
-          "\"every\": \"%s\", ", p->live, p->seconds, p->every);
+  fprintf(f,
+          ",\n  \"snapshot\": {\"live\": %ld, \"seconds\": %s, "
+          "\"every\": \"%s\", ",
+          p->live, p->seconds, p->every);
   number(f, "pair_ns_without", cmgb_get("snapshot.off.pair_ns"));
   fputs(", ", f);
   number(f, "pair_ns_with", cmgb_get("snapshot.on.pair_ns"));

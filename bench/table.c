@@ -77,7 +77,7 @@ stacks_off_added(double *lo, double *hi)
   for (size_t i = 0; i < n; i++)
     if (isnan(w[i]))
       return NAN;
-  double med = cmgb_median(w, n);  /* sorts w */
+  double med = cmgb_median(w, n); /* sorts w */
   if (lo != NULL)
     *lo = w[0], *hi = w[n - 1];
   return med;
@@ -203,39 +203,37 @@ static void
 make_targets(void)
 {
   int i = 0;
-  targets[i++] = (struct target){
-    "added per pair, stacks off (median process)",
-    stacks_off_added(NULL, NULL), 25, "ns", true };
-  targets[i++] = (struct target){
-    "added per pair, 32 frames with frame pointers", cmgb_modes_fp32(), 300,
-    "ns", true };
-  targets[i++] = (struct target){
-    "32 frames without them: auto minus dwarf", cmgb_modes_nofp32_extra(),
-    10, "ns", true };
+  targets[i++] =
+      (struct target){ "added per pair, stacks off (median process)",
+                       stacks_off_added(NULL, NULL), 25, "ns", true };
+  targets[i++] =
+      (struct target){ "added per pair, 32 frames with frame pointers",
+                       cmgb_modes_fp32(), 300, "ns", true };
+  targets[i++] = (struct target){ "32 frames without them: auto minus dwarf",
+                                  cmgb_modes_nofp32_extra(), 10, "ns", true };
   targets[i++] = (struct target){ "added per pair, 32 frames (worst path)",
                                   worst_added(32), 1500, "ns", true };
   targets[i++] = (struct target){ "the timeline: added per pair (median)",
                                   timeline_added(), 15, "ns", true };
   targets[i++] = (struct target){ "2 threads / 1 thread (one device each)",
                                   worst_thread_ratio(), 1.8, "x", false };
-  targets[i++] = (struct target){ "bytes per live allocation",
-                                  bytes_per_alloc(cmgb_plan->mem_live[1]),
-                                  64, "B", true };
-  targets[i++] = (struct target){ "report written",
-                                  cmgb_get("report.write.s_med"), 2, "s",
-                                  true };
+  targets[i++] =
+      (struct target){ "bytes per live allocation",
+                       bytes_per_alloc(cmgb_plan->mem_live[1]), 64, "B", true };
+  targets[i++] =
+      (struct target){ "report written", cmgb_get("report.write.s_med"), 2, "s",
+                       true };
   targets[i++] = (struct target){ "report read and summarized",
-                                  cmgb_get("report.read.s_med"), 2, "s",
-                                  true };
+                                  cmgb_get("report.read.s_med"), 2, "s", true };
   targets[i++] =
       (struct target){ "report's HTML page, size", cmgb_get("html.bytes") / 1e6,
                        20, "MB", true };
   targets[i++] =
       (struct target){ "report's HTML page, ready in chromium",
                        cmgb_get("html.ready.ms_med") / 1e3, 3, "s", true };
-  targets[i++] = (struct target){
-    "framework-shaped pair at the default options: added",
-    cmgb_framework_added(), 400, "ns", true };
+  targets[i++] =
+      (struct target){ "framework-shaped pair at the default options: added",
+                       cmgb_framework_added(), 400, "ns", true };
   targets[i++] = (struct target){ "at stack_depth=8, 254 frames' added / 32 "
                                   "frames'",
                                   cmgb_deep_ratio(), 1.25, "x", true };
@@ -248,7 +246,7 @@ verdict(const struct target *t)
   if (isnan(t->value))
     return "n/a";
   return (t->at_most ? t->value <= t->limit : t->value >= t->limit) ? "PASS"
-                                                                  : "MISS";
+                                                                    : "MISS";
 }
 
 /* One row per repeat process whose figures are under prefix. */
@@ -272,8 +270,8 @@ print_repeats(void)
   printf("\n5. Stacks off again, in %d short processes spread over the run "
          "(%d rounds each).\n   This VM moves between a fast and a slow "
          "state (docs/PERFORMANCE.md); the bare\n   direct pair (w/o) "
-         "tells which one a process met.\n", cmgb_plan->repeats,
-         cmgb_plan->repeat_rounds);
+         "tells which one a process met.\n",
+         cmgb_plan->repeats, cmgb_plan->repeat_rounds);
   printf("   %-7s %6s | %-5s", "process", "w/o", "added");
   for (int p = 0; p < NPATHS; p++)
     printf("%9s", path_names[p]);
@@ -283,10 +281,12 @@ print_repeats(void)
   printf("   the same with timeline=0, each right after its pair above:\n");
   print_repeat_rows("untimed");
   printf("   the timeline's cost, the median over pairs of the difference "
-         "(mean of the paths): %+.1f ns\n", timeline_added());
+         "(mean of the paths): %+.1f ns\n",
+         timeline_added());
   printf("   worst path per process, these and section 1's: median %+.0f "
          "ns, from %+.0f to %+.0f\n   (the stacks-off target below is "
-         "this median)\n", med, lo, hi);
+         "this median)\n",
+         med, lo, hi);
 }
 
 void
@@ -303,7 +303,8 @@ cmgb_print_table(void)
              ? " (other processes were running: figures are noisier)"
              : "");
   printf("against: the simulated driver and runtime (tests/sim); "
-         "interposer %s\n", cmgb_lib);
+         "interposer %s\n",
+         cmgb_lib);
 
   printf("\n1. Per-call cost: ns per alloc+free pair of 1 MiB, called %d "
          "frames deep.\n   Without and with the interposer in the same "
@@ -315,8 +316,8 @@ cmgb_print_table(void)
          "read-modify-writes\n   (limit reserve/release, ledger "
          "insert/remove) and 2 coarse clock reads: %.1f (%.1f)\n",
          cmgb_get("calls.0.least.ns_med"), cmgb_get("calls.0.least.ns_min"));
-  printf("   %-8s %-6s %14s %14s %16s %7s  %s\n", "path", "stacks",
-         "without", "with", "added", "ratio", "target");
+  printf("   %-8s %-6s %14s %14s %16s %7s  %s\n", "path", "stacks", "without",
+         "with", "added", "ratio", "target");
   for (int d = 0; d < CMGB_NDEPTHS; d++)
     for (int p = 0; p < NPATHS; p++) {
       const char *k = path_names[p];
@@ -326,7 +327,9 @@ cmgb_print_table(void)
       char target[32] = "";
       if (!isnan(limit))
         snprintf(target, sizeof(target), "<= %4.0f %s", limit,
-                 isnan(added) ? "n/a" : added <= limit ? "PASS" : "MISS");
+                 isnan(added)     ? "n/a"
+                 : added <= limit ? "PASS"
+                                  : "MISS");
       printf("   %-8s %-6s %6.0f (%5.0f) %6.0f (%5.0f) %+7.0f (%+6.0f) "
              "%6.2fx  %s\n",
              k, stacks_name(dd), cmgb_get("calls.%d.%s.bare_med", dd, k),
@@ -345,10 +348,11 @@ cmgb_print_table(void)
          "cores give to work sharing nothing.\n   cpu: CPU ns per pair "
          "and thread with the interposer; equal at 1 and 2 threads when\n"
          "   the threads share nothing, even if the machine runs them on "
-         "one core.\n", cmgb_plan->rounds);
-  printf("   %-8s %-6s %6s | %6s %6s %6s | %6s %6s %6s | %6s %6s\n",
-         "devices", "stacks", "empty", "w/o 1", "2", "ratio", "with 1",
-         "2", "ratio", "cpu 1", "2");
+         "one core.\n",
+         cmgb_plan->rounds);
+  printf("   %-8s %-6s %6s | %6s %6s %6s | %6s %6s %6s | %6s %6s\n", "devices",
+         "stacks", "empty", "w/o 1", "2", "ratio", "with 1", "2", "ratio",
+         "cpu 1", "2");
   for (int l = 0; l < 2; l++)
     for (int d = 0; d < 2; d++) {
       const char *L = cmgb_layouts[l];
@@ -392,14 +396,14 @@ cmgb_print_table(void)
          "processes):\n");
   for (int i = 0; i < 2; i++)
     printf("     per live allocation, %ld live: %.1f B\n",
-           cmgb_plan->mem_live[i],
-           bytes_per_alloc(cmgb_plan->mem_live[i]));
+           cmgb_plan->mem_live[i], bytes_per_alloc(cmgb_plan->mem_live[i]));
   printf("     per interned stack (32 frames), %ld stacks: %.1f B\n",
          cmgb_plan->mem_stacks, bytes_per_stack());
 
   printf("\n4. Report: %ld live allocations from %ld stacks "
-         "(allocated at %.0f ns each)\n", cmgb_plan->report_live,
-         cmgb_plan->report_stacks, cmgb_get("report.fill_ns_per_alloc"));
+         "(allocated at %.0f ns each)\n",
+         cmgb_plan->report_live, cmgb_plan->report_stacks,
+         cmgb_get("report.fill_ns_per_alloc"));
   printf("   cmg_dump:          %.3f s (min %.3f), %.1f MB\n",
          cmgb_get("report.write.s_med"), cmgb_get("report.write.s_min"),
          cmgb_get("report.bytes") / 1e6);
@@ -422,8 +426,7 @@ cmgb_print_table(void)
     char value[32] = "n/a";
     if (!isnan(t->value))
       snprintf(value, sizeof(value), "%.*f",
-               strcmp(t->unit, "ns") == 0 || strcmp(t->unit, "B") == 0 ? 0
-                                                                     : 2,
+               strcmp(t->unit, "ns") == 0 || strcmp(t->unit, "B") == 0 ? 0 : 2,
                t->value);
     printf("   %-52s %10s %-2s  %s %6g %-2s  %s\n", t->name, value, t->unit,
            t->at_most ? "<=" : ">=", t->limit, t->unit, verdict(t));
@@ -433,12 +436,14 @@ cmgb_print_table(void)
   if (least > 25 * 0.8)
     printf("   (stacks off: the 4 locked read-modify-writes and 2 coarse "
            "clock reads that the\n    limit, the ledger and the timeline "
-           "need take %.0f ns here alone; section 1.)\n", least);
+           "need take %.0f ns here alone; section 1.)\n",
+           least);
   double ceiling = cmgb_get("threads.each.0.floor.ratio_med");
   if (ceiling < 1.8)
     printf("   (2 threads: the empty pair itself ran only %.2fx faster on 2 "
            "threads here, so this\n    machine could not show 1.8x for "
-           "anything; compare the cpu columns.)\n", ceiling);
+           "anything; compare the cpu columns.)\n",
+           ceiling);
   if (cmgb_broken)
     printf("\nThe harness FAILED: a child did not complete (see above).\n");
   fflush(stdout);
@@ -456,8 +461,7 @@ cmgb_write_json(const char *path)
   fprintf(f, ",\n  \"complete\": %s,\n  \"machine\": {\"cpu\": ",
           cmgb_broken ? "false" : "true");
   cmgb_jstr(f, cmgb_machine.cpu);
-  fprintf(f, ", \"cores\": %ld, \"kernel\": ",
-          cmgb_machine.cores);
+  fprintf(f, ", \"cores\": %ld, \"kernel\": ", cmgb_machine.cores);
   cmgb_jstr(f, cmgb_machine.kernel);
   fputs(", \"glibc\": ", f);
   cmgb_jstr(f, gnu_get_libc_version());
@@ -470,19 +474,20 @@ cmgb_write_json(const char *path)
   fputs(", \"loadavg_end\": ", f);
   cmgb_jnum(f, cmgb_machine.load_end);
   fprintf(f, "},\n  \"units\": {\"calls\": \"ns per alloc+free pair\", "
-          "\"threads\": \"pairs per second; cpu: ns per pair\", "
-          "\"scale\": \"ns per pair\", "
-          "\"memory\": \"bytes\", \"report\": \"seconds\"},\n");
-  fprintf(f, "  \"params\": {\"rounds\": %d, \"call_depth\": %d, "
-          "\"alloc_bytes\": %d, \"held_bytes\": 256},\n", cmgb_plan->rounds,
-          CMGB_CALL_DEPTH, 1 << 20);
+             "\"threads\": \"pairs per second; cpu: ns per pair\", "
+             "\"scale\": \"ns per pair\", "
+             "\"memory\": \"bytes\", \"report\": \"seconds\"},\n");
+  fprintf(f,
+          "  \"params\": {\"rounds\": %d, \"call_depth\": %d, "
+          "\"alloc_bytes\": %d, \"held_bytes\": 256},\n",
+          cmgb_plan->rounds, CMGB_CALL_DEPTH, 1 << 20);
 
   fputs("  \"floor\": {", f);
   cmgb_jstat(f, "ns", cmgb_get("calls.0.floor.ns_med"),
-        cmgb_get("calls.0.floor.ns_min"));
+             cmgb_get("calls.0.floor.ns_min"));
   fputs("},\n  \"least_added\": {", f);
   cmgb_jstat(f, "ns", cmgb_get("calls.0.least.ns_med"),
-        cmgb_get("calls.0.least.ns_min"));
+             cmgb_get("calls.0.least.ns_min"));
   fputs("},\n  \"calls\": [", f);
   for (int d = 0; d < CMGB_NDEPTHS; d++)
     for (int p = 0; p < NPATHS; p++) {
@@ -491,13 +496,13 @@ cmgb_write_json(const char *path)
       fprintf(f, "%s\n    {\"path\": \"%s\", \"stack_depth\": %d, ",
               d + p ? "," : "", k, dd);
       cmgb_jstat(f, "without", cmgb_get("calls.%d.%s.bare_med", dd, k),
-            cmgb_get("calls.%d.%s.bare_min", dd, k));
+                 cmgb_get("calls.%d.%s.bare_min", dd, k));
       fputs(", ", f);
       cmgb_jstat(f, "with", cmgb_get("calls.%d.%s.with_med", dd, k),
-            cmgb_get("calls.%d.%s.with_min", dd, k));
+                 cmgb_get("calls.%d.%s.with_min", dd, k));
       fputs(", ", f);
       cmgb_jstat(f, "added", cmgb_get("calls.%d.%s.added_med", dd, k),
-            cmgb_get("calls.%d.%s.added_min", dd, k));
+                 cmgb_get("calls.%d.%s.added_min", dd, k));
       fputs(", \"ratio\": ", f);
       cmgb_jnum(f, cmgb_get("calls.%d.%s.ratio_med", dd, k));
       fputs("}", f);
@@ -516,23 +521,24 @@ cmgb_write_json(const char *path)
       for (int i = 0; i < 3; i++) {
         fprintf(f, ", \"%s\": {", jv[i]);
         cmgb_jstat(f, "one_thread",
-              cmgb_get("threads.%s.%d.%s.t1_med", L, dd, v[i]),
-              cmgb_get("threads.%s.%d.%s.t1_min", L, dd, v[i]));
+                   cmgb_get("threads.%s.%d.%s.t1_med", L, dd, v[i]),
+                   cmgb_get("threads.%s.%d.%s.t1_min", L, dd, v[i]));
         fputs(", ", f);
         cmgb_jstat(f, "two_threads",
-              cmgb_get("threads.%s.%d.%s.t2_med", L, dd, v[i]),
-              cmgb_get("threads.%s.%d.%s.t2_min", L, dd, v[i]));
+                   cmgb_get("threads.%s.%d.%s.t2_med", L, dd, v[i]),
+                   cmgb_get("threads.%s.%d.%s.t2_min", L, dd, v[i]));
         fputs(", ", f);
-        cmgb_jstat(f, "ratio", cmgb_get("threads.%s.%d.%s.ratio_med", L, dd, v[i]),
-              cmgb_get("threads.%s.%d.%s.ratio_min", L, dd, v[i]));
+        cmgb_jstat(f, "ratio",
+                   cmgb_get("threads.%s.%d.%s.ratio_med", L, dd, v[i]),
+                   cmgb_get("threads.%s.%d.%s.ratio_min", L, dd, v[i]));
         fputs(", ", f);
         cmgb_jstat(f, "cpu_ns_per_pair_one_thread",
-              cmgb_get("threads.%s.%d.%s.cpu1_med", L, dd, v[i]),
-              cmgb_get("threads.%s.%d.%s.cpu1_min", L, dd, v[i]));
+                   cmgb_get("threads.%s.%d.%s.cpu1_med", L, dd, v[i]),
+                   cmgb_get("threads.%s.%d.%s.cpu1_min", L, dd, v[i]));
         fputs(", ", f);
         cmgb_jstat(f, "cpu_ns_per_pair_two_threads",
-              cmgb_get("threads.%s.%d.%s.cpu2_med", L, dd, v[i]),
-              cmgb_get("threads.%s.%d.%s.cpu2_min", L, dd, v[i]));
+                   cmgb_get("threads.%s.%d.%s.cpu2_med", L, dd, v[i]),
+                   cmgb_get("threads.%s.%d.%s.cpu2_min", L, dd, v[i]));
         fputs("}", f);
       }
       fputs("}", f);
@@ -552,13 +558,13 @@ cmgb_write_json(const char *path)
         const char *K = kinds[k];
         fprintf(f, ", \"%s\": {", K);
         cmgb_jstat(f, "without", cmgb_get("scale.%d.%ld.%s.bare_med", dd, n, K),
-              cmgb_get("scale.%d.%ld.%s.bare_min", dd, n, K));
+                   cmgb_get("scale.%d.%ld.%s.bare_min", dd, n, K));
         fputs(", ", f);
         cmgb_jstat(f, "with", cmgb_get("scale.%d.%ld.%s.with_med", dd, n, K),
-              cmgb_get("scale.%d.%ld.%s.with_min", dd, n, K));
+                   cmgb_get("scale.%d.%ld.%s.with_min", dd, n, K));
         fputs(", ", f);
         cmgb_jstat(f, "added", cmgb_get("scale.%d.%ld.%s.added_med", dd, n, K),
-              cmgb_get("scale.%d.%ld.%s.added_min", dd, n, K));
+                   cmgb_get("scale.%d.%ld.%s.added_min", dd, n, K));
         fputs("}", f);
       }
       fputs("}", f);
@@ -568,42 +574,48 @@ cmgb_write_json(const char *path)
   }
   fputs("\n  ],\n  \"memory\": {\"method\": \"RssAnon after minus before "
         "allocating N, through the interposer minus around it, in fresh "
-        "processes\", \"per_live_allocation\": [", f);
+        "processes\", \"per_live_allocation\": [",
+        f);
   for (int i = 0; i < 2; i++) {
     fprintf(f, "%s{\"live\": %ld, \"bytes\": ", i ? ", " : "",
             cmgb_plan->mem_live[i]);
     cmgb_jnum(f, bytes_per_alloc(cmgb_plan->mem_live[i]));
     fputs("}", f);
   }
-  fprintf(f, "], \"per_stack\": {\"stacks\": %ld, \"stack_depth\": 32, "
-          "\"bytes\": ", cmgb_plan->mem_stacks);
+  fprintf(f,
+          "], \"per_stack\": {\"stacks\": %ld, \"stack_depth\": 32, "
+          "\"bytes\": ",
+          cmgb_plan->mem_stacks);
   cmgb_jnum(f, bytes_per_stack());
-  fprintf(f, "}},\n  \"report\": {\"live\": %ld, \"stacks\": %ld, "
-          "\"file_bytes\": ", cmgb_plan->report_live, cmgb_plan->report_stacks);
+  fprintf(f,
+          "}},\n  \"report\": {\"live\": %ld, \"stacks\": %ld, "
+          "\"file_bytes\": ",
+          cmgb_plan->report_live, cmgb_plan->report_stacks);
   cmgb_jnum(f, cmgb_get("report.bytes"));
   fputs(", ", f);
   cmgb_jstat(f, "write_s", cmgb_get("report.write.s_med"),
-        cmgb_get("report.write.s_min"));
+             cmgb_get("report.write.s_min"));
   fputs(", ", f);
   if (isnan(cmgb_get("report.read.s_med")))
     fputs("\"read_s\": null", f);
   else
     cmgb_jstat(f, "read_s", cmgb_get("report.read.s_med"),
-          cmgb_get("report.read.s_min"));
+               cmgb_get("report.read.s_min"));
   fputs(", ", f);
   if (isnan(cmgb_get("report.read_nosym.s_med")))
     fputs("\"read_nosym_s\": null", f);
   else
     cmgb_jstat(f, "read_nosym_s", cmgb_get("report.read_nosym.s_med"),
-          cmgb_get("report.read_nosym.s_min"));
+               cmgb_get("report.read_nosym.s_min"));
   fputs(", \"read_state\": ", f);
   cmgb_jstr(f, cmgb_tool_state);
   cmgb_page_json(f);
   fputs("},\n  \"repeats\": [", f);
   for (int i = 0; i < cmgb_plan->repeats; i++) {
-    fprintf(f, "%s\n    {\"process\": %d, \"stack_depth\": 0, "
-            "\"rounds\": %d, \"without_direct\": ", i ? "," : "", i + 1,
-            cmgb_plan->repeat_rounds);
+    fprintf(f,
+            "%s\n    {\"process\": %d, \"stack_depth\": 0, "
+            "\"rounds\": %d, \"without_direct\": ",
+            i ? "," : "", i + 1, cmgb_plan->repeat_rounds);
     cmgb_jnum(f, cmgb_get("repeat.%d.direct.bare_med", i));
     fputs(", \"added\": {", f);
     for (int p = 0; p < NPATHS; p++) {

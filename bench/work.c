@@ -34,24 +34,27 @@ struct opts {
   const char *mode;
   const char *tmp;
   const char *out;
-  double block_ms;        /* aim of one timed block */
+  double block_ms; /* aim of one timed block */
   int rounds;
-  size_t bytes;           /* size of the timed allocations */
-  size_t held_bytes;      /* size of the allocations held live */
-  long live[MAX_LEVELS];  /* scale: levels; mem, report: [0] */
+  size_t bytes;          /* size of the timed allocations */
+  size_t held_bytes;     /* size of the allocations held live */
+  long live[MAX_LEVELS]; /* scale: levels; mem, report: [0] */
   int nlive;
-  long stacks;            /* report: distinct stacks */
-  bool with;              /* mem: through the interposer */
-  bool distinct;          /* mem: each allocation its own stack */
-  bool each_device;       /* threads: one device per thread */
-  const char *via;        /* loop: the path's name */
-  bool direct_only;       /* calls: the direct path (and the floor) only */
-  bool nofp;              /* calls: from frames without frame pointers */
-  double seconds;         /* hold: how long the pairs run */
+  long stacks;      /* report: distinct stacks */
+  bool with;        /* mem: through the interposer */
+  bool distinct;    /* mem: each allocation its own stack */
+  bool each_device; /* threads: one device per thread */
+  const char *via;  /* loop: the path's name */
+  bool direct_only; /* calls: the direct path (and the floor) only */
+  bool nofp;        /* calls: from frames without frame pointers */
+  double seconds;   /* hold: how long the pairs run */
 };
 
 static struct opts o = {
-  .block_ms = 20, .rounds = 11, .bytes = 1 << 20, .held_bytes = 256,
+  .block_ms = 20,
+  .rounds = 11,
+  .bytes = 1 << 20,
+  .held_bytes = 256,
   .stacks = 10000,
 };
 static int status;
@@ -162,8 +165,10 @@ mode_calls(void)
    * bare one. */
   long counted = (long)(after.allocations - before.allocations);
   if (counted != c.with_allocs) {
-    fprintf(stderr, "cmgbench: the interposer counted %ld allocations, "
-            "%ld went through it\n", counted, c.with_allocs);
+    fprintf(stderr,
+            "cmgbench: the interposer counted %ld allocations, "
+            "%ld went through it\n",
+            counted, c.with_allocs);
     return 1;
   }
   cmgb_put_stats("floor", "ns", c.s[CMGB_FLOOR][0], o.rounds);
@@ -179,14 +184,14 @@ mode_calls(void)
 
 struct worker {
   pthread_t thread;
-  atomic_int *go;        /* threads ready; all spin until all are */
+  atomic_int *go; /* threads ready; all spin until all are */
   int nthreads;
   enum cmgb_path path;
   int device;
   bool with;
   long n;
   uint64_t t0, t1;
-  double cpu_ns;  /* this thread's CPU time for the n pairs */
+  double cpu_ns; /* this thread's CPU time for the n pairs */
 };
 
 static uint64_t
@@ -233,8 +238,11 @@ throughput(int nthreads, enum cmgb_path path, bool with, long n, double *cpu)
   atomic_int go = 0;
   struct worker w[2];
   for (int i = 0; i < nthreads; i++) {
-    w[i] = (struct worker){ .go = &go, .nthreads = nthreads, .path = path,
-                            .device = o.each_device ? i : 0, .with = with,
+    w[i] = (struct worker){ .go = &go,
+                            .nthreads = nthreads,
+                            .path = path,
+                            .device = o.each_device ? i : 0,
+                            .with = with,
                             .n = n };
     if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
       status = 1;
@@ -491,8 +499,7 @@ mode_loop(void)
       l.path = p;
   if (l.path == CMGB_NPATHS || cmgb_use_device(0) != 0)
     return 1;
-  (o.nofp ? cmgb_at_depth_nofp : cmgb_at_depth)(CMGB_CALL_DEPTH, loop_body,
-                                                &l);
+  (o.nofp ? cmgb_at_depth_nofp : cmgb_at_depth)(CMGB_CALL_DEPTH, loop_body, &l);
   return status;
 }
 
