@@ -56,9 +56,17 @@ def down(n):
     return alloc(MiB) if n == 0 else down(n - 1)
 
 
+def via_c(n):
+    """Each level calls the next through map(), a C function, so each adds
+    an eval-loop frame and the C frames around it to the native stack."""
+    return alloc(6 * MiB) if n == 0 else next(map(via_c, [n - 1]))
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["deep"]:
         down(200)
+    elif sys.argv[1:] == ["via-c"]:
+        via_c(30)
     else:
         main()  # site module
     sys.exit(0)

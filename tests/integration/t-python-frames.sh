@@ -6,7 +6,8 @@
 # call, spliced where the eval loop's native frames were; freed sites are
 # not leaks; python_frames=0 turns them off; a thread whose frames change
 # while others allocate never crashes; 3.10 degrades to native stacks with
-# one line in the report saying why.
+# one line in the report saying why; a native stack cut at stack_depth
+# keeps the Python frames of the eval frames on either side of the cut.
 . "$srcdir/tests/integration/defs.sh"
 PY=$srcdir/tests/integration/pyframes.py
 CHURN=$srcdir/tests/integration/pychurn.py
@@ -104,6 +105,15 @@ if [ -n "$ANY" ]; then
   hguard "--report $R" "$ANY" "$PY" deep
   is "$(q "$R" '[(s["truncated"], sum(1 for f in s["frames"] if r["frames"][f].get("lang"))) for s in r["stacks"]]')" \
     "[(True, 128)]" "200 Python frames deep: 128 kept, the stack marked truncated"
+
+  # A native stack deeper than stack_depth, whose kept outermost quarter
+  # holds eval-loop frames: those frames' Python frames go there, the rest
+  # after the cut, each in order.
+  R=$tmp/via-c.json
+  hguard "--report $R --stack-depth 128" "$ANY" "$PY" via-c
+  is "$(q "$R" '[(s["truncated"], [r["frames"][f]["function"] for f in s["frames"] if r["frames"][f].get("lang")] == ["alloc"] + ["via_c"] * 31 + ["<module>"], sum(r["frames"][f]["function"] == "_PyEval_EvalFrameDefault" for f in s["frames"]), r["frames"][s["frames"][-1]].get("lang")) for s in r["stacks"]]')" \
+    "[(True, True, 0, None)]" \
+    "a native stack cut at stack_depth: every eval frame, kept or cut, has its Python frames in order"
 
   R=$tmp/sd0.json
   hguard "--report $R --stack-depth 0" "$ANY" "$PY"
