@@ -146,26 +146,30 @@ copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
  * bytes are read. */
 #define STR_TAIL_MAX 4096
 
+static inline uint64_t
+mix_word(uint64_t h, uint64_t w)
+{
+  h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+  return h ^ h >> 29;
+}
+
 /* h with the n bytes at p mixed in, a word at a time, and the last few
  * bytes read one by one: never past the string's end, and no more words
  * than the string has (most names are a word or two). */
 static uint64_t
 mix_bytes(uint64_t h, const unsigned char *p, uint64_t n)
 {
-  for (;; n -= 8, p += 8) {
-    uint64_t w = 0;
-    if (n >= 8)
-      memcpy(&w, p, 8);
-    else if (n > 0)
-      for (unsigned i = 0; i < n; i++)
-        w |= (uint64_t)p[i] << (8 * i);
-    else
-      return h;
-    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-    if (n <= 8)
-      return h;
+  uint64_t w;
+  for (; n >= 8; n -= 8, p += 8) {
+    memcpy(&w, p, 8);
+    h = mix_word(h, w);
   }
+  if (n == 0)
+    return h;
+  w = 0;
+  for (unsigned i = 0; i < n; i++)
+    w |= (uint64_t)p[i] << (8 * i);
+  return mix_word(h, w);
 }
 
 /* The hash of str object s's length and first and last bytes. */
