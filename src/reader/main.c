@@ -327,38 +327,48 @@ set_view_option(struct args *a, int opt, const char *arg)
 }
 
 /* The options of the commands that write a file: flame, pprof, html. */
+/* The words --at and --weight take, and what each sets. */
+static const char *const ats[3] = { "exit", "peak", "denial" };
+static const enum cmg__pprof_at at_values[3] = { CMG__PPROF_AT_EXIT,
+                                                 CMG__PPROF_AT_PEAK,
+                                                 CMG__PPROF_AT_DENIAL };
+static const char *const weights[3] = { "live", "peak", "denial" };
+static const enum cmg__flame_weight weight_values[3] = {
+  CMG__FLAME_WEIGHT_LIVE, CMG__FLAME_WEIGHT_PEAK, CMG__FLAME_WEIGHT_DENIAL
+};
+
+/* Which of an option's three words arg is, or -1 after one line naming
+ * the value and the words expected. */
+static int
+choice(const char *option, const char *arg, const char *const words[3])
+{
+  for (int i = 0; i < 3; i++)
+    if (strcmp(arg, words[i]) == 0)
+      return i;
+  cmg__output_say("bad %s '%s': expected %s, %s or %s", option, arg, words[0],
+                  words[1], words[2]);
+  return -1;
+}
+
 static bool
 set_output_option(struct args *a, int opt, const char *arg)
 {
   unsigned long n;
+  int i;
 
   switch (opt) {
   case OPT_AT:
-    if (strcmp(arg, "exit") == 0)
-      a->at = CMG__PPROF_AT_EXIT;
-    else if (strcmp(arg, "peak") == 0)
-      a->at = CMG__PPROF_AT_PEAK;
-    else if (strcmp(arg, "denial") == 0)
-      a->at = CMG__PPROF_AT_DENIAL;
-    else {
-      cmg__output_say("bad --at '%s': expected exit, peak or denial", arg);
+    if ((i = choice("--at", arg, ats)) < 0)
       return false;
-    }
+    a->at = at_values[i];
     return true;
   case OPT_MERGE:
     a->merge = true;
     return true;
   case OPT_WEIGHT:
-    if (strcmp(arg, "live") == 0)
-      a->flame.weight = CMG__FLAME_WEIGHT_LIVE;
-    else if (strcmp(arg, "peak") == 0)
-      a->flame.weight = CMG__FLAME_WEIGHT_PEAK;
-    else if (strcmp(arg, "denial") == 0)
-      a->flame.weight = CMG__FLAME_WEIGHT_DENIAL;
-    else {
-      cmg__output_say("bad --weight '%s': expected live, peak or denial", arg);
+    if ((i = choice("--weight", arg, weights)) < 0)
       return false;
-    }
+    a->flame.weight = weight_values[i];
     return true;
   case OPT_OUTPUT:
     a->output = arg;
