@@ -132,6 +132,7 @@ echo "check-sanitize: building in $B (ThreadSanitizer with $TSAN_CC)"
 # The tree the integration tests see as top_builddir.
 ln -sfn "$top_builddir/tests/sim" "$B/tree/tests/sim"
 ln -sfn "$top_builddir/tests/hardening" "$B/tree/tests/hardening"
+ln -sfn "$top_builddir/tests/integration" "$B/tree/tests/integration"
 ln -sfn "$top_builddir/.libs/libcumemguard.so" "$B/tree/.libs/libcumemguard.so"
 
 # ---- running: each test through the TAP driver, logs in $B/log --------
@@ -214,6 +215,7 @@ ln -sfn "$top_builddir/cumemguard" "$B/tree-lib/cumemguard"
 ln -sfn "$top_builddir/cumemguard-report" "$B/tree-lib/cumemguard-report"
 ln -sfn "$top_builddir/tests/sim" "$B/tree-lib/tests/sim"
 ln -sfn "$top_builddir/tests/hardening" "$B/tree-lib/tests/hardening"
+ln -sfn "$top_builddir/tests/integration" "$B/tree-lib/tests/integration"
 ln -sfn "$B/asan/libcumemguard.so" "$B/tree-lib/.libs/libcumemguard.so"
 cat >"$B/with-libasan" <<EOF
 #!/bin/sh

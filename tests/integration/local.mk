@@ -39,6 +39,11 @@ EXTRA_DIST += tests/integration/pyframes.py tests/integration/pychurn.py \
 	tests/integration/pynames.py tests/integration/pymemo.py \
 	tests/integration/reportprop.py \
 	tests/integration/waitstatus.py
+# t-python-frames.sh's two native paths under the same Python frames.
+check_LTLIBRARIES += tests/integration/libcmgtpaths.la
+tests_integration_libcmgtpaths_la_SOURCES = tests/integration/twopaths.c
+tests_integration_libcmgtpaths_la_CFLAGS = $(AM_CFLAGS) -fno-omit-frame-pointer
+tests_integration_libcmgtpaths_la_LDFLAGS = -module -avoid-version -rpath /nowhere
 # t-cdi.sh builds the CDI reference library's checker; Go's build cache
 # is kept in the build tree between runs.
 EXTRA_DIST += tests/cdi/cdicheck.go

@@ -62,11 +62,23 @@ def via_c(n):
     return alloc(6 * MiB) if n == 0 else next(map(via_c, [n - 1]))
 
 
+def two_paths(lib):
+    """Allocates through two native paths of one depth in turn, from one
+    Python instruction: 1 MiB through path a, 2 MiB through path b."""
+    paths = ctypes.CDLL(lib)
+    fn = ctypes.cast(rt.cudaMalloc, ctypes.c_void_p).value
+    for i in range(6):
+        how = paths.cmgt_path_b if i % 2 else paths.cmgt_path_a
+        assert how(ctypes.c_void_p(fn), ctypes.c_size_t((1 + i % 2) * MiB)) == 0
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["deep"]:
         down(200)
     elif sys.argv[1:] == ["via-c"]:
         via_c(30)
+    elif sys.argv[1:2] == ["two-paths"]:
+        two_paths(sys.argv[2])
     else:
         main()  # site module
     sys.exit(0)

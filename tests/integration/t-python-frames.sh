@@ -7,7 +7,8 @@
 # not leaks; python_frames=0 turns them off; a thread whose frames change
 # while others allocate never crashes; 3.10 degrades to native stacks with
 # one line in the report saying why; a native stack cut at stack_depth
-# keeps the Python frames of the eval frames on either side of the cut.
+# keeps the Python frames of the eval frames on either side of the cut;
+# the same Python frames over two native paths in turn give two stacks.
 . "$srcdir/tests/integration/defs.sh"
 PY=$srcdir/tests/integration/pyframes.py
 CHURN=$srcdir/tests/integration/pychurn.py
@@ -114,6 +115,16 @@ if [ -n "$ANY" ]; then
   is "$(q "$R" '[(s["truncated"], [r["frames"][f]["function"] for f in s["frames"] if r["frames"][f].get("lang")] == ["alloc"] + ["via_c"] * 31 + ["<module>"], sum(r["frames"][f]["function"] == "_PyEval_EvalFrameDefault" for f in s["frames"]), r["frames"][s["frames"][-1]].get("lang")) for s in r["stacks"]]')" \
     "[(True, True, 0, None)]" \
     "a native stack cut at stack_depth: every eval frame, kept or cut, has its Python frames in order"
+
+  # Two native paths of one depth, taken in turn from the same Python
+  # instruction: the Python frames are the same and one return address
+  # tells the native stacks apart, so each path has its stack.
+  R=$tmp/two-paths.json
+  hguard "--report $R" "$ANY" "$PY" two-paths \
+    "$top_builddir/tests/integration/.libs/libcmgtpaths.so"
+  is "$(q "$R" 'sorted((sorted({a["bytes"] for a in l["allocations"]}), [r["frames"][f]["function"] for f in stacks[l["stack"]]["frames"] if (r["frames"][f].get("function") or "").startswith("cmgt_path")]) for l in r["leaks"])')" \
+    "[([1048576], ['cmgt_path_a']), ([2097152], ['cmgt_path_b'])]" \
+    "the same Python frames over two native paths in turn: a stack each"
 
   R=$tmp/sd0.json
   hguard "--report $R --stack-depth 0" "$ANY" "$PY"
