@@ -37,6 +37,14 @@
  * dynamic symbol table) takes the next such group.  Python frames left
  * over (an eval function not recognised, or a native stack cut at
  * stack_depth) are appended, never dropped.
+ *
+ * Again: the thread's memo also keeps its last splice's input, the native
+ * words and the Python words in their groups, and the stack the caller
+ * interned its output as.  A splice is a function of that input alone (the
+ * eval loop's range and the room for words are fixed), so a capture whose
+ * input is equal word for word takes that stack, and is neither spliced
+ * nor interned again.  The memo stays held until the caller has the stack,
+ * so that a signal's capture in between cannot make it another's.
  */
 #include "config.h"
 
@@ -393,12 +401,12 @@ add_frame(struct groups *g, unsigned *w, uint32_t site, uint32_t flags,
  * numbered from the outermost, which stays as long as the program's loop
  * runs, and each is looked for at its place in the thread's memo. */
 static void
-walk(struct groups *g, bool *cut)
+walk(struct groups *g, bool *cut, struct cmg__memo *held)
 {
   uintptr_t fs[PY_MAX];
   uint32_t left;
   unsigned m = chain(fs, &left), w = 0;
-  struct cmg__memo *memo = left == 0 ? cmg__memo_enter() : NULL;
+  struct cmg__memo *memo = left == 0 ? held : NULL;
   g->n = 0;
   if (memo != NULL) {
     struct cmg__memo_py *e = &memo->py[m];
@@ -406,7 +414,6 @@ walk(struct groups *g, bool *cut)
       uint32_t flags = frame_flags(fs[i]);
       add_frame(g, &w, site_at(--e, fs[i], flags), flags, cut);
     }
-    cmg__memo_leave(memo);
   } else {
     for (unsigned i = 0; i < m; i++) {
       if (i == PY_INNER && left != 0)
@@ -456,6 +463,7 @@ take_group(const struct groups *g, struct taking *t, uintptr_t *out,
 
 /* Native words splice at most: stack_depth frames and a cut. */
 #define NATIVE_MAX (CMG__STACK_DEPTH_MAX + 1)
+_Static_assert(NATIVE_MAX <= CMG__MEMO_MAX, "a memo holds every native word");
 
 /* The places in ips[0..n) of its cuts and eval-loop frames, where splicing
  * stops, into stop[0..k), and n at stop[k]; returns k.  No branch a word:
@@ -486,12 +494,76 @@ evals_past_cut(const uintptr_t *ips, const unsigned short *stop, unsigned k)
   return e;
 }
 
+/* ---- the thread's last splice, remembered ---------------------------- */
+
+/* Whether a splice of the native words ips[0..n) and the Python words g,
+ * with cut as it stands, is s's: then it gives the same words. */
+static bool
+same_splice(const struct cmg__memo_splice *s, const uintptr_t *ips, unsigned n,
+            const struct groups *g, bool cut)
+{
+  unsigned np = g->n > 0 ? g->ends[g->n - 1] : 0;
+  return s->native_n == n && s->py_groups == g->n && s->cut == cut &&
+         memcmp(s->native, ips, n * sizeof(*ips)) == 0 &&
+         memcmp(s->ends, g->ends, g->n * sizeof(*g->ends)) == 0 &&
+         memcmp(s->py, g->words, np * sizeof(*g->words)) == 0;
+}
+
+static void
+keep_splice(struct cmg__memo_splice *s, const uintptr_t *ips, unsigned n,
+            const struct groups *g, bool cut)
+{
+  unsigned np = g->n > 0 ? g->ends[g->n - 1] : 0;
+  s->id = 0;
+  s->native_n = n;
+  s->py_groups = g->n;
+  s->cut = cut;
+  memcpy(s->native, ips, n * sizeof(*ips));
+  memcpy(s->ends, g->ends, g->n * sizeof(*g->ends));
+  memcpy(s->py, g->words, np * sizeof(*g->words));
+}
+
+/* A loop allocates again and again from the same native and Python
+ * frames: their splice, and its interning, are then the last capture's.
+ * True when they are (again->id set); else the splice about to be made
+ * is remembered, to take its stack in cmg__py_again_done. */
+static bool
+spliced_before(struct cmg__py_again *again, struct cmg__memo *memo,
+               const uintptr_t *ips, unsigned n, const struct groups *g,
+               bool cut)
+{
+  *again = (struct cmg__py_again){ NULL, 0 };
+  if (memo == NULL || n > NATIVE_MAX) {
+    cmg__memo_leave(memo);
+    return false;
+  }
+  again->memo = memo;
+  if (memo->splice.id != 0 && same_splice(&memo->splice, ips, n, g, cut)) {
+    again->id = memo->splice.id;
+    return true;
+  }
+  keep_splice(&memo->splice, ips, n, g, cut);
+  return false;
+}
+
+void
+cmg__py_again_done(struct cmg__py_again *again, uint32_t id)
+{
+  if (again->memo == NULL)
+    return;
+  again->memo->splice.id = id;
+  cmg__memo_leave(again->memo);
+}
+
 unsigned
 cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
-               bool *cut)
+               bool *cut, struct cmg__py_again *again)
 {
   struct groups g; /* not zeroed: its words are written before read */
-  walk(&g, cut);
+  struct cmg__memo *memo = cmg__memo_enter();
+  walk(&g, cut, memo);
+  if (spliced_before(again, memo, ips, n, &g, *cut))
+    return 0;
   unsigned np = g.n > 0 ? g.ends[g.n - 1] : 0;
   const struct eval_range r = { L.eval_lo, L.eval_hi - L.eval_lo };
   unsigned short stop[NATIVE_MAX + 1];

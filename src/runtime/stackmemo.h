@@ -42,6 +42,18 @@ struct cmg__memo_py {
   struct cmg__py_where where;
 };
 
+/* What the thread's last capture spliced (pyframes.c): its native words,
+ * its Python words and where their groups end, whether anything was cut,
+ * and the stack the splice was interned as (0 while not known). */
+struct cmg__memo_splice {
+  uint32_t id;
+  unsigned native_n, py_groups;
+  bool cut;
+  uintptr_t native[CMG__MEMO_MAX];
+  uintptr_t py[CMG__MEMO_PY_MAX + 1];
+  unsigned ends[CMG__MEMO_PY_MAX + 1];
+};
+
 struct cmg__memo {
   struct cmg__memo *next; /* every memo ever made, for a new thread */
   _Atomic bool taken;
@@ -57,6 +69,7 @@ struct cmg__memo {
   /* The walk under way, innermost first. */
   struct cmg__memo_frame walk[CMG__MEMO_MAX];
   struct cmg__memo_py py[CMG__MEMO_PY_MAX];
+  struct cmg__memo_splice splice;
 };
 
 /* The return address of remembered frame i, [0] the outermost. */

@@ -175,13 +175,21 @@ cmg__stacks_configure(unsigned depth)
  * interpreter's eval-loop frames (pyframes.c).  stack_depth bounds the
  * native frames; the Python frames come on top, up to
  * WORDS_MAX words in all.  Out of line, so that a process
- * without Python pays one load for it and no stack space. */
+ * without Python pays one load for it and no stack space.  A loop
+ * allocating again from the same native and Python frames makes the same
+ * stack: the splice then gives its id, and neither the splicing nor the
+ * interning is done again. */
 static __attribute__((noinline)) uint32_t
 with_python_frames(const uintptr_t *ips, unsigned n, bool truncated)
 {
   uintptr_t words[WORDS_MAX];
-  unsigned m = cmg__py_splice(ips, n, words, WORDS_MAX, &truncated);
-  return cmg__stacks_intern(words, m, truncated);
+  struct cmg__py_again again;
+  unsigned m = cmg__py_splice(ips, n, words, WORDS_MAX, &truncated, &again);
+  uint32_t id = again.id;
+  if (id == CMG__STACK_NONE)
+    id = cmg__stacks_intern(words, m, truncated);
+  cmg__py_again_done(&again, id);
+  return id;
 }
 
 /* A stack deeper than depth keeps its innermost frames (the allocation's
