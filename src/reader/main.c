@@ -326,7 +326,6 @@ set_view_option(struct args *a, int opt, const char *arg)
   return false;
 }
 
-/* The options of the commands that write a file: flame, pprof, html. */
 /* The words --at and --weight take, and what each sets. */
 static const char *const ats[3] = { "exit", "peak", "denial" };
 static const enum cmg__pprof_at at_values[3] = { CMG__PPROF_AT_EXIT,
@@ -350,6 +349,7 @@ choice(const char *option, const char *arg, const char *const words[3])
   return -1;
 }
 
+/* The options of the commands that write a file: flame, pprof, html. */
 static bool
 set_output_option(struct args *a, int opt, const char *arg)
 {

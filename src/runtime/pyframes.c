@@ -345,6 +345,13 @@ struct groups {
   unsigned n;
 };
 
+/* The words in g's groups. */
+static inline unsigned
+words_in(const struct groups *g)
+{
+  return g->n > 0 ? g->ends[g->n - 1] : 0;
+}
+
 /* Whether the word before words[w] is in a group not yet closed. */
 static inline bool
 group_open(const struct groups *g, unsigned w)
@@ -502,7 +509,7 @@ static bool
 same_splice(const struct cmg__memo_splice *s, const uintptr_t *ips, unsigned n,
             const struct groups *g, bool cut)
 {
-  unsigned np = g->n > 0 ? g->ends[g->n - 1] : 0;
+  unsigned np = words_in(g);
   return s->native_n == n && s->py_groups == g->n && s->cut == cut &&
          memcmp(s->native, ips, n * sizeof(*ips)) == 0 &&
          memcmp(s->ends, g->ends, g->n * sizeof(*g->ends)) == 0 &&
@@ -513,7 +520,7 @@ static void
 keep_splice(struct cmg__memo_splice *s, const uintptr_t *ips, unsigned n,
             const struct groups *g, bool cut)
 {
-  unsigned np = g->n > 0 ? g->ends[g->n - 1] : 0;
+  unsigned np = words_in(g);
   s->id = 0;
   s->native_n = n;
   s->py_groups = g->n;
@@ -564,7 +571,7 @@ cmg__py_splice(const uintptr_t *ips, unsigned n, uintptr_t *out, unsigned max,
   walk(&g, cut, memo);
   if (spliced_before(again, memo, ips, n, &g, *cut))
     return 0;
-  unsigned np = g.n > 0 ? g.ends[g.n - 1] : 0;
+  unsigned np = words_in(&g);
   const struct eval_range r = { L.eval_lo, L.eval_hi - L.eval_lo };
   unsigned short stop[NATIVE_MAX + 1];
   unsigned nn = n < NATIVE_MAX ? n : NATIVE_MAX;
