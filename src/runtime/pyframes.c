@@ -21,7 +21,9 @@
  * stops at a frame that points to itself.  A wrong Python stack is
  * acceptable; a fault is not.
  *
- * The offsets come from pylayout.c.
+ * The offsets come from pylayout.c; for 3.11 and 3.12, whose headers fix
+ * them, the walk takes them as constants (walk), and each frame is read
+ * without first loading the offsets of its fields.
  *
  * Memo: a loop's allocations share the outer part of their Python stack,
  * and naming a frame's site (where_of, then the site table) costs more than
@@ -197,22 +199,25 @@ where_of(uintptr_t f, struct cmg__py_where *w)
 
 /* ---- the thread's last walk, remembered ------------------------------ */
 
+/* The functions below take the offsets as o: cmg__py_layout, or for 3.11
+ * and 3.12 a constant copy of their row (walk). */
+
 /* Frame f's owner and entry bytes, with a bit that no memo entry which
  * cannot be checked has. */
 static inline uint32_t
-frame_flags(uintptr_t f)
+frame_flags(const struct cmg__py_layout *o, uintptr_t f)
 {
-  uint32_t flags = 1u << 16 | *(const unsigned char *)(f + L.fr_owner);
-  if (L.fr_is_entry != NONE)
-    flags |= (uint32_t) * (const unsigned char *)(f + L.fr_is_entry) << 8;
+  uint32_t flags = 1u << 16 | *(const unsigned char *)(f + o->fr_owner);
+  if (o->fr_is_entry != NONE)
+    flags |= (uint32_t) * (const unsigned char *)(f + o->fr_is_entry) << 8;
   return flags;
 }
 
 /* A frame the C stack owns: 3.12's and 3.13's shim at each eval entry. */
 static inline bool
-shim_flags(uint32_t flags)
+shim_flags(const struct cmg__py_layout *o, uint32_t flags)
 {
-  return L.fr_is_entry == NONE && (flags & 0xff) == CMG__PY_OWNED_BY_CSTACK;
+  return o->fr_is_entry == NONE && (flags & 0xff) == CMG__PY_OWNED_BY_CSTACK;
 }
 
 /* The last Python frame that an eval-loop C frame runs (3.11). */
@@ -240,25 +245,26 @@ qualname_tag(uintptr_t s)
  * own objects, alive while f is, never through the entry's.  From 3.12
  * the code's serial number stands for its location table's length and its
  * names' hashes, which are not read. */
-static inline bool
-recalled(const struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
+static inline __attribute__((always_inline)) bool
+recalled(const struct cmg__py_layout *o, const struct cmg__memo_py *e,
+         uintptr_t f, uint32_t flags)
 {
   const struct cmg__py_where *w = &e->where;
-  uintptr_t code = word_at(f, L.fr_code);
+  uintptr_t code = word_at(f, o->fr_code);
   if (code != w->code || flags != e->flags || word_at(code, 8) != L.code_type)
     return false;
-  uintptr_t qualname = word_at(code, L.co_qualname),
-            filename = word_at(code, L.co_filename),
-            linetable = word_at(code, L.co_linetable);
+  uintptr_t qualname = word_at(code, o->co_qualname),
+            filename = word_at(code, o->co_filename),
+            linetable = word_at(code, o->co_linetable);
   /* One branch for the fields read from f and its code object; the
    * objects they point to are read only once they are found equal. */
   uint64_t d =
-      (word_at(f, L.fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
+      (word_at(f, o->fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
       (filename ^ w->filename) | (linetable ^ w->linetable) |
-      (uint32_t)(*(const int *)(code + L.co_firstlineno) ^ w->firstlineno) |
+      (uint32_t)(*(const int *)(code + o->co_firstlineno) ^ w->firstlineno) |
       (uint64_t)(*(const int64_t *)(code + 16) ^ w->units);
-  if (L.co_version != NONE)
-    return (d | (*(const uint32_t *)(code + L.co_version) ^ w->tag[0])) == 0;
+  if (o->co_version != NONE)
+    return (d | (*(const uint32_t *)(code + o->co_version) ^ w->tag[0])) == 0;
   if (d != 0)
     return false;
   d = (uint64_t)(*(const int64_t *)(linetable + 16) ^ w->table_len) |
@@ -269,12 +275,13 @@ recalled(const struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
 /* The site of frame f, whose flags are given, at its place in the memo,
  * entry e: recalled from e, else named (0 for a frame without one,
  * CMG__PY_NO_ROOM for one the table has no room to name) and kept in e. */
-static uint32_t
-site_at(struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
+static inline __attribute__((always_inline)) uint32_t
+site_at(const struct cmg__py_layout *o, struct cmg__memo_py *e, uintptr_t f,
+        uint32_t flags)
 {
-  if (shim_flags(flags))
+  if (shim_flags(o, flags))
     return 0;
-  if (recalled(e, f, flags))
+  if (cmg__likely(recalled(o, e, f, flags)))
     return e->site;
   e->flags = 0;
   if (!where_of(f, &e->where))
@@ -282,8 +289,8 @@ site_at(struct cmg__memo_py *e, uintptr_t f, uint32_t flags)
   uint32_t site = cmg__py_site(&L.objects, &e->where);
   /* Code objects made after their numbers ran out are all numbered 0. */
   if (site != CMG__PY_NO_ROOM &&
-      (L.co_version == NONE || e->where.tag[0] != 0)) {
-    e->instr = word_at(f, L.fr_instr);
+      (o->co_version == NONE || e->where.tag[0] != 0)) {
+    e->instr = word_at(f, o->fr_instr);
     e->flags = flags;
     e->site = site;
   }
@@ -303,8 +310,8 @@ site_of(uintptr_t f)
  * outermost PY_OUTER in order.  *left is the code frames passed over
  * between the two, CMG__CUT_UNKNOWN when the chain did not end within
  * PY_STEPS (the outermost are then not known and not kept). */
-static unsigned
-chain(uintptr_t *fs, uint32_t *left)
+static inline __attribute__((always_inline)) unsigned
+chain(const struct cmg__py_layout *o, uintptr_t *fs, uint32_t *left)
 {
   uintptr_t f = current_frame();
   unsigned n = 0;
@@ -314,10 +321,10 @@ chain(uintptr_t *fs, uint32_t *left)
       fs[n] = f;
     } else {
       uintptr_t *slot = &fs[PY_INNER + (n - PY_INNER) % PY_OUTER];
-      *left += !shim_flags(frame_flags(*slot));
+      *left += !shim_flags(o, frame_flags(o, *slot));
       *slot = f;
     }
-    uintptr_t prev = word_at(f, L.fr_previous);
+    uintptr_t prev = word_at(f, o->fr_previous);
     f = prev != f && is_pointer(prev) ? prev : 0;
   }
   if (f != 0) {
@@ -385,10 +392,10 @@ add_cut(struct groups *g, unsigned w, uint32_t frames)
 
 /* Frame f's word for its site, as its flags say, into g at *w. */
 static inline void
-add_frame(struct groups *g, unsigned *w, uint32_t site, uint32_t flags,
-          bool *cut)
+add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
+          uint32_t site, uint32_t flags, bool *cut)
 {
-  if (shim_flags(flags)) {
+  if (shim_flags(o, flags)) {
     close_group(g, *w);
     return;
   }
@@ -407,32 +414,51 @@ add_frame(struct groups *g, unsigned *w, uint32_t site, uint32_t flags,
  * frames out or a site could not be named.  A whole chain's frames are
  * numbered from the outermost, which stays as long as the program's loop
  * runs, and each is looked for at its place in the thread's memo. */
-static void
-walk(struct groups *g, bool *cut, struct cmg__memo *held)
+static inline __attribute__((always_inline)) void
+walk_as(const struct cmg__py_layout *o, struct groups *g, bool *cut,
+        struct cmg__memo *held)
 {
   uintptr_t fs[PY_MAX];
   uint32_t left;
-  unsigned m = chain(fs, &left), w = 0;
+  unsigned m = chain(o, fs, &left), w = 0;
   struct cmg__memo *memo = left == 0 ? held : NULL;
   g->n = 0;
   if (memo != NULL) {
     struct cmg__memo_py *e = &memo->py[m];
     for (unsigned i = 0; i < m; i++) {
-      uint32_t flags = frame_flags(fs[i]);
-      add_frame(g, &w, site_at(--e, fs[i], flags), flags, cut);
+      uint32_t flags = frame_flags(o, fs[i]);
+      add_frame(o, g, &w, site_at(o, --e, fs[i], flags), flags, cut);
     }
   } else {
     for (unsigned i = 0; i < m; i++) {
       if (i == PY_INNER && left != 0)
         w = add_cut(g, w, left);
-      uint32_t flags = frame_flags(fs[i]);
-      add_frame(g, &w, shim_flags(flags) ? 0 : site_of(fs[i]), flags, cut);
+      uint32_t flags = frame_flags(o, fs[i]);
+      add_frame(o, g, &w, shim_flags(o, flags) ? 0 : site_of(fs[i]), flags,
+                cut);
     }
     if (left != 0 && m == PY_INNER)
       w = add_cut(g, w, left);
   }
   close_group(g, w);
   *cut |= left != 0;
+}
+
+static const struct cmg__py_layout as_311 = CMG__PY_LAYOUT_311,
+                                   as_312 = CMG__PY_LAYOUT_312;
+
+/* The walk, with the offsets as constants where the version fixes them:
+ * walk_as, and what it calls per frame, are always inlined, so that each
+ * copy folds its own. */
+static void
+walk(struct groups *g, bool *cut, struct cmg__memo *held)
+{
+  if (L.minor == 11)
+    walk_as(&as_311, g, cut, held);
+  else if (L.minor == 12)
+    walk_as(&as_312, g, cut, held);
+  else
+    walk_as(&L, g, cut, held);
 }
 
 /* The eval loop's code: a return address R there (R - 1 - lo < span) is

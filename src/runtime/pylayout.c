@@ -10,7 +10,8 @@
  * from each version's own headers (Include/internal/pycore_frame.h,
  * pycore_runtime.h, cpython/code.h, cpython/unicodeobject.h: 3.11.2 and
  * 3.11.7 agree) and used only when Py_Version names that minor version, a
- * final release, and not a free-threaded build.
+ * final release, and not a free-threaded build.  The rows of 3.11 and
+ * 3.12 are in pylayout.h, where the walk takes them as constants.
  */
 #include "config.h"
 
@@ -27,50 +28,8 @@
 #define L cmg__py_layout
 
 static const struct cmg__py_layout layouts[] = {
-  { .minor = 11,
-    .tss_key = 592,
-    .rt_running = 576,
-    .rt_last_holder = 368,
-    .ts_cframe = 56,
-    .current_frame = 8,
-    .fr_code = 32,
-    .fr_previous = 48,
-    .fr_instr = 56,
-    .fr_owner = 69,
-    .fr_is_entry = 68,
-    .co_filename = 112,
-    .co_qualname = 128,
-    .co_linetable = 136,
-    .co_firstlineno = 72,
-    .co_version = NONE,
-    .co_code = 184,
-    .co_firsttraceable = 168,
-    .objects = { .ascii_size = 48,
-                 .compact_size = 72,
-                 .compact_utf8 = 56,
-                 .compact_utf8_length = 48 } },
-  { .minor = 12,
-    .tss_key = 1544,
-    .rt_running = NONE,
-    .rt_last_holder = NONE,
-    .ts_cframe = 56,
-    .current_frame = 0,
-    .fr_code = 0,
-    .fr_previous = 8,
-    .fr_instr = 56,
-    .fr_owner = 70,
-    .fr_is_entry = NONE,
-    .co_filename = 112,
-    .co_qualname = 128,
-    .co_linetable = 136,
-    .co_firstlineno = 68,
-    .co_version = 92,
-    .co_code = 192,
-    .co_firsttraceable = 176,
-    .objects = { .ascii_size = 40,
-                 .compact_size = 56,
-                 .compact_utf8 = 48,
-                 .compact_utf8_length = 40 } },
+  CMG__PY_LAYOUT_311,
+  CMG__PY_LAYOUT_312,
   /* What 3.13's debug offsets give is overwritten from them. */
   { .minor = 13,
     .tss_key = 2160,

@@ -37,6 +37,40 @@ struct cmg__py_layout {
   uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault's code */
 };
 
+/* The layouts of 3.11 and 3.12, from each version's own headers
+ * (pylayout.c).  Fixed for their versions, so the walk (pyframes.c) takes
+ * them as constants: read from cmg__py_layout, each field cost a load per
+ * frame of every capture. */
+#define CMG__PY_LAYOUT_311                                                     \
+  {                                                                            \
+    .minor = 11, .tss_key = 592, .rt_running = 576, .rt_last_holder = 368,     \
+    .ts_cframe = 56, .current_frame = 8, .fr_code = 32, .fr_previous = 48,     \
+    .fr_instr = 56, .fr_owner = 69, .fr_is_entry = 68, .co_filename = 112,     \
+    .co_qualname = 128, .co_linetable = 136, .co_firstlineno = 72,             \
+    .co_version = CMG__PY_NONE, .co_code = 184, .co_firsttraceable = 168,      \
+    .objects = {                                                               \
+      .ascii_size = 48,                                                        \
+      .compact_size = 72,                                                      \
+      .compact_utf8 = 56,                                                      \
+      .compact_utf8_length = 48                                                \
+    }                                                                          \
+  }
+
+#define CMG__PY_LAYOUT_312                                                     \
+  {                                                                            \
+    .minor = 12, .tss_key = 1544, .rt_running = CMG__PY_NONE,                  \
+    .rt_last_holder = CMG__PY_NONE, .ts_cframe = 56, .current_frame = 0,       \
+    .fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70,            \
+    .fr_is_entry = CMG__PY_NONE, .co_filename = 112, .co_qualname = 128,       \
+    .co_linetable = 136, .co_firstlineno = 68, .co_version = 92,               \
+    .co_code = 192, .co_firsttraceable = 176, .objects = {                     \
+      .ascii_size = 40,                                                        \
+      .compact_size = 56,                                                      \
+      .compact_utf8 = 48,                                                      \
+      .compact_utf8_length = 40                                                \
+    }                                                                          \
+  }
+
 /* The running CPython's, once cmg__py_configure has found one. */
 extern struct cmg__py_layout cmg__py_layout;
 
