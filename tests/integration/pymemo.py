@@ -8,7 +8,12 @@ A report must give each allocation exactly these Python frames.
                   turn; inner chains of changing depth and functions;
                   a generator's frame resumed from two places; and every
                   tenth round a thread, the threads started one after
-                  another; then 4N functions of one name and shape made
+                  another; one instruction calling a function through a
+                  ctypes callback and through a Python function in turn
+                  (from 3.12 a shim frame at the place of a function
+                  frame); the same instruction calling cudaMalloc itself
+                  and a Python function that allocates in turn (a chain
+                  that ends where the other goes on); then 4N functions of one name and shape made
                   and freed in turn, half of them allocating, whose code
                   objects take each other's addresses with first lines and
                   files that differ
@@ -55,6 +60,33 @@ def leaf_b(depth):
     if depth > 0:
         return leaf_a(depth - 1)
     alloc()
+
+
+def one_call(via, *args):
+    here = stack(sys._getframe()); via(*args)
+    return here
+
+
+def reached():
+    alloc()
+
+
+def through():
+    reached()
+
+
+def py_via():
+    alloc()
+
+
+def ctypes_or_python(i):
+    size = (len(seen) + 1) * PAGE
+    p = ctypes.c_void_p()
+    args = (rt.cudaMalloc, ctypes.byref(p), size) if i % 2 else (py_via,)
+    here = one_call(*args)
+    if i % 2:
+        assert p.value
+        seen.append((size, here))
 
 
 def gen():
@@ -111,6 +143,11 @@ def main(n):
             t = threading.Thread(target=in_thread, args=(i,))
             t.start()
             t.join()
+    callback = ctypes.CFUNCTYPE(None)(reached)
+    for i in range(n):
+        one_call(callback if i % 2 else through)
+    for i in range(n):
+        ctypes_or_python(i)
     for j in range(4 * n):
         made(j)
     for size, here in seen:

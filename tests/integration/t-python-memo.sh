@@ -4,13 +4,15 @@
 # 3.11, 3.12 and 3.13 present (those absent are skipped with a line),
 # pymemo.py allocates from stacks whose inner part changes while the outer
 # part stays, from an outer frame calling from two lines in turn, from a
-# generator's frame, from threads started one after another, and from
-# functions of one name and shape made and freed in turn at one place in
-# the stack, whose code objects take the address of the one before (the
-# script counts how often), and prints Python's own view of every
-# allocation's stack.  Each allocation's Python frames in the report
-# (qualified name, file, line, innermost first) must equal it, frame by
-# frame.
+# generator's frame, from threads started one after another, from one
+# instruction reaching a function through a ctypes callback and through a
+# Python function in turn, from the same instruction calling cudaMalloc
+# itself and a Python function that does, and from functions of one name
+# and shape made and freed in turn at one place in the stack, whose code
+# objects take the address of the one before (the script counts how
+# often), and prints Python's own view of every allocation's stack.  Each
+# allocation's Python frames in the report (qualified name, file, line,
+# innermost first) must equal it, frame by frame.
 . "$srcdir/tests/integration/defs.sh"
 PY=$srcdir/tests/integration/pymemo.py
 
