@@ -47,6 +47,13 @@
  * input is equal word for word takes that stack, and is neither spliced
  * nor interned again.  The memo stays held until the caller has the stack,
  * so that a signal's capture in between cannot make it another's.
+ *
+ * As before: the Python words and their groups are a function of each
+ * frame's flags and site.  A walk whose every frame is as its place in the
+ * memo records (the same flags; a shim, or recalled) therefore gives the
+ * groups of the walk that made those records, when the memo's splice
+ * holds that walk's groups (walked).  They are then not built again, and
+ * only the native words are compared.
  */
 #include "config.h"
 
@@ -274,13 +281,17 @@ recalled(const struct cmg__py_layout *o, const struct cmg__memo_py *e,
 
 /* The site of frame f, whose flags are given, at its place in the memo,
  * entry e: recalled from e, else named (0 for a frame without one,
- * CMG__PY_NO_ROOM for one the table has no room to name) and kept in e. */
+ * CMG__PY_NO_ROOM for one the table has no room to name) and kept in e.
+ * e then records f (its flags are f's) unless f could not be named or
+ * kept. */
 static inline __attribute__((always_inline)) uint32_t
 site_at(const struct cmg__py_layout *o, struct cmg__memo_py *e, uintptr_t f,
         uint32_t flags)
 {
-  if (shim_flags(o, flags))
+  if (shim_flags(o, flags)) {
+    e->flags = flags;
     return 0;
+  }
   if (cmg__likely(recalled(o, e, f, flags)))
     return e->site;
   e->flags = 0;
@@ -350,6 +361,9 @@ struct groups {
   uintptr_t words[PY_MAX + 1];
   unsigned ends[PY_MAX + 1];
   unsigned n;
+  unsigned frames; /* the walk's */
+  bool recorded;   /* every frame recorded at its place in the memo */
+  bool as_before;  /* not built: they are the memo's splice's (as_before) */
 };
 
 /* The words in g's groups. */
@@ -410,6 +424,28 @@ add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
     close_group(g, *w);
 }
 
+/* Whether the walk of frames fs[0..m) gives the groups the memo's splice
+ * holds.  Groups are a function of each frame's flags and site alone.  So
+ * they do when those groups came from a walk of m frames that each place
+ * recorded (walked), and each frame is as its place records: of the same
+ * flags, and a shim or recalled.  Not one entry is then changed. */
+static inline __attribute__((always_inline)) bool
+as_before(const struct cmg__py_layout *o, const uintptr_t *fs, unsigned m,
+          const struct cmg__memo *memo)
+{
+  if (memo->splice.walked != m + 1)
+    return false;
+  const struct cmg__memo_py *e = &memo->py[m];
+  for (unsigned i = 0; i < m; i++) {
+    uint32_t flags = frame_flags(o, fs[i]);
+    --e;
+    if (flags != e->flags ||
+        !(shim_flags(o, flags) || recalled(o, e, fs[i], flags)))
+      return false;
+  }
+  return true;
+}
+
 /* The thread's Python frames into g, with a cut word where chain() left
  * frames out or a site could not be named.  A whole chain's frames are
  * numbered from the outermost, which stays as long as the program's loop
@@ -423,12 +459,20 @@ walk_as(const struct cmg__py_layout *o, struct groups *g, bool *cut,
   unsigned m = chain(o, fs, &left), w = 0;
   struct cmg__memo *memo = left == 0 ? held : NULL;
   g->n = 0;
+  g->frames = m;
+  g->recorded = false;
+  g->as_before = memo != NULL && as_before(o, fs, m, memo);
+  if (g->as_before)
+    return;
   if (memo != NULL) {
     struct cmg__memo_py *e = &memo->py[m];
+    bool recorded = true;
     for (unsigned i = 0; i < m; i++) {
       uint32_t flags = frame_flags(o, fs[i]);
       add_frame(o, g, &w, site_at(o, --e, fs[i], flags), flags, cut);
+      recorded &= e->flags == flags;
     }
+    g->recorded = recorded;
   } else {
     for (unsigned i = 0; i < m; i++) {
       if (i == PY_INNER && left != 0)
@@ -529,6 +573,15 @@ evals_past_cut(const uintptr_t *ips, const unsigned short *stop, unsigned k)
 
 /* ---- the thread's last splice, remembered ---------------------------- */
 
+/* Whether the native words ips[0..n), with cut as it stands, are s's. */
+static bool
+same_native(const struct cmg__memo_splice *s, const uintptr_t *ips, unsigned n,
+            bool cut)
+{
+  return s->native_n == n && s->cut == cut &&
+         memcmp(s->native, ips, n * sizeof(*ips)) == 0;
+}
+
 /* Whether a splice of the native words ips[0..n) and the Python words g,
  * with cut as it stands, is s's: then it gives the same words. */
 static bool
@@ -536,10 +589,20 @@ same_splice(const struct cmg__memo_splice *s, const uintptr_t *ips, unsigned n,
             const struct groups *g, bool cut)
 {
   unsigned np = words_in(g);
-  return s->native_n == n && s->py_groups == g->n && s->cut == cut &&
-         memcmp(s->native, ips, n * sizeof(*ips)) == 0 &&
+  return s->py_groups == g->n && same_native(s, ips, n, cut) &&
          memcmp(s->ends, g->ends, g->n * sizeof(*g->ends)) == 0 &&
          memcmp(s->py, g->words, np * sizeof(*g->words)) == 0;
+}
+
+/* Into g, not built (as_before), the groups it stands for: s's. */
+static void
+take_groups(struct groups *g, const struct cmg__memo_splice *s)
+{
+  g->n = s->py_groups;
+  memcpy(g->ends, s->ends, g->n * sizeof(*g->ends));
+  memcpy(g->words, s->py, words_in(g) * sizeof(*g->words));
+  g->recorded = true;
+  g->as_before = false;
 }
 
 static void
@@ -562,21 +625,31 @@ keep_splice(struct cmg__memo_splice *s, const uintptr_t *ips, unsigned n,
  * is remembered, to take its stack in cmg__py_again_done. */
 static bool
 spliced_before(struct cmg__py_again *again, struct cmg__memo *memo,
-               const uintptr_t *ips, unsigned n, const struct groups *g,
-               bool cut)
+               const uintptr_t *ips, unsigned n, struct groups *g, bool cut)
 {
   *again = (struct cmg__py_again){ NULL, 0 };
-  if (memo == NULL || n > NATIVE_MAX) {
+  if (memo == NULL)
+    return false;
+  struct cmg__memo_splice *s = &memo->splice;
+  if (g->as_before) {
+    if (s->id != 0 && n <= NATIVE_MAX && same_native(s, ips, n, cut)) {
+      *again = (struct cmg__py_again){ memo, s->id };
+      return true;
+    }
+    take_groups(g, s);
+  }
+  s->walked = 0;
+  if (n > NATIVE_MAX) {
     cmg__memo_leave(memo);
     return false;
   }
   again->memo = memo;
-  if (memo->splice.id != 0 && same_splice(&memo->splice, ips, n, g, cut)) {
-    again->id = memo->splice.id;
-    return true;
-  }
-  keep_splice(&memo->splice, ips, n, g, cut);
-  return false;
+  bool same = s->id != 0 && same_splice(s, ips, n, g, cut);
+  if (!same)
+    keep_splice(s, ips, n, g, cut);
+  s->walked = g->recorded ? g->frames + 1 : 0;
+  again->id = same ? s->id : 0;
+  return same;
 }
 
 void

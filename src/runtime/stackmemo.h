@@ -44,10 +44,12 @@ struct cmg__memo_py {
 
 /* What the thread's last capture spliced (pyframes.c): its native words,
  * its Python words and where their groups end, whether anything was cut,
- * and the stack the splice was interned as (0 while not known). */
+ * and the stack the splice was interned as (0 while not known); walked,
+ * when not 0, is 1 + the frames of the walk that gave those groups, each
+ * of which the memo's py[] records at its place. */
 struct cmg__memo_splice {
   uint32_t id;
-  unsigned native_n, py_groups;
+  unsigned native_n, py_groups, walked;
   bool cut;
   uintptr_t native[CMG__MEMO_MAX];
   uintptr_t py[CMG__MEMO_PY_MAX + 1];
