@@ -236,6 +236,11 @@ void cmgb_python_json(FILE *f);
 /* "ok", or why the row was left out (or failed). */
 extern const char *cmgb_framework_state;
 
+/* The Python driver: python3.11 -c SCRIPT CHAIN DEPTH N runs 7 blocks of
+ * N pairs under DEPTH + 1 Python frames; cmgbench --framework-script
+ * prints it, for scripts/bench-instructions. */
+extern const char cmgb_framework_script[];
+
 /* Whether Debian's python3.11 and the chain library are there; if not,
  * says which is absent on stderr and in cmgb_framework_state. */
 bool cmgb_framework_can_run(const char *chain);

@@ -36,7 +36,7 @@
 #define MAX_RUNS 9
 #define PYTHON "/usr/bin/python3.11"
 
-static const char script[] =
+const char cmgb_framework_script[] =
     "import ctypes, os, sys\n"
     "chain = ctypes.CDLL(sys.argv[1])\n"
     "rt = ctypes.CDLL('libcudart.so.13')\n"
@@ -105,7 +105,8 @@ cmgb_framework_once(const char *options, const char *lib, const char *sim,
     setenv("CUMEMGUARD_OPTIONS", opts, 1);
     setenv("CMG_SIM_DEVICES", "16G", 1);
     setenv("LD_LIBRARY_PATH", sim, 1);
-    execl(PYTHON, PYTHON, "-c", script, chain, depth, n, (char *)NULL);
+    execl(PYTHON, PYTHON, "-c", cmgb_framework_script, chain, depth, n,
+          (char *)NULL);
     _exit(127);
   }
   close(fds[1]);

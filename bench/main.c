@@ -4,6 +4,7 @@
  *   cmgbench --lib .libs/libcumemguard.so [--sim DIR] [--tool PROGRAM]
  *            [--page-load bench/page-load.js] [--chain libcmgbchain.so]
  *            [--json FILE] [--smoke]
+ *   cmgbench --framework-script     (framework.c's Python driver)
  *
  * It starts itself again as child processes (work.c) with the interposer in
  * LD_PRELOAD, one per configuration, collects the "key value" lines they
@@ -493,7 +494,8 @@ usage(void)
       "[--tool PROGRAM] [--page-load SCRIPT] [--chain SO] [--json FILE] "
       "[--smoke]\n"
       "       cmgbench --lib LIBCUMEMGUARD --base LIBCUMEMGUARD [--sim DIR] "
-      "[--chain SO] [--smoke]\n");
+      "[--chain SO] [--smoke]\n"
+      "       cmgbench --framework-script\n");
   return 2;
 }
 
@@ -505,6 +507,8 @@ main(int argc, char **argv)
     fflush(stdout);
     _exit(rc);
   }
+  if (argc == 2 && strcmp(argv[1], "--framework-script") == 0)
+    return fputs(cmgb_framework_script, stdout) < 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--smoke") == 0)
