@@ -316,6 +316,15 @@ site_of(uintptr_t f)
   return where_of(f, &w) ? cmg__py_site(&L.objects, &w) : 0;
 }
 
+/* The frame outward of f, or 0 where the chain ends: at a frame that
+ * points to itself, or a word that is no pointer. */
+static inline uintptr_t
+outer_of(const struct cmg__py_layout *o, uintptr_t f)
+{
+  uintptr_t prev = word_at(f, o->fr_previous);
+  return prev != f && is_pointer(prev) ? prev : 0;
+}
+
 /* The thread's frame objects, innermost first, into fs (room for PY_MAX):
  * all of them when they fit, else the innermost PY_INNER and then the
  * outermost PY_OUTER in order.  *left is the code frames passed over
@@ -327,16 +336,17 @@ chain(const struct cmg__py_layout *o, uintptr_t *fs, uint32_t *left)
   uintptr_t f = current_frame();
   unsigned n = 0;
   *left = 0;
+  /* Two loops: the frames that fit, nearly always all of them, are each
+   * stored without a test of where. */
+  for (; f != 0 && n < PY_MAX; n++) {
+    fs[n] = f;
+    f = outer_of(o, f);
+  }
   for (; f != 0 && n < PY_STEPS; n++) {
-    if (n < PY_MAX) {
-      fs[n] = f;
-    } else {
-      uintptr_t *slot = &fs[PY_INNER + (n - PY_INNER) % PY_OUTER];
-      *left += !shim_flags(o, frame_flags(o, *slot));
-      *slot = f;
-    }
-    uintptr_t prev = word_at(f, o->fr_previous);
-    f = prev != f && is_pointer(prev) ? prev : 0;
+    uintptr_t *slot = &fs[PY_INNER + (n - PY_INNER) % PY_OUTER];
+    *left += !shim_flags(o, frame_flags(o, *slot));
+    *slot = f;
+    f = outer_of(o, f);
   }
   if (f != 0) {
     *left = CMG__CUT_UNKNOWN;
