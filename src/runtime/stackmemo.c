@@ -131,9 +131,11 @@ cmg__memo_recall(struct cmg__memo *m, unsigned j, uintptr_t *ips, int k,
   *at = j;
   if ((unsigned)k + j > (unsigned)max || j + 1 + inner > CMG__MEMO_MAX)
     return 0;
+#pragma GCC unroll 4
   /* In the walk's order, stopping at the first word that differs: so only
    * words the walk itself would read now are read.  Their addresses are
-   * known beforehand, so the loads need not wait on one another. */
+   * known beforehand, so the loads need not wait on one another.  Unrolled,
+   * as the loop is bound by its branches. */
   for (unsigned i = j; i > 0; i--) {
     const struct cmg__memo_reads *r = &m->reads[i];
     /* One branch a frame, not two: the loop is bound by branches. */
