@@ -19,6 +19,7 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/pyframes.c src/runtime/pyframes.h \
 	src/runtime/pylayout.c src/runtime/pylayout.h \
 	src/runtime/pyline.c src/runtime/pyline.h \
+	src/runtime/pyread.c src/runtime/pyread.h \
 	src/runtime/report.c src/runtime/report.h \
 	src/runtime/report_devices.c src/runtime/report_devices.h \
 	src/runtime/report_file.c src/runtime/report_file.h \

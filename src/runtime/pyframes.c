@@ -15,18 +15,19 @@
  * read from _PyRuntime at the version's offset and looked up with
  * pthread_getspecific; in 3.11, where the TSS keeps the main interpreter's
  * state, a sub-interpreter's state that this thread runs is taken instead
- * (running_state).  Even so every read is checked: pointers must be
- * aligned user-space addresses, code objects must have &PyCode_Type as
- * their type, offsets must fall inside the code, the walk is bounded and
- * stops at a frame that points to itself.  A wrong Python stack is
- * acceptable; a fault is not.
+ * (running_state, pyread.c).  Even so every read is checked: pointers
+ * must be aligned user-space addresses, code objects must have
+ * &PyCode_Type as their type, offsets must fall inside the code, the walk
+ * is bounded and stops at a frame that points to itself.  A wrong Python
+ * stack is acceptable; a fault is not.
  *
- * The offsets come from pylayout.c; for 3.11 and 3.12, whose headers fix
- * them, the walk takes them as constants (walk), and each frame is read
- * without first loading the offsets of its fields.
+ * The thread's innermost frame, and what a frame's site is named from,
+ * are read by pyread.c.  The offsets come from pylayout.c; for 3.11 and
+ * 3.12, whose headers fix them, the walk takes them as constants (walk),
+ * and each frame is read without first loading the offsets of its fields.
  *
  * Memo: a loop's allocations share the outer part of their Python stack,
- * and naming a frame's site (where_of, then the site table) costs more than
+ * and naming a frame's site (cmg__py_where_of, then the site table) costs more than
  * the rest of its walk.  The thread's memo (stackmemo.h) keeps, for each
  * place of its last whole chain counted from the outermost frame, what
  * that frame's site was named from and the site; a frame found at its place
@@ -57,18 +58,15 @@
  */
 #include "config.h"
 
-#include <pthread.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "core/base.h"
 #include "core/conf.h"
 #include "runtime/pyframes.h"
 #include "runtime/pylayout.h"
 #include "runtime/pyline.h"
+#include "runtime/pyread.h"
 #include "runtime/stackmemo.h"
-#include "runtime/unwind.h"
 
 /* Python frames kept per capture, at most.  Of a deeper chain the
  * innermost PY_MAX - PY_OUTER and the outermost PY_OUTER are kept (the
@@ -82,127 +80,6 @@ _Static_assert(PY_MAX <= CMG__MEMO_PY_MAX, "a memo holds every frame kept");
 #define PY_STEPS 4096
 #define NONE CMG__PY_NONE
 #define L cmg__py_layout
-
-/* ---- the walk --------------------------------------------------------- */
-
-static inline bool
-is_pointer(uintptr_t p)
-{
-  return p >= 4096 && p < ((uintptr_t)1 << 47) && (p & 7) == 0;
-}
-
-static inline uintptr_t
-word_at(uintptr_t p, size_t off)
-{
-  return *(const uintptr_t *)(p + off);
-}
-
-/* Copies n bytes at p into out, true when they could be read: a system
- * call that fails where a load would fault. */
-static bool
-read_checked(uintptr_t p, void *out, size_t n)
-{
-  struct iovec here = { out, n }, there = { (void *)p, n };
-  return process_vm_readv(getpid(), &here, 1, &there, 1, 0) == (ssize_t)n;
-}
-
-/* 3.11: the state the calling thread runs, when it is not ts, the TSS's.
- * The TSS holds the thread's main-interpreter state; one that runs a
- * sub-interpreter (PyThreadState_Swap) is the runtime's tstate_current
- * while it holds the GIL, and the GIL's last_holder once it released it
- * (drop_gil sets it, for sub-interpreters) until another thread takes the
- * GIL.  Either may be another thread's, and last_holder one since freed,
- * so the state is read with read_checked and taken only when its _PyCFrame
- * lies on this thread's stack above this call: then it belongs to a C frame
- * of the eval loop this thread is inside now, whose frames cannot change
- * while we run.  Else ts. */
-static uintptr_t
-running_state(uintptr_t ts)
-{
-  uintptr_t s = __atomic_load_n((const uintptr_t *)(L.runtime + L.rt_running),
-                                __ATOMIC_RELAXED);
-  if (s == 0)
-    s = __atomic_load_n((const uintptr_t *)(L.runtime + L.rt_last_holder),
-                        __ATOMIC_RELAXED);
-  uintptr_t cframe, sp = (uintptr_t)__builtin_frame_address(0);
-  if (s == ts || !is_pointer(s) ||
-      !read_checked(s + L.ts_cframe, &cframe, sizeof(cframe)) ||
-      !is_pointer(cframe) || cframe <= sp ||
-      cframe + L.current_frame + sizeof(uintptr_t) > cmg__stack_top())
-    return ts;
-  return s;
-}
-
-/* The calling thread's innermost frame, or 0. */
-static uintptr_t
-current_frame(void)
-{
-  const int *tss = (const int *)(L.runtime + L.tss_key);
-  if (tss[0] != 1)
-    return 0;
-  uintptr_t ts = (uintptr_t)pthread_getspecific((pthread_key_t)tss[1]);
-  if (L.rt_running != NONE)
-    ts = running_state(ts);
-  if (!is_pointer(ts))
-    return 0;
-  if (L.ts_cframe != NONE) {
-    ts = word_at(ts, L.ts_cframe);
-    if (!is_pointer(ts))
-      return 0;
-  }
-  uintptr_t f = word_at(ts, L.current_frame);
-  return is_pointer(f) ? f : 0;
-}
-
-/* What frame f's site is named from, when it has one: not for a frame
- * that is not a code object's, or one CPython's own walkers (tracebacks,
- * sys._getframe, PyFrame_GetBack) pass over as incomplete: not a
- * generator's, and its instruction before the code's _co_firsttraceable
- * (_PyFrame_IsIncomplete, the same test in 3.11 to 3.13, 3.13 adding the
- * C stack's shims, which shim_flags takes).  That is a frame not yet started,
- * or 3.13's __init__ shim (_Py_InitCleanup), which a specialized class call
- * pushes between the caller and __init__. */
-static bool
-where_of(uintptr_t f, struct cmg__py_where *w)
-{
-  uintptr_t code = word_at(f, L.fr_code);
-  if (!is_pointer(code) || word_at(code, 8) != L.code_type)
-    return false;
-  intptr_t units = *(const intptr_t *)(code + 16); /* ob_size */
-  intptr_t at = (intptr_t)word_at(f, L.fr_instr) - (intptr_t)(code + L.co_code);
-  int first = *(const int *)(code + L.co_firsttraceable);
-  if (*(const unsigned char *)(f + L.fr_owner) != CMG__PY_OWNED_BY_GENERATOR &&
-      at < (intptr_t)first * 2)
-    return false;
-  intptr_t lasti = at / 2;
-  if (lasti < 0 || lasti >= units)
-    return false;
-  *w = (struct cmg__py_where){
-    .code = code,
-    .qualname = word_at(code, L.co_qualname),
-    .filename = word_at(code, L.co_filename),
-    .linetable = word_at(code, L.co_linetable),
-    .lasti = (uint32_t)lasti,
-    .firstlineno = *(const int *)(code + L.co_firstlineno),
-    .units = units,
-  };
-  if (!is_pointer(w->linetable) || !is_pointer(w->filename) ||
-      !is_pointer(w->qualname))
-    return false;
-  w->table_len = *(const int64_t *)(w->linetable + 16);
-  /* 3.12 and later number every code object (co_version); 3.11 does not,
-   * so its names tell a freed code object from one made at its address:
-   * the qualified name's bytes where Python has no hash of it, the file
-   * name's hash or length alone (reading both names' bytes on every frame
-   * of every capture almost doubled what Python frames cost). */
-  if (L.co_version != NONE) {
-    w->tag[0] = *(const uint32_t *)(code + L.co_version);
-  } else {
-    w->tag[0] = cmg__py_str_hash(&L.objects, w->qualname, true);
-    w->tag[1] = cmg__py_str_hash(&L.objects, w->filename, false);
-  }
-  return true;
-}
 
 /* ---- the thread's last walk, remembered ------------------------------ */
 
@@ -257,16 +134,17 @@ recalled(const struct cmg__py_layout *o, const struct cmg__memo_py *e,
          uintptr_t f, uint32_t flags)
 {
   const struct cmg__py_where *w = &e->where;
-  uintptr_t code = word_at(f, o->fr_code);
-  if (code != w->code || flags != e->flags || word_at(code, 8) != L.code_type)
+  uintptr_t code = cmg__py_word_at(f, o->fr_code);
+  if (code != w->code || flags != e->flags ||
+      cmg__py_word_at(code, 8) != L.code_type)
     return false;
-  uintptr_t qualname = word_at(code, o->co_qualname),
-            filename = word_at(code, o->co_filename),
-            linetable = word_at(code, o->co_linetable);
+  uintptr_t qualname = cmg__py_word_at(code, o->co_qualname),
+            filename = cmg__py_word_at(code, o->co_filename),
+            linetable = cmg__py_word_at(code, o->co_linetable);
   /* One branch for the fields read from f and its code object; the
    * objects they point to are read only once they are found equal. */
   uint64_t d =
-      (word_at(f, o->fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
+      (cmg__py_word_at(f, o->fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
       (filename ^ w->filename) | (linetable ^ w->linetable) |
       (uint32_t)(*(const int *)(code + o->co_firstlineno) ^ w->firstlineno) |
       (uint64_t)(*(const int64_t *)(code + 16) ^ w->units);
@@ -295,13 +173,13 @@ site_at(const struct cmg__py_layout *o, struct cmg__memo_py *e, uintptr_t f,
   if (cmg__likely(recalled(o, e, f, flags)))
     return e->site;
   e->flags = 0;
-  if (!where_of(f, &e->where))
+  if (!cmg__py_where_of(f, &e->where))
     return 0;
   uint32_t site = cmg__py_site(&L.objects, &e->where);
   /* Code objects made after their numbers ran out are all numbered 0. */
   if (site != CMG__PY_NO_ROOM &&
       (o->co_version == NONE || e->where.tag[0] != 0)) {
-    e->instr = word_at(f, o->fr_instr);
+    e->instr = cmg__py_word_at(f, o->fr_instr);
     e->flags = flags;
     e->site = site;
   }
@@ -313,7 +191,7 @@ static uint32_t
 site_of(uintptr_t f)
 {
   struct cmg__py_where w;
-  return where_of(f, &w) ? cmg__py_site(&L.objects, &w) : 0;
+  return cmg__py_where_of(f, &w) ? cmg__py_site(&L.objects, &w) : 0;
 }
 
 /* The frame outward of f, or 0 where the chain ends: at a frame that
@@ -321,8 +199,8 @@ site_of(uintptr_t f)
 static inline uintptr_t
 outer_of(const struct cmg__py_layout *o, uintptr_t f)
 {
-  uintptr_t prev = word_at(f, o->fr_previous);
-  return prev != f && is_pointer(prev) ? prev : 0;
+  uintptr_t prev = cmg__py_word_at(f, o->fr_previous);
+  return prev != f && cmg__py_is_pointer(prev) ? prev : 0;
 }
 
 /* The thread's frame objects, innermost first, into fs (room for PY_MAX):
@@ -333,7 +211,7 @@ outer_of(const struct cmg__py_layout *o, uintptr_t f)
 static inline __attribute__((always_inline)) unsigned
 chain(const struct cmg__py_layout *o, uintptr_t *fs, uint32_t *left)
 {
-  uintptr_t f = current_frame();
+  uintptr_t f = cmg__py_current_frame();
   unsigned n = 0;
   *left = 0;
   /* Two loops: the frames that fit, nearly always all of them, are each
