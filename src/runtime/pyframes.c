@@ -27,11 +27,11 @@
  * and each frame is read without first loading the offsets of its fields.
  *
  * Memo: a loop's allocations share the outer part of their Python stack,
- * and naming a frame's site (cmg__py_where_of, then the site table) costs more than
- * the rest of its walk.  The thread's memo (stackmemo.h) keeps, for each
- * place of its last whole chain counted from the outermost frame, what
- * that frame's site was named from and the site; a frame found at its place
- * as its entry says takes the entry's site (recalled).
+ * and naming a frame's site (cmg__py_where_of, then the site table) costs
+ * more than the rest of its walk.  The thread's memo (stackmemo.h) keeps,
+ * for each place of its last whole chain counted from the outermost frame,
+ * what that frame's site was named from and the site; a frame found at its
+ * place as its entry says takes the entry's site (recalled).
  *
  * Splice: since 3.11 one C frame of _PyEval_EvalFrameDefault runs several
  * Python frames.  In 3.11 the last of them has is_entry set; from 3.12 the

@@ -34,9 +34,9 @@ uintptr_t cmg__py_current_frame(void);
  * sys._getframe, PyFrame_GetBack) pass over as incomplete: not a
  * generator's, and its instruction before the code's _co_firsttraceable
  * (_PyFrame_IsIncomplete, the same test in 3.11 to 3.13, 3.13 adding the
- * C stack's shims, which pyframes.c passes over first).  That is a frame not yet started,
- * or 3.13's __init__ shim (_Py_InitCleanup), which a specialized class call
- * pushes between the caller and __init__. */
+ * C stack's shims, which pyframes.c passes over first).  That is a frame
+ * not yet started, or 3.13's __init__ shim (_Py_InitCleanup), which a
+ * specialized class call pushes between the caller and __init__. */
 bool cmg__py_where_of(uintptr_t f, struct cmg__py_where *w);
 
 #endif /* CMG_RUNTIME_PYREAD_H */
