@@ -86,11 +86,22 @@ _Static_assert(PY_MAX <= CMG__MEMO_PY_MAX, "a memo holds every frame kept");
 /* The functions below take the offsets as o: cmg__py_layout, or for 3.11
  * and 3.12 a constant copy of their row (walk). */
 
+/* Whether f's entry byte lies just before its owner byte (3.11), so that
+ * one load reads both. */
+static inline bool
+adjacent_flags(const struct cmg__py_layout *o)
+{
+  return o->fr_is_entry != NONE && o->fr_owner == o->fr_is_entry + 1;
+}
+
 /* Frame f's owner and entry bytes, with a bit that no memo entry which
- * cannot be checked has. */
+ * cannot be checked has.  Where they are adjacent, in the order of their
+ * load: the entry byte low, the owner's above it. */
 static inline uint32_t
 frame_flags(const struct cmg__py_layout *o, uintptr_t f)
 {
+  if (adjacent_flags(o))
+    return 1u << 16 | *(const uint16_t *)(f + o->fr_is_entry);
   uint32_t flags = 1u << 16 | *(const unsigned char *)(f + o->fr_owner);
   if (o->fr_is_entry != NONE)
     flags |= (uint32_t) * (const unsigned char *)(f + o->fr_is_entry) << 8;
@@ -106,9 +117,11 @@ shim_flags(const struct cmg__py_layout *o, uint32_t flags)
 
 /* The last Python frame that an eval-loop C frame runs (3.11). */
 static inline bool
-entry_flags(uint32_t flags)
+entry_flags(const struct cmg__py_layout *o, uint32_t flags)
 {
-  return (flags >> 8 & 0xff) != 0;
+  if (o->fr_is_entry == NONE)
+    return false;
+  return (adjacent_flags(o) ? flags & 0xff : flags >> 8 & 0xff) != 0;
 }
 
 /* The tag of a qualified name: its hash word, or its bytes' hash where
@@ -308,7 +321,7 @@ add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
     g->words[(*w)++] = CMG__PY_TAG | site;
   }
   /* A byte, not a bool: a torn frame may hold any value there. */
-  if (entry_flags(flags))
+  if (entry_flags(o, flags))
     close_group(g, *w);
 }
 
