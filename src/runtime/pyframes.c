@@ -340,9 +340,11 @@ as_before(const struct cmg__py_layout *o, const uintptr_t *fs, unsigned m,
   for (unsigned i = 0; i < m; i++) {
     uint32_t flags = frame_flags(o, fs[i]);
     --e;
-    /* recalled() compares the flags too. */
-    if (shim_flags(o, flags) ? flags != e->flags
-                             : !recalled(o, e, fs[i], flags))
+    /* The flags first, though recalled() compares them again: in this
+     * order a framework-shaped pair ran 17 ns faster, at the same count
+     * of instructions (docs/PERFORMANCE.md). */
+    if (flags != e->flags ||
+        !(shim_flags(o, flags) || recalled(o, e, fs[i], flags)))
       return false;
   }
   return true;
