@@ -65,6 +65,7 @@ else
   echo "not ok 5 - --base: the framework-shaped pair's three rows for both builds ($fw rows, $want wanted)"
   sed 's/^/#   /' "$out/cmp" | tail -n 12
 fi
+cp "$out/cmp" "$out/cmp.fw"
 "$top_builddir/bench/cmgbench" --lib "$lib" --base "$out/nonexistent.so" \
   --smoke >"$out/cmp" 2>"$out/cmp.err"
 st=$?
@@ -134,4 +135,21 @@ print(("ok" if not missing else "not ok") +
       " 9 - results.json has the new rows' members" +
       ("" if not missing else " (missing: %s)" % missing))
 PY
-echo 1..9
+# Each framework row counts the alternations (3 in smoke mode) in which the
+# new build was faster, with a sign test's p: 0.250 when it won all or none
+# of three, 1.000 otherwise.
+if [ -x /usr/bin/python3.11 ]; then
+  bad=$(sed -n 's/^  \(default\|python_frames=0\|Python frames\) .*  faster in \([0-9]*\) of \([0-9]*\), p \([0-9.]*\)$/\2 \3 \4/p' "$out/cmp.fw" |
+    awk '{ want = ($1 == 0 || $1 == 3) ? "0.250" : "1.000"
+           n++; if ($2 != 3 || $3 != want) print }
+         END { if (n != 3) print n " rows" }')
+  if [ -z "$bad" ]; then
+    echo "ok 10 - --base: each framework row, new faster in K of 3, p of a sign test"
+  else
+    echo "not ok 10 - --base: each framework row, new faster in K of 3, p of a sign test ($bad)"
+    sed 's/^/#   /' "$out/cmp.fw" | tail -n 12
+  fi
+else
+  echo "ok 10 - --base: each framework row, new faster in K of 3, p of a sign test # SKIP no /usr/bin/python3.11"
+fi
+echo 1..10
