@@ -86,8 +86,8 @@ _Static_assert(PY_MAX <= CMG__MEMO_PY_MAX, "a memo holds every frame kept");
 /* The functions below take the offsets as o: cmg__py_layout, or for 3.11
  * and 3.12 a constant copy of their row (walk). */
 
-/* Whether f's entry byte lies just before its owner byte (3.11), so that
- * one load reads both. */
+/* Whether a frame's entry byte lies just before its owner byte (3.11),
+ * so that one load reads both. */
 static inline bool
 adjacent_flags(const struct cmg__py_layout *o)
 {
