@@ -69,12 +69,6 @@ static struct cmg__chunks chunks = { .size = CHUNK };
 
 /* ---- reading the interpreter's objects ------------------------------- */
 
-static inline uintptr_t
-word_at(uintptr_t p, size_t off)
-{
-  return *(const uintptr_t *)(p + off);
-}
-
 static size_t
 put_utf8(char *dst, uint32_t c)
 {
@@ -111,7 +105,7 @@ static void
 copy_str(const struct cmg__py_objects *o, uintptr_t s, char *dst, size_t cap)
 {
   strcpy(dst, "?");
-  if (s == 0 || word_at(s, 8) != o->unicode_type)
+  if (s == 0 || cmg__py_word_at(s, 8) != o->unicode_type)
     return;
   int64_t len = *(const int64_t *)(s + 16);
   uint32_t state = *(const uint32_t *)(s + 32);
@@ -194,7 +188,7 @@ str_bytes_hash(const struct cmg__py_objects *o, uintptr_t s, int64_t len)
 uint64_t
 cmg__py_str_hash(const struct cmg__py_objects *o, uintptr_t s, bool bytes)
 {
-  if (s == 0 || word_at(s, 8) != o->unicode_type)
+  if (s == 0 || cmg__py_word_at(s, 8) != o->unicode_type)
     return 0;
   /* The string's own hash, where Python computed it (every interned name
    * has it): one load rather than its bytes. */
@@ -267,7 +261,7 @@ cmg__py_line(const unsigned char *table, size_t len, int firstlineno,
 static int
 line_of(const struct cmg__py_objects *o, const struct cmg__py_where *w)
 {
-  if (w->linetable == 0 || word_at(w->linetable, 8) != o->bytes_type)
+  if (w->linetable == 0 || cmg__py_word_at(w->linetable, 8) != o->bytes_type)
     return 0;
   int64_t len = *(const int64_t *)(w->linetable + 16);
   if (len <= 0)

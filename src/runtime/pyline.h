@@ -10,6 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The word at p + off of an interpreter's object. */
+static inline uintptr_t
+cmg__py_word_at(uintptr_t p, size_t off)
+{
+  return *(const uintptr_t *)(p + off);
+}
+
 /* Where the objects a code object refers to keep what a site needs, for
  * the running interpreter (filled by pyframes.c). */
 struct cmg__py_objects {

@@ -6,7 +6,6 @@
 #define CMG_RUNTIME_PYREAD_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "runtime/pyline.h"
@@ -17,13 +16,6 @@ static inline bool
 cmg__py_is_pointer(uintptr_t p)
 {
   return p >= 4096 && p < ((uintptr_t)1 << 47) && (p & 7) == 0;
-}
-
-/* The word at p + off. */
-static inline uintptr_t
-cmg__py_word_at(uintptr_t p, size_t off)
-{
-  return *(const uintptr_t *)(p + off);
 }
 
 /* The calling thread's innermost frame, or 0. */
