@@ -3,8 +3,9 @@
  * under PY_DEPTH Python frames and the 50 native frames of libcmgbchain.so
  * (chain.c, half of them built without frame pointers), cudaMalloc(4096)
  * and cudaFree of the simulated runtime in a loop at the bottom.  A Python
- * driver, carried here and run with -c, recurses PY_DEPTH frames and calls
- * the chain through ctypes; the chain times itself (best of 7 blocks) and
+ * driver, carried here and run with -c, nests PY_DEPTH / 3 modules of
+ * three frames each (a forward of its own and two shared wrappers) and
+ * calls the chain through ctypes; the chain times itself (best of 7 blocks) and
  * counts the native frames on the stack once with backtrace(3).
  *
  * Each configuration is a process of its own (the interposer reads its
@@ -32,6 +33,7 @@
 
 #define PY_DEPTH (CMGB_FW_PY_FRAMES - 1)
 #define PY_FRAMES CMGB_FW_PY_FRAMES
+_Static_assert(PY_DEPTH % 3 == 0, "the driver's modules are three frames");
 #define TARGET_NS 400.0
 #define MAX_RUNS 9
 #define PYTHON "/usr/bin/python3.11"
@@ -48,12 +50,25 @@ const char cmgb_framework_script[] =
      * dynamic linker gives them, the interposer's under LD_PRELOAD. */
     "alloc = ctypes.cast(rt.cudaMalloc, ctypes.c_void_p).value\n"
     "free = ctypes.cast(rt.cudaFree, ctypes.c_void_p).value\n"
-    "def at(depth, n):\n"
-    "    if depth > 1:\n"
-    "        return at(depth - 1, n)\n"
-    "    frames = ctypes.c_int()\n"
-    "    return run(alloc, free, n, ctypes.byref(frames)), frames.value\n"
-    "ns, frames = at(int(sys.argv[2]), int(sys.argv[3]))\n"
+    /* Nested modules, as a model's layers call each other: each level a
+     * forward of its own (a code object of its own) called through the
+     * same two wrappers, as nn.Module's __call__ goes through
+     * _wrapped_call_impl and _call_impl at every level. */
+    "def wrapped_call(level, n):\n"
+    "    return call_impl(level, n)\n"
+    "def call_impl(level, n):\n"
+    "    return forwards[level](level, n)\n"
+    "FORWARD = ('def forward(level, n):\\n'\n"
+    "           '    if level > 0:\\n'\n"
+    "           '        return wrapped_call(level - 1, n)\\n'\n"
+    "           '    frames = ctypes.c_int()\\n'\n"
+    "           '    return run(alloc, free, n, ctypes.byref(frames)), '\n"
+    "           'frames.value\\n')\n"
+    "forwards = []\n"
+    "for k in range(int(sys.argv[2]) // 3):\n"
+    "    exec(compile(FORWARD, 'layer%d.py' % k, 'exec'))\n"
+    "    forwards.append(forward)\n"
+    "ns, frames = wrapped_call(len(forwards) - 1, int(sys.argv[3]))\n"
     "if ns < 0:\n"
     "    os._exit(1)\n"
     "print('ns %.1f\\nframes %d' % (ns, frames), flush=True)\n"
