@@ -49,6 +49,11 @@
  * nor interned again.  The memo stays held until the caller has the stack,
  * so that a signal's capture in between cannot make it another's.
  *
+ * Proven once: a code object is proven to be the one an entry was named
+ * from by reading its fields, once a walk.  Nested modules run one
+ * wrapper's code object at every level; each entry of it shares the proof
+ * of the one inward of it (share_proof), so only the innermost is read.
+ *
  * As before: the Python words and their groups are a function of each
  * frame's flags and site.  A walk whose every frame is as its place in the
  * memo records (the same flags; a shim, or recalled) therefore gives the
@@ -134,31 +139,27 @@ qualname_tag(uintptr_t s)
   return cmg__py_str_hash(&L.objects, s, true);
 }
 
-/* Whether frame f is as the memo's entry e was made from: the same state
- * (flags) at the same instruction of the same code object.  Equal
- * addresses are not enough, as a code object freed and another made at
- * its address shows: e is taken when every field its site was named from
- * is equal, as the site table takes one (pyline.c), each read from f's
- * own objects, alive while f is, never through the entry's.  From 3.12
- * the code's serial number stands for its location table's length and its
+/* Whether the code object at code has the fields w was named from: every
+ * one that its site was named from, as the site table takes them
+ * (pyline.c), each read from the object itself, alive while a frame
+ * running it is, never through w's.  Equal addresses are not enough, as a
+ * code object freed and another made at its address shows.  From 3.12 the
+ * code's serial number stands for its location table's length and its
  * names' hashes, which are not read. */
 static inline __attribute__((always_inline)) bool
-recalled(const struct cmg__py_layout *o, const struct cmg__memo_py *e,
-         uintptr_t f, uint32_t flags)
+code_as_named(const struct cmg__py_layout *o, const struct cmg__py_where *w,
+              uintptr_t code)
 {
-  const struct cmg__py_where *w = &e->where;
-  uintptr_t code = cmg__py_word_at(f, o->fr_code);
-  if (code != w->code || flags != e->flags ||
-      cmg__py_word_at(code, 8) != L.code_type)
+  if (cmg__py_word_at(code, 8) != L.code_type)
     return false;
   uintptr_t qualname = cmg__py_word_at(code, o->co_qualname),
             filename = cmg__py_word_at(code, o->co_filename),
             linetable = cmg__py_word_at(code, o->co_linetable);
-  /* One branch for the fields read from f and its code object; the
-   * objects they point to are read only once they are found equal. */
+  /* One branch for the fields read from the code object; the objects they
+   * point to are read only once they are found equal. */
   uint64_t d =
-      (cmg__py_word_at(f, o->fr_instr) ^ e->instr) | (qualname ^ w->qualname) |
-      (filename ^ w->filename) | (linetable ^ w->linetable) |
+      (qualname ^ w->qualname) | (filename ^ w->filename) |
+      (linetable ^ w->linetable) |
       (uint32_t)(*(const int *)(code + o->co_firstlineno) ^ w->firstlineno) |
       (uint64_t)(*(const int64_t *)(code + 16) ^ w->units);
   if (o->co_version != NONE)
@@ -170,22 +171,72 @@ recalled(const struct cmg__py_layout *o, const struct cmg__memo_py *e,
   return d == 0 && qualname_tag(qualname) == w->tag[0];
 }
 
+/* Entry e, proven in walk now, shares the proof of the nearest entry
+ * inward of it before end that this walk proved of the same code object,
+ * or keeps its own.  Both proven in one walk at one address, they were
+ * proven of one live object: their fields are alike.  A walk goes
+ * outward, so that entry is proven first; nested modules' wrappers are
+ * one code object at every level, and only the innermost is then read
+ * from the interpreter. */
+static CMG__COLD void
+share_proof(struct cmg__memo_py *e, const struct cmg__memo_py *end,
+            uint64_t now)
+{
+  e->share = e;
+  e->share_gen = e->gen;
+  for (const struct cmg__memo_py *s = e + 1; s < end; s++)
+    if (s->proven == now && s->where.code == e->where.code) {
+      e->share = s;
+      e->share_gen = s->gen;
+      return;
+    }
+}
+
+/* Whether frame f is as the memo's entry e, before end in walk now, was
+ * made from: the same state (flags) at the same instruction of the same
+ * code object.  The code object is proven once a walk: by e's own fields
+ * (code_as_named), or by the entry e shares a proof with, when that entry
+ * has been proven in this walk and not named again since it was proven of
+ * the object e was. */
+static inline __attribute__((always_inline)) bool
+recalled(const struct cmg__py_layout *o, struct cmg__memo_py *e,
+         const struct cmg__memo_py *end, uint64_t now, uintptr_t f,
+         uint32_t flags)
+{
+  uintptr_t code = cmg__py_word_at(f, o->fr_code);
+  if (code != e->where.code || flags != e->flags ||
+      cmg__py_word_at(f, o->fr_instr) != e->instr)
+    return false;
+  const struct cmg__memo_py *s = e->share;
+  if (s->proven != now || s->gen != e->share_gen) {
+    if (!code_as_named(o, &e->where, code))
+      return false;
+    /* The entry shared with was named again: look for another. */
+    if (cmg__unlikely(s->gen != e->share_gen))
+      share_proof(e, end, now);
+  }
+  e->proven = now;
+  return true;
+}
+
 /* The site of frame f, whose flags are given, at its place in the memo,
- * entry e: recalled from e, else named (0 for a frame without one,
- * CMG__PY_NO_ROOM for one the table has no room to name) and kept in e.
- * e then records f (its flags are f's) unless f could not be named or
- * kept. */
+ * entry e, in walk now of the places before end: recalled from e, else
+ * named (0 for a frame without one, CMG__PY_NO_ROOM for one the table has
+ * no room to name) and kept in e.  e then records f (its flags are f's)
+ * unless f could not be named or kept. */
 static inline __attribute__((always_inline)) uint32_t
-site_at(const struct cmg__py_layout *o, struct cmg__memo_py *e, uintptr_t f,
+site_at(const struct cmg__py_layout *o, struct cmg__memo_py *e,
+        const struct cmg__memo_py *end, uint64_t now, uintptr_t f,
         uint32_t flags)
 {
   if (shim_flags(o, flags)) {
     e->flags = flags;
     return 0;
   }
-  if (cmg__likely(recalled(o, e, f, flags)))
+  if (cmg__likely(recalled(o, e, end, now, f, flags)))
     return e->site;
   e->flags = 0;
+  e->gen++;
   if (!cmg__py_where_of(f, &e->where))
     return 0;
   uint32_t site = cmg__py_site(&L.objects, &e->where);
@@ -195,6 +246,8 @@ site_at(const struct cmg__py_layout *o, struct cmg__memo_py *e, uintptr_t f,
     e->instr = cmg__py_word_at(f, o->fr_instr);
     e->flags = flags;
     e->site = site;
+    e->proven = now;
+    share_proof(e, end, now);
   }
   return site;
 }
@@ -329,14 +382,17 @@ add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
  * holds.  Groups are a function of each frame's flags and site alone.  So
  * they do when those groups came from a walk of m frames that each place
  * recorded (walked), and each frame is as its place records: of the same
- * flags, and a shim or recalled.  Not one entry is then changed. */
+ * flags, and a shim or recalled.  Not one entry's flags or site is then
+ * changed, only when its code object was last proven. */
 static inline __attribute__((always_inline)) bool
 as_before(const struct cmg__py_layout *o, const uintptr_t *fs, unsigned m,
-          const struct cmg__memo *memo)
+          struct cmg__memo *memo)
 {
   if (memo->splice.walked != m + 1)
     return false;
-  const struct cmg__memo_py *e = &memo->py[m];
+  const struct cmg__memo_py *end = &memo->py[m];
+  struct cmg__memo_py *e = &memo->py[m];
+  uint64_t now = memo->walks;
   for (unsigned i = 0; i < m; i++) {
     uint32_t flags = frame_flags(o, fs[i]);
     --e;
@@ -344,7 +400,7 @@ as_before(const struct cmg__py_layout *o, const uintptr_t *fs, unsigned m,
      * order a framework-shaped pair ran 17 ns faster, at the same count
      * of instructions (docs/PERFORMANCE.md). */
     if (flags != e->flags ||
-        !(shim_flags(o, flags) || recalled(o, e, fs[i], flags)))
+        !(shim_flags(o, flags) || recalled(o, e, end, now, fs[i], flags)))
       return false;
   }
   return true;
@@ -365,15 +421,19 @@ walk_as(const struct cmg__py_layout *o, struct groups *g, bool *cut,
   g->n = 0;
   g->frames = m;
   g->recorded = false;
+  if (memo != NULL)
+    memo->walks++;
   g->as_before = memo != NULL && as_before(o, fs, m, memo);
   if (g->as_before)
     return;
   if (memo != NULL) {
     struct cmg__memo_py *e = &memo->py[m];
+    const struct cmg__memo_py *end = e;
+    uint64_t now = memo->walks;
     bool recorded = true;
     for (unsigned i = 0; i < m; i++) {
       uint32_t flags = frame_flags(o, fs[i]);
-      add_frame(o, g, &w, site_at(o, --e, fs[i], flags), flags, cut);
+      add_frame(o, g, &w, site_at(o, --e, end, now, fs[i], flags), flags, cut);
       recorded &= e->flags == flags;
     }
     g->recorded = recorded;

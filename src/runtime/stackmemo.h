@@ -35,11 +35,18 @@ struct cmg__memo_reads {
 /* One Python frame of the thread's last walk (pyframes.c), by its place
  * counted from the outermost: its instruction, its owner and entry bytes
  * (flags, 0 for an entry that cannot be checked), what its site was named
- * from, and the site. */
+ * from, and the site.  Proven: the walk (cmg__memo.walks) that last found
+ * the fields of where's code object as where has them; gen changes with
+ * where.  Share: an entry inward (or this one) whose where had the same
+ * code object's fields when its gen was share_gen: while that holds, its
+ * proof is this one's too. */
 struct cmg__memo_py {
   uintptr_t instr;
   uint32_t flags, site;
   struct cmg__py_where where;
+  uint64_t proven;
+  const struct cmg__memo_py *share;
+  uint32_t gen, share_gen;
 };
 
 /* What the thread's last capture spliced (pyframes.c): its native words,
@@ -61,7 +68,8 @@ struct cmg__memo {
   _Atomic bool taken;
   bool busy; /* a walk of this thread uses it: a signal's walk may not */
   _Atomic uint64_t recalls; /* walks that recalled their outer part */
-  unsigned n; /* frames remembered, [0] the outermost, at the stack's end */
+  unsigned n;     /* frames remembered, [0] the outermost, at the stack's end */
+  uint64_t walks; /* Python walks that used py[], each numbered anew */
   /* Apart, so that a recall reads the return addresses and the words to
    * check in two runs of memory.  The return addresses run the other way,
    * outermost last (cmg__memo_ra): a capture lists frames innermost first,

@@ -16,7 +16,9 @@ A report must give each allocation exactly these Python frames.
                   that ends where the other goes on); then 4N functions of one name and shape made
                   and freed in turn, half of them allocating, whose code
                   objects take each other's addresses with first lines and
-                  files that differ
+                  files that differ, the same code object at two places
+                  of the stack two times in three, and the innermost
+                  frame, calling cudaMalloc itself, the third
 The last line is ["reused", K]: K allocations of those functions whose code
 object lay where the one before's had.
 """
@@ -97,7 +99,7 @@ def gen():
         yield
 
 
-SHAPE = "%sdef f(run):\n    run()\n"
+SHAPE = "%sdef f(run, args):\n    return run(*args)\n"
 code_at = []
 
 
@@ -105,16 +107,27 @@ def made(j):
     # One name, one shape: what differs is the first line and the file.
     # Made and freed in turn, every other one's code object takes the
     # address of the one two before, and only those allocate: the memo
-    # then holds, at the frame's place, a code object at the same address.
-    src = SHAPE % ("\n" * (j // 2 % 3))
+    # then holds, at the frame's place, a code object at the same address,
+    # at the same instruction.  Two in a row call themselves once (the same
+    # code object at two places) before alloc(); the third calls cudaMalloc
+    # itself, where its frame is the innermost.
+    lines = j // 2 % 3
+    name = "<made%d>" % (j // 6 % 2)
     scope = {}
-    exec(compile(src, "<made%d>" % (j // 6 % 2), "exec"), scope)
+    exec(compile(SHAPE % ("\n" * lines), name, "exec"), scope)
     f = scope["f"]
-    if j % 2 == 0:
+    if j % 2:
+        f(lambda: None, ())
+    elif lines < 2:
         code_at.append(id(f.__code__))
-        f(alloc)
+        f(f, (alloc, ()))
     else:
-        f(lambda: None)
+        code_at.append(id(f.__code__))
+        size = (len(seen) + 1) * PAGE
+        p = ctypes.c_void_p()
+        here = [["f", name, lines + 2]] + stack(sys._getframe()); rc = f(rt.cudaMalloc, (ctypes.byref(p), size))
+        assert rc == 0, rc
+        seen.append((size, here))
     del scope, f
     gc.collect()
 
