@@ -53,12 +53,13 @@ mv "$tmp/out" "$tmp/same.json"
 is "$(js "$tmp/same.json" 'len({e["pid"] for e in d["traceEvents"]})')" \
   2 "the same report twice is still two processes"
 
-# A long run: changes in 1100 ticks of the coarse clock (at most 4 ms
-# each), each in a bucket of its own at first, kept in at most 1024 points
-# (and the last).
+# A long run: changes in 1100 ticks of the coarse clock, one after another
+# (1 to 10 ms each), each in a bucket of its own at first, kept in at most
+# 1024 points (and the last).  A sleep of 4 ms left some of them in the
+# tick before, and under 1024 buckets when enough did.
 # (awk writes the script: a shell loop that grows "$@" takes seconds)
 # shellcheck disable=SC2046
-set -- $(awk 'BEGIN { for (i = 0; i < 1100; i++) print "alloc 64K free " i " sleep 4" }')
+set -- $(awk 'BEGIN { for (i = 0; i < 1100; i++) print "alloc 64K free " i " tick" }')
 guard "" app_driver "$@"
 mv "$(report)" "$tmp/long.json"
 validate "$tmp/long.json"

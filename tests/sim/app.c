@@ -90,6 +90,7 @@ static const struct spec specs[] = {
   { "dump", OP_DUMP, "W", false, 0 },
   { "kill", OP_KILL, "G", false, 0 },
   { "sleep", OP_SLEEP, "N", false, 0 },
+  { "tick", OP_TICK, "", false, 0 },
   { "crash", OP_CRASH, "W", false, 0 },
   { "handle", OP_HANDLE, "G", false, 0 },
   { "getsig", OP_GETSIG, "G", false, 0 },
@@ -839,6 +840,27 @@ do_sleep(uint64_t ms)
   app_line("sleep ms=%llu", (unsigned long long)ms);
 }
 
+/* The coarse clock that stamps allocations, in ns. */
+static uint64_t
+coarse_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Until that clock has moved on: a tick is 1 to 10 ms as the kernel is
+ * built, and a sleep of a fixed time may end in the tick it began in. */
+static void
+do_tick(void)
+{
+  uint64_t from = coarse_ns();
+  struct timespec nap = { 0, 250000 };
+  while (coarse_ns() == from)
+    nanosleep(&nap, NULL);
+  app_line("tick");
+}
+
 static void run(int from, int to);
 
 /* The child runs up to the matching endfork (or the end) and exits; the
@@ -983,6 +1005,9 @@ run(int from, int to)
       break;
     case OP_SLEEP:
       do_sleep(op->arg[0]);
+      break;
+    case OP_TICK:
+      do_tick();
       break;
     case OP_MANY:
       do_many(op->arg[0], op->arg[1]);
