@@ -1,6 +1,7 @@
 /*
- * Shared by the files of the script interpreter: app.c (parsing, the run
- * loop and the operations every program has), app_ops.c (the optional
+ * Shared by the files of the script interpreter: app_parse.c (the
+ * operations' names and the check of a script), app.c (the run loop and
+ * the operations every program has), app_ops.c (the optional
  * operations: VMM, pools, arrays, host memory, contexts, IPC, external
  * memory, entry points), app_nvml.c (NVML), app_lib.c (a library's own
  * allocations) and app_graph.c (streams, capture and graphs).  Not for the backends, which see
@@ -13,6 +14,12 @@
 #include "app.h"
 
 #define APP_HIDDEN __attribute__((visibility("hidden")))
+
+/* The functions `site N` allocates from: N is 1 to APP_SITES. */
+#define APP_SITES 3
+/* `deep D`: deep enough to pass any stack_depth (at most 256), shallow
+ * enough for any thread's stack. */
+#define APP_DEEP_MAX 4096
 
 enum kind {
   OP_ALLOC, OP_PITCH, OP_MANAGED, OP_ASYNC, OP_ASYNC_PTSZ,
@@ -120,6 +127,13 @@ APP_HIDDEN extern const size_t app_graph_nspecs;
 APP_HIDDEN const char *app_graph_arg(char a, const char *t, uint64_t *v);
 APP_HIDDEN void app_graph_number(struct op *op);
 APP_HIDDEN bool app_graph_tables(void);
+
+/* The script argv[1..argc) checked and parsed (app_parse.c): its *count
+ * operations, with the tables that number allocations, pools and contexts
+ * made.  A bad script is one line on stderr, naming the program name, and
+ * exit 64. */
+APP_HIDDEN struct op *app_parse(const char *name, int argc, char **argv,
+                                int *count);
 APP_HIDDEN void app_run_graph(const struct op *op);
 
 /* Runs one of the optional operations (app_ops.c). */
