@@ -211,8 +211,9 @@ recalled(const struct cmg__py_layout *o, struct cmg__memo_py *e,
   if (s->proven != now || s->gen != e->share_gen) {
     if (!code_as_named(o, &e->where, code))
       return false;
-    /* The entry shared with was named again: look for another. */
-    if (cmg__unlikely(s->gen != e->share_gen))
+    /* The entry shared with did not prove it (named again, a shim now,
+     * or past the chain's end): look for another. */
+    if (cmg__unlikely(s != e))
       share_proof(e, end, now);
   }
   e->proven = now;
