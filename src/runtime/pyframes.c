@@ -379,7 +379,7 @@ add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
     close_group(g, *w);
 }
 
-/* Whether the walk of frames fs[0..m) gives the groups the memo's splice
+/* Whether walk now, of frames fs[0..m), gives the groups the memo's splice
  * holds.  Groups are a function of each frame's flags and site alone.  So
  * they do when those groups came from a walk of m frames that each place
  * recorded (walked), and each frame is as its place records: of the same
@@ -387,13 +387,12 @@ add_frame(const struct cmg__py_layout *o, struct groups *g, unsigned *w,
  * changed, only when its code object was last proven. */
 static inline __attribute__((always_inline)) bool
 as_before(const struct cmg__py_layout *o, const uintptr_t *fs, unsigned m,
-          struct cmg__memo *memo)
+          struct cmg__memo *memo, uint64_t now)
 {
   if (memo->splice.walked != m + 1)
     return false;
   const struct cmg__memo_py *end = &memo->py[m];
   struct cmg__memo_py *e = &memo->py[m];
-  uint64_t now = memo->walks;
   for (unsigned i = 0; i < m; i++) {
     uint32_t flags = frame_flags(o, fs[i]);
     --e;
@@ -422,15 +421,14 @@ walk_as(const struct cmg__py_layout *o, struct groups *g, bool *cut,
   g->n = 0;
   g->frames = m;
   g->recorded = false;
-  if (memo != NULL)
-    memo->walks++;
-  g->as_before = memo != NULL && as_before(o, fs, m, memo);
+  /* Each walk that uses the memo numbers its proofs anew. */
+  uint64_t now = memo != NULL ? ++memo->walks : 0;
+  g->as_before = memo != NULL && as_before(o, fs, m, memo, now);
   if (g->as_before)
     return;
   if (memo != NULL) {
     struct cmg__memo_py *e = &memo->py[m];
     const struct cmg__memo_py *end = e;
-    uint64_t now = memo->walks;
     bool recorded = true;
     for (unsigned i = 0; i < m; i++) {
       uint32_t flags = frame_flags(o, fs[i]);
