@@ -75,7 +75,9 @@ int cmg_allocation_info(uint64_t address, struct cmg_allocation_info *out,
                         size_t size);
 
 /* Writes a report now, with reason "request": to `path`, or where the
- * report option says when path is NULL.  Returns 0 or a negative errno. */
+ * report option says when path is NULL.  Returns 0 or a negative errno:
+ * -ECHILD in a child made without fork() (a raw clone), whose memory
+ * records are its parent's. */
 int cmg_dump(const char *path);
 
 #ifdef __cplusplus

@@ -138,6 +138,33 @@ cmg__config_expand(const char *pattern, long pid, const char *host,
   return 0;
 }
 
+bool
+cmg__config_names_pid(const char *pattern)
+{
+  for (const char *p = pattern; p != NULL && *p != '\0'; p++)
+    if (*p == '%' && *++p == 'p')
+      return true;
+    else if (*p == '\0')
+      break;
+  return false;
+}
+
+int
+cmg__config_add_pid(char *name, size_t len, long pid)
+{
+  static const char ext[] = ".json";
+  size_t n = strlen(name), e = sizeof(ext) - 1;
+  size_t at = n > e && strcmp(name + n - e, ext) == 0 ? n - e : n;
+  char num[24];
+  int k = snprintf(num, sizeof(num), ".%ld", pid);
+
+  if (k < 0 || n + (size_t)k >= len)
+    return -ENAMETOOLONG;
+  memmove(name + at + k, name + at, n - at + 1);
+  memcpy(name + at, num, (size_t)k);
+  return 0;
+}
+
 const char *
 cmg__signal_name(int sig)
 {

@@ -22,7 +22,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -567,11 +569,53 @@ cmg__seg_check_live(const struct seg *s, const char *path, uint64_t dev,
   return 0;
 }
 
+/* Gives every page of the segment its memory before anything touches it:
+ * a tmpfs that is full (Docker's 64 MiB /dev/shm, filled by a DataLoader)
+ * would otherwise raise SIGBUS at the first write to a page it cannot
+ * give, before main.  Also for a segment made by a library that only
+ * sized it: its holes are filled, or the join fails here.  0, or a
+ * negative errno with one line naming the space needed and free. */
+static int
+reserve_pages(int fd, const char *path, char *err, size_t errlen)
+{
+  char need[32], have[32];
+  struct statvfs vfs;
+  struct rlimit fsize;
+  struct stat st;
+
+  if (fstat(fd, &st) == 0 &&
+      (uint64_t)st.st_blocks * 512 >= (uint64_t)sizeof(struct seg))
+    return 0;
+  /* Past the file size limit the kernel sends SIGXFSZ, which kills. */
+  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+      fsize.rlim_cur < (rlim_t)sizeof(struct seg))
+    return cmg__seg_fail(err, errlen, NULL, -EFBIG,
+                         "cannot size %s: the file size limit (ulimit -f) "
+                         "is below its %zu bytes",
+                         path, sizeof(struct seg));
+  int rc = posix_fallocate(fd, 0, (off_t)sizeof(struct seg));
+  if (rc == 0)
+    return 0;
+  if (rc != ENOSPC && rc != ENOMEM)
+    return cmg__seg_fail(err, errlen, NULL, -rc, "cannot size %s: %s", path,
+                         strerror(rc));
+  cmg__format_size(sizeof(struct seg), need, sizeof(need));
+  if (fstatvfs(fd, &vfs) == 0)
+    cmg__format_size((uint64_t)vfs.f_bavail * vfs.f_frsize, have, sizeof(have));
+  else
+    snprintf(have, sizeof(have), "an unknown amount");
+  return cmg__seg_fail(err, errlen, NULL, -ENOSPC,
+                       SHM_DIR " has no room for %s: it needs %s, and %s "
+                               "is free",
+                       path, need, have);
+}
+
 int
 cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
              char *err, size_t errlen)
 {
   struct stat st;
+  int rc;
 
   if (fstat(fd, &st) != 0)
     return cmg__seg_fail(err, errlen, NULL, -errno, "cannot stat %s: %s", path,
@@ -579,13 +623,12 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
   bool fresh = st.st_size == 0;
   if (fresh && cmg__seg_is_held(fd))
     return emptied(path, err, errlen);
-  if (fresh && ftruncate(fd, (off_t)sizeof(struct seg)) != 0)
-    return cmg__seg_fail(err, errlen, NULL, -errno, "cannot size %s: %s", path,
-                         strerror(errno));
   if (!fresh && st.st_size != (off_t)sizeof(struct seg))
     return cmg__seg_is_held(fd) ? emptied(path, err, errlen)
                                 : cmg__seg_describe_size(fd, st.st_size, path,
                                                          NULL, err, errlen);
+  if ((rc = reserve_pages(fd, path, err, errlen)) != 0)
+    return rc;
   void *p =
       mmap(NULL, sizeof(struct seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED)

@@ -253,9 +253,11 @@ struct seg_slot *cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start,
 int cmg__seg_lock(int fd, uint64_t timeout_ns);
 
 /* Maps the locked segment fd (named path in messages), sizing it if it is
- * new: 0 with *out set and *fresh_out telling whether nobody has set it up
- * (the caller does, under the lock), or cmg__seg_validate()'s errors
- * (*out may be set: the caller unmaps it). */
+ * new and giving every page its memory first: 0 with *out set and
+ * *fresh_out telling whether nobody has set it up (the caller does, under
+ * the lock), -ENOSPC when /dev/shm has no room for it (nothing touched),
+ * or cmg__seg_validate()'s errors (*out may be set: the caller unmaps
+ * it). */
 int cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
                  char *err, size_t errlen);
 

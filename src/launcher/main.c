@@ -34,6 +34,7 @@
 #include "cumemguard.h"
 #include "core/conf.h"
 #include "core/conf_merge.h"
+#include "core/conf_report.h"
 #include "core/log.h"
 #include "core/pools.h"
 #include "launcher/args.h"
@@ -387,7 +388,10 @@ set_environment(const char *lib, const char *opts,
 {
   if (add_preload(lib) != 0)
     return -1;
-  if (setenv(OPTIONS_VAR, opts, 1) != 0) {
+  char pid[24];
+  snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+  if (setenv(OPTIONS_VAR, opts, 1) != 0 ||
+      setenv(CMG__REPORT_PID_VAR, pid, 1) != 0) {
     cmg__log("cannot set the environment: %s", strerror(errno));
     return -1;
   }

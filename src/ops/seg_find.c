@@ -214,6 +214,13 @@ cmg__seg_read(const struct cmg__seg_entry *e, struct seg **out, bool *scaled,
   }
   if (rc == 0 && fstat(fd, &st) != 0)
     rc = cmg__seg_fail(err, errlen, name, -errno, "cannot stat %s", e->path);
+  /* Made, and not yet sized by its first member (it gives the segment its
+   * memory under the lock, which takes a moment). */
+  if (rc == 0 && st.st_size == 0)
+    rc = cmg__seg_fail(err, errlen, name, -EINPROGRESS,
+                       "%s is not set up yet (the next member to join sets "
+                       "it up)",
+                       e->path);
   if (rc == 0 && st.st_size != (off_t)sizeof(struct seg))
     rc = cmg__seg_describe_size(fd, st.st_size, e->path, name, err, errlen);
   if (rc == 0) {

@@ -34,15 +34,27 @@
  * ignores, blocks or handles, the dump signal, actions set by a raw
  * rt_sigaction system call (Go's runtime does that) or by the obsolete
  * sigset and sigvec.
+ *
+ * SIGBUS is the exception, from the moment a group segment is mapped
+ * (cmg__death_guard): another process of the user may truncate the
+ * segment under us, and the next read of it faults.  Our handler then
+ * stands in the kernel whatever the program sets, but SIG_IGN: a fault in
+ * the segment is put right (runtime/group.c) and the instruction runs
+ * again; any other SIGBUS goes to the program's own handler, called as the
+ * kernel would have called it (its flags, with its mask added to the mask
+ * the signal found), or takes the default action, with a report where one
+ * is asked for.  pytest and Python's faulthandler set a SIGBUS handler.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "core/base.h"
@@ -69,6 +81,8 @@ static _Atomic bool armed;
 static _Atomic bool ours[SIGNALS];
 static struct sigaction view[SIGNALS];
 static _Atomic int dying;
+/* A group segment is mapped: our handler stays for SIGBUS. */
+static _Atomic bool guards_bus;
 
 static bool
 is_deadly(int sig)
@@ -156,20 +170,49 @@ die(int sig, const siginfo_t *info)
     syscall(SYS_tgkill, getpid(), gettid_now(), sig);
 }
 
+/* The program's own handler for a signal our handler stood in for: with
+ * the mask the kernel would have set (the signal's own, unless
+ * SA_NODEFER), its flags, and SA_RESETHAND's default put back. */
+static void
+chain(int sig, siginfo_t *info, void *context)
+{
+  struct sigaction act = view[sig];
+  const ucontext_t *uc = context;
+  sigset_t mask = uc->uc_sigmask, old;
+
+  sigorset(&mask, &mask, &act.sa_mask);
+  if (!(act.sa_flags & SA_NODEFER))
+    sigaddset(&mask, sig);
+  if (act.sa_flags & SA_RESETHAND) {
+    view[sig].sa_handler = SIG_DFL;
+    view[sig].sa_flags &= ~SA_SIGINFO;
+  }
+  pthread_sigmask(SIG_SETMASK, &mask, &old);
+  if (act.sa_flags & SA_SIGINFO)
+    act.sa_sigaction(sig, info, context);
+  else
+    act.sa_handler(sig);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 static void
 on_deadly(int sig, siginfo_t *info, void *context)
 {
-  (void)context;
   int saved = errno;
   /* A group segment truncated under us: zeroed pages replace it and the
    * instruction runs again (runtime/group.c). */
-  if ((!is_fault(sig, info) && cmg__defer_postpone(sig)) ||
+  if ((!is_fault(sig, info) && is_deadly(sig) && cmg__defer_postpone(sig)) ||
       (sig == SIGBUS && is_fault(sig, info) &&
        cmg__group_fault(info->si_addr))) {
     errno = saved;
     return;
   }
-  if (cmg__dump_can_report_death(gettid_now())) {
+  if (!is_default(&view[sig])) {
+    errno = saved;
+    chain(sig, info, context);
+    return;
+  }
+  if (is_deadly(sig) && cmg__dump_can_report_death(gettid_now())) {
     int none = 0;
     if (atomic_compare_exchange_strong(&dying, &none, sig))
       cmg__dump_request_death(sig);
@@ -205,6 +248,17 @@ cmg__death_setup(const struct cmg__config *options)
 }
 
 void
+cmg__death_guard(void)
+{
+  struct sigaction now;
+  if (atomic_exchange(&guards_bus, true) ||
+      cmg__real_sigaction(SIGBUS, NULL, &now) != 0 ||
+      now.sa_handler == SIG_IGN || now.sa_sigaction == on_deadly)
+    return;
+  stand_in(SIGBUS, &now, NULL);
+}
+
+void
 cmg__death_arm(void)
 {
   if (cfg == NULL || !cfg->signal_report)
@@ -221,10 +275,32 @@ cmg__death_arm(void)
   }
 }
 
+/* SIGBUS under the guard: the program's action is kept in view[], ours
+ * stays in the kernel; SIG_IGN alone goes in, and the guard with it (an
+ * ignored signal stays ignored across exec, a handled one does not). */
+static int
+guard_sigaction(const struct sigaction *act, struct sigaction *old)
+{
+  if (old != NULL)
+    *old = view[SIGBUS];
+  if (act == NULL)
+    return 0;
+  if (act->sa_handler == SIG_IGN) {
+    int rc = cmg__real_sigaction(SIGBUS, act, NULL);
+    if (rc == 0)
+      atomic_store(&ours[SIGBUS], false);
+    return rc;
+  }
+  view[SIGBUS] = *act;
+  return 0;
+}
+
 int
 cmg__death_sigaction(int sig, const struct sigaction *act,
                      struct sigaction *old)
 {
+  if (sig == SIGBUS && atomic_load(&guards_bus) && atomic_load(&ours[SIGBUS]))
+    return guard_sigaction(act, old);
   if (!is_deadly(sig) || !atomic_load(&ours[sig])) {
     if (act != NULL && is_default(act) && is_deadly(sig) && atomic_load(&armed))
       return stand_in(sig, act, old);

@@ -13,6 +13,12 @@
  * need the real one; cfg stays the process's options. */
 void cmg__death_setup(const struct cmg__config *cfg);
 
+/* Once a group segment (or the registry's) is mapped: SIGBUS goes through
+ * our handler from here on, whatever the program sets but SIG_IGN, so that
+ * a segment truncated under the process fails its group closed instead of
+ * killing it. */
+void cmg__death_guard(void);
+
 /* At the process's first use of device memory: from here on a deadly
  * signal whose action is the default writes a report first.  Again in a
  * forked child; never from a signal handler. */

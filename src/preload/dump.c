@@ -74,6 +74,9 @@ static _Atomic bool starting;
 static _Atomic int death_signal;
 static _Atomic bool death_written;
 static char cwd[PATH_MAX];
+/* The process a pattern without %p names (CMG__REPORT_PID_VAR, else the
+ * one that read the options); a forked child keeps its parent's. */
+static long named_pid;
 /* With snapshots: the path of the process's last report, fixed at its
  * first snapshot (a pattern's %t would move it). */
 static char run_path[PATH_MAX + CMG__REPORT_MAX];
@@ -110,8 +113,11 @@ static int
 report_path(const char *pattern, const char *host, char *out, size_t len)
 {
   char name[CMG__REPORT_MAX];
-  int err = cmg__config_expand(pattern, (long)getpid(), host,
-                               (long long)time(NULL), name, sizeof(name));
+  long pid = (long)getpid();
+  int err = cmg__config_expand(pattern, pid, host, (long long)time(NULL), name,
+                               sizeof(name));
+  if (err == 0 && pid != named_pid && !cmg__config_names_pid(pattern))
+    err = cmg__config_add_pid(name, sizeof(name), pid);
   if (err < 0)
     return err;
   if (name[0] == '/' || cwd[0] == '\0')
@@ -261,6 +267,11 @@ static void
 at_exit(int status, void *arg)
 {
   (void)arg;
+  /* A child no fork handler ran for exits with its parent's ledger and
+   * slot, or shares them: as a forked child that used no device memory,
+   * it writes nothing and leaves nothing. */
+  if (!cmg__state_is_mine())
+    return;
   if (cmg__history_touched())
     dump(NULL, CMG__REASON_EXIT, status & 0xff);
   cmg__group_leave();
@@ -395,8 +406,11 @@ cmg__dump_start_thread(void)
   sigset_t all, old;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  /* The thread must not take the program's signals. */
+  /* The thread must not take the program's signals.  SIGBUS stays open:
+   * its reads of a group segment truncated under the process fault, and a
+   * fault on a blocked signal kills without a handler (death.c). */
   sigfillset(&all);
+  sigdelset(&all, SIGBUS);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   atomic_store(&starting, true);
   if (pthread_create(&t, &attr, dumper, NULL) != 0) {
@@ -430,6 +444,11 @@ void
 cmg__dump_setup(const struct cmg__config *options)
 {
   cfg = options;
+  const char *named = getenv(CMG__REPORT_PID_VAR);
+  char *end = NULL;
+  named_pid = named != NULL ? strtol(named, &end, 10) : 0;
+  if (named == NULL || end == named || *end != '\0' || named_pid <= 0)
+    named_pid = (long)getpid();
   if (getcwd(cwd, sizeof(cwd)) == NULL)
     cwd[0] = '\0';
   on_exit(at_exit, NULL);
@@ -450,5 +469,7 @@ cmg__dump_setup(const struct cmg__config *options)
 int
 cmg__dump_now(const char *path, enum cmg__reason reason)
 {
+  if (!cmg__state_is_mine())
+    return -ECHILD; /* its ledger is its parent's (at_exit) */
   return dump(path, reason, -1);
 }

@@ -41,7 +41,9 @@ void cmg__dump_prefork(void);
  * thread held is made anew, and no request of the parent's is left. */
 void cmg__dump_after_fork(void);
 
-/* Writes a report now, to path or to the report option's; 0 or -errno. */
+/* Writes a report now, to path or to the report option's; 0 or -errno
+ * (-ECHILD in a child no fork handler ran for: its ledger is its
+ * parent's). */
 int cmg__dump_now(const char *path, enum cmg__reason reason);
 
 #endif /* CMG_PRELOAD_DUMP_H */

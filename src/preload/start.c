@@ -27,6 +27,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "runtime/freed.h"
+#include "runtime/group.h"
 #include "runtime/group_join.h"
 #include "runtime/history.h"
 #include "runtime/ledger.h"
@@ -89,6 +90,7 @@ postfork_child(void)
   cmg__threads_reset();
   cmg__forklock_child();
   cmg__self.tid = 0;
+  cmg__state_pid = (pid_t)syscall(SYS_getpid);
   atomic_store(&child_pending, true);
   atomic_store(&cmg__ready, false);
 }
@@ -97,6 +99,7 @@ static void
 init_once(void)
 {
   char err[512], why[640];
+  cmg__state_pid = (pid_t)syscall(SYS_getpid);
   cmg__history_start();
   const char *opts = secure_getenv("CUMEMGUARD_OPTIONS");
   if (cmg__config_parse(opts, &cmg__cfg, err, sizeof(err)) < 0) {
@@ -120,6 +123,8 @@ init_once(void)
   cmg__policy_set_device(CMG__HOST, cmg__cfg.host_limit, CMG__NO_LIMIT, 0);
   cmg__policy_set_max_alloc(cmg__cfg.max_alloc);
   cmg__death_setup(&cmg__cfg);
+  if (cmg__group_counting())
+    cmg__death_guard();
   cmg__dump_setup(&cmg__cfg);
   pthread_atfork(prefork, postfork_parent, postfork_child);
 }

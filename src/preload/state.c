@@ -12,6 +12,15 @@
 struct cmg__config cmg__cfg;
 struct cmg__pools cmg__pools_seen;
 CMG__TLS struct cmg__thread cmg__self;
+pid_t cmg__state_pid;
+
+/* getpid(2) itself: glibc no longer caches it, and a raw clone child would
+ * read its parent's pid from any cache. */
+bool
+cmg__state_is_mine(void)
+{
+  return (pid_t)syscall(SYS_getpid) == cmg__state_pid;
+}
 
 /* A thread's first allocation: its tid, and its name as it is now. */
 static uint32_t CMG__COLD

@@ -187,6 +187,12 @@ ready(struct seg **out)
       if (atomic_exchange(&faulted, false))
         break_group_said("was truncated while in use");
       return -EPERM;
+    case CMG__GS_UNSEEN:
+      if (atomic_compare_exchange_strong(&cmg__gs.state, &st, CMG__GS_OFF))
+        cmg__log("%s; this process runs capped as usual, but `cumemguard "
+                 "status` does not list it",
+                 cmg__gs.why);
+      return 1;
     default:
       return 1;
     }

@@ -124,6 +124,28 @@ join_locked(struct seg *s, char *err, size_t errlen)
   return 0;
 }
 
+/* Whether fd, locked, is still the file the segment's name leads to: a
+ * joiner that waited for the lock may find that its holder removed it. */
+static bool
+is_named(int fd)
+{
+  struct stat ours, named;
+  return fstat(fd, &ours) == 0 && stat(cmg__gs.shm_path, &named) == 0 &&
+         ours.st_dev == named.st_dev && ours.st_ino == named.st_ino;
+}
+
+/* A segment that could not be given its memory is still empty (nobody set
+ * it up, nobody holds it): it goes, so that a full /dev/shm is not left
+ * with a file of ours in it. */
+static void
+remove_empty(int fd)
+{
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size == 0 && !cmg__seg_is_held(fd) &&
+      is_named(fd))
+    shm_unlink(cmg__gs.shm_name);
+}
+
 /* Opens or creates the segment and joins it: 0 with seg, seg_fd and mine
  * set, or a negative errno with one line in err. */
 static int
@@ -156,8 +178,12 @@ attach(char *err, size_t errlen)
                     rc == -ETIMEDOUT ? "another process held it for 2 s "
                                        "(is a member stopped while joining?)"
                                      : strerror(-rc));
+    if (rc == 0 && !is_named(fd))
+      rc = -EAGAIN;
     if (rc == 0)
       rc = cmg__seg_map(fd, cmg__gs.shm_path, &s, &fresh, err, errlen);
+    if (rc == -ENOSPC)
+      remove_empty(fd);
     if (rc == 0 && fresh)
       init_segment(s);
     if (rc == 0)
@@ -244,10 +270,17 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
   identify_self();
   int rc = attach(err, errlen);
   if (cmg__gs.registry) {
-    /* Being seen is not worth failing for: no registry, no slot. */
+    /* Being seen is not worth failing for: no registry, no slot.  Only
+     * a full /dev/shm, which the user can do something about, is said. */
+    if (rc == -ENOSPC)
+      snprintf(cmg__gs.why, sizeof(cmg__gs.why), "%s", err);
     atomic_store_explicit(&cmg__gs.state,
-                          rc == 0 ? CMG__GS_JOINED : CMG__GS_OFF,
+                          rc == 0         ? CMG__GS_JOINED
+                          : rc == -ENOSPC ? CMG__GS_UNSEEN
+                                          : CMG__GS_OFF,
                           memory_order_release);
+    if (err != NULL && errlen > 0)
+      err[0] = '\0';
     return 0;
   }
   atomic_store_explicit(&cmg__gs.state,

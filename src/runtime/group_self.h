@@ -16,14 +16,16 @@
 #include "core/segment.h"
 
 /* OFF: no group; FORKED: a child that has not taken a slot yet; BROKEN:
- * every reservation fails; LEFT: after exit. */
+ * every reservation fails; LEFT: after exit; UNSEEN: no room for the
+ * registry's slot, which the first reservation says (why), then OFF. */
 enum {
   CMG__GS_OFF,
   CMG__GS_JOINING,
   CMG__GS_JOINED,
   CMG__GS_FORKED,
   CMG__GS_BROKEN,
-  CMG__GS_LEFT
+  CMG__GS_LEFT,
+  CMG__GS_UNSEEN
 };
 
 struct cmg__group_self {
@@ -46,6 +48,7 @@ struct cmg__group_self {
   pid_t self_pid;
   uint64_t self_start, self_pidns;
   char self_comm[16];
+  char why[256]; /* UNSEEN's line */
 };
 
 extern struct cmg__group_self cmg__gs;

@@ -57,6 +57,8 @@ HARDENING_SHORT = \
 	tests/hardening/t-fork-start.sh \
 	tests/hardening/t-exit-race.sh \
 	tests/hardening/t-ctor.sh \
+	tests/hardening/t-clone.sh \
+	tests/hardening/t-shm.sh \
 	tests/hardening/t-reload.sh \
 	tests/hardening/t-reportdir.sh \
 	tests/hardening/t-sanitized-program.sh

@@ -193,6 +193,15 @@ val() {
     exit }' "$tmp/out"
 }
 
+# at OP KEY [N]: the value of KEY=... on the Nth line (1 unless given) of
+# $tmp/out whose first word is OP, so that a check does not move when a
+# step is put before it.
+at() {
+  awk -v op="$1" -v k="$2=" -v n="${3:-1}" '$1 == op && ++seen == n {
+    for (i = 2; i <= NF; i++) if (index($i, k) == 1) { print substr($i, length(k) + 1); exit }
+    exit }' "$tmp/out"
+}
+
 # count PATTERN FILE: lines matching the fixed string.
 count() {
   grep -cF -- "$1" "$2"

@@ -645,7 +645,7 @@ app_run_more(const struct op *op)
     break;
   case OP_CRASH: case OP_HANDLE: case OP_GETSIG: case OP_SIGDFL:
   case OP_TOGGLE: case OP_CLOSEFDS: case OP_FDCHECK: case OP_PID:
-  case OP_AWAIT:
+  case OP_AWAIT: case OP_CLONE:
     app_run_signals(op);
     break;
   default:

@@ -56,6 +56,7 @@ static const struct spec specs[] = {
   { "fdcheck", OP_FDCHECK, "", false, 0 },
   { "pid", OP_PID, "", false, 0 },
   { "await", OP_AWAIT, "W", false, 0 },
+  { "clone", OP_CLONE, "W", false, 0 },
   { "many", OP_MANY, "NS", false, 0 },
   { "name", OP_NAME, "W", false, 0 },
   { "thread", OP_THREAD, "W", false, 0 },

@@ -1,6 +1,7 @@
 /*
  * The script operations on signals, for the tests of the reports written
- * as a process dies: crash (a segfault or abort), handle (the program's
+ * as a process dies: crash (a segfault, abort, or a bus error of the
+ * program's own), handle (the program's
  * own handler), getsig (what sigaction says the action is), sigdfl
  * (the default action put back through signal(), as CPython does before
  * it re-raises SIGINT), toggle (a signal ignored and set back to its
@@ -10,15 +11,22 @@
  * many of those are still open as those files), pid (the process's
  * own, for tests that find its report or signal it), and await (waiting
  * for a file, so that a test can put another process's steps between two
- * of this one's).
+ * of this one's), and clone (a child made without fork(), by glibc's
+ * clone, a raw clone system call or vfork, that calls exit(0) at once: no
+ * fork handler runs in it, and its exit runs the parent's exit handlers).
  */
 #include "app_int.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +49,23 @@ on_handled(int sig)
   _exit(3);
 }
 
+/* A read past the end of a file that was mapped whole and then cut to
+ * nothing: the kernel's SIGBUS, as a program of its own meets it. */
+static void
+bus_fault(void)
+{
+  char path[] = "/tmp/cmgsim-bus.XXXXXX";
+  int fd = mkstemp(path);
+  long page = sysconf(_SC_PAGESIZE);
+  if (fd < 0 || ftruncate(fd, page) != 0)
+    return;
+  unlink(path);
+  volatile char *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED || ftruncate(fd, 0) != 0)
+    return;
+  (void)p[0];
+}
+
 static void
 crash(const char *how)
 {
@@ -50,6 +75,8 @@ crash(const char *how)
     abort();
   if (strcmp(how, "segv") == 0)
     *(volatile int *)(uintptr_t)8 = 1;
+  if (strcmp(how, "bus") == 0)
+    bus_fault();
   app_line("crash unknown how=%s", how);
   exit(64);
 }
@@ -149,6 +176,45 @@ await_file(const char *path)
   app_line("await rc=%d", access(path, F_OK) == 0 ? 0 : 110);
 }
 
+static int
+exit_at_once(void *arg)
+{
+  (void)arg;
+  exit(0);
+}
+
+/* clone HOW: libc, raw or vfork; rc 22 for another word. */
+static void
+do_clone(const struct op *op)
+{
+  static char stack[256 * 1024] __attribute__((aligned(16)));
+  pid_t pid = -1;
+  int status = 0;
+
+  fflush(NULL);
+  if (strcmp(op->word, "libc") == 0) {
+    pid = clone(exit_at_once, stack + sizeof(stack), SIGCHLD, NULL);
+  } else if (strcmp(op->word, "raw") == 0) {
+    pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    if (pid == 0)
+      exit(0);
+  } else if (strcmp(op->word, "vfork") == 0) {
+    pid = vfork();
+    if (pid == 0)
+      exit(0);
+  } else {
+    app_line("clone how=%s rc=22", op->word);
+    return;
+  }
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (pid < 0)
+    app_line("clone how=%s rc=%d", op->word, errno);
+  else
+    app_line("clone how=%s rc=0 status=%d", op->word,
+             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
 void
 app_run_signals(const struct op *op)
 {
@@ -179,6 +245,9 @@ app_run_signals(const struct op *op)
     break;
   case OP_AWAIT:
     await_file(op->word);
+    break;
+  case OP_CLONE:
+    do_clone(op);
     break;
   default:
     break;
