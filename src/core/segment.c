@@ -309,6 +309,21 @@ cmg__seg_seal(struct seg *s)
   s->h.checksum = checksum(&s->h);
 }
 
+int
+cmg__seg_peek_limits(int fd, struct seg_limit out[SEG_DEVICES + 1])
+{
+  struct seg_header h;
+
+  if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+      h.magic != SEG_MAGIC || h.version != SEG_VERSION ||
+      h.header_size != sizeof(h) || h.total_size != sizeof(struct seg) ||
+      h.checksum != checksum(&h))
+    return -EINVAL;
+  memcpy(out, h.limit_dev, sizeof(h.limit_dev));
+  out[SEG_DEVICES] = h.limit;
+  return 0;
+}
+
 static bool
 is_valid_limit(const struct seg_limit *l)
 {

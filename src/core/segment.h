@@ -187,6 +187,11 @@ int cmg__seg_validate(const struct seg *s, const char *path, const char *name,
  * segment's lock). */
 void cmg__seg_seal(struct seg *s);
 
+/* The group's limits (per device, then the default) from the header of
+ * the segment open as fd, read without its lock or a mapping: 0, or
+ * -EINVAL when the header is not a whole one of this layout. */
+int cmg__seg_peek_limits(int fd, struct seg_limit out[SEG_DEVICES + 1]);
+
 /* Takes a read lock on the segment's first byte, which the kernel drops
  * when the member dies: 0 or a negative errno. */
 int cmg__seg_hold(int fd);

@@ -170,6 +170,11 @@ group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
              "failed closed, as its line said",
              cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
              bytes, c->device, cmg__group_name());
+  else if (err == -EAGAIN)
+    cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
+             "is not joined yet: %s; the next allocation tries again",
+             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+             bytes, c->device, cmg__group_name(), cmg__group_why());
   else
     cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
              "has %s in use, group limit %s%s",
@@ -555,8 +560,11 @@ caps_of(int device, uint64_t limit, uint64_t used, uint64_t physical,
           : used < limit         ? limit - used
                                  : 0;
   int rc = cmg__group_cap_used(device, physical, &group_cap, &group_used);
-  if (rc < 0)
+  if (rc < 0) {
     *room = 0;
+    if (group_cap < *cap)
+      *cap = group_cap;
+  }
   if (rc != 0)
     return;
   uint64_t group_room = group_used < group_cap ? group_cap - group_used : 0;

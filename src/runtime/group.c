@@ -53,7 +53,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -153,7 +152,7 @@ ready(struct seg **out)
 {
   for (;;) {
     int st = atomic_load_explicit(&cmg__gs.state, memory_order_acquire);
-    int expected = CMG__GS_FORKED;
+    int expected;
 
     switch (st) {
     case CMG__GS_JOINED:
@@ -172,16 +171,24 @@ ready(struct seg **out)
       }
       return 0;
     case CMG__GS_FORKED:
+    case CMG__GS_PENDING:
+      expected = st;
       if (atomic_compare_exchange_strong(&cmg__gs.state, &expected,
-                                         CMG__GS_JOINING))
+                                         CMG__GS_JOINING)) {
+        int rc = cmg__group_rejoin();
         atomic_store_explicit(&cmg__gs.state,
-                              cmg__group_rejoin() == 0 ? CMG__GS_JOINED
-                              : cmg__gs.registry       ? CMG__GS_OFF
-                                                       : CMG__GS_BROKEN,
+                              rc == 0            ? CMG__GS_JOINED
+                              : cmg__gs.registry ? CMG__GS_OFF
+                              : rc == -ETIMEDOUT ? CMG__GS_PENDING
+                                                 : CMG__GS_BROKEN,
                               memory_order_release);
+        if (rc == -ETIMEDOUT && !cmg__gs.registry)
+          return -EAGAIN;
+      }
       continue;
     case CMG__GS_JOINING:
-      sched_yield();
+      /* Another thread joins, for up to the lock's bound. */
+      nanosleep(&(struct timespec){ 0, 100000 }, NULL);
       continue;
     case CMG__GS_BROKEN:
       if (atomic_exchange(&faulted, false))
@@ -424,6 +431,19 @@ cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
   }
 }
 
+/* The cap of a group that is not joined (yet, or any more), from what is
+ * known of its limits: 1 where it sets none. */
+static int
+unjoined_cap(int device, uint64_t physical, uint64_t *limit)
+{
+  const struct seg_limit *l = cmg__seg_limit_entry(cmg__gs.caps, device);
+  if (l->kind == CMG__LIMIT_NONE ||
+      (l->kind == CMG__LIMIT_PERCENT && physical == 0))
+    return 1;
+  *limit = cap_of(device, physical);
+  return 0;
+}
+
 int
 cmg__group_cap_used(int device, uint64_t physical, uint64_t *limit,
                     uint64_t *used)
@@ -432,6 +452,14 @@ cmg__group_cap_used(int device, uint64_t physical, uint64_t *limit,
 
   if (device < 0 || device >= SEG_DEVICES)
     return 1;
+  /* Not joined: the cap, with no room, and no wait for the lock here. */
+  int st = atomic_load_explicit(&cmg__gs.state, memory_order_acquire);
+  if (!cmg__gs.registry && (st == CMG__GS_PENDING || st == CMG__GS_BROKEN)) {
+    *limit = CMG__NO_LIMIT;
+    unjoined_cap(device, physical, limit);
+    *used = *limit;
+    return -EPERM;
+  }
   int rc = ready(&s);
   if (rc != 0 || cmg__gs.registry)
     return rc < 0 ? rc : 1;
@@ -468,6 +496,12 @@ cmg__group_count_denial(void)
           CMG__GS_JOINED &&
       sl != NULL)
     atomic_fetch_add_explicit(&sl->denials, 1, memory_order_relaxed);
+}
+
+const char *
+cmg__group_why(void)
+{
+  return cmg__gs.why;
 }
 
 const char *

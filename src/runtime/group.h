@@ -21,9 +21,11 @@ bool cmg__group_counting(void);
 void cmg__group_count_denial(void);
 
 /* Reserves bytes against the group's cap on `device` (physical resolves a
- * percentage).  Returns 0, -ENOMEM with *used_out and *limit_out set, or
- * -EPERM for a group that failed closed (its line said why); never
- * blocks, never takes a lock a dead process could leave held. */
+ * percentage).  Returns 0, -ENOMEM with *used_out and *limit_out set,
+ * -EPERM for a group that failed closed (its line said why), or -EAGAIN
+ * when the group could not be joined yet (cmg__group_why says why; the
+ * next reservation tries again, waiting up to 2 s for the lock); never
+ * takes a lock a dead process could leave held. */
 int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
                        uint64_t *used_out, uint64_t *limit_out);
 
@@ -60,7 +62,9 @@ int cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
  * resolves a percentage): 0 with the cap and every member's usage, after
  * reclaiming the dead (at most once a second, as allocating does), so that
  * what a dead member held comes back in the view; 1 when the group sets no
- * cap there (or the process is in no group); -EPERM for a broken group. */
+ * cap there (or the process is in no group); -EPERM for a group that is
+ * broken or not joined yet, with *limit its cap as far as it is known
+ * (CMG__NO_LIMIT when not) and no room. */
 int cmg__group_cap_used(int device, uint64_t physical, uint64_t *limit,
                         uint64_t *used);
 
@@ -77,6 +81,8 @@ struct cmg__group_usage {
   uint64_t mine;  /* this process */
 };
 const char *cmg__group_name(void);
+/* Why the group is not joined yet (-EAGAIN from a reservation). */
+const char *cmg__group_why(void);
 int cmg__group_usage(int device, struct cmg__group_usage *out);
 unsigned cmg__group_members(void);
 

@@ -146,6 +146,20 @@ remove_empty(int fd)
     shm_unlink(cmg__gs.shm_name);
 }
 
+/* The line for a lock not taken.  Held past its bound, the group's caps
+ * are still known from the header, for the memory views meanwhile
+ * (group.c), or else ours are. */
+static void
+locked_out(int fd, int rc, char *err, size_t errlen)
+{
+  if (rc == -ETIMEDOUT && cmg__seg_peek_limits(fd, cmg__gs.caps) != 0)
+    memcpy(cmg__gs.caps, cmg__gs.own, sizeof(cmg__gs.caps));
+  cmg__seg_fail(err, errlen, NULL, rc, "cannot lock %s: %s", cmg__gs.shm_path,
+                rc == -ETIMEDOUT ? "another process held it for 2 s "
+                                   "(a member stopped while joining?)"
+                                 : strerror(-rc));
+}
+
 /* Opens or creates the segment and joins it: 0 with seg, seg_fd and mine
  * set, or a negative errno with one line in err. */
 static int
@@ -173,11 +187,7 @@ attach(char *err, size_t errlen)
     if (rc == 0)
       rc = cmg__seg_check_file(fd, cmg__gs.shm_path, NULL, err, errlen);
     if (rc == 0 && (rc = cmg__seg_lock(fd, LOCK_TIMEOUT_NS)) != 0)
-      cmg__seg_fail(err, errlen, NULL, rc, "cannot lock %s: %s",
-                    cmg__gs.shm_path,
-                    rc == -ETIMEDOUT ? "another process held it for 2 s "
-                                       "(is a member stopped while joining?)"
-                                     : strerror(-rc));
+      locked_out(fd, rc, err, errlen);
     if (rc == 0 && !is_named(fd))
       rc = -EAGAIN;
     if (rc == 0)
@@ -263,6 +273,9 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
       (struct seg_limit){ .kind = cfg->group_limit.kind,
                           .ppm = cfg->group_limit.ppm,
                           .bytes = cfg->group_limit.bytes };
+  /* Ours until the group's are read: what a group that cannot be joined
+   * shows as its cap. */
+  memcpy(cmg__gs.caps, cmg__gs.own, sizeof(cmg__gs.caps));
   snprintf(cmg__gs.shm_name, sizeof(cmg__gs.shm_name), "/cumemguard.%u.%s",
            (unsigned)geteuid(), cmg__gs.group);
   snprintf(cmg__gs.shm_path, sizeof(cmg__gs.shm_path), SHM_DIR "%s",
@@ -283,6 +296,14 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
       err[0] = '\0';
     return 0;
   }
+  if (rc == -ETIMEDOUT) {
+    /* Delayed, not disabled: the next reservation tries again. */
+    snprintf(cmg__gs.why, sizeof(cmg__gs.why), "%s", err);
+    atomic_store_explicit(&cmg__gs.state, CMG__GS_PENDING,
+                          memory_order_release);
+    err[0] = '\0';
+    return 0;
+  }
   atomic_store_explicit(&cmg__gs.state,
                         rc == 0 ? CMG__GS_JOINED : CMG__GS_BROKEN,
                         memory_order_release);
@@ -300,7 +321,8 @@ is_ours(int fd, dev_t dev, ino_t ino)
 }
 
 /* A forked child's first use: a slot of its own, through its own open
- * file (the parent's lock is on the parent's). */
+ * file (the parent's lock is on the parent's).  Also a joiner's next try
+ * after the lock was held too long. */
 int
 cmg__group_rejoin(void)
 {
@@ -312,6 +334,10 @@ cmg__group_rejoin(void)
 
   identify_self();
   int rc = attach(err, sizeof(err));
+  if (rc == -ETIMEDOUT && !cmg__gs.registry) {
+    snprintf(cmg__gs.why, sizeof(cmg__gs.why), "%s", err);
+    return rc;
+  }
   if (rc != 0 && !cmg__gs.registry) {
     cmg__log("group=%s: %s; no device allocation will succeed", cmg__gs.group,
              err);
@@ -330,7 +356,8 @@ cmg__group_after_fork(void)
 {
   int st = atomic_load(&cmg__gs.state);
 
-  if (st == CMG__GS_JOINED || st == CMG__GS_JOINING || st == CMG__GS_FORKED) {
+  if (st == CMG__GS_JOINED || st == CMG__GS_JOINING || st == CMG__GS_FORKED ||
+      st == CMG__GS_PENDING) {
     cmg__gs.mine = NULL;
     atomic_store(&cmg__gs.state, CMG__GS_FORKED);
   }

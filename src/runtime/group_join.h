@@ -12,7 +12,8 @@
 /* Joins the group cfg->group names, or without one the user's registry
  * (no cap; never an error): opens or creates the user's shared segment for
  * it and takes a slot.  Returns 0, or a negative errno with one line in err
- * (no prefix): the caller fails closed. */
+ * (no prefix): the caller fails closed.  A lock held past its bound is no
+ * error: the process's reservations try again (group.h). */
 int cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen);
 
 /* A forked child leaves its parent's slot and takes its own on first use. */
@@ -22,8 +23,10 @@ void cmg__group_after_fork(void);
 void cmg__group_leave(void);
 
 /* A forked child's first use: a slot of its own, through its own open
- * file.  0, or a negative errno after one line (a group; the registry
- * says nothing). */
+ * file; and a joiner's next try when the lock was held too long.  0,
+ * -ETIMEDOUT when the lock was held too long again (why in the group's
+ * state, nothing said), or another negative errno after one line (a
+ * group; the registry says nothing). */
 int cmg__group_rejoin(void);
 
 #endif /* CMG_RUNTIME_GROUP_JOIN_H */

@@ -17,7 +17,10 @@
 
 /* OFF: no group; FORKED: a child that has not taken a slot yet; BROKEN:
  * every reservation fails; LEFT: after exit; UNSEEN: no room for the
- * registry's slot, which the first reservation says (why), then OFF. */
+ * registry's slot, which the first reservation says (why), then OFF;
+ * PENDING: the segment's lock was held past its bound (a member stopped
+ * while joining): each reservation tries to join again, and fails alone
+ * if it cannot (why). */
 enum {
   CMG__GS_OFF,
   CMG__GS_JOINING,
@@ -25,7 +28,8 @@ enum {
   CMG__GS_FORKED,
   CMG__GS_BROKEN,
   CMG__GS_LEFT,
-  CMG__GS_UNSEEN
+  CMG__GS_UNSEEN,
+  CMG__GS_PENDING
 };
 
 struct cmg__group_self {
@@ -48,7 +52,7 @@ struct cmg__group_self {
   pid_t self_pid;
   uint64_t self_start, self_pidns;
   char self_comm[16];
-  char why[256]; /* UNSEEN's line */
+  char why[256]; /* UNSEEN's and PENDING's line */
 };
 
 extern struct cmg__group_self cmg__gs;
