@@ -55,29 +55,40 @@ where(int device, char *buf, size_t len)
   return buf;
 }
 
+/* What a line names as the call: the API, or for the memory of a context
+ * it made, "API's context". */
+static const char *
+call_name(const struct cmg__call *c, char *buf, size_t len)
+{
+  if (c->kind != CMG__KIND_CONTEXT)
+    return cmg__fn_name(c->fn);
+  snprintf(buf, len, "%s's context", cmg__fn_name(c->fn));
+  return buf;
+}
+
 static CMG__COLD void
 log_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
 {
-  char want[32], have[32], cap[32], dev[32];
+  char want[32], have[32], cap[32], dev[32], call[64];
   cmg__format_size(bytes, want, sizeof(want));
   where(c->device, dev, sizeof(dev));
   const char *why;
   if (err == -EPERM && (why = cmg__policy_take_why()) != NULL)
     cmg__log("denied %s of %s on %s: %s; no device allocation will succeed",
-             cmg__fn_name(c->fn), want, dev, why);
+             call_name(c, call, sizeof(call)), want, dev, why);
   else if (err == -EPERM)
     cmg__log("denied %s of %s on %s: no device allocation succeeds "
              "(failed closed, as the first denial said)",
-             cmg__fn_name(c->fn), want, dev);
+             call_name(c, call, sizeof(call)), want, dev);
   else if (err == -E2BIG)
     cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: larger than "
              "max_alloc=%s",
-             cmg__fn_name(c->fn), want, bytes, dev,
+             call_name(c, call, sizeof(call)), want, bytes, dev,
              cmg__format_size(cmg__cfg.max_alloc, cap, sizeof(cap)));
   else
     cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: %s in use, "
              "limit %s%s",
-             cmg__fn_name(c->fn), want, bytes, dev,
+             call_name(c, call, sizeof(call)), want, bytes, dev,
              cmg__format_size(used, have, sizeof(have)),
              cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap)),
              err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
@@ -119,10 +130,11 @@ allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
   struct cmg__event e = event(c, CMG__EVENT_WARN, bytes);
   cmg__history_event(&e);
   if (!atomic_exchange(&warned[c->device], true)) {
-    char want[32], have[32], cap[32], dev[32];
+    char want[32], have[32], cap[32], dev[32], call[64];
     cmg__log("allowed %s of %s on %s over the limit: %s in use, limit %s "
              "(on_exceed=warn; later ones are only in the report)",
-             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
+             call_name(c, call, sizeof(call)),
+             cmg__format_size(bytes, want, sizeof(want)),
              where(c->device, dev, sizeof(dev)),
              cmg__format_size(used, have, sizeof(have)),
              cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap)));
@@ -159,7 +171,7 @@ static CMG__COLD void
 group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
              uint64_t limit, int err)
 {
-  char want[32], have[32], cap[32];
+  char want[32], have[32], cap[32], call[64];
   struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
   e.limit_bytes = err == -EPERM ? 0 : limit;
   cmg__ledger_count_denial(c->device);
@@ -168,19 +180,21 @@ group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
   if (err == -EPERM)
     cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
              "failed closed, as its line said",
-             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
-             bytes, c->device, cmg__group_name());
+             call_name(c, call, sizeof(call)),
+             cmg__format_size(bytes, want, sizeof(want)), bytes, c->device,
+             cmg__group_name());
   else if (err == -EAGAIN)
     cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
              "is not joined yet: %s; the next allocation tries again",
-             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
-             bytes, c->device, cmg__group_name(), cmg__group_why());
+             call_name(c, call, sizeof(call)),
+             cmg__format_size(bytes, want, sizeof(want)), bytes, c->device,
+             cmg__group_name(), cmg__group_why());
   else
     cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
              "has %s in use, group limit %s%s",
-             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
-             bytes, c->device, cmg__group_name(),
-             cmg__format_size(used, have, sizeof(have)),
+             call_name(c, call, sizeof(call)),
+             cmg__format_size(bytes, want, sizeof(want)), bytes, c->device,
+             cmg__group_name(), cmg__format_size(used, have, sizeof(have)),
              cmg__format_size(limit, cap, sizeof(cap)),
              err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
 }
@@ -198,13 +212,13 @@ allow_over_group(struct cmg__call *c, uint64_t bytes, uint64_t used,
   e.limit_bytes = limit;
   cmg__history_event(&e);
   if (!atomic_exchange(&warned_group[c->device], true)) {
-    char want[32], have[32], cap[32];
+    char want[32], have[32], cap[32], call[64];
     cmg__log("allowed %s of %s on device %d over the group's cap: group "
              "'%s' has %s in use, group limit %s (on_exceed=warn; later ones "
              "are only in the report)",
-             cmg__fn_name(c->fn), cmg__format_size(bytes, want, sizeof(want)),
-             c->device, cmg__group_name(),
-             cmg__format_size(used, have, sizeof(have)),
+             call_name(c, call, sizeof(call)),
+             cmg__format_size(bytes, want, sizeof(want)), c->device,
+             cmg__group_name(), cmg__format_size(used, have, sizeof(have)),
              cmg__format_size(limit, cap, sizeof(cap)));
   }
   return 0;
@@ -350,6 +364,18 @@ cmg__alloc_taken(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes,
   cmg__defer_enter();
   taken(fn, kind, device, bytes, key, ctx);
   cmg__defer_leave();
+}
+
+CUresult CMG__COLD
+cmg__alloc_made(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes,
+                uint64_t key, uint16_t ctx)
+{
+  struct cmg__call c;
+  CUresult rc = cmg__alloc_begin(&c, fn, kind, device, bytes);
+  if (rc != CUDA_SUCCESS)
+    return rc;
+  c.ctx = ctx;
+  return cmg__alloc_end(&c, CUDA_SUCCESS, key);
 }
 
 /* Reserves `extra` more for an allocation begun with cmg__alloc_begin whose

@@ -44,6 +44,14 @@ CUresult cmg__alloc_end(struct cmg__call *c, CUresult rc, uint64_t key);
 void cmg__alloc_taken(enum cmg__fn fn, unsigned kind, int device,
                       uint64_t bytes, uint64_t key, const uint16_t *ctx);
 
+/* Counts `bytes` of `kind` on `device` that a call just took and can give
+ * back (a context just made), against the caps by on_exceed as an
+ * allocation is, under `key`; it dies with context id ctx.  CUDA_SUCCESS,
+ * or CUDA_ERROR_OUT_OF_MEMORY after the denial's line: the caller then
+ * undoes the call, as the driver refuses a context on a full card. */
+CUresult cmg__alloc_made(enum cmg__fn fn, unsigned kind, int device,
+                         uint64_t bytes, uint64_t key, uint16_t ctx);
+
 /* Reserves `extra` more for an allocation whose size the real call decided
  * (a pitch): CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY after saying why,
  * with the reservation unchanged; the caller then undoes the allocation. */

@@ -70,7 +70,7 @@ struct record {
 static struct record records[MAX_RECORDS];
 static size_t n_records;
 static char why[CMG__MAX_DEVICES][sizeof(((struct cmg__footprint *)0)->why)];
-static uint64_t keys;
+static _Atomic uint64_t keys = 1;
 
 /* What pid's entry held in a listing: 0 where it was not listed. */
 static uint64_t
@@ -200,16 +200,23 @@ has_primary(int device)
   return false;
 }
 
-/* Counts a measured cost against the caps, as the context's own entry. */
-static uint64_t
-count(enum cmg__fn fn, int device, uint16_t ctx, uint64_t bytes)
+/* Counts a measured cost against the caps, as the context's own entry:
+ * CUDA_SUCCESS with *key its entry (0 for none), or
+ * CUDA_ERROR_OUT_OF_MEMORY when the caps refuse it.  Called without the
+ * lock: on_exceed=wait may wait for frees. */
+static CUresult
+count(enum cmg__fn fn, int device, uint16_t ctx, uint64_t bytes, uint64_t *key)
 {
+  *key = 0;
   if (!cmg__cfg.count_context || bytes == 0)
-    return 0;
-  uint64_t key = UINT64_C(0xc7) << 56 | (uint64_t)device << 48 | ++keys;
+    return CUDA_SUCCESS;
+  uint64_t k = UINT64_C(0xc7) << 56 | (uint64_t)device << 48 |
+               atomic_fetch_add(&keys, 1);
   struct cmg__alloc a;
-  cmg__alloc_taken(fn, CMG__KIND_CONTEXT, device, bytes, key, &ctx);
-  return cmg__ledger_lookup(key, CMG__KIND_CONTEXT, &a) == 0 ? key : 0;
+  CUresult rc = cmg__alloc_made(fn, CMG__KIND_CONTEXT, device, bytes, k, ctx);
+  if (rc == CUDA_SUCCESS && cmg__ledger_lookup(k, CMG__KIND_CONTEXT, &a) == 0)
+    *key = k;
+  return rc;
 }
 
 /* ---- fork ------------------------------------------------------------ */
@@ -290,32 +297,44 @@ measure(const struct cmg__ctx_probe *p, struct record *rec, char *r, size_t len)
   return rec->has_driver ? CMG__FOOTPRINT_DRIVER : CMG__FOOTPRINT_NONE;
 }
 
-void
+/* Whether a record of the context can be kept (with the lock held). */
+static bool
+has_room(const struct cmg__ctx_probe *p)
+{
+  return n_records < MAX_RECORDS && !(p->primary && has_primary(p->device));
+}
+
+CUresult
 cmg__footprint_after(const struct cmg__ctx_probe *p, CUresult rc,
                      const CUcontext *pctx, enum cmg__fn fn)
 {
   int d = p->device;
   if (rc != CUDA_SUCCESS || pctx == NULL || *pctx == NULL || d < 0 ||
       d >= CMG__MAX_DEVICES)
-    return;
+    return rc;
   uint16_t id = cmg__context_id(*pctx);
   cmg__device_setup(d);
   cmg__forklock_take(&guard);
-  if (n_records == MAX_RECORDS || (p->primary && has_primary(d))) {
+  if (!has_room(p)) {
     cmg__forklock_give(&guard);
-    return;
+    return rc;
   }
   struct record rec = { .ctx = id, .device = d, .primary = p->primary };
   char r[sizeof(why[0])] = "";
   rec.source = measure(p, &rec, r, sizeof(r));
+  cmg__forklock_give(&guard);
+  if (rec.source != CMG__FOOTPRINT_NONE &&
+      count(fn, d, id, rec.bytes, &rec.key) != CUDA_SUCCESS)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  cmg__forklock_take(&guard);
   if (rec.source == CMG__FOOTPRINT_NONE)
     snprintf(why[d], sizeof(why[d]), "%s", r);
-  else
-    rec.key = count(fn, d, id, rec.bytes);
-  records[n_records++] = rec;
+  if (has_room(p))
+    records[n_records++] = rec;
   publish(d);
   cmg__forklock_give(&guard);
   pthread_once(&exit_once, register_exit_sample);
+  return rc;
 }
 
 void

@@ -36,9 +36,12 @@ struct cmg__ctx_probe {
 void cmg__footprint_before(struct cmg__ctx_probe *p, int device, bool primary);
 
 /* After: the context's cost is what the process's usage grew by; recorded,
- * and counted (kind context) under count_context.  `fn` labels the entry. */
-void cmg__footprint_after(const struct cmg__ctx_probe *p, CUresult rc,
-                          const CUcontext *pctx, enum cmg__fn fn);
+ * and counted (kind context) under count_context, against the caps as an
+ * allocation is.  `fn` labels the entry.  Returns rc, or
+ * CUDA_ERROR_OUT_OF_MEMORY when the caps refuse the cost (the line is
+ * said, nothing is recorded): the caller undoes the context. */
+CUresult cmg__footprint_after(const struct cmg__ctx_probe *p, CUresult rc,
+                              const CUcontext *pctx, enum cmg__fn fn);
 
 /* A context died: the one with id ctx, or with ctx 0 the primary context
  * of `device` (the ledger's teardown has taken its entry out). */

@@ -179,18 +179,19 @@ for step in 1 2 3; do
   guard "--group $G-w --group-limit 2GiB" app_dlsym nvml 0 nvml2 0
   n="${n:+$n|}$(val 1 total)/$(val 1 free)/$(val 1 used)/$(val 2 free)"
   guard "--group $G-w --group-limit 2GiB" app_driver info nvml 0
-  c="${c:+$c|}$(val 1 total)/$(val 1 free)/$(val 2 free)"
+  c="${c:+$c|}$(val 1 rc)/$(val 1 total)/$(val 1 free)/$(val 2 free)"
   : >"$tmp/go$step"
 done
 wait $w
 # The member holds its context and 2 GiB, 1 GiB after a free, then its
-# context alone; the reader with a context adds its own.
+# context alone; the reader with a context adds its own, which is refused
+# while the group is past its cap, as a full card refuses one.
 is "$n" \
   "$((2048 * M))/0/$((2048 * M))/0|$((2048 * M))/$((1024 * M - C))/$((1024 * M + C))/$((1024 * M - C))|$((2048 * M))/$((2048 * M - C))/$C/$((2048 * M - C))" \
   "warn past the cap: NVML without CUDA shows free 0, never wrapped, then what each free gave back"
 is "$c" \
-  "$((2048 * M))/0/0|$((2048 * M))/$((1024 * M - 2 * C))/$((1024 * M - 2 * C))|$((2048 * M))/$((2048 * M - 2 * C))/$((2048 * M - 2 * C))" \
-  "and so does a member with a context of its own, counted too"
+  "2///0|0/$((2048 * M))/$((1024 * M - 2 * C))/$((1024 * M - 2 * C))|0/$((2048 * M))/$((2048 * M - 2 * C))/$((2048 * M - 2 * C))" \
+  "and so does a member with a context of its own, counted too, and refused while there is no room for it"
 
 # ---- sleep and wake ----------------------------------------------------------------
 

@@ -2,7 +2,9 @@
  * Contexts of the simulated driver: the primary context of each device
  * (retained, released and reset), contexts made by cuCtxCreate, and the
  * calling thread's current context (sim_current_ctx, thread-local, as in
- * the real driver).
+ * the real driver), the top of the thread's stack of contexts: cuCtxCreate
+ * pushes the new one, destroying the current one pops it, and
+ * cuCtxSetCurrent replaces the top (NULL pops it), as NVIDIA documents.
  *
  * Destroying a context, releasing a primary context for the last time and
  * resetting one free every allocation the context made, on every device
@@ -35,6 +37,23 @@
 #include <stdlib.h>
 
 #define SIM_MAX_CONTEXTS 64
+
+/* The calling thread's contexts under its current one, innermost last. */
+#define SIM_STACK 16
+static __thread struct CUctx_st *below[SIM_STACK];
+static __thread int depth;
+
+/* The current context goes; the one under it, if still alive, is current. */
+static void
+pop_current(void)
+{
+  sim_current_ctx = NULL;
+  while (depth > 0 && sim_current_ctx == NULL) {
+    struct CUctx_st *c = below[--depth];
+    if (c->magic == SIM_CTX_ALIVE || c->primary)
+      sim_current_ctx = c;
+  }
+}
 
 /* Contexts made by cuCtxCreate. */
 static struct CUctx_st *created[SIM_MAX_CONTEXTS];
@@ -249,6 +268,8 @@ ctx_create(CUcontext *pctx, CUdevice dev)
     free(c);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
+  if (sim_current_ctx != NULL && depth < SIM_STACK)
+    below[depth++] = sim_current_ctx;
   sim_current_ctx = c;
   *pctx = c;
   return CUDA_SUCCESS;
@@ -297,7 +318,7 @@ ctx_destroy(CUcontext ctx)
   ctx->magic = SIM_CTX_DEAD;
   context_uncharge(ctx);
   if (sim_current_ctx == ctx)
-    sim_current_ctx = NULL;
+    pop_current();
   return CUDA_SUCCESS;
 }
 
@@ -323,7 +344,10 @@ cuCtxSetCurrent(CUcontext ctx)
     return CUDA_ERROR_INVALID_CONTEXT;
   if (ctx != NULL && ctx->magic != SIM_CTX_ALIVE)
     return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-  sim_current_ctx = ctx;
+  if (ctx == NULL)
+    pop_current();
+  else
+    sim_current_ctx = ctx;
   return CUDA_SUCCESS;
 }
 

@@ -127,8 +127,8 @@ for a in $ALL; do
     "ctx_destroy c=0 rc=0/$((3 * MiB))/3/0" \
     "$a: ctx_destroy frees its memory, arrays and pool allocations, not VMM"
   is "$(line 15)/$(val 16 rc)/$(line 17)" \
-    "hoststats used=$MiB/201/ctx_primary dev=0 rc=0" \
-    "$a: nor host memory; then no context is current"
+    "hoststats used=$MiB/0/ctx_primary dev=0 rc=0" \
+    "$a: nor host memory; then the context under it, the primary one, is current again"
   is "$(val 22 used)/$(val 23 rc)" $((2 * MiB))/709 \
     "$a: the last release frees the primary context's memory"
   is "$(val 25 rc)/$(val 26 used)" 0/$((3 * MiB)) \

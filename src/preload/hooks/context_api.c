@@ -31,6 +31,19 @@ died(uint16_t ctx, int device)
   cmg__footprint_gone(ctx, device);
 }
 
+/* A context the caps refuse is destroyed again, as the driver refuses one
+ * on a full card: the thread's stack of contexts is as it was. */
+static CUresult
+refused(CUcontext *pctx)
+{
+  cmg__pfn_cuCtxDestroy_v2 destroy = REAL(cuCtxDestroy_v2);
+  uint16_t id = cmg__context_id(*pctx);
+  if (destroy != NULL && destroy(*pctx) == CUDA_SUCCESS)
+    cmg__context_destroyed(id);
+  *pctx = NULL;
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 #define CREATE_HOOK(elf, params, args)                                         \
   CUresult CUDAAPI elf params                                                  \
   {                                                                            \
@@ -40,7 +53,8 @@ died(uint16_t ctx, int device)
     cmg__footprint_before(&p, dev, false);                                     \
     CUresult rc = real args;                                                   \
     cmg__context_created(rc, pctx);                                            \
-    cmg__footprint_after(&p, rc, pctx, CMG__FN_##elf);                         \
+    if (cmg__footprint_after(&p, rc, pctx, CMG__FN_##elf) != rc)               \
+      return refused(pctx);                                                    \
     return rc;                                                                 \
   }
 
@@ -92,9 +106,16 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
   CUresult rc = real(pctx, dev);
   if (rc == CUDA_SUCCESS && ours)
     atomic_fetch_add(&retains[dev], 1);
-  if (first)
-    cmg__footprint_after(&p, rc, pctx, CMG__FN_cuDevicePrimaryCtxRetain);
-  return rc;
+  if (!first || cmg__footprint_after(&p, rc, pctx,
+                                     CMG__FN_cuDevicePrimaryCtxRetain) == rc)
+    return rc;
+  /* Refused: the retain is given back, which ends the context. */
+  cmg__pfn_cuDevicePrimaryCtxRelease_v2 release =
+      REAL(cuDevicePrimaryCtxRelease_v2);
+  if (release != NULL && release(dev) == CUDA_SUCCESS)
+    atomic_fetch_sub(&retains[dev], 1);
+  *pctx = NULL;
+  return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 #define RELEASE_HOOK(elf)                                                      \
