@@ -416,7 +416,8 @@ cmg__seg_members(const struct seg *s)
 
   for (unsigned i = 0; i < SEG_SLOTS; i++) {
     uint64_t w = atomic_load_explicit(&s->slot[i].owner, memory_order_relaxed);
-    n += (uint32_t)w != SLOT_FREE;
+    n += (uint32_t)w != SLOT_FREE &&
+         atomic_load_explicit(&s->slot[i].gone, memory_order_relaxed) == 0;
   }
   return n;
 }
@@ -474,14 +475,30 @@ cmg__seg_held(const struct seg_slot *sl, int d)
 void
 cmg__seg_empty_held(struct seg_slot *sl)
 {
-  for (int i = 0; i < SEG_LANES; i++)
+  for (int i = 0; i < SEG_LANES; i++) {
     for (int d = 0; d < SEG_DEVICES; d++)
       atomic_store_explicit(&sl->lane[i].held[d], 0, memory_order_relaxed);
+    atomic_store_explicit(&sl->lane[i].seq, 0, memory_order_relaxed);
+  }
+  for (int d = 0; d < SEG_DEVICES; d++)
+    atomic_store_explicit(&sl->dev[d].used, 0, memory_order_relaxed);
+  atomic_store_explicit(&sl->busy, 0, memory_order_relaxed);
 }
 
-/* Takes a free slot for this process.  Bytes a leaving process counted
- * into it after emptying it (a thread racing its exit) are also in the
- * group's counters, so they are kept, to be given back with the slot. */
+bool
+cmg__seg_is_still(const struct seg_slot *sl, struct seg_still *at)
+{
+  at->busy = atomic_load_explicit(&sl->busy, memory_order_acquire);
+  if ((at->busy & BUSY_RUNNING) != 0)
+    return false;
+  for (int i = 0; i < SEG_LANES; i++) {
+    at->seq[i] = atomic_load_explicit(&sl->lane[i].seq, memory_order_acquire);
+    if (at->seq[i] & 1)
+      return false;
+  }
+  return true;
+}
+
 struct seg_slot *
 cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start, uint64_t pidns,
                const char comm[16])
@@ -497,9 +514,7 @@ cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start, uint64_t pidns,
     atomic_store_explicit(&sl->start, start, memory_order_relaxed);
     atomic_store_explicit(&sl->pidns, pidns, memory_order_relaxed);
     memcpy(sl->comm, comm, sizeof(sl->comm));
-    for (int d = 0; d < SEG_DEVICES; d++)
-      atomic_store_explicit(&sl->dev[d].peak, cmg__seg_held(sl, d),
-                            memory_order_relaxed);
+    atomic_store_explicit(&sl->gone, 0, memory_order_relaxed);
     return sl;
   }
   return NULL;

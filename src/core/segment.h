@@ -24,8 +24,11 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
  * 3: a slot's bytes on each device on a cache line of their own.
  * 4: and on a pair of lines (CMG__APART), the group's as well; a registry
  *    member's bytes in lanes, one per thread.
- * 5: a checksum of the header. */
-#define SEG_VERSION 5u
+ * 5: a checksum of the header.
+ * 6: a group member's bytes in lanes too, each with the count that
+ *    brackets its thread's changes (seq), and the slot's for threads
+ *    without a lane (busy); a slot its process gave up (gone). */
+#define SEG_VERSION 6u
 #define SEG_SLOTS 256u
 #define SEG_DEVICES CMG__MAX_DEVICES
 #define SEG_LANES 8
@@ -36,6 +39,7 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
 #define SCAN_DENIAL_NS (NS / 10)
 #define LOCK_TIMEOUT_NS (2 * NS)
 #define LEAVE_LOCK_NS (NS / 10)
+#define LEAVE_WAIT_NS (NS / 50)
 #define ATTACH_TRIES 8
 #define PPM 1000000u
 /* The per-user segment of processes that name no group: no cap, a slot
@@ -73,15 +77,25 @@ struct seg_held {
   uint64_t spare[13];
 };
 
-/* A registry member's bytes on each device as one of its threads counted
- * them: a thread adds to its own lane (cmg__tally_number) with a plain load
- * and store, where a shared counter would cost two locked instructions per
+/* A member's bytes on each device as one of its threads counted them: a
+ * thread adds to its own lane (cmg__tally_number) with a plain load and
+ * store, where a shared counter would cost a locked instruction per
  * allocation and free.  A lane wraps below zero when its thread frees what
  * another allocated; the sum over the lanes and dev[d].used (for threads
- * without a lane) is the member's bytes. */
+ * without a lane) is the member's bytes.  In a group, seq is odd while the
+ * thread changes its lane and the group's counter (group.c): a lane whose
+ * seq is even holds exactly what its thread has put in the group's
+ * counter, which is what lets the bytes of a member killed half way be
+ * known (group_reclaim.c). */
 struct seg_lane {
   _Atomic uint64_t held[SEG_DEVICES];
+  _Atomic uint64_t seq;
 } __attribute__((aligned(CMG__APART)));
+
+/* busy for the threads without a lane: each change adds BUSY_ONE, counts
+ * itself in the low half while it runs, and takes that back at its end. */
+#define BUSY_ONE (UINT64_C(1) << 32 | 1)
+#define BUSY_RUNNING UINT64_C(0xffffffff)
 
 struct seg_slot {
   _Atomic uint64_t owner;   /* pid << 32 | SLOT_* */
@@ -90,6 +104,10 @@ struct seg_slot {
   _Atomic uint32_t waiting; /* its threads in cmg__group_wait */
   _Atomic uint32_t denials; /* allocations refused, its own limit's too */
   char comm[16];
+  _Atomic uint64_t busy; /* BUSY_* of its threads without a lane */
+  /* Its process left (or is leaving): no member, counted by nothing, and
+   * freed once the process is gone. */
+  _Atomic uint32_t gone;
   struct seg_held dev[SEG_DEVICES] __attribute__((aligned(CMG__APART)));
   struct seg_lane lane[SEG_LANES];
 } __attribute__((aligned(CMG__APART)));
@@ -216,7 +234,8 @@ void cmg__seg_sub32(_Atomic uint32_t *c, uint32_t n);
 /* Wakes every member waiting for room (the futex word). */
 void cmg__seg_wake_all(struct seg *s);
 
-/* Slots in use: members, live or not yet reclaimed. */
+/* Slots in use: members, live or not yet reclaimed, but not those whose
+ * process left. */
 unsigned cmg__seg_members(const struct seg *s);
 
 /* Whether the segment open as fd, of another layout than this one's, is
@@ -239,17 +258,28 @@ uint64_t cmg__seg_held(const struct seg_slot *sl, int d);
 /* Zeroes a member's bytes on every device, lanes and all. */
 void cmg__seg_empty_held(struct seg_slot *sl);
 
-/* Takes a free slot for the process (pid, its start time, pid namespace
- * and command), or returns NULL when every slot is taken.  Bytes a leaving
- * process counted into it after emptying it (a thread racing its exit)
- * are also in the group's counters, so they are kept, to be given back with
- * the slot. */
+/* Where a member's threads were in their changes to its bytes, for a
+ * later look to tell whether one began meanwhile. */
+struct seg_still {
+  uint64_t busy;
+  uint64_t seq[SEG_LANES];
+};
+
+/* Whether no thread of the slot's member is changing its bytes (every
+ * lane's seq even, no change of a thread without one running), with *at
+ * where they were. */
+bool cmg__seg_is_still(const struct seg_slot *sl, struct seg_still *at);
+
 /* Makes `own` (per device, then the default) the group's limits, set by
  * creator, with everything counted from nothing.  Only under the lock, and
  * only when no member is left. */
 void cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
                     pid_t creator);
 
+/* Takes a free slot for the process (pid, its start time, pid namespace
+ * and command), or returns NULL when every slot is taken.  A free slot
+ * holds nothing: it was freed only after its process was gone, with every
+ * count emptied. */
 struct seg_slot *cmg__seg_claim(struct seg *s, pid_t pid, uint64_t start,
                                 uint64_t pidns, const char comm[16]);
 

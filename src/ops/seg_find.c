@@ -74,6 +74,9 @@ copy_seg(struct seg *dst, const struct seg *src)
     const struct seg_slot *from = &src->slot[i];
     struct seg_slot *to = &dst->slot[i];
     to->owner = atomic_load(&from->owner);
+    /* A process that left is no member: its slot waits to be freed. */
+    if (atomic_load(&from->gone) != 0 && (uint32_t)to->owner == SLOT_CLAIMED)
+      to->owner = SLOT_FREE;
     to->start = atomic_load(&from->start);
     to->pidns = atomic_load(&from->pidns);
     to->waiting = atomic_load(&from->waiting);

@@ -468,7 +468,7 @@ end(struct cmg__call *c, CUresult rc, uint64_t key)
   cmg__stacks_account(a.stack, a.device, (int64_t)a.size, 1);
   uint64_t used = cmg__policy_commit(a.device);
   cmg__history_peak(a.device, used);
-  cmg__group_solo_peak(a.device, used);
+  cmg__group_peak(a.device, used);
   if (cmg__timeline_on)
     cmg__timeline_note(a.device, used, a.time_ns);
   if (cmg__policy_soft_crossed(a.device))

@@ -13,17 +13,18 @@
  * for the old process), its pid namespace, its command, and the bytes it
  * holds and held at most on each device.
  *
- * Reserving is one compare-and-swap of the device's group counter against
- * the cap, then an add to the process's own slot; releasing is the reverse.
- * No lock is on that path, so nothing a killed process leaves behind can
- * stop the others (HAMi-core's semaphore can: Project-HAMi/HAMi#2500).  A
- * member that dies keeps its slot until another member finds it gone and
- * reclaims it (group_reclaim.c).  Members look for the
- * dead when they join, at most once a second on the allocation path (one
- * relaxed load of a shared time stamp otherwise), and before refusing an
- * allocation (at most every 100 ms, group-wide).  The order of the updates
- * makes a SIGKILL between two of them err toward counting too much, never
- * too little: the cap can shrink by one allocation, never be passed.
+ * Reserving is a plain add to the calling thread's lane of the process's
+ * slot, then one compare-and-swap of the device's group counter against
+ * the cap; releasing is the reverse, and the lane's seq brackets both, so
+ * that the bytes of a member killed between the two are known exactly
+ * (segment.h, group_reclaim.c).  No lock is on that path, so nothing a
+ * killed process leaves behind can stop the others (HAMi-core's semaphore
+ * can: Project-HAMi/HAMi#2500).  A member that dies keeps its slot until
+ * another member finds it gone and reclaims it, with every byte it had,
+ * those in flight included.  Members look for the dead when they join, at
+ * most once a second on the allocation path (one relaxed load of a shared
+ * time stamp otherwise), and before refusing an allocation (at most every
+ * 100 ms, group-wide).
  *
  * Joining and leaving are group_join.c's.
  *
@@ -283,9 +284,11 @@ cmg__group_solo_add(int device, uint64_t bytes)
 }
 
 void
-cmg__group_solo_peak(int device, uint64_t used)
+cmg__group_peak(int device, uint64_t used)
 {
-  if (!is_solo(device))
+  if (device < 0 || device >= SEG_DEVICES || cmg__gs.mine == NULL ||
+      atomic_load_explicit(&cmg__gs.state, memory_order_acquire) !=
+          CMG__GS_JOINED)
     return;
   _Atomic uint64_t *p = &cmg__gs.mine->dev[device].peak;
   uint64_t peak = atomic_load_explicit(p, memory_order_relaxed);
@@ -293,6 +296,74 @@ cmg__group_solo_peak(int device, uint64_t used)
          !atomic_compare_exchange_weak_explicit(
              p, &peak, used, memory_order_relaxed, memory_order_relaxed))
     ;
+}
+
+/* The calling thread's lane of our slot, which only it writes; NULL for a
+ * thread past the lanes, which counts in the slot's shared counters. */
+static inline struct seg_lane *
+lane_of(struct seg_slot *sl)
+{
+  unsigned n = cmg__tally_number() - 1;
+  return n < SEG_LANES ? &sl->lane[n] : NULL;
+}
+
+/* A change of our bytes and the group's counter begins: the lane's seq
+ * odd (or busy counting it), before either is written, so that a recount
+ * reads no lane in the middle of one (group_reclaim.c). */
+static inline void
+change_begin(struct seg_slot *sl, struct seg_lane *l)
+{
+  if (cmg__likely(l != NULL)) {
+    atomic_store_explicit(
+        &l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
+        memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+  } else {
+    atomic_fetch_add_explicit(&sl->busy, BUSY_ONE, memory_order_seq_cst);
+  }
+}
+
+static inline void
+change_end(struct seg_slot *sl, struct seg_lane *l)
+{
+  if (cmg__likely(l != NULL))
+    atomic_store_explicit(
+        &l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
+        memory_order_release);
+  else
+    atomic_fetch_sub_explicit(&sl->busy, 1, memory_order_release);
+}
+
+/* Adds delta (two's complement for a subtraction) to our bytes. */
+static inline void
+charge(struct seg_slot *sl, struct seg_lane *l, int d, uint64_t delta)
+{
+  if (cmg__likely(l != NULL))
+    atomic_store_explicit(
+        &l->held[d],
+        atomic_load_explicit(&l->held[d], memory_order_relaxed) + delta,
+        memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(&sl->dev[d].used, delta, memory_order_relaxed);
+}
+
+/* The bytes go into our slot first, then the group's counter: a member
+ * killed in between holds them in its slot either way, and the recount
+ * that reclaims it tells which (group_reclaim.c). */
+static int
+charged_add(struct seg *s, int d, uint64_t bytes, uint64_t limit,
+            uint64_t *used_out)
+{
+  struct seg_slot *sl = cmg__gs.mine;
+  struct seg_lane *l = lane_of(sl);
+
+  change_begin(sl, l);
+  charge(sl, l, d, bytes);
+  int rc = add(s, d, bytes, limit, used_out);
+  if (rc != 0)
+    charge(sl, l, d, -bytes);
+  change_end(sl, l);
+  return rc;
 }
 
 /* reserve, with -EPERM for a broken group; `force` counts past the cap. */
@@ -328,19 +399,10 @@ reserve(int d, uint64_t bytes, uint64_t physical, bool force,
   *limit_out = limit;
   struct cmg__member m = cmg__group_member();
   cmg__group_maybe_scan(s, &m, SCAN_PERIOD_NS);
-  rc = add(s, d, bytes, limit, used_out);
+  rc = charged_add(s, d, bytes, limit, used_out);
   if (rc != 0 && cmg__group_maybe_scan(s, &m, SCAN_DENIAL_NS))
-    rc = add(s, d, bytes, limit, used_out);
-  if (rc != 0)
-    return rc;
-  uint64_t held = atomic_fetch_add_explicit(&cmg__gs.mine->dev[d].used, bytes,
-                                            memory_order_relaxed) +
-                  bytes;
-  if (held >
-      atomic_load_explicit(&cmg__gs.mine->dev[d].peak, memory_order_relaxed))
-    atomic_store_explicit(&cmg__gs.mine->dev[d].peak, held,
-                          memory_order_relaxed);
-  return 0;
+    rc = charged_add(s, d, bytes, limit, used_out);
+  return rc;
 }
 
 int
@@ -385,9 +447,28 @@ cmg__group_release(int device, uint64_t bytes)
     solo_count(device, bytes, false);
     return;
   }
-  /* The slot first: a kill in between leaves the group counting more. */
-  cmg__group_sub(&cmg__gs.mine->dev[device].used, bytes, NULL);
+  struct seg_slot *sl = cmg__gs.mine;
+  struct seg_lane *l = lane_of(sl);
+  /* The change is seen begun before the state is looked at again, and a
+   * process leaving sets its state before it looks for changes that are
+   * not done (group_join.c): one of the two sees the other, so a free
+   * never takes from the group bytes that leaving gave back already. */
+  if (l != NULL)
+    atomic_store_explicit(
+        &l->seq, atomic_load_explicit(&l->seq, memory_order_relaxed) + 1,
+        memory_order_seq_cst);
+  else
+    atomic_fetch_add_explicit(&sl->busy, BUSY_ONE, memory_order_seq_cst);
+  if (atomic_load_explicit(&cmg__gs.state, memory_order_seq_cst) !=
+      CMG__GS_JOINED) {
+    change_end(sl, l);
+    return;
+  }
+  /* The group's counter first, our bytes after: a member killed in
+   * between holds them in its slot either way (charged_add). */
   cmg__group_sub(&s->dev[device].used, bytes, cmg__gs.group);
+  charge(sl, l, device, -bytes);
+  change_end(sl, l);
   /* Pairs with the fence in cmg__group_wait: either the waiter sees the
    * room, or we see the waiter. */
   atomic_thread_fence(memory_order_seq_cst);
@@ -529,9 +610,7 @@ cmg__group_usage(int device, struct cmg__group_usage *out)
                    : cmg__seg_limit_bytes(l, physical);
   out->used = atomic_load_explicit(&s->dev[device].used, memory_order_relaxed);
   out->mine =
-      st == CMG__GS_JOINED && sl != NULL
-          ? atomic_load_explicit(&sl->dev[device].used, memory_order_relaxed)
-          : 0;
+      st == CMG__GS_JOINED && sl != NULL ? cmg__seg_held(sl, device) : 0;
   return 0;
 }
 

@@ -43,9 +43,9 @@ int cmg__group_force(int device, uint64_t bytes, uint64_t physical);
  * in no group: no locked instruction (the thread's own lane). */
 bool cmg__group_solo_add(int device, uint64_t bytes);
 
-/* For a process in the registry: `used`, the process's bytes on the device
- * after an allocation, becomes its slot's peak if higher. */
-void cmg__group_solo_peak(int device, uint64_t used);
+/* `used`, the process's bytes on the device after an allocation, becomes
+ * its slot's peak if higher (a group's, or the registry's). */
+void cmg__group_peak(int device, uint64_t used);
 
 /* Gives back bytes reserved by cmg__group_reserve (failed allocation or
  * free), waking processes that wait for room. */

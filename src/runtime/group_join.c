@@ -100,6 +100,7 @@ join_locked(struct seg *s, char *err, size_t errlen)
 {
   struct cmg__member m = cmg__group_member();
 
+  m.locked = true;
   cmg__group_scan(s, &m);
   atomic_store(&s->h.scan_ns, cmg__group_clock_ns(CLOCK_MONOTONIC_COARSE));
   if (cmg__seg_members(s) == 0)
@@ -379,8 +380,23 @@ leave_fd(void)
   return fd;
 }
 
+/* Until no thread of ours is changing our bytes, for LEAVE_WAIT_NS at
+ * most: after our state says we left, none begins another (group.c). */
+static void
+wait_still(const struct seg_slot *sl)
+{
+  struct seg_still at;
+  uint64_t deadline = cmg__group_clock_ns(CLOCK_MONOTONIC) + LEAVE_WAIT_NS;
+
+  while (!cmg__seg_is_still(sl, &at) &&
+         cmg__group_clock_ns(CLOCK_MONOTONIC) < deadline)
+    nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+}
+
 /* Gives back what this process holds (the driver frees its memory at
- * exit), frees its slot, and removes the segment if no member is left. */
+ * exit) and removes the segment if no member is left.  The slot is marked
+ * gone, not freed: a thread that passed the state check before us may
+ * still write it.  The next scan after the process is gone frees it. */
 void
 cmg__group_leave(void)
 {
@@ -394,20 +410,22 @@ cmg__group_leave(void)
     atomic_compare_exchange_strong(&cmg__gs.state, &expected, CMG__GS_LEFT);
     return;
   }
-  /* mine keeps pointing at the slot: a thread that passed the state check
-   * before us may still count into it, and those bytes are also in the
-   * group's counters, to be given back by the slot's next owner. */
-  struct cmg__member m = cmg__group_member();
-  if (cmg__group_empty_slot(s, cmg__gs.mine, &m))
-    cmg__seg_wake_all(s);
+  atomic_thread_fence(memory_order_seq_cst);
+  wait_still(cmg__gs.mine);
+  atomic_store(&cmg__gs.mine->gone, 1);
   /* The lock is held for a scan at most, by a member joining or leaving;
-   * if it stays taken, that member is not gone and removes the segment. */
+   * if it stays taken, that member is not gone and removes the segment,
+   * and our bytes go back when the process is found gone. */
   int fd = leave_fd();
   if (fd < 0 || cmg__seg_lock(fd, LEAVE_LOCK_NS) != 0) {
     if (fd >= 0 && fd != cmg__gs.seg_fd)
       close(fd);
+    cmg__seg_wake_all(s);
     return;
   }
+  struct cmg__member m = cmg__group_member();
+  m.locked = true;
+  m.leaving = true;
   cmg__group_scan(s, &m);
   if (cmg__seg_members(s) == 0 && fstat(fd, &ours) == 0 &&
       stat(cmg__gs.shm_path, &named) == 0 && ours.st_ino == named.st_ino &&

@@ -1,7 +1,8 @@
 /*
- * Finding the members of a group (or of the registry) that are gone and
- * taking their slots back, and giving bytes back to a shared counter
- * without passing below zero (group_reclaim.c).
+ * Finding the members of a group (or of the registry) that are gone,
+ * taking their slots back and their bytes out of the group's counters,
+ * and giving bytes back to a shared counter without passing below zero
+ * (group_reclaim.c).
  */
 #ifndef CMG_RUNTIME_GROUP_RECLAIM_H
 #define CMG_RUNTIME_GROUP_RECLAIM_H
@@ -16,13 +17,20 @@
 
 /* The process looking: the slot it holds (NULL before it has one), its
  * pid and pid namespace, whether the segment is the registry (no group
- * counters), and the group's name for messages. */
+ * counters), the group's name for messages; the segment's descriptor to
+ * lock (-1 for none), whether the caller holds that lock already, and
+ * whether the process is leaving (its own slot is then counted out). */
 struct cmg__member {
   struct seg_slot *slot;
   pid_t pid;
   uint64_t pidns;
   bool registry;
   const char *group;
+  int fd; /* checked to be the file (dev, ino) before it is locked */
+  dev_t dev;
+  ino_t ino;
+  bool locked;
+  bool leaving;
 };
 
 uint64_t cmg__group_clock_ns(clockid_t clock);
@@ -32,14 +40,15 @@ uint64_t cmg__group_clock_ns(clockid_t clock);
  * the group counted. */
 void cmg__group_sub(_Atomic uint64_t *c, uint64_t bytes, const char *group);
 
-/* Gives back everything slot sl holds and frees it; the slot is the
- * caller's (its own, or one it won the right to reclaim).  True if it
- * held bytes. */
-bool cmg__group_empty_slot(struct seg *s, struct seg_slot *sl,
-                           const struct cmg__member *m);
+/* Empties slot sl, which the caller won the right to free (the group's
+ * counters were set without it), and frees it. */
+void cmg__group_free_slot(struct seg *s, struct seg_slot *sl);
 
-/* Reclaims the slots of dead members; wakes the waiters if that gave
- * bytes back. */
+/* Takes back the slots of members that are gone: in a group, under the
+ * segment's lock, each device's counter is set to what the members left
+ * hold, read while none of them was changing it, so that the bytes of a
+ * member killed half way through a change are given back exactly; then
+ * their slots are freed.  Wakes the waiters if that gave bytes back. */
 void cmg__group_scan(struct seg *s, const struct cmg__member *m);
 
 /* Scans if no process of the group did in the last `period` ns: true if

@@ -60,6 +60,7 @@ HARDENING_SHORT = \
 	tests/hardening/t-clone.sh \
 	tests/hardening/t-shm.sh \
 	tests/hardening/t-lockholder.sh \
+	tests/hardening/t-midalloc.sh \
 	tests/hardening/t-reload.sh \
 	tests/hardening/t-reportdir.sh \
 	tests/hardening/t-sanitized-program.sh

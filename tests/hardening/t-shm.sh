@@ -31,7 +31,15 @@ in_shm() {
   rc=$?
 }
 
-need="it needs 3.0 MiB, and 1.0 MiB is free"
+# A segment's size, from one a member makes here.
+: >"$tmp/size.out"
+"$LAUNCHER" --group "$G-size" --group-limit 1GiB --report "$tmp/size.json" -- \
+  "$SIM/app_driver" alloc 1M await "$tmp/size.go" >"$tmp/size.out" 2>&1 &
+until_line "$tmp/size.out" '^alloc '
+SEG_BYTES=$(stat -c %s "$SHM.$G-size")
+: >"$tmp/size.go"
+wait
+need="it needs $(awk -v b="$SEG_BYTES" 'BEGIN { printf "%.1f MiB", b / 1048576 }'), and 1.0 MiB is free"
 if [ -n "$NS" ]; then
   in_shm 1M env LD_PRELOAD="$CUMEMGUARD_LIBRARY" /bin/echo hello
   is "$rc/$(cat "$tmp/out")/$(wc -c <"$tmp/err")/$(cat "$tmp/ls")" 0/hello/0/ \
@@ -56,7 +64,7 @@ if [ -n "$NS" ]; then
   # A segment that was only sized (holes where its pages go), as a library
   # that did not give it its memory left it: the joiner's first write to
   # it would raise SIGBUS.
-  in_shm 1M sh -c "truncate -s 3188224 '$SHM.$G' && chmod 600 '$SHM.$G' &&
+  in_shm 1M sh -c "truncate -s $SEG_BYTES '$SHM.$G' && chmod 600 '$SHM.$G' &&
     exec '$LAUNCHER' --group '$G' --group-limit 1GiB -- '$SIM/app_driver' \
     alloc 10M"
   is "$rc/$(at alloc rc)/$(count "group=$G: /dev/shm has no room for $SHM.$G: $need" "$tmp/err")" \
