@@ -244,7 +244,11 @@ tamper() {
 }
 # The four at once, each in a group of its own: each holder waits for its
 # segment to be tampered with and a new member turned away, then 1.5 s
-# (past its next once-a-second check of the segment) before it allocates.
+# (past its next once-a-second check of the segment) before it allocates:
+# an edited header and a segment cut to half past the member's own pages
+# fault nothing it reads on that path, so only the check sees them.  A
+# member that reads a page cut off sooner fails closed there and then,
+# never of SIGBUS (t-shm.sh allocates at once).
 HOWS="empty zero half header"
 for how in $HOWS; do
   : >"$tmp/h.$how.out"
