@@ -29,6 +29,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "core/conf_report.h"
+#include "core/conf_gpu.h"
 #include "core/size.h"
 
 /* How much of a bad item an error message quotes. */
@@ -62,10 +63,21 @@ struct option {
   const char *range;    /* what an in-range value looks like */
 };
 
+/* The GPU entry a handler's index names, or NULL for a plain or ordinal
+ * key. */
+static struct cmg__gpu_limits *
+gpu_of(struct cmg__config *cfg, int index)
+{
+  return index >= CMG__MAX_DEVICES ? &cfg->gpu[index - CMG__MAX_DEVICES] : NULL;
+}
+
 static int
 handle_limit(struct cmg__config *cfg, int index, const char *value, size_t len)
 {
-  struct cmg__limit *slot = index < 0 ? &cfg->limit : &cfg->limit_dev[index];
+  struct cmg__gpu_limits *g = gpu_of(cfg, index);
+  struct cmg__limit *slot = g           ? &g->limit
+                            : index < 0 ? &cfg->limit
+                                        : &cfg->limit_dev[index];
   struct cmg__limit l;
   int rc = cmg__size_parse(value, len, true, &l);
   if (rc != 0)
@@ -146,8 +158,10 @@ static int
 handle_soft_limit(struct cmg__config *cfg, int index, const char *value,
                   size_t len)
 {
-  struct cmg__limit *slot =
-      index < 0 ? &cfg->soft_limit : &cfg->soft_limit_dev[index];
+  struct cmg__gpu_limits *g = gpu_of(cfg, index);
+  struct cmg__limit *slot = g           ? &g->soft_limit
+                            : index < 0 ? &cfg->soft_limit
+                                        : &cfg->soft_limit_dev[index];
   return cmg__size_parse(value, len, true, slot);
 }
 
@@ -249,8 +263,10 @@ static int
 handle_group_limit(struct cmg__config *cfg, int index, const char *value,
                    size_t len)
 {
-  struct cmg__limit *slot =
-      index < 0 ? &cfg->group_limit : &cfg->group_limit_dev[index];
+  struct cmg__gpu_limits *g = gpu_of(cfg, index);
+  struct cmg__limit *slot = g           ? &g->group_limit
+                            : index < 0 ? &cfg->group_limit
+                                        : &cfg->group_limit_dev[index];
   return cmg__size_parse(value, len, true, slot);
 }
 
@@ -419,14 +435,17 @@ next_item(const char **pos, struct item *it)
 }
 
 /*
- * Parses the device ordinal after "key." into *index.  Decimal digits only,
- * so that "limit.-1", "limit.+1", "limit.0x1" and "limit." are refused.
+ * Parses the device after "key." into *index: a GPU's UUID, or an ordinal
+ * in decimal digits only, so that "limit.-1", "limit.+1", "limit.0x1" and
+ * "limit." are refused.
  */
 static bool
-parse_index(const char *s, size_t len, int *index)
+parse_index(struct cmg__config *cfg, const char *s, size_t len, int *index)
 {
   int n = 0;
 
+  if (cmg__uuid_is_key(s, len))
+    return cmg__config_gpu_index(cfg, s, len, index);
   if (len == 0)
     return false;
   for (size_t i = 0; i < len; i++) {
@@ -485,7 +504,8 @@ format_unknown(char *err, size_t errlen, const char *shown)
  * with a bad index; *opt then names the entry.
  */
 static int
-find_option(const struct item *it, const struct option **opt, int *index)
+find_option(struct cmg__config *cfg, const struct item *it,
+            const struct option **opt, int *index)
 {
   for (size_t i = 0; i < N_OPTIONS; i++) {
     const struct option *o = &options[i];
@@ -500,7 +520,7 @@ find_option(const struct item *it, const struct option **opt, int *index)
     }
     if (o->indexed && it->key_len > klen && it->text[klen] == '.') {
       *opt = o;
-      if (!parse_index(it->text + klen + 1, it->key_len - klen - 1, index))
+      if (!parse_index(cfg, it->text + klen + 1, it->key_len - klen - 1, index))
         return -EDOM;
       return 0;
     }
@@ -519,6 +539,8 @@ check_group(const struct cmg__config *cfg, char *err, size_t errlen)
 
   for (int d = 0; d < CMG__MAX_DEVICES; d++)
     capped = capped || cfg->group_limit_dev[d].kind != CMG__LIMIT_NONE;
+  for (unsigned k = 0; k < cfg->n_gpu; k++)
+    capped = capped || cfg->gpu[k].group_limit.kind != CMG__LIMIT_NONE;
   if (!capped || cfg->group[0] != '\0')
     return 0;
   if (errlen > 0)
@@ -545,8 +567,9 @@ set_defaults(struct cmg__config *cfg)
 }
 
 /* Parses one key=value item into *cfg, seen[] holding the keys given so
- * far (bit 0 for a plain key, bit N for key.N): 0, or -EINVAL with err
- * said (errlen 0: not). */
+ * far (two words a key: bit 0 for a plain key, bit N for key.N; bit k of
+ * the second for the k-th GPU): 0, or -EINVAL with err said (errlen 0:
+ * not). */
 static int
 parse_item(struct cmg__config *cfg, const struct item *it, uint64_t *seen,
            char *err, size_t errlen)
@@ -562,7 +585,7 @@ parse_item(struct cmg__config *cfg, const struct item *it, uint64_t *seen,
     return -EINVAL;
   }
 
-  int rc = find_option(it, &opt, &index);
+  int rc = find_option(cfg, it, &opt, &index);
   if (rc == -ENOENT) {
     if (errlen > 0)
       format_unknown(err, errlen, shown);
@@ -572,19 +595,22 @@ parse_item(struct cmg__config *cfg, const struct item *it, uint64_t *seen,
     if (errlen > 0)
       snprintf(err, errlen,
                "bad device index in '%s': expected %s.N with N from 0 "
-               "to %d",
-               shown, opt->key, CMG__MAX_DEVICES - 1);
+               "to %d, or %s.GPU-<uuid> (GPU-xxxxxxxx-xxxx-xxxx-xxxx-"
+               "xxxxxxxxxxxx, at most %d GPUs)",
+               shown, opt->key, CMG__MAX_DEVICES - 1, opt->key, CMG__GPU_KEYS);
     return -EINVAL;
   }
 
-  uint64_t bit = 1ull << (index < 0 ? 0 : index);
-  if (seen[opt - options] & bit) {
+  /* Ordinals in the first word, GPUs in the second. */
+  uint64_t *word = &seen[2 * (opt - options) + (index >= CMG__MAX_DEVICES)];
+  uint64_t bit = 1ull << (index < 0 ? 0 : index % CMG__MAX_DEVICES);
+  if (*word & bit) {
     if (errlen > 0)
       snprintf(err, errlen,
                "duplicate option '%s': expected each key at most once", shown);
     return -EINVAL;
   }
-  seen[opt - options] |= bit;
+  *word |= bit;
 
   rc = opt->handle(cfg, index, it->value, it->value_len);
   if (rc != 0) {
@@ -603,7 +629,7 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
 {
   const char *pos = opts;
   struct item it;
-  uint64_t seen[N_OPTIONS] = { 0 };
+  uint64_t seen[2 * N_OPTIONS] = { 0 };
   _Static_assert(CMG__MAX_DEVICES <= 64, "seen[] has a bit per device");
 
   set_defaults(cfg);
@@ -617,30 +643,4 @@ cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
     if (parse_item(cfg, &it, seen, err, errlen) != 0)
       return -EINVAL;
   return check_group(cfg, err, errlen);
-}
-
-/* ---- lookups ------------------------------------------------------------ */
-
-/*
- * The limit of `device`: its own limit.N, else limit, else CMG__NO_LIMIT.
- * An ordinal outside the table gets the global limit, since limit.N could
- * not have named it.
- */
-uint64_t
-cmg__config_limit(const struct cmg__config *cfg, int device, uint64_t physical)
-{
-  if (device >= 0 && device < CMG__MAX_DEVICES &&
-      cfg->limit_dev[device].kind != CMG__LIMIT_NONE)
-    return cmg__limit_bytes(&cfg->limit_dev[device], physical);
-  return cmg__limit_bytes(&cfg->limit, physical);
-}
-
-uint64_t
-cmg__config_soft_limit(const struct cmg__config *cfg, int device,
-                       uint64_t physical)
-{
-  if (device >= 0 && device < CMG__MAX_DEVICES &&
-      cfg->soft_limit_dev[device].kind != CMG__LIMIT_NONE)
-    return cmg__limit_bytes(&cfg->soft_limit_dev[device], physical);
-  return cmg__limit_bytes(&cfg->soft_limit, physical);
 }

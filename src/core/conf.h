@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/base.h"
+#include "core/conf_gpu.h"
 #include "core/size.h"
 
 #define CMG__REPORT_MAX 1024
@@ -32,6 +33,19 @@ enum cmg__stack_mode {
 };
 
 #define CMG__WAIT_TIMEOUT_DEFAULT_NS (30ull * 1000000000ull)
+
+/* GPUs that GPU keys name (limit.GPU-<uuid>), and the index a handler
+ * gets for the k-th of them. */
+#define CMG__GPU_KEYS 16
+#define CMG__GPU_INDEX(k) (CMG__MAX_DEVICES + (k))
+
+/* What the options set for one GPU named by its UUID. */
+struct cmg__gpu_limits {
+  unsigned char uuid[CMG__UUID_BYTES];
+  struct cmg__limit limit;       /* limit.GPU-...=SIZE */
+  struct cmg__limit soft_limit;  /* soft_limit.GPU-... */
+  struct cmg__limit group_limit; /* group_limit.GPU-... */
+};
 
 struct cmg__config {
   struct cmg__limit limit;                       /* limit=SIZE */
@@ -56,6 +70,8 @@ struct cmg__config {
   bool python_frames;              /* python_frames=0|1; default 1 */
   bool signal_report; /* signal_report=0|1: a report as a signal kills */
   bool count_context; /* count_context=0|1: caps count contexts and modules */
+  struct cmg__gpu_limits gpu[CMG__GPU_KEYS]; /* by UUID, in key order */
+  unsigned n_gpu;
 };
 
 /* Parses a whole option string into *cfg (zeroed, then the defaults).  On error
@@ -64,13 +80,18 @@ struct cmg__config {
 int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
                       size_t errlen);
 
-/* The limit in bytes for `device` given its physical size: limit.N if set,
- * else limit, else CMG__NO_LIMIT. */
+/* The options' entry for the GPU of that UUID, or NULL (uuid NULL: NULL). */
+const struct cmg__gpu_limits *cmg__config_gpu(const struct cmg__config *cfg,
+                                              const unsigned char *uuid);
+
+/* The limit in bytes for `device` (the GPU `uuid`, NULL when unknown)
+ * given its physical size: limit.GPU-<uuid> if set, else limit.N, else
+ * limit, else CMG__NO_LIMIT. */
 uint64_t cmg__config_limit(const struct cmg__config *cfg, int device,
-                           uint64_t physical);
+                           const unsigned char *uuid, uint64_t physical);
 
 /* The soft limit in bytes for `device`, as cmg__config_limit. */
 uint64_t cmg__config_soft_limit(const struct cmg__config *cfg, int device,
-                                uint64_t physical);
+                                const unsigned char *uuid, uint64_t physical);
 
 #endif /* CMG_CORE_CONF_H */

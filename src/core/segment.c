@@ -183,11 +183,14 @@ cmg__seg_describe_one(const struct seg_limit *l, char *buf, size_t len)
   return buf;
 }
 
-/* "4.0 GiB", "50%", "none", then " (device 1: 2.0 GiB, ...)". */
+/* "4.0 GiB", "50%", "none", then " (device 1: 2.0 GiB, ..., GPU-...: 3.0
+ * GiB)". */
 const char *
-cmg__seg_describe(const struct seg_limit *limits, char *buf, size_t len)
+cmg__seg_describe(const struct seg_limit *limits,
+                  const struct seg_gpu_limit *gpu, unsigned n_gpu, char *buf,
+                  size_t len)
 {
-  char one[32];
+  char one[32], uuid[CMG__UUID_TEXT];
   size_t n;
   bool any = false;
 
@@ -198,6 +201,13 @@ cmg__seg_describe(const struct seg_limit *limits, char *buf, size_t len)
     n = strlen(buf);
     snprintf(buf + n, len - n, "%s device %d: %s", any ? "," : " (", d,
              cmg__seg_describe_one(&limits[d], one, sizeof(one)));
+    any = true;
+  }
+  for (unsigned g = 0; g < n_gpu; g++) {
+    n = strlen(buf);
+    cmg__uuid_format(gpu[g].uuid, uuid);
+    snprintf(buf + n, len - n, "%s%s: %s", any ? ", " : " (", uuid,
+             cmg__seg_describe_one(&gpu[g].limit, one, sizeof(one)));
     any = true;
   }
   n = strlen(buf);
@@ -294,12 +304,18 @@ checksum(const struct seg_header *h)
   x = fnv(x, &h->creator, sizeof(h->creator));
   x = fnv(x, &h->visible_set, sizeof(h->visible_set));
   x = fnv(x, h->visible, sizeof(h->visible));
-  for (int d = 0; d <= SEG_DEVICES; d++) {
-    const struct seg_limit *l = d < SEG_DEVICES ? &h->limit_dev[d] : &h->limit;
+  for (int d = 0; d <= SEG_DEVICES + SEG_GPU_LIMITS; d++) {
+    const struct seg_limit *l = d < SEG_DEVICES ? &h->limit_dev[d]
+                                : d == SEG_DEVICES
+                                    ? &h->limit
+                                    : &h->limit_gpu[d - SEG_DEVICES - 1].limit;
     x = fnv(x, &l->kind, sizeof(l->kind));
     x = fnv(x, &l->ppm, sizeof(l->ppm));
     x = fnv(x, &l->bytes, sizeof(l->bytes));
   }
+  x = fnv(x, &h->n_limit_gpu, sizeof(h->n_limit_gpu));
+  for (int g = 0; g < SEG_GPU_LIMITS; g++)
+    x = fnv(x, h->limit_gpu[g].uuid, sizeof(h->limit_gpu[g].uuid));
   return x;
 }
 
@@ -366,9 +382,16 @@ cmg__seg_validate(const struct seg *s, const char *path, const char *name,
         SEG_SLOTS, SEG_DEVICES);
   if (atomic_load_explicit(&h->retired, memory_order_acquire) != 0)
     return -EAGAIN;
-  bool limits_ok = is_valid_limit(&h->limit);
+  bool limits_ok =
+      is_valid_limit(&h->limit) && h->n_limit_gpu <= SEG_GPU_LIMITS;
   for (int d = 0; d < SEG_DEVICES; d++)
     limits_ok = limits_ok && is_valid_limit(&h->limit_dev[d]);
+  for (int g = 0; g < SEG_GPU_LIMITS; g++)
+    limits_ok = limits_ok && is_valid_limit(&h->limit_gpu[g].limit);
+  for (int d = 0; d < SEG_DEVICES; d++)
+    limits_ok = limits_ok &&
+                atomic_load_explicit(&s->name[d].state, memory_order_acquire) <=
+                    NAME_SET;
   if (!limits_ok || h->creator <= 0 || h->creator > PID_LIMIT ||
       memchr(h->visible, '\0', sizeof(h->visible)) == NULL ||
       h->checksum != checksum(h))
@@ -678,9 +701,42 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
   return cmg__seg_validate(*out, path, NULL, err, errlen);
 }
 
+const struct seg_limit *
+cmg__seg_gpu_limit(const struct seg_header *h, const unsigned char *uuid)
+{
+  for (uint32_t g = 0; uuid != NULL && g < h->n_limit_gpu && g < SEG_GPU_LIMITS;
+       g++)
+    if (memcmp(h->limit_gpu[g].uuid, uuid, CMG__UUID_BYTES) == 0)
+      return &h->limit_gpu[g].limit;
+  return NULL;
+}
+
+const struct seg_limit *
+cmg__seg_cap_of(const struct seg *s, int i)
+{
+  const struct seg_limit *g = NULL;
+  if (atomic_load_explicit(&s->name[i].state, memory_order_acquire) == NAME_SET)
+    g = cmg__seg_gpu_limit(&s->h, s->name[i].uuid);
+  if (g != NULL)
+    return g;
+  return s->h.limit_dev[i].kind != CMG__LIMIT_NONE ? &s->h.limit_dev[i]
+                                                   : &s->h.limit;
+}
+
+bool
+cmg__seg_gpu_of(const struct seg *s, int i, char out[CMG__UUID_TEXT])
+{
+  if (atomic_load_explicit(&s->name[i].state, memory_order_acquire) !=
+          NAME_SET ||
+      s->name[i].uuid[0] == 0xff)
+    return false;
+  cmg__uuid_format(s->name[i].uuid, out);
+  return true;
+}
+
 void
 cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
-               pid_t creator)
+               const struct seg_gpu_limit *gpu, unsigned n, pid_t creator)
 {
   const char *visible = getenv("CUDA_VISIBLE_DEVICES");
 
@@ -695,10 +751,15 @@ cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
        i++)
     s->h.visible[i] =
         visible[i] < 0x20 || visible[i] == 0x7f ? '?' : visible[i];
+  memset(s->h.limit_gpu, 0, sizeof(s->h.limit_gpu));
+  s->h.n_limit_gpu = n < SEG_GPU_LIMITS ? n : SEG_GPU_LIMITS;
+  memcpy(s->h.limit_gpu, gpu, sizeof(*gpu) * s->h.n_limit_gpu);
   for (int d = 0; d < SEG_DEVICES; d++) {
     atomic_store(&s->dev[d].used, 0);
     atomic_store(&s->dev[d].peak, 0);
     atomic_store(&s->dev[d].physical, 0);
+    atomic_store(&s->name[d].state, NAME_FREE);
+    memset(s->name[d].uuid, 0, sizeof(s->name[d].uuid));
   }
   atomic_store(&s->h.waiters, 0);
   atomic_store(&s->h.scan_ns, 0);

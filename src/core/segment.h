@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "core/base.h"
+#include "core/conf_gpu.h"
 
 /* A counter that needed a lock would take a process-local one. */
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
@@ -27,7 +28,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2,
  * 5: a checksum of the header.
  * 6: a group member's bytes in lanes too, each with the count that
  *    brackets its thread's changes (seq), and the slot's for threads
- *    without a lane (busy); a slot its process gave up (gone). */
+ *    without a lane (busy); a slot its process gave up (gone); devices
+ *    counted by GPU (names), and caps keyed by GPU (limit_gpu). */
 #define SEG_VERSION 6u
 #define SEG_SLOTS 256u
 #define SEG_DEVICES CMG__MAX_DEVICES
@@ -53,6 +55,25 @@ struct seg_limit {
   uint32_t kind; /* enum cmg__limit_kind */
   uint32_t ppm;
   uint64_t bytes;
+};
+
+/* Caps keyed by GPU (group_limit.GPU-<uuid>) a segment holds. */
+#define SEG_GPU_LIMITS 16
+
+/* Which GPU each device counter of the group counts.  Members number a
+ * GPU by their own ordinals, which CUDA_VISIBLE_DEVICES may reorder, so
+ * the group counts by UUID: the first member to use a GPU names an entry
+ * for it, under the segment's lock (group_names.c). */
+enum { NAME_FREE, NAME_SET };
+struct seg_name {
+  _Atomic uint32_t state;
+  uint32_t spare;
+  unsigned char uuid[CMG__UUID_BYTES];
+};
+
+struct seg_gpu_limit {
+  unsigned char uuid[CMG__UUID_BYTES];
+  struct seg_limit limit;
 };
 
 struct seg_device {
@@ -127,6 +148,8 @@ struct seg_header {
   char visible[256];
   struct seg_limit limit;                  /* group_limit */
   struct seg_limit limit_dev[SEG_DEVICES]; /* group_limit.N */
+  uint32_t n_limit_gpu;
+  struct seg_gpu_limit limit_gpu[SEG_GPU_LIMITS]; /* group_limit.GPU-... */
   uint64_t checksum; /* of the fields above but magic and retired */
   _Atomic uint32_t wake __attribute__((aligned(64))); /* the futex word */
   _Atomic uint32_t waiters;
@@ -135,6 +158,7 @@ struct seg_header {
 
 struct seg {
   struct seg_header h;
+  struct seg_name name[SEG_DEVICES]; /* what dev[i] counts */
   struct seg_device dev[SEG_DEVICES] __attribute__((aligned(CMG__APART)));
   struct seg_slot slot[SEG_SLOTS];
 };
@@ -177,9 +201,11 @@ bool cmg__seg_is_same_limit(const struct seg_limit *a,
 const char *cmg__seg_describe_one(const struct seg_limit *l, char *buf,
                                   size_t len);
 
-/* "4.0 GiB", "50%", "none", then " (device 1: 2.0 GiB, ...)". */
-const char *cmg__seg_describe(const struct seg_limit *limits, char *buf,
-                              size_t len);
+/* "4.0 GiB", "50%", "none", then " (device 1: 2.0 GiB, ..., GPU-...: 3.0
+ * GiB)" for the caps keyed by ordinal and the n_gpu keyed by GPU. */
+const char *cmg__seg_describe(const struct seg_limit *limits,
+                              const struct seg_gpu_limit *gpu, unsigned n_gpu,
+                              char *buf, size_t len);
 
 /* Refuses a segment that is not a regular file of ours that only we can
  * reach: whatever its contents, another user could change them. */
@@ -270,11 +296,24 @@ struct seg_still {
  * where they were. */
 bool cmg__seg_is_still(const struct seg_slot *sl, struct seg_still *at);
 
-/* Makes `own` (per device, then the default) the group's limits, set by
- * creator, with everything counted from nothing.  Only under the lock, and
- * only when no member is left. */
+/* Makes `own` (per device, then the default) and the caps keyed by GPU
+ * (n of them) the group's limits, set by creator, with everything counted
+ * from nothing and no device named.  Only under the lock, and only when
+ * no member is left. */
 void cmg__seg_adopt(struct seg *s, const struct seg_limit own[SEG_DEVICES + 1],
-                    pid_t creator);
+                    const struct seg_gpu_limit *gpu, unsigned n, pid_t creator);
+
+/* The cap of device counter i, as a reader of the segment sees it: its
+ * GPU's (group_limit.GPU-...), else group_limit.i, else group_limit. */
+const struct seg_limit *cmg__seg_cap_of(const struct seg *s, int i);
+
+/* The UUID of the GPU counter i counts, into out: false when it counts
+ * none yet, or an ordinal of a driver that gave no UUID. */
+bool cmg__seg_gpu_of(const struct seg *s, int i, char out[CMG__UUID_TEXT]);
+
+/* The group's cap entry for the GPU uuid, or NULL. */
+const struct seg_limit *cmg__seg_gpu_limit(const struct seg_header *h,
+                                           const unsigned char *uuid);
 
 /* Takes a free slot for the process (pid, its start time, pid namespace
  * and command), or returns NULL when every slot is taken.  A free slot

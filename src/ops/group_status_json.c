@@ -52,9 +52,14 @@ devices(struct cmg__jsonw *w, const struct cmg__group_view *v)
   for (int d = 0; d < SEG_DEVICES && !v->reg; d++) {
     if (!v->shown[d])
       continue;
+    char gpu[CMG__UUID_TEXT];
     cmg__jsonw_object(w);
     cmg__jsonw_number(KEY("device"), d);
-    limit(w, cmg__seg_limit_entry(v->limits, d), c->dev[d].physical);
+    if (cmg__seg_gpu_of(c, d, gpu))
+      cmg__jsonw_string(KEY("uuid"), gpu);
+    else
+      cmg__jsonw_null(KEY("uuid"));
+    limit(w, cmg__seg_cap_of(c, d), c->dev[d].physical);
     if (c->dev[d].physical != 0)
       cmg__jsonw_uint(KEY("physical"), c->dev[d].physical);
     else

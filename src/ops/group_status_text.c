@@ -44,7 +44,7 @@ heading(FILE *f, const struct cmg__group_view *v)
   const struct cmg__seg_entry *e = v->e;
   /* The Slurm plugin names a job's group slurm.JOBID: shown as the job. */
   const char *job = cmg__seg_slurm_job(e->name);
-  char a[200];
+  char a[1024];
 
   if (e->container[0] != '\0')
     fprintf(f, "container %s, ", e->container);
@@ -60,8 +60,9 @@ heading(FILE *f, const struct cmg__group_view *v)
     fprintf(f, ": %u process%s", v->members, v->members == 1 ? "" : "es");
   else
     fprintf(f, ": cap %s per device, %u member%s",
-            cmg__seg_describe(v->limits, a, sizeof(a)), v->members,
-            v->members == 1 ? "" : "s");
+            cmg__seg_describe(v->limits, v->c->h.limit_gpu, v->c->h.n_limit_gpu,
+                              a, sizeof(a)),
+            v->members, v->members == 1 ? "" : "s");
   if (v->dead > 0)
     fprintf(f, " (%u dead, not yet reclaimed)", v->dead);
   fprintf(f, "\n");
@@ -80,9 +81,9 @@ devices(FILE *f, const struct cmg__group_view *v)
   for (int d = 0; d < SEG_DEVICES; d++) {
     if (!v->shown[d])
       continue;
-    fprintf(f, "  %6d %20s", d,
-            text_limit(cmg__seg_limit_entry(v->limits, d), c->dev[d].physical,
-                       a, sizeof(a)));
+    fprintf(
+        f, "  %6d %20s", d,
+        text_limit(cmg__seg_cap_of(c, d), c->dev[d].physical, a, sizeof(a)));
     fprintf(f, " %12s", cmg__format_size(c->dev[d].used, b, sizeof(b)));
     fprintf(f, " %12s\n", cmg__format_size(c->dev[d].peak, b, sizeof(b)));
   }

@@ -93,12 +93,8 @@ is_shown(const struct seg_slot *sl, uint64_t ns)
 static bool
 group_limit(const struct seg *c, int d, uint64_t *out)
 {
-  struct seg_limit limits[SEG_DEVICES + 1];
-
-  /* group_limit.d where set, else group_limit, as members read it. */
-  memcpy(limits, c->h.limit_dev, sizeof(c->h.limit_dev));
-  limits[SEG_DEVICES] = c->h.limit;
-  const struct seg_limit *l = cmg__seg_limit_entry(limits, d);
+  /* Its GPU's, else group_limit.d where set, else group_limit. */
+  const struct seg_limit *l = cmg__seg_cap_of(c, d);
   if (l->kind == CMG__LIMIT_NONE ||
       (l->kind == CMG__LIMIT_PERCENT && c->dev[d].physical == 0))
     return false;

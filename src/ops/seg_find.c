@@ -66,6 +66,8 @@ copy_seg(struct seg *dst, const struct seg *src)
 {
   memcpy(&dst->h, &src->h, sizeof(dst->h));
   for (int d = 0; d < SEG_DEVICES; d++) {
+    dst->name[d].state = atomic_load(&src->name[d].state);
+    memcpy(dst->name[d].uuid, src->name[d].uuid, sizeof(dst->name[d].uuid));
     dst->dev[d].used = atomic_load(&src->dev[d].used);
     dst->dev[d].peak = atomic_load(&src->dev[d].peak);
     dst->dev[d].physical = atomic_load(&src->dev[d].physical);

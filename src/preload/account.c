@@ -640,12 +640,14 @@ cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total)
  * limit is read from the options against NVML's `physical` size, and its
  * group's cap and usage from the segment. */
 void
-cmg__virtual_meminfo_no_cuda(int device, uint64_t physical, uint64_t *free,
-                             uint64_t *total)
+cmg__virtual_meminfo_no_cuda(int device, const unsigned char *uuid,
+                             uint64_t physical, uint64_t *free, uint64_t *total)
 {
   uint64_t cap, room;
-  caps_of(device, cmg__config_limit(&cmg__cfg, device, physical), 0, physical,
-          &cap, &room);
+  if (uuid != NULL)
+    cmg__group_know_device(device, uuid);
+  caps_of(device, cmg__config_limit(&cmg__cfg, device, uuid, physical), 0,
+          physical, &cap, &room);
   view(cap, room, physical, free, total);
 }
 

@@ -84,9 +84,11 @@ bool cmg__virtual_used(int device, uint64_t *used);
 void cmg__virtual_meminfo(int device, uint64_t *free, uint64_t *total);
 
 /* The same for a process that has not started CUDA, on the device CUDA
- * will number `device`, of `physical` bytes as NVML says: it holds
+ * will number `device` (the GPU uuid, NULL if unknown), of `physical`
+ * bytes as NVML says: it holds
  * nothing, and nothing is set up. */
-void cmg__virtual_meminfo_no_cuda(int device, uint64_t physical, uint64_t *free,
+void cmg__virtual_meminfo_no_cuda(int device, const unsigned char *uuid,
+                                  uint64_t physical, uint64_t *free,
                                   uint64_t *total);
 
 #endif /* CMG_PRELOAD_ACCOUNT_H */

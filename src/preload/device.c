@@ -8,55 +8,65 @@
 #include <cuda.h>
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/conf.h"
+#include "core/conf_gpu.h"
 #include "preload/device.h"
 #include "preload/real.h"
 #include "preload/state.h"
+#include "runtime/group.h"
 #include "runtime/history.h"
 #include "runtime/policy.h"
 
-/* The device's name and UUID, for reports that line up across processes. */
-static void
-identify(int device)
+/* The device's UUID as CUDA gives it: 0, or -ENOENT. */
+static int
+uuid_of(int device, unsigned char out[CMG__UUID_BYTES])
 {
-  cmg__pfn_cuDeviceGetName get_name = REAL(cuDeviceGetName);
-  char name[256] = "", uuid[48] = "";
-  if (get_name == NULL || get_name(name, sizeof(name), device) != CUDA_SUCCESS)
-    name[0] = '\0';
-  cmg__device_uuid(device, uuid, sizeof(uuid));
-  cmg__history_set_device(device, name, uuid);
+  cmg__pfn_cuDeviceGetUuid_v2 get = REAL(cuDeviceGetUuid_v2);
+  CUuuid u;
+  if (get == NULL || get(&u, device) != CUDA_SUCCESS)
+    return -ENOENT;
+  memcpy(out, u.bytes, CMG__UUID_BYTES);
+  return 0;
 }
 
 int
 cmg__device_uuid(int device, char *out, size_t len)
 {
-  cmg__pfn_cuDeviceGetUuid_v2 get = REAL(cuDeviceGetUuid_v2);
-  CUuuid u;
-  if (get == NULL || get(&u, device) != CUDA_SUCCESS) {
-    snprintf(out, len, "%s", "");
-    return -ENOENT;
-  }
-  const unsigned char *b = (const unsigned char *)u.bytes;
-  snprintf(out, len,
-           "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-           "%02x%02x%02x%02x%02x%02x",
-           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
-           b[11], b[12], b[13], b[14], b[15]);
-  return 0;
+  unsigned char u[CMG__UUID_BYTES];
+  char text[CMG__UUID_TEXT] = "";
+  int rc = uuid_of(device, u);
+  if (rc == 0)
+    cmg__uuid_format(u, text);
+  snprintf(out, len, "%s", text);
+  return rc;
 }
 
+/* Its name and UUID for reports that line up across processes, its GPU for
+ * the group, and the limits of its ordinal and of its GPU. */
 static CMG__COLD void
 setup_device(int device)
 {
   cmg__pfn_cuDeviceTotalMem_v2 total = REAL(cuDeviceTotalMem_v2);
+  cmg__pfn_cuDeviceGetName get_name = REAL(cuDeviceGetName);
+  char name[256] = "", text[CMG__UUID_TEXT] = "";
+  unsigned char u[CMG__UUID_BYTES];
   size_t physical = 0;
   if (total == NULL || total(&physical, device) != CUDA_SUCCESS)
     physical = 0;
-  identify(device);
-  cmg__policy_set_device(device, cmg__config_limit(&cmg__cfg, device, physical),
-                         cmg__config_soft_limit(&cmg__cfg, device, physical),
-                         physical);
+  if (get_name == NULL || get_name(name, sizeof(name), device) != CUDA_SUCCESS)
+    name[0] = '\0';
+  bool known = uuid_of(device, u) == 0;
+  if (known) {
+    cmg__uuid_format(u, text);
+    cmg__group_know_device(device, u);
+  }
+  cmg__history_set_device(device, name, text);
+  const unsigned char *gpu = known ? u : NULL;
+  cmg__policy_set_device(
+      device, cmg__config_limit(&cmg__cfg, device, gpu, physical),
+      cmg__config_soft_limit(&cmg__cfg, device, gpu, physical), physical);
 }
 
 void

@@ -64,6 +64,7 @@
 #include "core/base.h"
 #include "runtime/group.h"
 #include "runtime/group_join.h"
+#include "runtime/group_names.h"
 #include "runtime/group_reclaim.h"
 #include "runtime/group_self.h"
 #include "core/log.h"
@@ -211,14 +212,15 @@ ready(struct seg **out)
 static uint64_t
 cap_of(int d, uint64_t physical)
 {
-  return cmg__seg_limit_bytes(cmg__seg_limit_entry(cmg__gs.caps, d), physical);
+  return cmg__seg_limit_bytes(cmg__group_cap_entry(d), physical);
 }
 
-/* One compare-and-swap against the cap: 0, or -ENOMEM with *used_out. */
+/* One compare-and-swap of counter i against the cap: 0, or -ENOMEM with
+ * *used_out. */
 static int
-add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
+add(struct seg *s, int i, uint64_t bytes, uint64_t limit, uint64_t *used_out)
 {
-  _Atomic uint64_t *u = &s->dev[d].used;
+  _Atomic uint64_t *u = &s->dev[i].used;
   uint64_t cur = atomic_load_explicit(u, memory_order_relaxed), next;
 
   do {
@@ -230,9 +232,9 @@ add(struct seg *s, int d, uint64_t bytes, uint64_t limit, uint64_t *used_out)
   } while (!atomic_compare_exchange_weak_explicit(
       u, &cur, next, memory_order_relaxed, memory_order_relaxed));
   *used_out = next;
-  uint64_t peak = atomic_load_explicit(&s->dev[d].peak, memory_order_relaxed);
+  uint64_t peak = atomic_load_explicit(&s->dev[i].peak, memory_order_relaxed);
   while (next > peak && !atomic_compare_exchange_weak_explicit(
-                            &s->dev[d].peak, &peak, next, memory_order_relaxed,
+                            &s->dev[i].peak, &peak, next, memory_order_relaxed,
                             memory_order_relaxed))
     ;
   return 0;
@@ -279,18 +281,22 @@ cmg__group_solo_add(int device, uint64_t bytes)
 {
   if (!is_solo(device))
     return false;
-  solo_count(device, bytes, true);
+  int i = cmg__group_index(device);
+  if (i >= 0)
+    solo_count(i, bytes, true);
   return true;
 }
 
 void
 cmg__group_peak(int device, uint64_t used)
 {
+  int i;
   if (device < 0 || device >= SEG_DEVICES || cmg__gs.mine == NULL ||
       atomic_load_explicit(&cmg__gs.state, memory_order_acquire) !=
-          CMG__GS_JOINED)
+          CMG__GS_JOINED ||
+      (i = cmg__group_index(device)) < 0)
     return;
-  _Atomic uint64_t *p = &cmg__gs.mine->dev[device].peak;
+  _Atomic uint64_t *p = &cmg__gs.mine->dev[i].peak;
   uint64_t peak = atomic_load_explicit(p, memory_order_relaxed);
   while (used > peak &&
          !atomic_compare_exchange_weak_explicit(
@@ -351,17 +357,17 @@ charge(struct seg_slot *sl, struct seg_lane *l, int d, uint64_t delta)
  * killed in between holds them in its slot either way, and the recount
  * that reclaims it tells which (group_reclaim.c). */
 static int
-charged_add(struct seg *s, int d, uint64_t bytes, uint64_t limit,
+charged_add(struct seg *s, int i, uint64_t bytes, uint64_t limit,
             uint64_t *used_out)
 {
   struct seg_slot *sl = cmg__gs.mine;
   struct seg_lane *l = lane_of(sl);
 
   change_begin(sl, l);
-  charge(sl, l, d, bytes);
-  int rc = add(s, d, bytes, limit, used_out);
+  charge(sl, l, i, bytes);
+  int rc = add(s, i, bytes, limit, used_out);
   if (rc != 0)
-    charge(sl, l, d, -bytes);
+    charge(sl, l, i, -bytes);
   change_end(sl, l);
   return rc;
 }
@@ -384,24 +390,30 @@ reserve(int d, uint64_t bytes, uint64_t physical, bool force,
     *limit_out = 0;
     return rc;
   }
+  int i = cmg__group_index(d);
   if (cmg__gs.registry) {
-    solo_count(d, bytes, true);
+    if (i >= 0)
+      solo_count(i, bytes, true);
     return 0;
+  }
+  if (i < 0) {
+    *limit_out = 0;
+    return -EBUSY;
   }
   if (physical != 0 && atomic_load_explicit(&cmg__gs.physical_seen[d],
                                             memory_order_relaxed) == 0) {
     uint64_t none = 0;
     atomic_store_explicit(&cmg__gs.physical_seen[d], physical,
                           memory_order_relaxed);
-    atomic_compare_exchange_strong(&s->dev[d].physical, &none, physical);
+    atomic_compare_exchange_strong(&s->dev[i].physical, &none, physical);
   }
   uint64_t limit = force ? CMG__NO_LIMIT : cap_of(d, physical);
   *limit_out = limit;
   struct cmg__member m = cmg__group_member();
   cmg__group_maybe_scan(s, &m, SCAN_PERIOD_NS);
-  rc = charged_add(s, d, bytes, limit, used_out);
+  rc = charged_add(s, i, bytes, limit, used_out);
   if (rc != 0 && cmg__group_maybe_scan(s, &m, SCAN_DENIAL_NS))
-    rc = charged_add(s, d, bytes, limit, used_out);
+    rc = charged_add(s, i, bytes, limit, used_out);
   return rc;
 }
 
@@ -420,10 +432,12 @@ cmg__group_note_context(int device, uint64_t bytes)
   if (device < 0 || device >= SEG_DEVICES)
     return;
   atomic_store_explicit(&cmg__gs.noted[device], bytes, memory_order_relaxed);
+  int i;
   if (cmg__gs.mine != NULL &&
       atomic_load_explicit(&cmg__gs.state, memory_order_acquire) ==
-          CMG__GS_JOINED)
-    atomic_store_explicit(&cmg__gs.mine->dev[device].context, bytes,
+          CMG__GS_JOINED &&
+      (i = cmg__group_index(device)) >= 0)
+    atomic_store_explicit(&cmg__gs.mine->dev[i].context, bytes,
                           memory_order_relaxed);
 }
 
@@ -443,8 +457,11 @@ cmg__group_release(int device, uint64_t bytes)
           CMG__GS_JOINED)
     return;
   struct seg *s = cmg__gs.seg;
+  int i = cmg__group_index(device);
+  if (i < 0)
+    return;
   if (cmg__gs.registry) {
-    solo_count(device, bytes, false);
+    solo_count(i, bytes, false);
     return;
   }
   struct seg_slot *sl = cmg__gs.mine;
@@ -466,8 +483,8 @@ cmg__group_release(int device, uint64_t bytes)
   }
   /* The group's counter first, our bytes after: a member killed in
    * between holds them in its slot either way (charged_add). */
-  cmg__group_sub(&s->dev[device].used, bytes, cmg__gs.group);
-  charge(sl, l, device, -bytes);
+  cmg__group_sub(&s->dev[i].used, bytes, cmg__gs.group);
+  charge(sl, l, i, -bytes);
   change_end(sl, l);
   /* Pairs with the fence in cmg__group_wait: either the waiter sees the
    * room, or we see the waiter. */
@@ -517,7 +534,7 @@ cmg__group_wait(int device, uint64_t bytes, uint64_t physical,
 static int
 unjoined_cap(int device, uint64_t physical, uint64_t *limit)
 {
-  const struct seg_limit *l = cmg__seg_limit_entry(cmg__gs.caps, device);
+  const struct seg_limit *l = cmg__group_cap_entry(device);
   if (l->kind == CMG__LIMIT_NONE ||
       (l->kind == CMG__LIMIT_PERCENT && physical == 0))
     return 1;
@@ -544,14 +561,20 @@ cmg__group_cap_used(int device, uint64_t physical, uint64_t *limit,
   int rc = ready(&s);
   if (rc != 0 || cmg__gs.registry)
     return rc < 0 ? rc : 1;
-  const struct seg_limit *l = cmg__seg_limit_entry(cmg__gs.caps, device);
+  int i = cmg__group_index(device);
+  const struct seg_limit *l = cmg__group_cap_entry(device);
+  if (i < 0) {
+    *limit = cmg__seg_limit_bytes(l, physical);
+    *used = *limit;
+    return -EPERM;
+  }
   if (l->kind == CMG__LIMIT_NONE ||
       (l->kind == CMG__LIMIT_PERCENT && physical == 0))
     return 1;
   struct cmg__member m = cmg__group_member();
   cmg__group_maybe_scan(s, &m, SCAN_PERIOD_NS);
   *limit = cap_of(device, physical);
-  *used = atomic_load_explicit(&s->dev[device].used, memory_order_relaxed);
+  *used = atomic_load_explicit(&s->dev[i].used, memory_order_relaxed);
   return 0;
 }
 
@@ -598,19 +621,20 @@ cmg__group_usage(int device, struct cmg__group_usage *out)
   struct seg *s = cmg__gs.seg;
   struct seg_slot *sl = cmg__gs.mine;
 
+  int i;
   if (device < 0 || device >= SEG_DEVICES || s == NULL || cmg__gs.registry ||
-      (st != CMG__GS_JOINED && st != CMG__GS_LEFT))
+      (st != CMG__GS_JOINED && st != CMG__GS_LEFT) ||
+      (i = cmg__group_index(device)) < 0)
     return -ENOENT;
   uint64_t physical = atomic_load(&cmg__gs.physical_seen[device]);
   if (physical == 0)
-    physical = atomic_load(&s->dev[device].physical);
-  const struct seg_limit *l = cmg__seg_limit_entry(cmg__gs.caps, device);
+    physical = atomic_load(&s->dev[i].physical);
+  const struct seg_limit *l = cmg__group_cap_entry(device);
   out->limit = l->kind == CMG__LIMIT_PERCENT && physical == 0
                    ? CMG__NO_LIMIT
                    : cmg__seg_limit_bytes(l, physical);
-  out->used = atomic_load_explicit(&s->dev[device].used, memory_order_relaxed);
-  out->mine =
-      st == CMG__GS_JOINED && sl != NULL ? cmg__seg_held(sl, device) : 0;
+  out->used = atomic_load_explicit(&s->dev[i].used, memory_order_relaxed);
+  out->mine = st == CMG__GS_JOINED && sl != NULL ? cmg__seg_held(sl, i) : 0;
   return 0;
 }
 

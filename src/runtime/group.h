@@ -10,6 +10,13 @@
 #include <stdint.h>
 
 #include "core/conf.h"
+#include "core/conf_gpu.h"
+
+/* Records the UUID of the process's ordinal, as CUDA (or NVML) gives it,
+ * before the group counts anything on it: the group counts each GPU once,
+ * and its caps keyed by GPU follow it, whatever ordinal it has here. */
+void cmg__group_know_device(int ordinal,
+                            const unsigned char uuid[CMG__UUID_BYTES]);
 
 /* Whether the process is in a group (not the registry). */
 bool cmg__group_active(void);
@@ -22,8 +29,9 @@ void cmg__group_count_denial(void);
 
 /* Reserves bytes against the group's cap on `device` (physical resolves a
  * percentage).  Returns 0, -ENOMEM with *used_out and *limit_out set,
- * -EPERM for a group that failed closed (its line said why), or -EAGAIN
- * when the group could not be joined yet (cmg__group_why says why; the
+ * -EPERM for a group that failed closed (its line said why), -EAGAIN
+ * when the group could not be joined yet, or -EBUSY when the device's GPU
+ * could not be named in it yet (for both cmg__group_why says why; the
  * next reservation tries again, waiting up to 2 s for the lock); never
  * takes a lock a dead process could leave held. */
 int cmg__group_reserve(int device, uint64_t bytes, uint64_t physical,
@@ -81,7 +89,8 @@ struct cmg__group_usage {
   uint64_t mine;  /* this process */
 };
 const char *cmg__group_name(void);
-/* Why the group is not joined yet (-EAGAIN from a reservation). */
+/* Why the group is not joined yet, or cannot count on a GPU yet (-EAGAIN,
+ * -EBUSY from a reservation). */
 const char *cmg__group_why(void);
 int cmg__group_usage(int device, struct cmg__group_usage *out);
 unsigned cmg__group_members(void);

@@ -36,6 +36,7 @@
 #include "core/base.h"
 #include "core/conf.h"
 #include "runtime/group_join.h"
+#include "runtime/group_names.h"
 #include "runtime/group_reclaim.h"
 #include "runtime/group_self.h"
 #include "core/log.h"
@@ -54,7 +55,8 @@ init_segment(struct seg *s)
   s->h.slot_count = SEG_SLOTS;
   s->h.device_count = SEG_DEVICES;
   s->h.total_size = sizeof(struct seg);
-  cmg__seg_adopt(s, cmg__gs.own, cmg__gs.self_pid);
+  cmg__seg_adopt(s, cmg__gs.own, cmg__gs.own_gpu, cmg__gs.n_own_gpu,
+                 cmg__gs.self_pid);
   atomic_store_explicit(&s->h.magic, SEG_MAGIC, memory_order_release);
 }
 
@@ -64,9 +66,8 @@ static void
 compare(const struct seg *s)
 {
   struct seg_limit theirs[SEG_DEVICES + 1];
-  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-  char a[160], b[160];
-  bool same = true;
+  char a[1024], b[1024];
+  bool same = s->h.n_limit_gpu == cmg__gs.n_own_gpu;
 
   if (said_mismatch)
     return;
@@ -74,21 +75,20 @@ compare(const struct seg *s)
   theirs[SEG_DEVICES] = s->h.limit;
   for (int d = 0; d <= SEG_DEVICES; d++)
     same = same && cmg__seg_is_same_limit(&cmg__gs.own[d], &theirs[d]);
+  for (unsigned g = 0; same && g < cmg__gs.n_own_gpu; g++) {
+    const struct seg_limit *l =
+        cmg__seg_gpu_limit(&s->h, cmg__gs.own_gpu[g].uuid);
+    same = l != NULL && cmg__seg_is_same_limit(&cmg__gs.own_gpu[g].limit, l);
+  }
   if (!same) {
     cmg__log("group=%s: group_limit here is %s, but the group's is %s, "
              "set by its first member (pid %d); the group's stands",
-             cmg__gs.group, cmg__seg_describe(cmg__gs.own, a, sizeof(a)),
-             cmg__seg_describe(theirs, b, sizeof(b)), (int)s->h.creator);
-    said_mismatch = true;
-  }
-  if ((visible != NULL) != (s->h.visible_set != 0) ||
-      (visible != NULL &&
-       strncmp(visible, s->h.visible, sizeof(s->h.visible) - 1) != 0)) {
-    cmg__log("group=%s: CUDA_VISIBLE_DEVICES is '%.64s' here but was "
-             "'%.64s' for the group's first member (pid %d); the group "
-             "counts by device ordinal, which may name different GPUs",
-             cmg__gs.group, visible ? visible : "(unset)",
-             s->h.visible_set ? s->h.visible : "(unset)", (int)s->h.creator);
+             cmg__gs.group,
+             cmg__seg_describe(cmg__gs.own, cmg__gs.own_gpu, cmg__gs.n_own_gpu,
+                               a, sizeof(a)),
+             cmg__seg_describe(theirs, s->h.limit_gpu, s->h.n_limit_gpu, b,
+                               sizeof(b)),
+             (int)s->h.creator);
     said_mismatch = true;
   }
 }
@@ -104,11 +104,13 @@ join_locked(struct seg *s, char *err, size_t errlen)
   cmg__group_scan(s, &m);
   atomic_store(&s->h.scan_ns, cmg__group_clock_ns(CLOCK_MONOTONIC_COARSE));
   if (cmg__seg_members(s) == 0)
-    cmg__seg_adopt(s, cmg__gs.own, cmg__gs.self_pid);
+    cmg__seg_adopt(s, cmg__gs.own, cmg__gs.own_gpu, cmg__gs.n_own_gpu,
+                   cmg__gs.self_pid);
   else if (!cmg__gs.registry)
     compare(s);
   memcpy(cmg__gs.caps, s->h.limit_dev, sizeof(s->h.limit_dev));
   cmg__gs.caps[SEG_DEVICES] = s->h.limit;
+  cmg__group_forget_names();
   struct seg_slot *sl = cmg__seg_claim(s, cmg__gs.self_pid, cmg__gs.self_start,
                                        cmg__gs.self_pidns, cmg__gs.self_comm);
   if (sl == NULL)
@@ -274,6 +276,16 @@ cmg__group_join(const struct cmg__config *cfg, char *err, size_t errlen)
       (struct seg_limit){ .kind = cfg->group_limit.kind,
                           .ppm = cfg->group_limit.ppm,
                           .bytes = cfg->group_limit.bytes };
+  cmg__gs.n_own_gpu = 0;
+  for (unsigned k = 0; k < cfg->n_gpu && k < SEG_GPU_LIMITS; k++) {
+    const struct cmg__limit *l = &cfg->gpu[k].group_limit;
+    if (l->kind == CMG__LIMIT_NONE)
+      continue;
+    struct seg_gpu_limit *g = &cmg__gs.own_gpu[cmg__gs.n_own_gpu++];
+    memcpy(g->uuid, cfg->gpu[k].uuid, sizeof(g->uuid));
+    g->limit =
+        (struct seg_limit){ .kind = l->kind, .ppm = l->ppm, .bytes = l->bytes };
+  }
   /* Ours until the group's are read: what a group that cannot be joined
    * shows as its cap. */
   memcpy(cmg__gs.caps, cmg__gs.own, sizeof(cmg__gs.caps));
@@ -357,6 +369,7 @@ cmg__group_after_fork(void)
 {
   int st = atomic_load(&cmg__gs.state);
 
+  cmg__group_unhold();
   if (st == CMG__GS_JOINED || st == CMG__GS_JOINING || st == CMG__GS_FORKED ||
       st == CMG__GS_PENDING) {
     cmg__gs.mine = NULL;

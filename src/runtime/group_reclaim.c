@@ -20,7 +20,8 @@
  * slots leaves nothing to take off twice: the next one finds no
  * difference.  Recounts of one group are one at a time: under the
  * segment's lock (flock, dropped by the kernel when its holder dies), and
- * a flag within the process, whose threads share the lock's open file.
+ * a flag within the process, whose threads share the lock's open file
+ * (cmg__group_hold, which naming devices takes too).
  * A recount that never finds the members still (a member stopped half
  * way through a change) is tried again at the next scan.
  *
@@ -45,7 +46,22 @@
 #define RECOUNT_PAUSE_NS 20000
 
 static _Atomic bool said_drift;
-static _Atomic bool recounting;
+/* A thread of the process works under the segment's lock (its threads
+ * share the lock's open file, so the lock alone does not keep them
+ * apart). */
+static _Atomic bool holding;
+
+bool
+cmg__group_hold(void)
+{
+  return !atomic_exchange(&holding, true);
+}
+
+void
+cmg__group_unhold(void)
+{
+  atomic_store(&holding, false);
+}
 
 uint64_t
 cmg__group_clock_ns(clockid_t clock)
@@ -184,7 +200,7 @@ is_unmoved(const struct seg *s, const bool out[SEG_SLOTS],
 static int
 recount(struct seg *s, const struct cmg__member *m, const bool out[SEG_SLOTS])
 {
-  static struct seg_still at[SEG_SLOTS]; /* under `recounting` */
+  static struct seg_still at[SEG_SLOTS]; /* while holding */
   uint64_t sum[SEG_DEVICES], seen[SEG_DEVICES];
   int gave = 0;
 
@@ -217,7 +233,7 @@ take_lock(const struct cmg__member *m)
 {
   struct stat st;
 
-  if (atomic_exchange(&recounting, true))
+  if (!cmg__group_hold())
     return false;
   /* A program may have closed the descriptor and opened its own file at
    * its number, which must never be locked. */
@@ -225,7 +241,7 @@ take_lock(const struct cmg__member *m)
       (m->fd >= 0 && fstat(m->fd, &st) == 0 && st.st_dev == m->dev &&
        st.st_ino == m->ino && flock(m->fd, LOCK_EX | LOCK_NB) == 0))
     return true;
-  atomic_store(&recounting, false);
+  cmg__group_unhold();
   return false;
 }
 
@@ -234,7 +250,7 @@ drop_lock(const struct cmg__member *m)
 {
   if (!m->locked)
     flock(m->fd, LOCK_UN);
-  atomic_store(&recounting, false);
+  cmg__group_unhold();
 }
 
 /* Marks the dead slots (found in dead[]) as being freed by us: those whose

@@ -35,6 +35,12 @@ struct cmg__member {
 
 uint64_t cmg__group_clock_ns(clockid_t clock);
 
+/* Whether the calling thread may now use the segment's lock for the
+ * process (no other thread of it does); cmg__group_unhold gives it back.
+ * A forked child starts with it given back. */
+bool cmg__group_hold(void);
+void cmg__group_unhold(void);
+
 /* Subtracts bytes from a counter, stopping at 0.  For a group counter
  * (group not NULL), stopping is said once: a member gave back more than
  * the group counted. */

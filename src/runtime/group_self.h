@@ -46,8 +46,17 @@ struct cmg__group_self {
   char group[64];
   char shm_name[96];  /* "/cumemguard.<uid>.<group>" */
   char shm_path[112]; /* the same under /dev/shm, for messages */
-  struct seg_limit own[SEG_DEVICES + 1];  /* ours; [SEG_DEVICES] all */
-  struct seg_limit caps[SEG_DEVICES + 1]; /* the group's */
+  struct seg_limit own[SEG_DEVICES + 1];        /* ours; [SEG_DEVICES] all */
+  struct seg_limit caps[SEG_DEVICES + 1];       /* the group's */
+  struct seg_gpu_limit own_gpu[SEG_GPU_LIMITS]; /* ours, keyed by GPU */
+  unsigned n_own_gpu;
+  /* Per ordinal: its GPU's UUID once CUDA said it (group_names.c), the
+   * group's device counter it counts in, plus 1 (0: not named yet), and
+   * the group's cap entry for it. */
+  unsigned char uuid[SEG_DEVICES][CMG__UUID_BYTES];
+  _Atomic bool uuid_known[SEG_DEVICES];
+  _Atomic int at[SEG_DEVICES];
+  struct seg_limit cap_at[SEG_DEVICES];
   _Atomic uint64_t physical_seen[SEG_DEVICES];
   pid_t self_pid;
   uint64_t self_start, self_pidns;

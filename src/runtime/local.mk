@@ -9,6 +9,7 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/freed.c src/runtime/freed.h \
 	src/runtime/group.c src/runtime/group.h \
 	src/runtime/group_join.c src/runtime/group_join.h \
+	src/runtime/group_names.c src/runtime/group_names.h \
 	src/runtime/group_reclaim.c src/runtime/group_reclaim.h \
 	src/runtime/group_self.c src/runtime/group_self.h \
 	src/runtime/held.c src/runtime/held.h \

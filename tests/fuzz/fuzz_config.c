@@ -43,8 +43,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (cfg.dump_signal != 0 && cmg__signal_name(cfg.dump_signal) == NULL))
       abort();
     for (int d = 0; d < 3; d++) {
-      uint64_t l = cmg__config_limit(&cfg, d, 16ull << 30);
-      uint64_t s = cmg__config_soft_limit(&cfg, d, 16ull << 30);
+      uint64_t l = cmg__config_limit(&cfg, d, NULL, 16ull << 30);
+      uint64_t s = cmg__config_soft_limit(&cfg, d, NULL, 16ull << 30);
       (void)l;
       (void)s;
     }

@@ -1,6 +1,7 @@
 # Unit tests: link the core, call cmg__ functions directly, no preload.
 UNIT_TESTS = \
 	tests/unit/test_args \
+	tests/unit/test_conf_gpu \
 	tests/unit/test_config \
 	tests/unit/test_group \
 	tests/unit/test_jsonw \
@@ -20,6 +21,7 @@ TESTS += $(UNIT_TESTS)
 tests_unit_test_args_SOURCES = tests/unit/test_args.c src/launcher/args.c
 tests_unit_test_args_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
+tests_unit_test_conf_gpu_LDADD = $(UNIT_LDADD)
 tests_unit_test_group_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_jsonw_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_jsonw_LDADD = $(UNIT_LDADD) $(CJSON_LIBS) -lm

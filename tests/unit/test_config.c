@@ -377,7 +377,8 @@ static const struct error_case error_cases[] = {
   STARTS("dump_signal", "bad option 'dump_signal': expected key=value"),
   /* bad device indexes */
   IS("limit.99=1G", "bad device index in 'limit.99=1G': expected limit.N "
-                    "with N from 0 to 63"),
+                    "with N from 0 to 63, or limit.GPU-<uuid> (GPU-xxxxxxxx-"
+                    "xxxx-xxxx-xxxx-xxxxxxxxxxxx, at most 16 GPUs)"),
   STARTS("limit.64=1G", "bad device index in 'limit.64=1G'"),
   STARTS("limit.x=1G", "bad device index in 'limit.x=1G'"),
   STARTS("limit.-1=1G", "bad device index in 'limit.-1=1G'"),
@@ -584,57 +585,57 @@ test_config_limit(void)
   char err[256];
 
   cmg__config_parse("", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, 80 * GiB), CMG__NO_LIMIT,
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), CMG__NO_LIMIT,
          "no limit: device 0");
-  is_u64(cmg__config_limit(&cfg, 63, 80 * GiB), CMG__NO_LIMIT,
+  is_u64(cmg__config_limit(&cfg, 63, NULL, 80 * GiB), CMG__NO_LIMIT,
          "no limit: device 63");
 
   cmg__config_parse("limit=4GiB", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, 80 * GiB), 4 * GiB, "global: device 0");
-  is_u64(cmg__config_limit(&cfg, 63, 80 * GiB), 4 * GiB, "global: device 63");
-  is_u64(cmg__config_limit(&cfg, 64, 80 * GiB), 4 * GiB,
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 4 * GiB, "global: device 0");
+  is_u64(cmg__config_limit(&cfg, 63, NULL, 80 * GiB), 4 * GiB, "global: device 63");
+  is_u64(cmg__config_limit(&cfg, 64, NULL, 80 * GiB), 4 * GiB,
          "global: device 64, past the table");
-  is_u64(cmg__config_limit(&cfg, -1, 80 * GiB), 4 * GiB, "global: device -1");
-  is_u64(cmg__config_limit(&cfg, 0, GiB), 4 * GiB,
+  is_u64(cmg__config_limit(&cfg, -1, NULL, 80 * GiB), 4 * GiB, "global: device -1");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, GiB), 4 * GiB,
          "bytes do not depend on the device size");
 
   cmg__config_parse("limit=4GiB,limit.1=2GiB", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 1, 80 * GiB), 2 * GiB, "limit.1 wins");
-  is_u64(cmg__config_limit(&cfg, 0, 80 * GiB), 4 * GiB, "others: limit");
-  is_u64(cmg__config_limit(&cfg, 2, 80 * GiB), 4 * GiB, "device 2: limit");
+  is_u64(cmg__config_limit(&cfg, 1, NULL, 80 * GiB), 2 * GiB, "limit.1 wins");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 4 * GiB, "others: limit");
+  is_u64(cmg__config_limit(&cfg, 2, NULL, 80 * GiB), 4 * GiB, "device 2: limit");
 
   cmg__config_parse("limit.1=2GiB", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 1, 80 * GiB), 2 * GiB, "only limit.1");
-  is_u64(cmg__config_limit(&cfg, 0, 80 * GiB), CMG__NO_LIMIT,
+  is_u64(cmg__config_limit(&cfg, 1, NULL, 80 * GiB), 2 * GiB, "only limit.1");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), CMG__NO_LIMIT,
          "only limit.1: device 0 unlimited");
-  is_u64(cmg__config_limit(&cfg, 100, 80 * GiB), CMG__NO_LIMIT,
+  is_u64(cmg__config_limit(&cfg, 100, NULL, 80 * GiB), CMG__NO_LIMIT,
          "only limit.1: device 100 unlimited");
 
   cmg__config_parse("limit=0,limit.3=1", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, 80 * GiB), 0, "limit=0 denies all");
-  is_u64(cmg__config_limit(&cfg, 3, 80 * GiB), 1, "limit.3=1");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 0, "limit=0 denies all");
+  is_u64(cmg__config_limit(&cfg, 3, NULL, 80 * GiB), 1, "limit.3=1");
 
   cmg__config_parse("limit=50%", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, 80 * GiB), 40 * GiB, "50%% of 80 GiB");
-  is_u64(cmg__config_limit(&cfg, 0, 3), 1, "50%% of 3 bytes rounds down");
-  is_u64(cmg__config_limit(&cfg, 0, 0), 0, "50%% of nothing");
-  is_u64(cmg__config_limit(&cfg, 0, UINT64_MAX), UINT64_MAX / 2,
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 40 * GiB, "50%% of 80 GiB");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 3), 1, "50%% of 3 bytes rounds down");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 0), 0, "50%% of nothing");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, UINT64_MAX), UINT64_MAX / 2,
          "50%% of 2^64-1: no overflow");
 
   cmg__config_parse("limit=100%", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 5, UINT64_MAX), UINT64_MAX, "100%% of 2^64-1");
-  is_u64(cmg__config_limit(&cfg, 5, 80 * GiB), 80 * GiB, "100%% of 80 GiB");
+  is_u64(cmg__config_limit(&cfg, 5, NULL, UINT64_MAX), UINT64_MAX, "100%% of 2^64-1");
+  is_u64(cmg__config_limit(&cfg, 5, NULL, 80 * GiB), 80 * GiB, "100%% of 80 GiB");
 
   cmg__config_parse("limit=12.5%,limit.2=25%,limit.4=1G", &cfg, err,
                     sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, 1000), 125, "12.5%% of 1000");
-  is_u64(cmg__config_limit(&cfg, 2, 16 * GiB), 4 * GiB, "limit.2=25%%");
-  is_u64(cmg__config_limit(&cfg, 4, 16 * GiB), GiB, "limit.4=1G");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 1000), 125, "12.5%% of 1000");
+  is_u64(cmg__config_limit(&cfg, 2, NULL, 16 * GiB), 4 * GiB, "limit.2=25%%");
+  is_u64(cmg__config_limit(&cfg, 4, NULL, 16 * GiB), GiB, "limit.4=1G");
 
   cmg__config_parse("limit=33.3333%", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, 3000000), 999999,
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 3000000), 999999,
          "33.3333%% of 3000000 bytes");
-  is_u64(cmg__config_limit(&cfg, 0, 3), 0, "33.3333%% of 3 rounds down");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 3), 0, "33.3333%% of 3 rounds down");
 }
 
 /* ---- report options ----------------------------------------------------- */
@@ -1186,8 +1187,8 @@ test_config_growth(void)
          0, "every growth key");
   is_int(cfg.on_exceed, CMG__ON_EXCEED_WAIT, "on_exceed=WAIT");
   is_u64(cfg.wait_timeout_ns, 90000000000ull, "1.5m");
-  is_u64(cmg__config_soft_limit(&cfg, 0, 1000), 500, "soft_limit 50%%");
-  is_u64(cmg__config_soft_limit(&cfg, 2, 1000), 1 << 30, "soft_limit.2");
+  is_u64(cmg__config_soft_limit(&cfg, 0, NULL, 1000), 500, "soft_limit 50%%");
+  is_u64(cmg__config_soft_limit(&cfg, 2, NULL, 1000), 1 << 30, "soft_limit.2");
   is_u64(cfg.max_alloc, 2ull << 30, "max_alloc");
   is_u64(cfg.host_limit, 8ull << 30, "host_limit");
   static const struct {
@@ -1283,9 +1284,10 @@ test_config_group(void)
     { "group=x,group_limit=lots", "bad value 'group_limit=lots': expected "
                                   "a size such as 4GiB, 512MiB, 1.5GB, "
                                   "1073741824 or 50% of the device" },
-    { "group=x,group_limit.64=1G", "bad device index in 'group_limit.64=1G':"
-                                   " expected group_limit.N with N from 0 "
-                                   "to 63" },
+    { "group=x,group_limit.64=1G",
+      "bad device index in 'group_limit.64=1G': expected group_limit.N with "
+      "N from 0 to 63, or group_limit.GPU-<uuid> (GPU-xxxxxxxx-xxxx-xxxx-"
+      "xxxx-xxxxxxxxxxxx, at most 16 GPUs)" },
     { "group_limit=4G", "group_limit without group: expected group=NAME "
                         "with it, naming the processes that share the cap" },
     { "group_limit.2=4G", "group_limit without group: expected group=NAME "

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/base.h"
+#include "core/conf_gpu.h"
 #include "preload/account.h"
 #include "preload/device.h"
 #include "preload/hooks/hooks.h"
@@ -192,10 +193,17 @@ limit_view(nvmlDevice_t device, unsigned long long *free,
   if (ordinal < 0)
     return false;
   uint64_t f = *free, t = *total;
-  if (cuda)
+  if (cuda) {
     cmg__virtual_meminfo(ordinal, &f, &t);
-  else
-    cmg__virtual_meminfo_no_cuda(ordinal, t, &f, &t);
+  } else {
+    cmg__pfn_nvmlDeviceGetUUID get = cmg__real(CMG__FN_nvmlDeviceGetUUID);
+    char text[96];
+    unsigned char u[CMG__UUID_BYTES];
+    bool known = get != NULL &&
+                 get(device, text, sizeof(text)) == NVML_SUCCESS &&
+                 cmg__uuid_parse(text, strlen(text), u) == 0;
+    cmg__virtual_meminfo_no_cuda(ordinal, known ? u : NULL, t, &f, &t);
+  }
   *free = f;
   *total = t;
   return true;
