@@ -14,6 +14,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/footprint.c src/preload/footprint.h \
 	src/preload/forklock.c src/preload/forklock.h \
 	src/preload/graph.c src/preload/graph.h \
+	src/preload/hami.c src/preload/hami.h \
 	src/preload/nvml_usage.c src/preload/nvml_usage.h \
 	src/preload/real.c src/preload/real.h \
 	src/preload/start.c src/preload/start.h \

@@ -44,6 +44,7 @@
 #include "preload/death.h"
 #include "preload/dump.h"
 #include "preload/forklock.h"
+#include "preload/hami.h"
 #include "preload/start.h"
 #include "preload/state.h"
 
@@ -102,8 +103,16 @@ init_once(void)
   cmg__state_pid = (pid_t)syscall(SYS_getpid);
   cmg__history_start();
   const char *opts = secure_getenv("CUMEMGUARD_OPTIONS");
+  static char hami[2048];
+  const char *var = "CUMEMGUARD_OPTIONS";
+  int from_hami = opts == NULL ? cmg__hami_options(hami, sizeof(hami)) : 0;
+  if (from_hami != 0) {
+    /* Too many of them fails closed, as a bad option would. */
+    opts = from_hami > 0 ? hami : "limit=?";
+    var = "HAMi's CUDA_DEVICE_MEMORY_LIMIT variables";
+  }
   if (cmg__config_parse(opts, &cmg__cfg, err, sizeof(err)) < 0) {
-    snprintf(why, sizeof(why), "CUMEMGUARD_OPTIONS: %s", err);
+    snprintf(why, sizeof(why), "%s: %s", var, err);
     cmg__policy_fail_closed(why);
     cmg__config_parse(NULL, &cmg__cfg, err, sizeof(err));
   }
