@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The library's file name, as the launcher, the CDI writers and the
+ * device plugin look for it. */
+#define CMG__LIBRARY_NAME "libcumemguard.so"
+
 #define CMG__MAX_DEVICES 64
 #define CMG__NO_LIMIT UINT64_MAX
 

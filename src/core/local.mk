@@ -6,6 +6,7 @@
 # the launcher, the report reader, the Slurm plugin and every unit test.
 noinst_LTLIBRARIES += libcmg_core.la
 libcmg_core_la_SOURCES = \
+	src/core/args.c src/core/args.h \
 	src/core/base.h \
 	src/core/conf.c src/core/conf.h \
 	src/core/conf_merge.c src/core/conf_merge.h \

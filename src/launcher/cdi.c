@@ -47,16 +47,14 @@
 #include "core/jsonw.h"
 #include "core/log.h"
 #include "core/size.h"
-#include "launcher/args.h"
+#include "core/args.h"
 #include "launcher/cdi.h"
-#include "launcher/files.h"
+#include "ops/cdi_spec.h"
+#include "ops/files.h"
 #include "launcher/library.h"
 #include "ops/preload_env.h"
 
 #define CDI_KIND "cumemguard.io/limit"
-/* Beside nothing an image ships, so the mount never hides a file of it. */
-#define CONTAINER_DIR "/usr/lib/cumemguard"
-#define PORTABLE_MARK "PORTABLE"
 #define MAX_LIMITS 64
 #define NAME_MAX_LEN 48
 
@@ -169,102 +167,31 @@ make_device(const char *value, const char *report_dir, const char *snapshot,
   return 0;
 }
 
-/* A mount edit: hostPath, containerPath and options. */
-static void
-mount(struct cmg__jsonw *w, const char *host, const char *container,
-      bool writable)
-{
-  const char *opts[] = { writable ? "rw" : "ro", "nosuid", "nodev", "bind" };
-
-  cmg__jsonw_object(w);
-  cmg__jsonw_string(cmg__jsonw_key(w, "hostPath"), host);
-  cmg__jsonw_string(cmg__jsonw_key(w, "containerPath"), container);
-  cmg__jsonw_array(cmg__jsonw_key(w, "options"));
-  for (int i = 0; i < 4; i++)
-    cmg__jsonw_string(w, opts[i]);
-  cmg__jsonw_array_end(w);
-  cmg__jsonw_object_end(w);
-}
-
-/* What the spec mounts for the library found at `library`: the folder
- * around it when that is a portable folder (its lib/ holds the library,
- * PORTABLE is beside lib/), else the library alone.  Sets *host (malloc'd)
- * and *container (static); -ENOMEM or 0. */
-static int
-library_mount(const char *library, char **host, const char **container)
-{
-  size_t len = strlen(library), n = len - strlen("/" CMG__LIBRARY_NAME);
-  struct stat st;
-  char *mark;
-
-  *container = CONTAINER_DIR "/" CMG__LIBRARY_NAME;
-  if (len > strlen("/lib/" CMG__LIBRARY_NAME) &&
-      strcmp(library + n, "/" CMG__LIBRARY_NAME) == 0 &&
-      strncmp(library + n - 4, "/lib", 4) == 0 &&
-      asprintf(&mark, "%.*s/" PORTABLE_MARK, (int)(n - 4), library) >= 0) {
-    bool portable = stat(mark, &st) == 0 && S_ISREG(st.st_mode);
-    free(mark);
-    if (portable) {
-      *container = CONTAINER_DIR "/lib/" CMG__LIBRARY_NAME;
-      *host = strndup(library, n - 4);
-      return *host != NULL ? 0 : -ENOMEM;
-    }
-  }
-  *host = strdup(library);
-  return *host != NULL ? 0 : -ENOMEM;
-}
-
-/* A device: its name, and the environment it gives a container. */
-static void
-device_json(struct cmg__jsonw *w, const struct device *dev, const char *preload)
-{
-  char opts[600];
-
-  snprintf(opts, sizeof(opts), "CUMEMGUARD_OPTIONS=%s", dev->options);
-  cmg__jsonw_object(w);
-  cmg__jsonw_string(cmg__jsonw_key(w, "name"), dev->name);
-  cmg__jsonw_object(cmg__jsonw_key(w, "containerEdits"));
-  cmg__jsonw_array(cmg__jsonw_key(w, "env"));
-  cmg__jsonw_string(w, preload);
-  cmg__jsonw_string(w, opts);
-  cmg__jsonw_array_end(w);
-  cmg__jsonw_object_end(w);
-  cmg__jsonw_object_end(w);
-}
-
 /* The spec as text, or NULL when out of memory; preload is the devices'
  * LD_PRELOAD=... entry, host and container the library's mount. */
 static char *
 build_spec(const struct device *devs, int n, const char *host,
            const char *container, const char *report_dir, const char *preload)
 {
-  struct cmg__jsonw w;
-  bool digit_first = false;
+  struct cmg__cdi_device d[MAX_LIMITS];
+  const char *env[MAX_LIMITS][2];
+  char opts[MAX_LIMITS][600];
+  struct cmg__cdi_mount m[2];
+  bool folder = strcmp(container, CMG__CDI_DIR "/" CMG__LIBRARY_NAME) != 0;
+  size_t nm = 0;
 
-  if (cmg__jsonw_open(&w, -1, true) < 0)
-    return NULL;
-  for (int i = 0; i < n; i++)
-    digit_first =
-        digit_first || (devs[i].name[0] >= '0' && devs[i].name[0] <= '9');
-  cmg__jsonw_object(&w);
-  cmg__jsonw_string(cmg__jsonw_key(&w, "cdiVersion"),
-                    digit_first ? "0.5.0" : "0.3.0");
-  cmg__jsonw_string(cmg__jsonw_key(&w, "kind"), CDI_KIND);
-  cmg__jsonw_array(cmg__jsonw_key(&w, "devices"));
-  for (int i = 0; i < n; i++)
-    device_json(&w, &devs[i], preload);
-  cmg__jsonw_array_end(&w);
-  /* Spec-wide edits apply once to a container given any of its devices. */
-  cmg__jsonw_object(cmg__jsonw_key(&w, "containerEdits"));
-  cmg__jsonw_array(cmg__jsonw_key(&w, "mounts"));
-  bool folder = strcmp(container, CONTAINER_DIR "/" CMG__LIBRARY_NAME) != 0;
-  mount(&w, host, folder ? CONTAINER_DIR : container, false);
+  for (int i = 0; i < n; i++) {
+    snprintf(opts[i], sizeof(opts[i]), "CUMEMGUARD_OPTIONS=%s",
+             devs[i].options);
+    env[i][0] = preload;
+    env[i][1] = opts[i];
+    d[i] = (struct cmg__cdi_device){ devs[i].name, env[i], 2 };
+  }
+  m[nm++] =
+      (struct cmg__cdi_mount){ host, folder ? CMG__CDI_DIR : container, false };
   if (report_dir != NULL)
-    mount(&w, report_dir, report_dir, true);
-  cmg__jsonw_array_end(&w);
-  cmg__jsonw_object_end(&w);
-  cmg__jsonw_object_end(&w);
-  return cmg__jsonw_take(&w);
+    m[nm++] = (struct cmg__cdi_mount){ report_dir, report_dir, true };
+  return cmg__cdi_spec(CDI_KIND, d, (size_t)n, m, nm);
 }
 
 /* The devices' LD_PRELOAD=... entry: the library as the container sees
@@ -427,7 +354,7 @@ emit_spec(const struct cdi_options *o, const struct device *devs,
   const char *container;
   int rc;
 
-  if (library_mount(library, &host, &container) != 0) {
+  if (cmg__cdi_library(library, &host, &container) != 0) {
     cmg__log("out of memory");
     return EXIT_FAILURE;
   }

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base.h"
 #include "core/log.h"
 #include "launcher/library.h"
 

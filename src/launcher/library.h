@@ -5,7 +5,6 @@
 #ifndef CMG_LAUNCHER_LIBRARY_H
 #define CMG_LAUNCHER_LIBRARY_H
 
-#define CMG__LIBRARY_NAME "libcumemguard.so"
 #define CMG__LIBRARY_VAR "CUMEMGUARD_LIBRARY"
 
 /* The absolute path of the library: $CUMEMGUARD_LIBRARY, else the libdir

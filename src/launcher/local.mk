@@ -4,9 +4,7 @@
 bin_PROGRAMS += cumemguard
 cumemguard_SOURCES = \
 	src/launcher/main.c \
-	src/launcher/args.c src/launcher/args.h \
 	src/launcher/cdi.c src/launcher/cdi.h \
-	src/launcher/files.c src/launcher/files.h \
 	src/launcher/library.c src/launcher/library.h \
 	src/launcher/status.c src/launcher/status.h
 cumemguard_LDADD = libcmg_ops.la libcmg_core.la

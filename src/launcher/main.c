@@ -37,7 +37,7 @@
 #include "core/conf_report.h"
 #include "core/log.h"
 #include "core/pools.h"
-#include "launcher/args.h"
+#include "core/args.h"
 #include "launcher/cdi.h"
 #include "launcher/library.h"
 #include "launcher/status.h"

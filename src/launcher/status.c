@@ -27,8 +27,8 @@
 #include "ops/group_status.h"
 #include "core/log.h"
 #include "core/size.h"
-#include "launcher/files.h"
-#include "launcher/args.h"
+#include "ops/files.h"
+#include "core/args.h"
 #include "launcher/status.h"
 
 #define USAGE                                                                  \

@@ -5,6 +5,8 @@
 # of the library it profiles.
 noinst_LTLIBRARIES += libcmg_ops.la
 libcmg_ops_la_SOURCES = \
+	src/ops/cdi_spec.c src/ops/cdi_spec.h \
+	src/ops/files.c src/ops/files.h \
 	src/ops/group_status.c src/ops/group_status.h \
 	src/ops/group_status_json.c src/ops/group_status_text.c \
 	src/ops/group_view.h \

@@ -18,7 +18,6 @@ UNIT_TESTS = \
 	tests/unit/test_unwind
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
-tests_unit_test_args_SOURCES = tests/unit/test_args.c src/launcher/args.c
 tests_unit_test_args_LDADD = $(UNIT_LDADD)
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_gpu_LDADD = $(UNIT_LDADD)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "launcher/args.h"
+#include "core/args.h"
 #include "../tap.h"
 
 static const struct cmg__opt opts[] = {

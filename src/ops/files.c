@@ -1,5 +1,6 @@
 /*
- * Files the launcher writes for other programs: whole or not at all.
+ * Files the launcher and the device plugin write for other programs:
+ * whole or not at all.
  */
 #include "config.h"
 
@@ -12,7 +13,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "launcher/files.h"
+#include "ops/files.h"
 
 int
 cmg__write_all(int fd, const char *text, size_t len)

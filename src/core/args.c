@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/log.h"
-#include "launcher/args.h"
+#include "core/args.h"
 
 static const struct cmg__opt *
 find(const struct cmg__args *a, const char *name, size_t len)

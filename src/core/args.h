@@ -1,10 +1,10 @@
 /*
- * The launcher's commands (the program runner, status, cdi) read their
- * arguments by one rule, args.c: long options only, each --NAME, --NAME
+ * The programs' commands (the launcher's runner, status and cdi, the
+ * device plugin) read their arguments by one rule, args.c: long options only, each --NAME, --NAME
  * VALUE or --NAME=VALUE, "--" ending them, and one line for each mistake.
  */
-#ifndef CMG_LAUNCHER_ARGS_H
-#define CMG_LAUNCHER_ARGS_H
+#ifndef CMG_CORE_ARGS_H
+#define CMG_CORE_ARGS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,4 +43,4 @@ enum cmg__args_read cmg__args_next(struct cmg__args *a);
 /* The option named name in a->opt, for the caller's dispatch. */
 bool cmg__args_is(const struct cmg__args *a, const char *name);
 
-#endif /* CMG_LAUNCHER_ARGS_H */
+#endif /* CMG_CORE_ARGS_H */

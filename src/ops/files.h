@@ -1,9 +1,10 @@
 /*
- * Files the launcher writes for other programs to read (files.c): a CDI
- * spec for a container runtime, a metrics file for node_exporter.
+ * Files the launcher and the device plugin write for other programs to
+ * read (files.c): a CDI spec for a container runtime, a metrics file for
+ * node_exporter.
  */
-#ifndef CMG_LAUNCHER_FILES_H
-#define CMG_LAUNCHER_FILES_H
+#ifndef CMG_OPS_FILES_H
+#define CMG_OPS_FILES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,4 +24,4 @@ int cmg__write_all(int fd, const char *text, size_t len);
  * temporary file removed). */
 int cmg__write_atomic(const char *path, const char *text, size_t len);
 
-#endif /* CMG_LAUNCHER_FILES_H */
+#endif /* CMG_OPS_FILES_H */
