@@ -19,6 +19,9 @@
 # archive must be reachable the first time); Podman, with runc and
 # catatonit (the pause process of Podman's pods), runs the container tests
 # (tests/containers), which configure it in a temporary directory.
+# gRPC's C++ library and its code generators build the Kubernetes device
+# plugin; Debian's python3-grpcio runs the kubelet stand-in that tests it,
+# and python3-kubernetes and python3-yaml parse its deployment files.
 # Chromium and Node.js run the html pages' tests (tests/html): npm installs
 # puppeteer-core, at the versions tests/html/package-lock.json pins, into
 # /usr/local/lib/cumemguard-tests; it drives Debian's chromium and
@@ -31,7 +34,9 @@ mandoc slurmctld slurmd slurm-client munge libslurm-dev golang-go
 golang-github-container-orchestrated-devices-container-device-interface-dev
 prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 libdw-dev libiberty-dev g++ patchelf chromium debootstrap podman runc
-catatonit"
+catatonit libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
+libprotobuf-dev python3-grpcio python3-protobuf python3-kubernetes
+python3-yaml"
 
 # Node.js 18 or newer with npm: Debian's, unless one is installed already.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -14,6 +14,7 @@ libcmg_core_la_SOURCES = \
 	src/core/conf_gpu.c src/core/conf_gpu.h \
 	src/core/jsonw.c src/core/jsonw.h \
 	src/core/log.c src/core/log.h \
+	src/core/nvml_abi.h \
 	src/core/pools.c src/core/pools.h \
 	src/core/segment.c src/core/segment.h \
 	src/core/signals.c src/core/signals.h \

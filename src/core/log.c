@@ -19,7 +19,9 @@
 
 #include "core/log.h"
 
-#define LOG_PREFIX "cumemguard: "
+/* The program that speaks: the library and its launcher, unless another
+ * program of the project names itself (cmg__log_program). */
+static char prefix_text[64] = "cumemguard: ";
 
 /* Longer messages are cut; a log line is a sentence, not a dump. */
 #define LOG_LINE_MAX 512
@@ -50,11 +52,11 @@ cmg__log(const char *fmt, ...)
 {
   int saved_errno = errno;
   char line[LOG_LINE_MAX];
-  size_t prefix = sizeof(LOG_PREFIX) - 1;
+  size_t prefix = strlen(prefix_text);
   size_t room = sizeof(line) - prefix;
   va_list ap;
 
-  memcpy(line, LOG_PREFIX, prefix);
+  memcpy(line, prefix_text, prefix);
   va_start(ap, fmt);
   /*
    * vsnprintf terminates what it writes, so at most room - 1 bytes of text
@@ -73,6 +75,12 @@ cmg__log(const char *fmt, ...)
 
   write_all(STDERR_FILENO, line, len);
   errno = saved_errno;
+}
+
+void
+cmg__log_program(const char *name)
+{
+  snprintf(prefix_text, sizeof(prefix_text), "%s: ", name);
 }
 
 void

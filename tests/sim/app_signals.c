@@ -15,6 +15,8 @@
  * clone, a raw clone system call or vfork, that calls exit(0) at once: no
  * fork handler runs in it, and its exit runs the parent's exit handlers).
  */
+/* clone(2)'s wrapper is a GNU extension. */
+#define _GNU_SOURCE
 #include "app_int.h"
 
 #include <errno.h>

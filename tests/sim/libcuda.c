@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #define SIM_DEFAULT_DEVICE_BYTES (UINT64_C(16) << 30)
@@ -207,10 +208,23 @@ configure(void)
     }
   }
 
+  /* A container sees only the GPUs whose device nodes it was given. */
+  int gpu[SIM_MAX_DEVICES], m = 0;
+  const char *present = getenv("CMG_SIM_PRESENT");
+  for (int i = 0; i < n; i++) {
+    char node[4096];
+    snprintf(node, sizeof(node), "%s/gpu%d", present ? present : "", i);
+    if (present == NULL || access(node, F_OK) == 0) {
+      sizes[m] = sizes[i];
+      gpu[m++] = i;
+    }
+  }
+  n = m;
   for (int i = 0; i < n; i++) {
     struct sim_device *d = &sim_devices[i];
     pthread_mutex_init(&d->lock, NULL);
     d->phys = i;
+    d->gpu = gpu[i];
     d->ordinal = -1;
     d->total = sizes[i];
     d->primary.magic = SIM_CTX_ALIVE;
@@ -554,7 +568,8 @@ cuDeviceGetName(char *name, int len, CUdevice dev)
     return CUDA_ERROR_INVALID_VALUE;
   if (!sim_is_device(dev))
     return CUDA_ERROR_INVALID_DEVICE;
-  snprintf(name, (size_t)len, "cumemguard simulated GPU %d", visible[dev]);
+  snprintf(name, (size_t)len, "cumemguard simulated GPU %d",
+           sim_devices[visible[dev]].gpu);
   return CUDA_SUCCESS;
 }
 

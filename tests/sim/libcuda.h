@@ -276,6 +276,7 @@ struct CUctx_st {
  * hardware prefetchers carrying lines across (they stop at pages). */
 struct sim_device {
   int phys;
+  int gpu; /* its index on the machine, which its UUID and name carry */
   int ordinal;
   uint64_t total;
   struct CUctx_st primary;

@@ -244,6 +244,35 @@ is_initialized(void)
   return yes;
 }
 
+/* Whether the physical device is listed in the file CMG_SIM_NVML_LOST
+ * names, read again at each call: a test loses a GPU and gets it back
+ * while a program runs, as a GPU that falls off the bus does. */
+static bool
+is_lost(int phys)
+{
+  const char *path = getenv("CMG_SIM_NVML_LOST");
+  char buf[256];
+  FILE *f;
+
+  if (path == NULL || *path == '\0' || (f = fopen(path, "re")) == NULL)
+    return false;
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  for (char *p = buf; *p != '\0';) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p) {
+      p++;
+      continue;
+    }
+    if (v == phys)
+      return true;
+    p = end;
+  }
+  return false;
+}
+
 /* The device behind a handle; NVML_SUCCESS or the error to return. */
 static nvmlReturn_t
 check_device(nvmlDevice_t device)
@@ -252,6 +281,8 @@ check_device(nvmlDevice_t device)
     return NVML_ERROR_UNINITIALIZED;
   if (device == NULL || device < devices || device >= devices + ndevices)
     return NVML_ERROR_INVALID_ARGUMENT;
+  if (is_lost(device->phys))
+    return NVML_ERROR_GPU_IS_LOST;
   return NVML_SUCCESS;
 }
 

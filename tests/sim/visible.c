@@ -29,7 +29,7 @@ sim_uuid_bytes(int phys, unsigned char out[16])
     0x9a, 0x77, 0x73, 0x69, 0x6d, 0x67, 0x70,
   };
   memcpy(out, stem, sizeof(stem));
-  out[15] = (unsigned char)phys;
+  out[15] = (unsigned char)sim_devices[phys].gpu;
 }
 
 void

@@ -1,0 +1,7 @@
+# Kubernetes: the device plugin against a kubelet stand-in (kubelet.py,
+# gRPC with Debian's python3-grpcio) under make check; the containers its
+# answers make, for real in Podman, and the deployment files parsed by the
+# Kubernetes client's models, under make check-system.
+K8S_TESTS = tests/k8s/t-plugin.sh
+TESTS += $(K8S_TESTS)
+EXTRA_DIST += $(K8S_TESTS) tests/k8s/defs.sh tests/k8s/kubelet.py
