@@ -34,65 +34,7 @@ R=$tmp/reports
 mkdir -p "$P" "$R"
 chmod 1777 "$R"
 
-# ---- Podman in the temporary directory --------------------------------------
-
-# What exists on the host before, so that only what the test made goes.
-made=
-for d in /var/lib/containers /run/libpod /run/runc /run/containers "$CDI"; do
-  [ -e "$d" ] || made="$made $d"
-done
-cleanup() {
-  pm pod rm -a -f -t 0 >/dev/null 2>&1
-  pm rm -a -f -t 0 >/dev/null 2>&1
-  rm -f "$CDI/cmgtest-$$-"*.json
-  for d in /sys/fs/cgroup/*"$CG"; do
-    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
-  done
-  # shellcheck disable=SC2086
-  for d in $made; do rm -rf "$d"; done
-  chmod -R u+w "$tmp" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-cat >"$P/containers.conf" <<EOF
-[containers]
-default_ulimits = []
-[engine]
-cgroup_manager = "cgroupfs"
-runtime = "runc"
-events_logger = "file"
-events_logfile_path = "$P/events.log"
-tmp_dir = "$P/libpod"
-EOF
-cat >"$P/storage.conf" <<EOF
-[storage]
-driver = "vfs"
-graphroot = "$P/storage"
-runroot = "$P/run"
-EOF
-CONTAINERS_CONF=$P/containers.conf CONTAINERS_STORAGE_CONF=$P/storage.conf
-export CONTAINERS_CONF CONTAINERS_STORAGE_CONF
-echo "# Podman $(podman --version | sed 's/.* //'), runc $(runc --version | sed -n '1s/.* //p'), configured in $P:" \
-  "runtime runc, cgroup_manager cgroupfs, default_ulimits [], storage, state and events there"
-if [ "$(stat -fc %T /sys/fs/cgroup)" = tmpfs ] &&
-  [ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
-  echo "# runc, not crun: crun refuses this machine's hybrid cgroup tree" \
-    "(cgroup v1 controllers, cgroup2 at /sys/fs/cgroup/unified)"
-fi
-[ -d /run/systemd/system ] ||
-  echo "# cgroup_manager cgroupfs: no systemd runs here; each container's cgroup is under $CG, removed at the end"
-# shellcheck disable=SC3045  # dash and bash have ulimit -H
-if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 1048576 ]; then
-  echo "# default_ulimits []: Podman's default raises a container's open files" \
-    "to 1048576, above this machine's hard limit ($(ulimit -Hn)), which runc" \
-    "may not do here (setrlimit: operation not permitted)"
-fi
-
-# pm ARGS...: podman, with runc's state in the temporary directory too.
-pm() {
-  podman --runtime-flag "root=$P/runc" "$@"
-}
+podman_setup
 
 # ---- the specs ----------------------------------------------------------------
 

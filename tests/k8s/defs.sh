@@ -1,7 +1,8 @@
 # Sourced by tests/k8s/t-*.sh: the integration tests' helpers, the device
 # plugin and the kubelet stand-in (kubelet.py) with its stubs, and `kube`,
 # which hands the stand-in a command and waits for its answer.
-. "$srcdir/tests/integration/defs.sh"
+# (tests/containers/defs.sh may have sourced them already.)
+[ -n "${tap_n+set}" ] || . "$srcdir/tests/integration/defs.sh"
 PLUGIN=$top_builddir/cumemguard-device-plugin
 KUBELET=$srcdir/tests/k8s/kubelet.py
 M=1048576
