@@ -27,7 +27,8 @@ const struct cmg__opt opts[] = {
   { "strategy", "cdi|envs" }, { "gpu-cdi-kind", "KIND" },
   { "gpu-env", "NAME" },      { "library", "PATH" },
   { "endpoint", "NAME" },     { "help", nullptr },
-  { "version", nullptr },
+  { "version", nullptr },     { "pod-resources", "SOCKET" },
+  { "labels-dir", "DIR" },
 };
 
 void
@@ -38,6 +39,7 @@ help()
       "         [--resource NAME] [--strategy cdi|envs] [--plugin-dir DIR]\n"
       "         [--cdi-dir DIR] [--report-dir DIR] [--gpu-cdi-kind KIND]\n"
       "         [--gpu-env NAME] [--library PATH] [--endpoint NAME]\n"
+      "         [--pod-resources SOCKET] [--labels-dir DIR]\n"
       "\n"
       "A kubelet device plugin that hands out GPU memory: each device is one\n"
       "unit of memory on one GPU, and the units a container is given are one\n"
@@ -67,7 +69,12 @@ help()
       "                       folder (default "
       "/opt/cumemguard/lib/libcumemguard.so)\n"
       "  --endpoint NAME      the plugin's socket in DIR (default "
-      "cumemguard.sock)\n");
+      "cumemguard.sock)\n"
+      "  --pod-resources SOCKET  the kubelet's PodResources API (default\n"
+      "                       /var/lib/kubelet/pod-resources/kubelet.sock)\n"
+      "  --labels-dir DIR     where each group's pod, namespace and container\n"
+      "                       go for cumemguard status (default\n"
+      "                       /var/run/cumemguard/k8s; '' for none)\n");
 }
 
 // A size above 0 in bytes (no percentage): false after one line.
@@ -133,6 +140,19 @@ name_flag(const char *flag, const std::string &v, const char *example)
   return false;
 }
 
+// The labels' folder, made (with the folders above it) if it is not
+// there: the kubelet's files are the node's, ours need a place.
+const std::string &
+made(const std::string &dir)
+{
+  for (size_t at = 1; !dir.empty() && dir[0] == '/' && at != std::string::npos;
+       at = dir.find('/', at + 1))
+    mkdir(dir.substr(0, at).c_str(), 0755);
+  if (!dir.empty() && dir[0] == '/')
+    mkdir(dir.c_str(), 0755);
+  return dir;
+}
+
 bool
 check(Flags *f)
 {
@@ -141,6 +161,7 @@ check(Flags *f)
   if (!dir_flag("plugin-dir", f->plugin_dir, false) ||
       (l.cdi && !dir_flag("cdi-dir", l.cdi_dir, false)) ||
       !dir_flag("report-dir", l.report_dir, true) ||
+      !dir_flag("labels-dir", made(f->labels_dir), true) ||
       !name_flag("resource", f->resource, "cumemguard.io/gpu-memory") ||
       !name_flag("gpu-cdi-kind", l.gpu_kind, "nvidia.com/gpu"))
     return false;
@@ -212,6 +233,10 @@ read_flags(int argc, char **argv, Flags *f)
       f->layout.library = v;
     } else if (cmg__args_is(&a, "endpoint")) {
       f->endpoint = v;
+    } else if (cmg__args_is(&a, "pod-resources")) {
+      f->pod_resources = v;
+    } else if (cmg__args_is(&a, "labels-dir")) {
+      f->labels_dir = v;
     }
   }
   if (r == CMG__ARGS_BAD)

@@ -18,6 +18,8 @@ struct Flags {
   std::string resource = "cumemguard.io/gpu-memory";
   uint64_t unit = uint64_t(1) << 30;
   uint64_t reserve = 0;
+  std::string pod_resources = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string labels_dir = "/var/run/cumemguard/k8s";
   Layout layout;
 };
 

@@ -14,6 +14,7 @@ cumemguard_device_plugin_SOURCES = \
 	src/k8s/main.cc \
 	src/k8s/flags.cc src/k8s/flags.h \
 	src/k8s/gpus.cc src/k8s/gpus.h \
+	src/k8s/labels.cc src/k8s/labels.h \
 	src/k8s/plugin.cc src/k8s/plugin.h \
 	src/k8s/respond.cc src/k8s/respond.h \
 	src/k8s/units.cc src/k8s/units.h

@@ -24,6 +24,7 @@
 #include "k8s/deviceplugin.grpc.pb.h"
 #include "k8s/flags.h"
 #include "k8s/gpus.h"
+#include "k8s/labels.h"
 #include "k8s/plugin.h"
 #include "k8s/units.h"
 
@@ -130,6 +131,8 @@ run(const Flags &f, k8s::Gpus &gpus, k8s::State &state, k8s::Plugin &plugin)
   sigaddset(&stop, SIGTERM);
   sigaddset(&stop, SIGINT);
   struct timespec second = { 1, 0 };
+  k8s::Labels labels(f.pod_resources, f.labels_dir, f.resource, f.unit);
+  std::string labels_said;
   if (!serve(ours, &plugin, &served))
     return 1;
   cmg__log("serving %s on %s", f.resource.c_str(), ours.c_str());
@@ -162,6 +165,10 @@ run(const Flags &f, k8s::Gpus &gpus, k8s::State &state, k8s::Plugin &plugin)
     if (sig == SIGTERM || sig == SIGINT)
       break;
     look(gpus, state);
+    std::string why = labels.refresh();
+    if (!why.empty() && why != labels_said)
+      cmg__log("%s; trying again each second", why.c_str());
+    labels_said = why;
   }
   {
     std::lock_guard<std::mutex> lock(state.mu);

@@ -122,6 +122,16 @@ cmg__group_json(struct cmg__jsonw *w, const struct cmg__group_view *v)
     string_or_null(KEY("name"), v->e->name);
   cmg__jsonw_number(KEY("uid"), v->e->uid);
   string_or_null(KEY("container"), v->e->container);
+  struct cmg__k8s k;
+  if (!v->reg && cmg__seg_k8s(v->e->name, &k) == 0) {
+    cmg__jsonw_object(KEY("kubernetes"));
+    cmg__jsonw_string(KEY("namespace"), k.ns);
+    cmg__jsonw_string(KEY("pod"), k.pod);
+    cmg__jsonw_string(KEY("container"), k.container);
+    cmg__jsonw_object_end(w);
+  } else {
+    cmg__jsonw_null(KEY("kubernetes"));
+  }
   cmg__jsonw_number(KEY("creator"), (int)c->h.creator);
   cmg__jsonw_number(KEY("created"), (double)c->h.created);
   limit(w, &c->h.limit, 0);

@@ -48,10 +48,14 @@ heading(FILE *f, const struct cmg__group_view *v)
 
   if (e->container[0] != '\0')
     fprintf(f, "container %s, ", e->container);
+  struct cmg__k8s k;
   if (v->reg)
     fprintf(f, "not in a group");
   else if (job != NULL)
     fprintf(f, "Slurm job %s", job);
+  else if (cmg__seg_k8s(e->name, &k) == 0)
+    fprintf(f, "pod %s/%s, container %s (group %s)", k.ns, k.pod, k.container,
+            e->name);
   else
     fprintf(f, "group %s", e->name);
   if (e->uid != (unsigned)geteuid() || e->container[0] != '\0')

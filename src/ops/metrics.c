@@ -8,7 +8,9 @@
  * collector refuses them.
  *
  * Labels: group (absent for processes in no group), job for a Slurm job's
- * group (slurm.JOBID), container for a container's /dev/shm, uid, and pid,
+ * group (slurm.JOBID), container for a container's /dev/shm, namespace,
+ * pod and pod_container for a Kubernetes container's group (the device
+ * plugin's, as the kubelet named its pod), uid, and pid,
  * command and device where they apply.  Label values are escaped as the
  * format says (backslash, double quote, newline); a command name's bytes
  * outside printable ASCII become '?', so a name can never make the output
@@ -65,6 +67,16 @@ seg_labels(FILE *f, const struct cmg__seg_entry *e)
   if (e->container[0] != '\0') {
     fputs("container=", f);
     label_value(f, e->container, sizeof(e->container));
+    fputc(',', f);
+  }
+  struct cmg__k8s k;
+  if (!reg && cmg__seg_k8s(e->name, &k) == 0) {
+    fputs("namespace=", f);
+    label_value(f, k.ns, sizeof(k.ns));
+    fputs(",pod=", f);
+    label_value(f, k.pod, sizeof(k.pod));
+    fputs(",pod_container=", f);
+    label_value(f, k.container, sizeof(k.container));
     fputc(',', f);
   }
   fprintf(f, "uid=\"%u\"", e->uid);

@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -284,6 +285,37 @@ cmg__seg_slurm_job(const char *name)
       strspn(name + n, "0123456789") == strlen(name + n))
     return name + n;
   return NULL;
+}
+
+/* One "key=value" line of a labels file into out (len bytes). */
+static void
+label_line(const char *line, const char *key, char *out, size_t len)
+{
+  size_t n = strlen(key);
+  if (strncmp(line, key, n) == 0 && line[n] == '=')
+    snprintf(out, len, "%.*s", (int)strcspn(line + n + 1, "\n"), line + n + 1);
+}
+
+int
+cmg__seg_k8s(const char *name, struct cmg__k8s *out)
+{
+  const char *dir = getenv("CUMEMGUARD_K8S_DIR");
+  char path[PATH_MAX], line[512];
+
+  memset(out, 0, sizeof(*out));
+  if (strncmp(name, "k8s-", 4) != 0 || strchr(name, '/') != NULL)
+    return -ENOENT;
+  snprintf(path, sizeof(path), "%s/%s", dir && *dir ? dir : CMG__K8S_DIR, name);
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return -ENOENT;
+  while (fgets(line, sizeof(line), f) != NULL) {
+    label_line(line, "namespace", out->ns, sizeof(out->ns));
+    label_line(line, "pod", out->pod, sizeof(out->pod));
+    label_line(line, "container", out->container, sizeof(out->container));
+  }
+  fclose(f);
+  return out->pod[0] != '\0' ? 0 : -ENOENT;
 }
 
 /* A growing array of entries. */

@@ -50,4 +50,17 @@ int cmg__seg_read(const struct cmg__seg_entry *e, struct seg **out,
 /* The Slurm job of a group named slurm.JOBID, or NULL. */
 const char *cmg__seg_slurm_job(const char *name);
 
+/* Where the Kubernetes device plugin puts what the kubelet says of each
+ * container's group: $CUMEMGUARD_K8S_DIR, else this. */
+#define CMG__K8S_DIR "/var/run/cumemguard/k8s"
+
+/* The pod, its namespace and the container a group of the device plugin
+ * (k8s-...) caps, as the kubelet's PodResources API told the plugin. */
+struct cmg__k8s {
+  char ns[64], pod[256], container[64];
+};
+
+/* Fills *out for group `name`: 0, or -ENOENT when nothing is known. */
+int cmg__seg_k8s(const char *name, struct cmg__k8s *out);
+
 #endif /* CMG_OPS_SEG_FIND_H */

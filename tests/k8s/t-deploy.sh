@@ -34,7 +34,8 @@ print("mounted at their host paths:",
       all(mounts[n] == hosts[n] for n in hosts), sorted(hosts.values()))
 flags = dict(a[2:].split("=", 1) for a in c.args)
 print("flags:", " ".join("%s=%s" % kv for kv in sorted(flags.items())))
-needed = {"plugin-dir", "cdi-dir", "report-dir", "library"}
+needed = {"plugin-dir", "cdi-dir", "report-dir", "library", "pod-resources",
+          "labels-dir"}
 print("folders mounted:", all(any(flags[f].startswith(p) for p in hosts.values())
                              for f in needed))
 print("selector matches:", ds.spec.selector.match_labels ==
@@ -44,8 +45,8 @@ PY
 is "$?/$(grep -c ' parses as ' "$tmp/out")" 0/2 \
   "daemonset.yaml and pod.yaml parse as V1DaemonSet and V1Pod"
 is "$(grep '^mounted at' "$tmp/out")" \
-  "mounted at their host paths: True ['/opt/cumemguard', '/var/lib/kubelet/device-plugins', '/var/lib/kubelet/pod-resources', '/var/log/cumemguard', '/var/run/cdi']" \
-  "the DaemonSet mounts the device-plugins folder, the pod-resources socket's, the CDI folder, the reports and the portable folder, each at its host path"
+  "mounted at their host paths: True ['/opt/cumemguard', '/var/lib/kubelet/device-plugins', '/var/lib/kubelet/pod-resources', '/var/log/cumemguard', '/var/run/cdi', '/var/run/cumemguard/k8s']" \
+  "the DaemonSet mounts the device-plugins folder, the pod-resources socket's, the CDI folder, the reports, the portable folder and the labels' folder, each at its host path"
 is "$(grep '^folders mounted' "$tmp/out")/$(grep '^selector' "$tmp/out")" \
   "folders mounted: True/selector matches: True" \
   "every folder a flag names is mounted; the selector picks the template"
@@ -58,10 +59,12 @@ is "$(echo "$flags" | grep -o 'resource=[^ ]*')" "resource=cumemguard.io/gpu-mem
 # The DaemonSet's flags, as the plugin reads them (its folders here).
 mkdir -p "$tmp/k" "$tmp/cdi" "$tmp/r"
 args=$(echo "$flags" | tr ' ' '\n' | sed 's/^/--/' | grep -v -e '^--plugin-dir' \
-  -e '^--cdi-dir' -e '^--report-dir' -e '^--library' | tr '\n' ' ')
+  -e '^--cdi-dir' -e '^--report-dir' -e '^--library' -e '^--pod-resources' \
+  -e '^--labels-dir' | tr '\n' ' ')
 # shellcheck disable=SC2086
 CMG_SIM_DEVICES=8G timeout 3 "$PLUGIN" $args --plugin-dir "$tmp/k" \
   --cdi-dir "$tmp/cdi" --report-dir "$tmp/r" --library "$CUMEMGUARD_LIBRARY" \
+  --pod-resources "$tmp/k/none.sock" --labels-dir "$tmp/l" \
   >/dev/null 2>"$tmp/err"
 is "$?/$(grep -c 'units of 1.0 GiB' "$tmp/err")" 124/1 \
   "the plugin takes the DaemonSet's flags and serves until stopped"

@@ -18,7 +18,8 @@ trap 'kill $kpid $ppid 2>/dev/null; rm -rf "$tmp"' EXIT
 # plugin ARGS...: the plugin in the background, its log in $tmp/plugin.log.
 plugin() {
   "$PLUGIN" --plugin-dir "$K" --cdi-dir "$tmp/cdi" --report-dir \
-    "$tmp/reports" --library "$CUMEMGUARD_LIBRARY" "$@" \
+    "$tmp/reports" --library "$CUMEMGUARD_LIBRARY" \
+    --pod-resources "$K/pod-resources.sock" --labels-dir "$tmp/labels" "$@" \
     >"$tmp/plugin.out" 2>"$tmp/plugin.log" &
   ppid=$!
 }
@@ -97,6 +98,36 @@ env $(/usr/bin/python3 -c 'import json, sys; print(" ".join(json.load(open(sys.a
 is "$(at info total 1)/$(at alloc rc 1)/$(at alloc rc 2)/$(at info total 2)/$(at alloc rc 3)" \
   "$((2048 * M))/0/2/0/2" \
   "the spec's options: 2 GiB on its GPU, seen as the total; nothing on the other"
+
+# ---- the operator's view ---------------------------------------------------------
+
+# The kubelet's PodResources says which pod holds the first container's
+# units; status and its metrics name the group's pod.
+ids=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["ids"]))' "$tmp/first")
+kube '{"op": "pods", "pods": [{"name": "train-0", "namespace": "ml", "containers": [{"name": "worker", "resource": "cumemguard.io/gpu-memory", "ids": '"$ids"'}]}]}'
+until_ok test -s "$tmp/labels/$group"
+is "$(cat "$tmp/labels/$group" | tr '\n' ' ')" "namespace=ml pod=train-0 container=worker " \
+  "the plugin writes what PodResources says of the group's container"
+: >"$tmp/m.out"
+env $(/usr/bin/python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"][1:]))' "$spec") \
+  LD_PRELOAD="$CUMEMGUARD_LIBRARY" "$SIM/app_driver" device 1 alloc 1G \
+  await "$tmp/m.go" >"$tmp/m.out" 2>&1 &
+mpid=$!
+until_line "$tmp/m.out" '^alloc i=0 .*rc=0'
+CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status "$group" >"$tmp/out" 2>&1
+is "$(head -n 1 "$tmp/out" | sed 's/:.*//')" "pod ml/train-0, container worker (group $group)" \
+  "cumemguard status names the group's pod, namespace and container"
+CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status "$group" --json >"$tmp/out" 2>&1
+is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][0]["kubernetes"])' "$tmp/out")" \
+  "{'namespace': 'ml', 'pod': 'train-0', 'container': 'worker'}" "and so does its JSON"
+CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status --prometheus >"$tmp/out" 2>&1
+is "$(grep -c "^cumemguard_group_used_bytes{group=\"$group\",namespace=\"ml\",pod=\"train-0\",pod_container=\"worker\",uid=\"$(id -u)\",device=\"1\"} $((1024 * M))$" "$tmp/out")" 1 \
+  "and its metrics carry the labels"
+: >"$tmp/m.go"
+wait $mpid
+kube '{"op": "pods", "pods": []}'
+until_ok sh -c "! test -e '$tmp/labels/$group'"
+tap $? "a container gone from PodResources: its file goes"
 
 # ---- health ---------------------------------------------------------------------
 
