@@ -1,7 +1,9 @@
 /*
  * The programs' commands (the launcher's runner, status and cdi, the
- * device plugin) read their arguments by one rule, args.c: long options only, each --NAME, --NAME
- * VALUE or --NAME=VALUE, "--" ending them, and one line for each mistake.
+ * report reader, the device plugin) read their arguments by one rule,
+ * args.c: long options, each --NAME, --NAME VALUE or --NAME=VALUE, spelled
+ * out whole, and the one-letter forms a command gives some of them (-o
+ * FILE); "--" ends them, and each mistake is one line.
  */
 #ifndef CMG_CORE_ARGS_H
 #define CMG_CORE_ARGS_H
@@ -15,6 +17,12 @@ struct cmg__opt {
   const char *arg;  /* the placeholder of its value; NULL: it takes none */
 };
 
+/* A one-letter form of an option: -o FILE or -oFILE for --output. */
+struct cmg__letter {
+  char letter;
+  const char *name;
+};
+
 /* A walk over argv[1..argc) (argv[0] names the command). */
 struct cmg__args {
   int argc;
@@ -22,6 +30,8 @@ struct cmg__args {
   const char *command; /* as 'try' names it: "cumemguard status" */
   const struct cmg__opt *opts;
   size_t n_opts;
+  const struct cmg__letter *letters; /* may be NULL */
+  size_t n_letters;
   int next; /* the next argument to read; 1 to start */
   /* What cmg__args_next read: */
   const struct cmg__opt *opt; /* the option; NULL for an operand */

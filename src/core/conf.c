@@ -388,6 +388,16 @@ static const struct option options[] = {
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
+const char *
+cmg__config_key(size_t i, bool *indexed)
+{
+  if (i >= N_OPTIONS)
+    return NULL;
+  if (indexed != NULL)
+    *indexed = options[i].indexed;
+  return options[i].key;
+}
+
 /* ---- tokenizing --------------------------------------------------------- */
 
 /* One item of the string: all of it, its key, and its value if any. */

@@ -80,6 +80,12 @@ struct cmg__config {
 int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
                       size_t errlen);
 
+/* The i-th key of the option table, NULL past the last; *indexed (may be
+ * NULL) says whether this entry is KEY.N.  A key taken both ways has two
+ * entries.  The launcher's help and the documentation's test list them
+ * from here. */
+const char *cmg__config_key(size_t i, bool *indexed);
+
 /* The options' entry for the GPU of that UUID, or NULL (uuid NULL: NULL). */
 const struct cmg__gpu_limits *cmg__config_gpu(const struct cmg__config *cfg,
                                               const unsigned char *uuid);

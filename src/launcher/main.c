@@ -112,6 +112,18 @@ static const struct flag flags[] = {
   { "no-python-frames", "python_frames", NULL,
     "leave Python functions and lines out of the stacks\n"
     "of a Python program (they are in by default)" },
+  { "snapshot", "snapshot", "TIME",
+    "rewrite the report every TIME (30s, 10m) while the\n"
+    "program runs, so that one killed outright (SIGKILL,\n"
+    "the OOM killer) leaves its last one" },
+  { "no-timeline", "timeline", NULL,
+    "keep no memory-over-time series in the report" },
+  { "no-signal-report", "signal_report", NULL,
+    "write no report as a deadly signal kills the program\n"
+    "(its default actions are left alone)" },
+  { "no-count-context", "count_context", NULL,
+    "count allocations only: leave CUDA contexts and\n"
+    "modules out of the limits and the group's cap" },
 };
 
 static const char *
@@ -178,6 +190,7 @@ print_usage(FILE *f)
       snprintf(word, sizeof(word), "[--%s %s]", flags[i].name, flags[i].arg);
     usage_word(f, word, &col);
   }
+  usage_word(f, "[--on-demand-growth]", &col);
   usage_word(f, "[--help]", &col);
   usage_word(f, "[--version]", &col);
   usage_word(f, "[--]", &col);
@@ -206,6 +219,40 @@ print_flag(const char *name, const char *arg, const char *help)
   }
 }
 
+/* The option table's keys, as conf.c has them, in the help's column:
+ * KEY, or KEY(.N) for one that also takes a device. */
+static void
+print_keys(void)
+{
+  size_t col = 78;
+  bool indexed, first = true;
+  const char *key;
+
+  for (size_t i = 0; (key = cmg__config_key(i, &indexed)) != NULL; i++) {
+    bool both = false, shown = false;
+    const char *k2;
+    for (size_t j = 0; (k2 = cmg__config_key(j, NULL)) != NULL; j++) {
+      shown = shown || (j < i && strcmp(k2, key) == 0);
+      both = both || (j != i && strcmp(k2, key) == 0);
+    }
+    if (shown)
+      continue;
+    int n = (int)strlen(key) + (both || indexed ? 4 : 0) + 2;
+    if (!first)
+      putchar(',');
+    if (col + (size_t)n > 78) {
+      printf("\n%*s", 22, "");
+      col = 22;
+    } else {
+      putchar(' ');
+    }
+    printf("%s%s", key, both || indexed ? "(.N)" : "");
+    col += (size_t)n;
+    first = false;
+  }
+  printf(";\n");
+}
+
 static void
 print_help(void)
 {
@@ -227,19 +274,16 @@ print_help(void)
          "program named status.\n"
          "'cumemguard cdi' writes a CDI spec that caps containers; see "
          "'cumemguard cdi\n--help'.\n");
-  printf("\nEnvironment:\n"
-         "  " OPTIONS_VAR "  options as key=value,...: limit, limit.N "
-         "(device N),\n"
-         "                      report, stack_depth, stack_mode, "
-         "dump_signal,\n"
-         "                      leak_exitcode, on_exceed, wait_timeout, "
-         "soft_limit(.N),\n"
-         "                      max_alloc, host_limit, group, "
-         "group_limit(.N), no_pools,\n"
-         "                      python_frames, signal_report, snapshot,\n"
-         "                      count_context,\n"
-         "                      as the flags above; a flag replaces the "
-         "same key\n"
+  printf("\nEnvironment:\n  " OPTIONS_VAR "  options as key=value,...:");
+  print_keys();
+  printf("                      each as the flag of its name (a flag "
+         "replaces its\n"
+         "                      key); keys of one device (KEY.N, device N "
+         "as the\n"
+         "                      process numbers it, or KEY.GPU-<uuid>) "
+         "have no flag,\n"
+         "                      as a flag would cap every process's device "
+         "N alike\n"
          "  " CMG__LIBRARY_VAR "  the library to preload; by default\n"
          "                      " CMG_LIBDIR "/" CMG__LIBRARY_NAME "\n"
          "\nExit status: the program's own, which the library sets to N "

@@ -27,19 +27,21 @@
  * stops at the first one, because a summary that silently skipped a
  * report would be a wrong answer.
  *
- * Options are read with getopt_long, so they may come before or after the
- * files; "--" ends them.  An option that means nothing to the command
+ * Options are read by the project's one rule (core/args.c: spelled out
+ * whole, -o and -h as the one-letter forms of --output and --help), before
+ * or after the files; "--" ends them.  An option that means nothing to the command
  * (--json for folded) is refused rather than ignored.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cumemguard.h"
+#include "core/args.h"
+#include "core/log.h"
 #include "core/size.h"
 
 #include "reader/cmd/check.h"
@@ -102,26 +104,18 @@ enum {
 /* The commands that draw time: no view, so no view's options. */
 #define TIME (ON(TIMELINE) | ON(PPROF) | ON(PLOT))
 
-static const struct option long_options[] = {
-  { "top", required_argument, NULL, OPT_TOP },
-  { "min-bytes", required_argument, NULL, OPT_MIN_BYTES },
-  { "all-frames", no_argument, NULL, OPT_ALL_FRAMES },
-  { "json", no_argument, NULL, OPT_JSON },
-  { "suppressions", required_argument, NULL, OPT_SUPP },
-  { "weight", required_argument, NULL, OPT_WEIGHT },
-  { "output", required_argument, NULL, OPT_OUTPUT },
-  { "title", required_argument, NULL, OPT_TITLE },
-  { "width", required_argument, NULL, OPT_WIDTH },
-  { "max-leak", required_argument, NULL, OPT_MAX_LEAK },
-  { "at", required_argument, NULL, OPT_AT },
-  { "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
-  { "user", required_argument, NULL, OPT_USER },
-  { "library", required_argument, NULL, OPT_LIBRARY },
-  { "merge", no_argument, NULL, OPT_MERGE },
-  { "help", no_argument, NULL, OPT_HELP },
-  { "version", no_argument, NULL, OPT_VERSION },
-  { NULL, 0, NULL, 0 },
+/* In the order of the OPT_ values. */
+static const struct cmg__opt options[] = {
+  { "top", "N" },         { "min-bytes", "SIZE" },    { "all-frames", NULL },
+  { "json", NULL },       { "suppressions", "FILE" }, { "weight", "WHAT" },
+  { "output", "FILE" },   { "title", "TEXT" },        { "width", "PIXELS" },
+  { "max-leak", "SIZE" }, { "at", "WHEN" },           { "no-symbolize", NULL },
+  { "user", "PATHS" },    { "library", "PATHS" },     { "merge", NULL },
+  { "help", NULL },       { "version", NULL },
 };
+
+static const struct cmg__letter letters[] = { { 'o', "output" },
+                                              { 'h', "help" } };
 
 static const unsigned option_commands[] = {
   [OPT_TOP - OPT_TOP] = REPORTS | ON(CHECK),
@@ -402,23 +396,6 @@ set_option(struct args *a, int opt, const char *arg)
   return set_view_option(a, opt, arg);
 }
 
-/* Says what is wrong with an option getopt_long refused (opt ':' or
- * '?'), word as given. */
-static void
-say_bad_option(int opt, const char *word)
-{
-  if (opt == ':')
-    cmg__output_say("option '%s' needs a value", word);
-  else if (optopt >= OPT_TOP)
-    cmg__output_say("option '%s' takes no value", word);
-  else if (optopt != 0)
-    cmg__output_say("unknown option '-%c'; try '" CMG__TOOL_NAME " --help'",
-                    optopt);
-  else
-    cmg__output_say("unknown option '%s'; try '" CMG__TOOL_NAME " --help'",
-                    word);
-}
-
 /* Whether the command has as many reports as it takes; false after
  * saying what is wrong. */
 static bool
@@ -448,7 +425,7 @@ files_fit(const struct args *a)
 static int
 parse_args(int argc, char **argv, struct args *a)
 {
-  int first = 1, opt;
+  int first = 1;
 
   a->cmd = SUMMARY;
   a->opts.top = DEFAULT_TOP;
@@ -462,27 +439,32 @@ parse_args(int argc, char **argv, struct args *a)
     }
   }
 
-  /* getopt starts at optind; argv[0] stands in for the command word. */
-  argv[first - 1] = argv[0];
-  argc -= first - 1;
-  argv += first - 1;
-  opterr = 0;
-  optind = 1;
-  while ((opt = getopt_long(argc, argv, ":o:h", long_options, NULL)) != -1) {
-    /* The option as given: its value may be the word after it. */
-    const char *word =
-        optarg != NULL && optind >= 2 && optarg == argv[optind - 1]
-            ? argv[optind - 2]
-            : argv[optind - 1];
-
-    if (opt == ':' || opt == '?') {
-      say_bad_option(opt, word);
+  /* Files and options in any order, as before the command word. */
+  a->files = calloc((size_t)argc, sizeof(*a->files));
+  if (a->files == NULL) {
+    cmg__output_say("out of memory");
+    return -1;
+  }
+  struct cmg__args g = { .argc = argc,
+                         .argv = argv,
+                         .command = CMG__TOOL_NAME,
+                         .opts = options,
+                         .n_opts = sizeof(options) / sizeof(*options),
+                         .letters = letters,
+                         .n_letters = sizeof(letters) / sizeof(*letters),
+                         .next = first };
+  enum cmg__args_read r;
+  while ((r = cmg__args_next(&g)) != CMG__ARGS_END) {
+    if (r == CMG__ARGS_BAD)
       return -1;
+    if (r == CMG__ARGS_OPERAND) {
+      a->files[a->n_files++] = (char *)g.value;
+      continue;
     }
-    if (opt == 'o')
-      opt = OPT_OUTPUT;
-    if (opt == 'h')
-      opt = OPT_HELP;
+    int opt = OPT_TOP + (int)(g.opt - options);
+    const char *word =
+        g.argv[g.next -
+               (g.value != NULL && g.value == g.argv[g.next - 1] ? 2 : 1)];
     if (opt == OPT_HELP) {
       print_help();
       return 1;
@@ -497,11 +479,11 @@ parse_args(int argc, char **argv, struct args *a)
                       command_names[a->cmd]);
       return -1;
     }
-    if (!set_option(a, opt, optarg))
+    if (!set_option(a, opt, g.value))
       return -1;
   }
-  a->files = argv + optind;
-  a->n_files = argc - optind;
+  while (g.next < argc)
+    a->files[a->n_files++] = argv[g.next++];
   if (!files_fit(a))
     return -1;
   a->opts.supp = &a->supp;
@@ -513,10 +495,12 @@ main(int argc, char **argv)
 {
   struct args a;
 
+  cmg__log_program(CMG__TOOL_NAME);
   memset(&a, 0, sizeof(a));
   int rc = parse_args(argc, argv, &a);
   if (rc != 0) {
     cmg__supp_free(&a.supp);
+    free(a.files);
     if (rc > 0 && (fflush(stdout) != 0 || ferror(stdout))) {
       cmg__output_say("cannot write to standard output: %s", strerror(errno));
       return CMG__TOOL_EXIT_ERROR;
@@ -558,6 +542,7 @@ main(int argc, char **argv)
     break;
   }
   cmg__supp_free(&a.supp);
+  free(a.files);
   cmg__symbolize_end();
   cmg__code_end();
   if (fflush(stdout) != 0 || ferror(stdout)) {

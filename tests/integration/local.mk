@@ -34,6 +34,7 @@ INTEGRATION_SHORT = \
 	tests/integration/t-context-cap.sh \
 	tests/integration/t-gpu-keys.sh \
 	tests/integration/t-hami.sh \
+	tests/integration/t-options-doc.sh \
 	tests/integration/t-serving.sh
 INTEGRATION_TESTS = $(INTEGRATION_LONG) $(INTEGRATION_SHORT)
 TESTS += $(INTEGRATION_SHORT)

@@ -75,7 +75,7 @@ is "$(q "$1" '[s["set_by"] for s in r["options"]["pool_switches"]]')" \
 
 # Bad values: one line, exit 2, the program is not run.
 guard "--no-pools=1" app_pool env TF_GPU_ALLOCATOR
-is "$rc/$(cat "$tmp/err")" "2/cumemguard: option '--no-pools' takes no value" \
+is "$rc/$(cat "$tmp/err")" "2/cumemguard: option '--no-pools=1' takes no value" \
   "--no-pools takes no value"
 CUMEMGUARD_OPTIONS=no_pools=yes guard "" app_pool env TF_GPU_ALLOCATOR
 is "$rc/$(cat "$tmp/err")" "2/cumemguard: bad value 'no_pools=yes': expected 0 or 1" \
