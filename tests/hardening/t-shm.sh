@@ -45,7 +45,8 @@ if [ -n "$NS" ]; then
   is "$rc/$(cat "$tmp/out")/$(wc -c <"$tmp/err")/$(cat "$tmp/ls")" 0/hello/0/ \
     "a 1 MiB /dev/shm: a program that uses no GPU runs as without us, silently"
 
-  in_shm 1M "$LAUNCHER" --limit 1GiB -- "$SIM/app_driver" alloc 10M alloc 2G \
+  in_shm 1M "$LAUNCHER" --limit 1GiB --report "$tmp/r.%p.json" -- \
+    "$SIM/app_driver" alloc 10M alloc 2G \
     info
   is "$rc/$(at alloc rc 1)/$(at alloc rc 2)/$(at info total)" \
     0/0/2/$((1024 * M)) "no group: the process runs capped as usual"
@@ -53,7 +54,8 @@ if [ -n "$NS" ]; then
     1/1 "and says once that status will not list it"
   is "$(cat "$tmp/ls")" "" "and leaves nothing in /dev/shm"
 
-  in_shm 1M "$LAUNCHER" --group "$G" --group-limit 1GiB -- "$SIM/app_driver" \
+  in_shm 1M "$LAUNCHER" --group "$G" --group-limit 1GiB --report \
+    "$tmp/r.%p.json" -- "$SIM/app_driver" \
     alloc 10M alloc 1M
   is "$rc/$(at alloc rc 1)/$(at alloc rc 2)" 0/2/2 \
     "a group: the process runs and fails closed"
@@ -65,7 +67,8 @@ if [ -n "$NS" ]; then
   # that did not give it its memory left it: the joiner's first write to
   # it would raise SIGBUS.
   in_shm 1M sh -c "truncate -s $SEG_BYTES '$SHM.$G' && chmod 600 '$SHM.$G' &&
-    exec '$LAUNCHER' --group '$G' --group-limit 1GiB -- '$SIM/app_driver' \
+    exec '$LAUNCHER' --group '$G' --group-limit 1GiB --report '$tmp/r.%p.json' \
+    -- '$SIM/app_driver' \
     alloc 10M"
   is "$rc/$(at alloc rc)/$(count "group=$G: /dev/shm has no room for $SHM.$G: $need" "$tmp/err")" \
     0/2/1 "a segment with holes in a full /dev/shm: no SIGBUS, it fails closed"

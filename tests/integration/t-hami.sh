@@ -11,6 +11,9 @@ M=1048576
 trap 'rm -rf "$tmp"; rm -f /dev/shm/cumemguard.$(id -u).hami*' EXIT
 export CMG_SIM_DEVICES=8G,8G
 mkdir -p "$tmp/vgpu"
+# Without CUMEMGUARD_OPTIONS the reports go to the working directory's
+# cumemguard.PID.json: the temporary one.
+cd "$tmp" || exit 99
 
 unset CUMEMGUARD_OPTIONS
 
