@@ -1,7 +1,8 @@
 /*
  * cumemguard cdi: writes a Container Device Interface spec (kind
- * cumemguard.io/limit) with one device per --limit, so that
- * `podman run --device cumemguard.io/limit=24GiB` caps the container.  A
+ * cumemguard.io/limit) with one device per --limit, named as the limit was
+ * written, so that `podman run --device cumemguard.io/limit=24GiB` caps
+ * the container; one line per device on stderr says the name to pass.  A
  * device's edits set LD_PRELOAD to the library, mounted read-only from the
  * host, and CUMEMGUARD_OPTIONS to a group of a fixed name per limit,
  * cdi-24GiB with group_limit=24GiB.  The group's segment lives in
@@ -59,8 +60,10 @@
 #define NAME_MAX_LEN 48
 
 struct device {
-  char name[NAME_MAX_LEN]; /* "24GiB", "1536MiB", "50pct" */
+  char name[NAME_MAX_LEN]; /* "24GiB", "1.5G", "50pct" */
   char options[512];       /* CUMEMGUARD_OPTIONS */
+  const char *value;       /* as given to --limit */
+  struct cmg__limit limit;
 };
 
 static void
@@ -96,17 +99,18 @@ help(void)
          "standard\n                      output: /etc/cdi or /var/run/cdi\n");
 }
 
-/* The device's name for a limit: the largest binary unit that divides the
- * bytes exactly ("24GiB", "1536MiB", "4097B"), or "50pct" for 50%.  CDI
- * device names take letters, digits, '_', '-', '.' and ':' only. */
+/* The device's name for a limit: as the user wrote it ("4GB", "24GiB",
+ * "512M"), which is what they will pass to --device; a percentage, whose
+ * '%' no CDI name may hold, as "50pct" (at most 4 decimals, none
+ * trailing).  CDI device names take letters, digits, '_', '-', '.' and
+ * ':' only; a size that has other characters (a blank) is written as its
+ * bytes. */
 static void
-device_name(const struct cmg__limit *l, char *out, size_t len)
+device_name(const char *value, const struct cmg__limit *l, char *out,
+            size_t len)
 {
-  static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
-  uint64_t b = l->bytes;
-
   if (l->kind == CMG__LIMIT_PERCENT) {
-    /* ppm / 10^4 is the percentage: at most 4 decimals, none trailing. */
+    /* ppm / 10^4 is the percentage. */
     char num[32];
     snprintf(num, sizeof(num), "%u.%04u", l->ppm / 10000, l->ppm % 10000);
     size_t n = strlen(num);
@@ -117,14 +121,36 @@ device_name(const struct cmg__limit *l, char *out, size_t len)
     snprintf(out, len, "%spct", num);
     return;
   }
-  for (int i = 0; i < 4; i++) {
-    int shift = 40 - 10 * i;
-    if (b != 0 && b % (1ull << shift) == 0) {
-      snprintf(out, len, "%llu%s", (unsigned long long)(b >> shift), units[i]);
-      return;
-    }
+  if (strlen(value) < len && cmg__cdi_is_name(value)) {
+    snprintf(out, len, "%s", value);
+    return;
   }
-  snprintf(out, len, "%lluB", (unsigned long long)b);
+  snprintf(out, len, "%lluB", (unsigned long long)l->bytes);
+}
+
+static bool
+is_same_limit(const struct cmg__limit *a, const struct cmg__limit *b)
+{
+  return a->kind == b->kind &&
+         (a->kind == CMG__LIMIT_PERCENT ? a->ppm == b->ppm
+                                        : a->bytes == b->bytes);
+}
+
+/* The line that says what to pass to --device for a device. */
+static void
+say_device(const char *value, const struct cmg__limit *l, const char *name)
+{
+  char size[32];
+  if (l->kind == CMG__LIMIT_PERCENT)
+    cmg__log("cdi: --device " CDI_KIND "=%s: a cap of %s of each GPU, "
+             "shared by the container's processes ('%%' is not allowed in a "
+             "CDI name)",
+             name, value);
+  else
+    cmg__log("cdi: --device " CDI_KIND "=%s: a cap of %s (%llu bytes) on "
+             "each GPU, shared by the container's processes",
+             name, cmg__format_size(l->bytes, size, sizeof(size)),
+             (unsigned long long)l->bytes);
 }
 
 /* Fills dev for one --limit value: 0, or CMG_EXIT_USAGE after one line. */
@@ -144,7 +170,9 @@ make_device(const char *value, const char *report_dir, const char *snapshot,
              value);
     return CMG_EXIT_USAGE;
   }
-  device_name(&l, dev->name, sizeof(dev->name));
+  device_name(value, &l, dev->name, sizeof(dev->name));
+  dev->value = value;
+  dev->limit = l;
   /* The group is named after the device, so each limit is its own cap. */
   snprintf(dev->options, sizeof(dev->options), "group=cdi-%s,group_limit=%s",
            dev->name, value);
@@ -387,9 +415,11 @@ cmg__cdi_main(int argc, char **argv)
     if (make_device(o.limits[i], o.report_dir, o.snapshot, &devs[i]) != 0)
       return CMG_EXIT_USAGE;
     for (int j = 0; j < i; j++)
-      if (strcmp(devs[i].name, devs[j].name) == 0) {
-        cmg__log("--limit %s and --limit %s are the same device, %s",
-                 o.limits[j], o.limits[i], devs[i].name);
+      if (strcmp(devs[i].name, devs[j].name) == 0 ||
+          is_same_limit(&devs[i].limit, &devs[j].limit)) {
+        cmg__log("--limit %s and --limit %s are the same cap: expected "
+                 "each cap once",
+                 o.limits[j], o.limits[i]);
         return CMG_EXIT_USAGE;
       }
   }
@@ -398,5 +428,7 @@ cmg__cdi_main(int argc, char **argv)
     return CMG_EXIT_USAGE;
   rc = emit_spec(&o, devs, library);
   free(library);
+  for (int i = 0; rc == 0 && i < o.n; i++)
+    say_device(devs[i].value, &devs[i].limit, devs[i].name);
   return rc;
 }

@@ -16,7 +16,14 @@ LIB_IN=/usr/lib/cumemguard/libcumemguard.so
 
 "$LAUNCHER" cdi --limit 24GiB --limit 1.5G --limit 50% --limit 3000000 \
   --report-dir "$tmp" >"$tmp/spec.json" 2>"$tmp/err"
-is "$?/$(wc -c <"$tmp/err")" 0/0 "cdi writes a spec to standard output"
+is "$?/$(grep -vc '^cumemguard: cdi: --device cumemguard.io/limit=' "$tmp/err")" 0/0 \
+  "cdi writes a spec to standard output, and says each device's name on stderr"
+is "$(sed 's/: a cap.*//' "$tmp/err" | tr '\n' ' ')" \
+  "cumemguard: cdi: --device cumemguard.io/limit=24GiB cumemguard: cdi: --device cumemguard.io/limit=1.5G cumemguard: cdi: --device cumemguard.io/limit=50pct cumemguard: cdi: --device cumemguard.io/limit=3000000 " \
+  "one line per device, with the name to pass to --device: the size as written, a percentage as NNpct"
+is "$(sed -n 2p "$tmp/err")" \
+  "cumemguard: cdi: --device cumemguard.io/limit=1.5G: a cap of 1.5 GiB (1610612736 bytes) on each GPU, shared by the container's processes" \
+  "each line says the cap in bytes"
 
 # ---- the schema, and the rules the schema leaves to the library ------------
 
@@ -41,7 +48,7 @@ assert re.fullmatch(r"[A-Za-z]([A-Za-z0-9_-]*[A-Za-z0-9])?", cls), cls
 names = [d["name"] for d in s["devices"]]
 for n in names:
     assert re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?", n), n
-assert names == ["24GiB", "1536MiB", "50pct", "3000000B"], names
+assert names == ["24GiB", "1.5G", "50pct", "3000000"], names
 assert len(set(names)) == len(names)
 # Names starting with a digit need 0.5.0 (requiresV050); nothing needs more.
 assert s["cdiVersion"] == "0.5.0", s["cdiVersion"]
@@ -106,7 +113,8 @@ while IFS='|' read -r old l want what; do
   [ "$l" = "$LIB_IN" ] || continue
   if [ "$old" = "(unset)" ]; then set --; else set -- --preload "$old"; fi
   "$LAUNCHER" cdi --limit 1G "$@" >"$tmp/out" 2>"$tmp/err" &&
-    [ ! -s "$tmp/err" ] && grep -qF "\"LD_PRELOAD=$want\"" "$tmp/out"
+    ! grep -v '^cumemguard: cdi: --device ' "$tmp/err" >/dev/null &&
+    grep -qF "\"LD_PRELOAD=$want\"" "$tmp/out"
   tap $? "--preload: $what"
 done <"$tmp/cases"
 
@@ -130,8 +138,12 @@ is "$(cat "$tmp/err")" \
   "a bad size names the value and what was expected"
 
 "$LAUNCHER" cdi --limit 1G --report-dir "$tmp" --snapshot 30s >"$tmp/out" 2>"$tmp/err"
-is "$?/$(grep -c "\"CUMEMGUARD_OPTIONS=group=cdi-1GiB,group_limit=1G,report=$tmp/cumemguard.%h.%p.json,snapshot=30s\"" "$tmp/out")" \
+is "$?/$(grep -c "\"CUMEMGUARD_OPTIONS=group=cdi-1G,group_limit=1G,report=$tmp/cumemguard.%h.%p.json,snapshot=30s\"" "$tmp/out")" \
   0/1 "--snapshot 30s: the containers' reports are rewritten every 30 s"
+"$LAUNCHER" cdi --limit 4GB >"$tmp/out" 2>"$tmp/err"
+is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["devices"][0]["name"])' "$tmp/out")/$(sed 's/: a cap.*//' "$tmp/err")" \
+  "4GB/cumemguard: cdi: --device cumemguard.io/limit=4GB" \
+  "--limit 4GB: the device is named 4GB, as the user wrote it"
 "$LAUNCHER" cdi --limit 1G --snapshot 30s 2>"$tmp/err"
 is "$(cat "$tmp/err")" \
   "cumemguard: --snapshot 30s needs --report-dir: a snapshot is a report" \
@@ -158,7 +170,7 @@ else
   st=skip
 fi
 if [ "$st" != skip ]; then
-  is "$st/$(grep -c '"1GiB"' "$tmp/cdi/cumemguard.json")/$(ls -A "$tmp/cdi")" \
+  is "$st/$(grep -c '"1G"' "$tmp/cdi/cumemguard.json")/$(ls -A "$tmp/cdi")" \
     1/1/cumemguard.json \
     "a spec that cannot be written leaves the old one whole, and nothing beside it"
 else
