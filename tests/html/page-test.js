@@ -103,13 +103,16 @@ async function open(browser, p) {
   return { page, fetched, errors, ms: Date.now() - t0, ready };
 }
 
-// want with the groups that read the same in one line (the line the
-// page's data gives each, in --json's order) added up into one, as the
-// text summary prints a composition and the page lists it.
+// want with the groups that would read the same in one row added up into
+// one: the same line (the one the page's data gives each, in --json's
+// order), held by the same driver, of the same pool, holder, kind and API,
+// as the text summary prints a composition and the page lists a moment.
 function fold(want, data) {
   const rows = new Map();
   (want || []).forEach((g, i) => {
-    const k = data && data[i] && data[i].line != null ? data[i].line : `#${i}`;
+    const d = data && data[i];
+    const k = d && d.line != null
+      ? JSON.stringify([d.line, d.driver, d.pool, d.held_by, d.kind, d.api]) : `#${i}`;
     const r = rows.get(k);
     if (r === undefined) rows.set(k, { bytes: g.bytes, count: g.count });
     else { r.bytes += g.bytes; r.count += g.count; }
@@ -118,12 +121,29 @@ function fold(want, data) {
 }
 
 // The by_stack lists of the page's own data: kind is "peaks" or
-// "first_denials".
+// "first_denials"; for "end", its groups live at the end, each with the
+// driver that holds it.
 async function pageComp(page, kind, i) {
   return page.$eval('#cmg-data', (e, k, j) => {
     const s = JSON.parse(e.textContent).summary;
+    if (k === 'end')
+      return [].concat((s.leaks || []).map((g) => Object.assign({ driver: null }, g)),
+        (s.graph || []).map((g) => Object.assign({}, g, { driver: 'graph memory pool' })),
+        (s.context || []).map((g) => Object.assign({}, g, { driver: 'context' })));
     return s && s[k] && s[k][j] ? s[k][j].by_stack : null;
   }, kind, i);
+}
+
+// No two rows of the list read the same: line, badges, bytes, count, API.
+async function readsOnce(page, what) {
+  const texts = await page.$$eval('#groups tr.group', (trs) =>
+    trs.map((tr) => [...tr.cells].map((c) => c.innerText.replace(/\s+/g, ' ').trim()).join(' | ')));
+  const seen = new Set(), twice = [];
+  for (const t of texts) {
+    if (seen.has(t)) twice.push(t);
+    seen.add(t);
+  }
+  tap(twice.length === 0, `${what}: no two of its ${texts.length} rows read the same`, twice.join('\n'));
 }
 
 // Selects a moment by its button and checks the rows against want.
@@ -134,8 +154,66 @@ async function moment(page, id, want, what) {
   await b.click();
   same(await selected(page), id, `${what}: selected`);
   const m = /^(peak|denial):(\d+)$/.exec(id);
-  if (m) want = fold(want, await pageComp(page, m[1] === 'peak' ? 'peaks' : 'first_denials', Number(m[2])));
-  same(await rows(page), firstRows(pairs(want)), `${what}: the live groups are --json's`);
+  const data = m ? await pageComp(page, m[1] === 'peak' ? 'peaks' : 'first_denials', Number(m[2]))
+    : await pageComp(page, 'end', 0);
+  same(await rows(page), firstRows(pairs(fold(want, data))), `${what}: the live groups are --json's`);
+  await readsOnce(page, what);
+}
+
+// The text summary's leak blocks: "Leaked SIZE in N allocations[, K
+// stacks] (...) from:" and the lines of the stack under it.
+function textBlocks(file) {
+  const blocks = [];
+  let b = null;
+  for (const l of fs.readFileSync(file, 'utf8').split('\n')) {
+    const m = /^Leaked (.+? in \d+ allocations?(?:, \d+ stacks)?) \(/.exec(l);
+    if (m) blocks.push((b = { head: m[1], lines: [] }));
+    else if (b && l.trim() === '') b = null;
+    else if (b) b.lines.push(l.trim());
+  }
+  return blocks;
+}
+
+// Each row at the end, opened: its stack, or the blocks its groups fold
+// into, each as "SIZE in N allocations, K stacks" and its lines.
+async function endBlocks(page) {
+  const out = [];
+  for (const tr of await page.$$('#groups tr.group')) {
+    await tr.click();
+    const row = await tr.evaluate((e) => ({
+      head: e.querySelector('td.bytes').innerText + ' in ' + e.dataset.count + ' allocation' +
+        (e.dataset.count === '1' ? '' : 's') +
+        [...e.querySelectorAll('.badge')].map((x) => x.innerText).filter((t) => / stacks$/.test(t))
+          .map((t) => ', ' + t).join(''),
+      blocks: [...e.nextElementSibling.querySelectorAll(':scope > td > .block')].map((b) => ({
+        head: b.querySelector('.block-head').innerText,
+        lines: [...b.querySelectorAll('.lines .line')].map((x) => x.innerText.trim()) })),
+      lines: [...e.nextElementSibling.querySelectorAll(':scope > td > .lines .line')].map((x) => x.innerText.trim()),
+    }));
+    await tr.click();
+    out.push(row.blocks.length ? row.blocks : [{ head: row.head, lines: row.lines }]);
+  }
+  return out;
+}
+
+// The end against the text summary: every block the text prints is one
+// block of one row, with the same size, allocations and stacks, and the
+// page shows nothing the text does not.
+async function checkText(page, p) {
+  const want = textBlocks(p.text);
+  const got = await endBlocks(page);
+  const norm = (ls) => ls.map((l) => l.replace(/#\d+/g, '#').replace(/\.\.\. \d+/g, '... ')).join('\n');
+  const left = got.flat();
+  const missed = [];
+  for (const w of want) {
+    const k = left.findIndex((g) => g.head === w.head &&
+      (norm(w.lines) === norm(g.lines) || norm(w.lines.slice(1)) === norm(g.lines)));
+    if (k < 0) missed.push(`${w.head}: ${w.lines[0]}`);
+    else left.splice(k, 1);
+  }
+  tap(missed.length === 0 && left.length === 0,
+    `${p.name}: its ${got.length} rows at the end hold the text summary's ${want.length} leak blocks, no more`,
+    missed.map((m) => 'not on the page: ' + m).concat(left.map((g) => `not in the text: ${g.head}: ${g.lines[0]}`)).join('\n'));
 }
 
 // Hovering a chart shows the time and the bytes under the mouse.
@@ -145,9 +223,12 @@ async function checkHover(page, name) {
   await chart.evaluate((e) => e.scrollIntoView({ block: 'center' }));
   const box = await chart.boundingBox();
   // Marks (a report written, a denial) have tooltips of their own: the
-  // first places across the chart that are on none show the bytes.
+  // first places across the chart that are on none show the bytes.  A
+  // run whose memory came only at its end is looked at closer there.
   const tips = [];
-  for (let f = 0.3; f < 0.99 && !tips.some((t) => /\d (B|KiB|MiB|GiB)/.test(t)); f += 0.07) {
+  const at = [0.3, 0.37, 0.44, 0.51, 0.58, 0.65, 0.72, 0.79, 0.86, 0.93, 0.96, 0.975, 0.985, 0.992, 0.997];
+  for (const f of at) {
+    if (tips.some((t) => /\d (B|KiB|MiB|GiB)/.test(t))) break;
     await page.mouse.move(box.x + box.width * f, box.y + box.height * 0.6);
     tips.push(await page.$eval('#tooltip', (e) => (e.hidden ? '' : e.textContent)));
   }
@@ -194,13 +275,19 @@ async function checkStack(page, name) {
   const first = await page.$('#groups tr.group');
   if (first === null) return;
   await first.click();
-  const lines = await page.$$eval('#groups tr.stack div.line', (ls) => ls.length);
+  // A row of several stacks opens onto a block of each: the first's.
+  const count = (what) => page.$eval('#groups tr.stack > td', (td, w) => {
+    const box = td.querySelector(':scope > .block') || td;
+    return box.querySelectorAll(`:scope > .${w[0]} > .${w[1]}`).length;
+  }, what);
+  const lines = await count(['lines', 'line']);
   tap(lines > 0, `${name}: a group opens onto its stack (${lines} lines)`);
-  const all = await page.$('#groups tr.stack .all-frames');
+  const all = await page.$('#groups tr.stack > td > .block:first-child > .all-frames') ||
+    await page.$('#groups tr.stack > td > .all-frames');
   tap(all !== null, `${name}: the stack can show all its frames`);
   if (all !== null) {
     await all.click();
-    const frames = await page.$$eval('#groups tr.stack div.frame', (fs) => fs.length);
+    const frames = await count(['frames', 'frame']);
     tap(frames >= lines - 1, `${name}: all frames shown (${frames})`);
   }
 }
@@ -280,7 +367,10 @@ async function onePage(browser, plan, p) {
     p.crossCheck || [], `${p.name}: the cross-checks, as the text summary says them`);
   const end = s.leaks.concat(s.graph || [], s.context || []);
   same(await selected(page), 'end', `${p.name}: the end is selected at first`);
-  same(await rows(page), firstRows(pairs(end)), `${p.name}: at the end, the live groups are --json's`);
+  same(await rows(page), firstRows(pairs(fold(end, await pageComp(page, 'end', 0)))),
+    `${p.name}: at the end, the live groups are --json's`);
+  await readsOnce(page, `${p.name}: the end`);
+  if (p.text) await checkText(page, p);
   await shot(page, plan.shots, `${p.name}-main`, p.name);
   for (let i = 0; i < s.peaks.length && !p.big; i++)
     await moment(page, `peak:${i}`, s.peaks[i].by_stack, `${p.name}: peak ${i}`);

@@ -74,7 +74,17 @@ page() {
 }
 
 page rich "$tmp/rich.json"
-page torch "$DATA/gpu/torch-gpt2-compile.json"
+# The reports of real GPUs, with the text summary their end must agree with.
+fixtures=""
+for f in torch-gpt2-compile jax-three-functions torch-release-before \
+  torch-release-after torch-three-sites-nopools graph-capture-1GiB; do
+  page "$f" "$DATA/gpu/$f.json"
+  tool --top 0 "$DATA/gpu/$f.json"
+  cp "$tmp/out" "$tmp/$f.txt"
+  [ "$f" = torch-gpt2-compile ] && continue
+  fixtures="$fixtures
+  { \"name\": \"$f\", \"html\": \"$tmp/$f.html\", \"summary\": \"$tmp/$f.sum.json\", \"text\": \"$tmp/$f.txt\" },"
+done
 page cxx "$DATA/job-a.json"
 page context "$DATA/context.json"
 tool "$DATA/context.json"
@@ -120,7 +130,7 @@ mkdir -p "$SHOTS"
 cat >"$tmp/plan.json" <<EOF
 { "chromium": "$CHROMIUM", "shots": "$SHOTS", "pages": [
   { "name": "rich", "html": "$tmp/rich.html", "summary": "$tmp/rich.sum.json", "search": "cmgtest_site_3" },
-  { "name": "torch", "html": "$tmp/torch.html", "summary": "$tmp/torch.sum.json", "search": "train_step" },
+  { "name": "torch", "html": "$tmp/torch-gpt2-compile.html", "summary": "$tmp/torch-gpt2-compile.sum.json", "text": "$tmp/torch-gpt2-compile.txt", "search": "train_step" },$fixtures
   { "name": "cxx", "html": "$tmp/cxx.html", "summary": "$tmp/cxx.sum.json", "search": "load_model" },
   { "name": "context", "html": "$tmp/context.html", "summary": "$tmp/context.sum.json", "crossCheck": [$cross] },
   { "name": "empty", "html": "$tmp/empty.html", "summary": "$tmp/empty.sum.json" },
