@@ -167,7 +167,10 @@ extern const int cmgb_depths[CMGB_NDEPTHS]; /* stack depths of "calls" */
 extern const int cmgb_thread_depths[2];     /* of "threads" and "scale" */
 extern const char *const cmgb_layouts[2];   /* "each", "same" device */
 extern struct cmgb_machine cmgb_machine;
-extern const char *cmgb_lib;        /* the interposer */
+extern const char *cmgb_lib; /* the interposer */
+/* make bench-compare OPTIONS=: what both builds' children run with beyond
+ * the harness's own options, or NULL. */
+extern const char *cmgb_options;
 extern const char *cmgb_tool_state; /* "ok", or why there is no read time */
 extern int cmgb_broken;             /* 1 when the harness itself failed */
 

@@ -61,8 +61,10 @@ cmgb_print_compare(const char *base_lib, int alternations)
   for (int d = 0; d < CMGB_NDEPTHS; d++)
     for (int p = CMGB_DIRECT; p < CMGB_NPATHS; p++)
       row(cmgb_depths[d], cmgb_path_names[p], alternations);
-  printf("\n  depth: stack_depth (0: stacks off); every row at the "
-         "default options otherwise.\n");
+  printf("\n  depth: stack_depth (0: stacks off); every row at %s%s "
+         "otherwise.\n",
+         cmgb_options ? cmgb_options : "the default options",
+         cmgb_options ? " (OPTIONS)" : "");
 }
 
 /*

@@ -103,8 +103,9 @@ cmgb_framework_once(const char *options, const char *lib, const char *sim,
   double ns = NAN;
   snprintf(depth, sizeof(depth), "%d", PY_DEPTH);
   snprintf(n, sizeof(n), "%ld", pairs);
-  snprintf(opts, sizeof(opts), "%sreport=%s/framework.%%p.json",
-           options ? options : "", tmpdir);
+  snprintf(opts, sizeof(opts), "%s%s%sreport=%s/framework.%%p.json",
+           options ? options : "", options && cmgb_options ? cmgb_options : "",
+           options && cmgb_options ? "," : "", tmpdir);
   *frames = NAN;
   if (pipe(fds) != 0)
     return NAN;

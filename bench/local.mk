@@ -56,10 +56,11 @@ bench-smoke: all bench/cmgbench$(EXEEXT) bench/libcmgbchain.la
 	$(BENCH_RUN) --smoke --json bench/results-smoke.json
 
 # make bench-compare BASE=main: BASE's library and this tree's, per pair,
-# in one run (scripts/bench-compare).
+# in one run (scripts/bench-compare); OPTIONS=stack_mode=dwarf runs both
+# with those options too.
 bench-compare: all bench/cmgbench$(EXEEXT) bench/cmgpairs$(EXEEXT)
 	@test -n '$(BASE)' || { echo "make bench-compare: BASE is not set: expected a commit to compare with, such as BASE=main" >&2; exit 2; }
-	@MAKE='$(MAKE)' $(SHELL) $(srcdir)/scripts/bench-compare '$(BASE)' \
+	@MAKE='$(MAKE)' CMG_BENCH_OPTIONS='$(OPTIONS)' $(SHELL) $(srcdir)/scripts/bench-compare '$(BASE)' \
 	  '$(abs_srcdir)' '$(abs_builddir)' '$(CUDA_CPPFLAGS)'
 
 clean-local: clean-bench-base

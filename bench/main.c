@@ -129,11 +129,14 @@ run_child(const char *prefix, const char *options, const char *const *args)
   return good ? 0 : -1;
 }
 
+const char *cmgb_options;
+
 static void
 options(char *buf, size_t len, int depth)
 {
-  snprintf(buf, len, "limit=15GiB,stack_depth=%d,report=%s/exit.%%p.json",
-           depth, tmpdir);
+  snprintf(buf, len, "limit=15GiB,stack_depth=%d,%s%sreport=%s/exit.%%p.json",
+           depth, cmgb_options ? cmgb_options : "", cmgb_options ? "," : "",
+           tmpdir);
 }
 
 static void
@@ -494,7 +497,7 @@ usage(void)
       "[--tool PROGRAM] [--page-load SCRIPT] [--chain SO] [--json FILE] "
       "[--smoke]\n"
       "       cmgbench --lib LIBCUMEMGUARD --base LIBCUMEMGUARD [--sim DIR] "
-      "[--chain SO] [--smoke]\n"
+      "[--chain SO] [--options KEY=VALUE,...] [--smoke]\n"
       "       cmgbench --framework-script\n");
   return 2;
 }
@@ -529,6 +532,8 @@ main(int argc, char **argv)
       arg.base = v, i++;
     else if (strcmp(a, "--chain") == 0)
       arg.chain = v, i++;
+    else if (strcmp(a, "--options") == 0)
+      cmgb_options = *v != '\0' ? v : NULL, i++;
     else
       return usage();
   }

@@ -22,6 +22,9 @@
 # gRPC's C++ library and its code generators build the Kubernetes device
 # plugin; Debian's python3-grpcio runs the kubelet stand-in that tests it,
 # and python3-kubernetes and python3-yaml parse its deployment files.
+# libdebuginfod1 is the client the reader loads only when DEBUGINFOD_URLS
+# is set (tests/reader/t-symbols.sh); strace counts the system calls a
+# capture makes (tests/hardening/t-hostile.sh).
 # Chromium and Node.js run the html pages' tests (tests/html): npm installs
 # puppeteer-core, at the versions tests/html/package-lock.json pins, into
 # /usr/local/lib/cumemguard-tests; it drives Debian's chromium and
@@ -36,7 +39,7 @@ prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 libdw-dev libiberty-dev g++ patchelf chromium debootstrap podman runc
 catatonit libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
 libprotobuf-dev python3-grpcio python3-protobuf python3-kubernetes
-python3-yaml"
+python3-yaml libdebuginfod1 strace"
 
 # Node.js 18 or newer with npm: Debian's, unless one is installed already.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

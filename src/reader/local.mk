@@ -20,6 +20,7 @@ TOOL_C = \
 	src/reader/model/names.c \
 	src/reader/model/pool_blocks.c \
 	src/reader/model/supp.c \
+	src/reader/model/debuginfo.c \
 	src/reader/model/symbolize.c \
 	src/reader/model/user_first.c \
 	src/reader/model/view.c \
@@ -58,6 +59,7 @@ TOOL_H = \
 	src/reader/model/names.h \
 	src/reader/model/pool_blocks.h \
 	src/reader/model/supp.h \
+	src/reader/model/debuginfo.h \
 	src/reader/model/symbolize.h \
 	src/reader/model/user_first.h \
 	src/reader/model/view.h \

@@ -237,7 +237,9 @@ print_help(void)
   print_options();
   fputs("CUMEMGUARD_DEBUGINFO_PATH: where separate debug files are looked for "
         "(as\n"
-        "elfutils' --debuginfo-path; default :.debug:/usr/lib/debug).\n\n"
+        "elfutils' --debuginfo-path; default :.debug:/usr/lib/debug).\n"
+        "DEBUGINFOD_URLS: debuginfod servers to fetch missing debug files "
+        "from; unset,\nthe reader stays on this machine.\n\n"
         "SIZE is bytes or 512K, 3M, 1.5GiB, 2GB.  Exit status: 0; 1 when "
         "check fails;\n2 for bad usage or a file that is not a readable "
         "report.\n",

@@ -209,6 +209,20 @@ is "$(count "cumemguard: the program opened files where libunwind's pipe was; st
   "with one line saying libunwind is left alone"
 is "$(q "$tmp"/d.*.json 'r["summary"]["live_allocations"]')" 3 "and a report of its three allocations"
 
+# That check costs a capture no system call: libunwind checks a page once
+# per thread, and the check is made only then.  2000 pairs in dwarf mode
+# made two fstat each when the pipe was checked before every capture.
+if command -v strace >/dev/null 2>&1; then
+  strace -f -qq -o "$tmp/strace" -e trace=fstat,newfstatat,statx \
+    -E LD_PRELOAD="$LIB" -E CUMEMGUARD_OPTIONS="stack_mode=dwarf,report=$tmp/s.%p.json" \
+    "$APP" threads 1 2000 1M >"$tmp/out" 2>&1
+  n=$(wc -l <"$tmp/strace")
+  is "$(grep -c '^threads ok=2000 failed=0$' "$tmp/out")/$([ "$n" -le 200 ] && echo few)" 1/few \
+    "dwarf mode: 2000 pairs make $n fstat calls in all, at most 200"
+else
+  tap 1 "strace is installed (scripts/install-deps.sh installs it)"
+fi
+
 # ---- signal actions ----------------------------------------------------------
 
 # A program that ignores SIGTERM and puts the default back, over and over,

@@ -131,6 +131,49 @@ is "$(grep -Ec "$OURS" "$tmp/out")" 0 "and under a path without it, unnamed"
 if [ "$saved" = unset ]; then unset CUMEMGUARD_DEBUGINFO_PATH; else
   CUMEMGUARD_DEBUGINFO_PATH=$saved; fi
 
+# By its .gnu_debuglink name, where libdwfl's default path looks: beside
+# the program, in .debug under its folder, and under an absolute folder
+# of CUMEMGUARD_DEBUGINFO_PATH followed by the program's folder; the debug
+# file of another build there is not taken.
+mkdir -p "$tmp/l/.debug" "$tmp/root$tmp/l"
+objcopy --only-keep-debug "$P" "$tmp/linked.debug"
+objcopy --strip-debug --strip-unneeded --add-gnu-debuglink="$tmp/linked.debug" \
+  "$P" "$tmp/l/linked"
+hguard "--report $tmp/l.json" "$tmp/l/linked"
+for where in "" .debug/; do
+  rm -f "$tmp/l/linked.debug" "$tmp/l/.debug/linked.debug"
+  cp "$tmp/linked.debug" "$tmp/l/${where}linked.debug"
+  tool "$tmp/l.json"
+  is "$rc/$(grep -c "^    #0 gpu::Pool<float>::grab (symprog.cc:$G)\$" "$tmp/out")" 0/3 \
+    "its debug file by its .gnu_debuglink name, in '${where:-its own folder}': named, with lines"
+done
+rm -f "$tmp/l/.debug/linked.debug"
+cp "$tmp/linked.debug" "$tmp/root$tmp/l/linked.debug"
+CUMEMGUARD_DEBUGINFO_PATH=":.debug:$tmp/root" tool "$tmp/l.json"
+is "$(grep -c "^    #0 gpu::Pool<float>::grab (symprog.cc:$G)\$" "$tmp/out")" 3 \
+  "and under an absolute folder of CUMEMGUARD_DEBUGINFO_PATH, then the program's own"
+rm -f "$tmp/root$tmp/l/linked.debug"
+objcopy --only-keep-debug "$top_builddir/tests/sim/app_rt_shared" "$tmp/l/linked.debug"
+tool "$tmp/l.json"
+is "$(grep -Ec "$OURS|cmgtest_|app_main" "$tmp/out")" 0 \
+  "a debug file of that name from another build: not taken"
+unset CUMEMGUARD_DEBUGINFO_PATH
+
+# Only DEBUGINFOD_URLS sends the reader to the network: without it, a
+# stripped module whose debug file is nowhere here loads no debuginfod
+# client (and the thirty libraries it brings); with it, the client is
+# asked, and a server that does not answer leaves the frames unnamed.
+libs() {
+  env "$@" DEBUGINFOD_CACHE_PATH="$tmp/dcache" DEBUGINFOD_TIMEOUT=2 \
+    LD_DEBUG=files "$TOOL" "$tmp/s.json" 2>&1 >"$tmp/out" |
+    grep -c 'file=libdebuginfod[^ ]* .*dynamically loaded by'
+}
+is "$(libs -u DEBUGINFOD_URLS)/$(grep -Ec "$OURS" "$tmp/out")" 0/0 \
+  "without DEBUGINFOD_URLS, no debuginfod client is loaded"
+is "$(libs DEBUGINFOD_URLS=' ')" 0 "nor with DEBUGINFOD_URLS empty"
+is "$(libs DEBUGINFOD_URLS=http://127.0.0.1:9)/$(grep -Ec "$OURS" "$tmp/out")" 1/0 \
+  "with DEBUGINFOD_URLS, the client is asked; a server that does not answer: unnamed"
+
 # Another build at the same path after the run, then no file at all.
 cp "$P" "$tmp/prog"
 hguard "--report $tmp/c.json" "$tmp/prog"

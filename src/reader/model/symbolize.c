@@ -6,7 +6,8 @@
  * symbolizers read them (elfutils' libdwfl): the symbol tables, .symtab
  * included, so that a program built without -rdynamic is named; DWARF for
  * file, line and the calls inlined at the address; separate debug files
- * where the system has them (/usr/lib/debug, .gnu_debuglink).  Names are
+ * where the system has them (/usr/lib/debug, .gnu_debuglink), and from a
+ * debuginfod server when DEBUGINFOD_URLS names one.  Names are
  * demangled by libiberty, the demangler of GNU's toolchain.
  *
  * A module is read only when its file has the build-id the report
@@ -38,6 +39,7 @@
 
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
+#include "reader/model/debuginfo.h"
 #include "reader/model/symbolize.h"
 #include "reader/tool.h"
 
@@ -73,9 +75,20 @@ static char *debuginfo_path; /* NULL: elfutils' own, ":.debug:/usr/lib/debug" */
 static struct module **modules;
 static size_t n_modules, cap_modules;
 
+/* Separate debug files from this machine; from a debuginfod server only
+ * when DEBUGINFOD_URLS names one (debuginfo.c). */
+static int
+find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+               Dwarf_Addr base, const char *file_name, const char *debuglink,
+               GElf_Word crc, char **found)
+{
+  return cmg__debuginfo_find(mod, userdata, modname, base, file_name, debuglink,
+                             crc, found, debuginfo_path);
+}
+
 static const Dwfl_Callbacks callbacks = {
   .find_elf = dwfl_build_id_find_elf,
-  .find_debuginfo = dwfl_standard_find_debuginfo,
+  .find_debuginfo = find_debuginfo,
   .section_address = dwfl_offline_section_address,
   .debuginfo_path = &debuginfo_path,
 };
