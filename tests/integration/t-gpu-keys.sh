@@ -77,7 +77,10 @@ print(" ".join("%s=%d/%d" % (d["uuid"], d["used"], d["cap"]) for d in g["devices
 wait $apid
 
 # A member whose options key a GPU differently is told once, as for
-# ordinals.
+# ordinals: once per start of the interposer, and under valgrind its own
+# launcher inherits LD_PRELOAD and starts it once more under the same pid.
+starts=1
+case ${CMG_TEST_PREFIX:-} in *valgrind*) starts=2 ;; esac
 : >"$tmp/a.out"
 CUMEMGUARD_OPTIONS=$gopts "$LAUNCHER" --group "$G-2" --report "$tmp/a.%p.json" \
   -- "$SIM/app_driver" alloc 1M await "$tmp/a2.go" >"$tmp/a.out" 2>&1 &
@@ -86,9 +89,9 @@ until_line "$tmp/a.out" '^alloc i=0 .*rc=0'
 CUMEMGUARD_OPTIONS="group_limit.$U0=2GiB"
 guard "--group $G-2" app_driver alloc 1G alloc 1M
 is "$(at alloc rc 1)/$(count "group=$G-2: group_limit here is" "$tmp/err")" \
-  2/1 "a member keyed otherwise: the group's caps stand, said once"
+  "2/$starts" "a member keyed otherwise: the group's caps stand, said once"
 is "$(count "group_limit here is none ($U0: 2.0 GiB), but the group's is none ($U0: 1.0 GiB, $U1: 3.0 GiB)" "$tmp/err")" \
-  1 "the line names each GPU's cap"
+  "$starts" "the line names each GPU's cap"
 : >"$tmp/a2.go"
 wait $apid
 
