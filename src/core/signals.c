@@ -2,7 +2,7 @@
  * The standard signals' names, by number, for the reports (a death's
  * process.end), the library's lines and the options that name a signal.
  * A table of our own rather than sigabbrev_np: the portable build loads
- * with C libraries older than it (README, "In containers"), and a signal
+ * with C libraries older than it (docs/containers.md), and a signal
  * handler may read a table.
  */
 #include "config.h"

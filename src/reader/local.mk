@@ -182,7 +182,8 @@ check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 .PHONY: check-tool-asan
 CLEANFILES += $(TOOL_ASAN)
 
-# The README's example: the demo's report summarized, and drawn.
+# The example of docs/reading-reports.md: the demo's report summarized,
+# and drawn.
 demo-report: demo cumemguard-report
 	./cumemguard-report demo.json
 	./cumemguard-report flame demo.json -o demo.svg

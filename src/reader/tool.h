@@ -54,8 +54,8 @@
  * any of these the report is refused with one line that names the value
  * and the limit.  The library writes far less: stacks of at most 258
  * frames and cuts together (stack_depth's 256 at most, with the Python
- * frames), names of at most 4 KiB before their escapes.  The README's
- * "The report" and cumemguard-report(1) state them.
+ * frames), names of at most 4 KiB before their escapes.
+ * docs/report-format.md and cumemguard-report(1) state them.
  */
 #define CMG__TOOL_FILE_MAX (1ull << 30) /* bytes of a report file */
 #define CMG__TOOL_STACK_MAX 1024u       /* a stack's frames and cuts */

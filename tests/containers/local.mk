@@ -1,8 +1,8 @@
 # Containers for real: the spec's mounts, the portable folder's glibc floor
 # and dependencies, and Podman with runc running programs of two root
-# filesystems under the spec `cumemguard cdi` writes (README, "In
-# containers").  The last two need root, the last Podman; each says so in
-# one line and skips without.
+# filesystems under the spec `cumemguard cdi` writes (docs/containers.md).
+# The last two need root, the last Podman; each says so in one line and
+# skips without.
 CONTAINER_TESTS = \
 	tests/containers/t-cdi-folder.sh \
 	tests/containers/t-portable.sh \

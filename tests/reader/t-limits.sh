@@ -1,10 +1,11 @@
 #!/bin/sh
-# What the tool takes from a report, and no more (the limits of the
-# README's "The report"): a stack of up to 1024 frames and cuts, a name of
-# up to 64 KiB, a file of up to 1 GiB.  Past each, every command refuses
-# the report in one line that names the value and the limit, and holds
-# little memory doing so: one stack of 10^6 references to one frame (2 MB)
-# was 295 MB of --json and 1.3 GB resident.  A NUL spelled \u0000 in a
+# What the tool takes from a report, and no more (the limits of
+# docs/report-format.md, "What the reader takes from a report"): a stack
+# of up to 1024 frames and cuts, a name of up to 64 KiB, a file of up to
+# 1 GiB.  Past each, every command refuses the report in one line that
+# names the value and the limit, and holds little memory doing so: one
+# stack of 10^6 references to one frame (2 MB) was 295 MB of --json and
+# 1.3 GB resident.  A NUL spelled \u0000 in a
 # string reads as \x00, as the library writes a NUL, rather than ending
 # the string, and a parse error after one is placed in the file as it is.
 # check-tool-asan runs this file with the tool built with AddressSanitizer
