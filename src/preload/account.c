@@ -20,10 +20,9 @@
 #include "config.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <stdatomic.h>
 #include <stdio.h>
 
+#include "runtime/cap.h"
 #include "runtime/freed.h"
 #include "runtime/group.h"
 #include "runtime/history.h"
@@ -42,19 +41,6 @@
 #include "preload/state.h"
 #include "preload/real.h"
 
-static _Atomic bool warned[CMG__SLOTS];
-static _Atomic bool warned_group[CMG__MAX_DEVICES];
-
-static const char *
-where(int device, char *buf, size_t len)
-{
-  if (device == CMG__HOST)
-    snprintf(buf, len, "host memory");
-  else
-    snprintf(buf, len, "device %d", device);
-  return buf;
-}
-
 /* What a line names as the call: the API, or for the memory of a context
  * it made, "API's context". */
 static const char *
@@ -64,34 +50,6 @@ call_name(const struct cmg__call *c, char *buf, size_t len)
     return cmg__fn_name(c->fn);
   snprintf(buf, len, "%s's context", cmg__fn_name(c->fn));
   return buf;
-}
-
-static CMG__COLD void
-log_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
-{
-  char want[32], have[32], cap[32], dev[32], call[64];
-  cmg__format_size(bytes, want, sizeof(want));
-  where(c->device, dev, sizeof(dev));
-  const char *why;
-  if (err == -EPERM && (why = cmg__policy_take_why()) != NULL)
-    cmg__log("denied %s of %s on %s: %s; no device allocation will succeed",
-             call_name(c, call, sizeof(call)), want, dev, why);
-  else if (err == -EPERM)
-    cmg__log("denied %s of %s on %s: no device allocation succeeds "
-             "(failed closed, as the first denial said)",
-             call_name(c, call, sizeof(call)), want, dev);
-  else if (err == -E2BIG)
-    cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: larger than "
-             "max_alloc=%s",
-             call_name(c, call, sizeof(call)), want, bytes, dev,
-             cmg__format_size(cmg__cfg.max_alloc, cap, sizeof(cap)));
-  else
-    cmg__log("denied %s of %s (%" PRIu64 " bytes) on %s: %s in use, "
-             "limit %s%s",
-             call_name(c, call, sizeof(call)), want, bytes, dev,
-             cmg__format_size(used, have, sizeof(have)),
-             cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap)),
-             err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
 }
 
 static CMG__COLD struct cmg__event
@@ -110,168 +68,83 @@ event(const struct cmg__call *c, enum cmg__event_kind kind, uint64_t bytes)
 }
 
 static CMG__COLD void
-deny(const struct cmg__call *c, uint64_t bytes, uint64_t used, int err)
+say(const struct cmg__call *c, const struct cmg__verdict *v, uint64_t bytes)
 {
-  struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
-  if (err == -EPERM)
-    e.limit_bytes = 0;
-  cmg__ledger_count_denial(c->device);
-  cmg__group_count_denial();
-  cmg__history_event(&e);
-  log_denial(c, bytes, used, err);
+  char call[64], line[1024];
+  cmg__cap_line(v, call_name(c, call, sizeof(call)), c->device, bytes, line,
+                sizeof(line));
+  cmg__log("%s", line);
 }
 
-/* on_exceed=warn: the allocation goes ahead over the limit; the first on
- * each device is said on stderr, every one is in the report. */
-static CMG__COLD void
-allow_over(struct cmg__call *c, uint64_t bytes, uint64_t used)
+/* A verdict past a cap, as the report and stderr show it: a wait is
+ * waited out first, with the deadly signals it may take delivered; a
+ * warning is recorded (and said the first time), a denial counted,
+ * recorded and said.  0 when the allocation goes ahead. */
+static CMG__COLD int
+settle(struct cmg__call *c, const struct cmg__ask *a, struct cmg__verdict *v,
+       uint64_t said_bytes)
 {
-  cmg__policy_force(c->device, bytes, &c->r);
-  struct cmg__event e = event(c, CMG__EVENT_WARN, bytes);
-  cmg__history_event(&e);
-  if (!atomic_exchange(&warned[c->device], true)) {
-    char want[32], have[32], cap[32], dev[32], call[64];
-    cmg__log("allowed %s of %s on %s over the limit: %s in use, limit %s "
-             "(on_exceed=warn; later ones are only in the report)",
-             call_name(c, call, sizeof(call)),
-             cmg__format_size(bytes, want, sizeof(want)),
-             where(c->device, dev, sizeof(dev)),
-             cmg__format_size(used, have, sizeof(have)),
-             cmg__format_size(cmg__policy_limit(c->device), cap, sizeof(cap)));
+  struct cmg__event e;
+  if (v->kind == CMG__WAIT) {
+    uint64_t t0 = cmg__now_ns();
+    cmg__defer_leave();
+    cmg__cap_wait(v->cap, a, cmg__cfg.wait_timeout_ns, v);
+    cmg__defer_enter();
+    e = event(c, CMG__EVENT_WAIT, a->bytes);
+    e.waited_ns = cmg__now_ns() - t0;
+    e.granted = v->kind == CMG__GRANT;
+    e.limit_bytes = v->limit;
+    cmg__history_event(&e);
   }
+  if (v->kind == CMG__GRANT)
+    return 0;
+  e = event(c, v->kind == CMG__WARN ? CMG__EVENT_WARN : CMG__EVENT_DENIAL,
+            a->bytes);
+  e.limit_bytes = v->err == -EPERM ? 0 : v->limit;
+  if (v->kind == CMG__DENY) {
+    e.requested_bytes = said_bytes;
+    cmg__ledger_count_denial(c->device);
+    cmg__group_count_denial();
+  }
+  cmg__history_event(&e);
+  if (v->kind == CMG__DENY || v->say)
+    say(c, v, said_bytes);
+  return v->kind == CMG__WARN ? 0 : v->err;
 }
 
-/* Applies the process's limit: 0 with bytes reserved in c->r, or an error
- * for deny. */
+/* Passes one cap: 0 with the bytes reserved, or the denial's error after
+ * it was said. */
 static CMG__HOT int
-reserve_own(struct cmg__call *c, uint64_t bytes, uint64_t *used)
+pass(struct cmg__call *c, enum cmg__cap cap, const struct cmg__ask *a)
 {
-  int err = cmg__policy_prepare(c->device, bytes, &c->r, used);
-  if (err != -ENOMEM || c->device == CMG__HOST)
-    return err;
-  if (cmg__cfg.on_exceed == CMG__ON_EXCEED_WARN) {
-    allow_over(c, bytes, *used);
+  struct cmg__verdict v;
+  cmg__cap_decide(cap, a, &v);
+  if (cmg__likely(v.kind == CMG__GRANT))
     return 0;
-  }
-  if (cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
-    uint64_t t0 = cmg__now_ns();
-    cmg__defer_leave();
-    err = cmg__policy_wait(c->device, bytes, cmg__cfg.wait_timeout_ns, &c->r,
-                           used);
-    cmg__defer_enter();
-    struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
-    e.waited_ns = cmg__now_ns() - t0;
-    e.granted = err == 0;
-    cmg__history_event(&e);
-  }
-  return err;
-}
-
-static CMG__COLD void
-group_denial(const struct cmg__call *c, uint64_t bytes, uint64_t used,
-             uint64_t limit, int err)
-{
-  char want[32], have[32], cap[32], call[64];
-  struct cmg__event e = event(c, CMG__EVENT_DENIAL, bytes);
-  e.limit_bytes = err == -EPERM ? 0 : limit;
-  cmg__ledger_count_denial(c->device);
-  cmg__group_count_denial();
-  cmg__history_event(&e);
-  if (err == -EPERM)
-    cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
-             "failed closed, as its line said",
-             call_name(c, call, sizeof(call)),
-             cmg__format_size(bytes, want, sizeof(want)), bytes, c->device,
-             cmg__group_name());
-  else if (err == -EAGAIN)
-    cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
-             "is not joined yet: %s; the next allocation tries again",
-             call_name(c, call, sizeof(call)),
-             cmg__format_size(bytes, want, sizeof(want)), bytes, c->device,
-             cmg__group_name(), cmg__group_why());
-  else
-    cmg__log("denied %s of %s (%" PRIu64 " bytes) on device %d: group '%s' "
-             "has %s in use, group limit %s%s",
-             call_name(c, call, sizeof(call)),
-             cmg__format_size(bytes, want, sizeof(want)), bytes, c->device,
-             cmg__group_name(), cmg__format_size(used, have, sizeof(have)),
-             cmg__format_size(limit, cap, sizeof(cap)),
-             err == -ETIMEDOUT ? " (waited wait_timeout for frees)" : "");
-}
-
-/* on_exceed=warn past the group's cap: as past the process's limit, the
- * allocation goes ahead, counted in the group; the first on each device is
- * said on stderr, every one is in the report.  A broken group refuses. */
-static CMG__COLD int
-allow_over_group(struct cmg__call *c, uint64_t bytes, uint64_t used,
-                 uint64_t limit)
-{
-  if (cmg__group_force(c->device, bytes, cmg__policy_physical(c->device)) < 0)
-    return -ENOMEM;
-  struct cmg__event e = event(c, CMG__EVENT_WARN, bytes);
-  e.limit_bytes = limit;
-  cmg__history_event(&e);
-  if (!atomic_exchange(&warned_group[c->device], true)) {
-    char want[32], have[32], cap[32], call[64];
-    cmg__log("allowed %s of %s on device %d over the group's cap: group "
-             "'%s' has %s in use, group limit %s (on_exceed=warn; later ones "
-             "are only in the report)",
-             call_name(c, call, sizeof(call)),
-             cmg__format_size(bytes, want, sizeof(want)), c->device,
-             cmg__group_name(), cmg__format_size(used, have, sizeof(have)),
-             cmg__format_size(limit, cap, sizeof(cap)));
-  }
-  return 0;
-}
-
-/* Applies the group's cap after the process's own, with the same
- * on_exceed: warn passes it, wait waits for any member's free or death. */
-static CMG__COLD int
-reserve_group(struct cmg__call *c, uint64_t bytes)
-{
-  uint64_t used, limit;
-  uint64_t physical = cmg__policy_physical(c->device);
-  int err = cmg__group_reserve(c->device, bytes, physical, &used, &limit);
-  if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WARN &&
-      allow_over_group(c, bytes, used, limit) == 0)
-    return 0;
-  if (err == -ENOMEM && cmg__cfg.on_exceed == CMG__ON_EXCEED_WAIT) {
-    uint64_t t0 = cmg__now_ns();
-    cmg__defer_leave();
-    err = cmg__group_wait(c->device, bytes, physical, cmg__cfg.wait_timeout_ns,
-                          &used, &limit);
-    cmg__defer_enter();
-    struct cmg__event e = event(c, CMG__EVENT_WAIT, bytes);
-    e.waited_ns = cmg__now_ns() - t0;
-    e.granted = err == 0;
-    e.limit_bytes = limit;
-    cmg__history_event(&e);
-  }
-  if (err < 0)
-    group_denial(c, bytes, used, limit, err);
-  return err;
+  return settle(c, a, &v, a->bytes);
 }
 
 static CMG__HOT bool
 in_group(int device, unsigned kind)
 {
-  return cmg__kind_counts(kind) && device >= 0 && device < CMG__MAX_DEVICES &&
-         cmg__group_counting();
+  return cmg__kind_counts(kind) && cmg__cap_group_applies(device);
 }
 
-/* Reserves against the process's limit, then the group's: 0, or an error
- * for deny (-EALREADY when the group already said why). */
+/* Reserves against the process's limit, then the group's cap: 0, or an
+ * error once the denial is said. */
 static CMG__HOT int
-reserve(struct cmg__call *c, uint64_t bytes, uint64_t *used)
+reserve(struct cmg__call *c, uint64_t bytes)
 {
-  int err = reserve_own(c, bytes, used);
-  if (err < 0 || !in_group(c->device, c->kind) ||
-      cmg__group_solo_add(c->device, bytes))
+  struct cmg__ask a = { .device = c->device,
+                        .bytes = bytes,
+                        .on_exceed = (uint8_t)cmg__cfg.on_exceed,
+                        .r = &c->r };
+  int err = pass(c, CMG__CAP_PROCESS, &a);
+  if (err < 0 || !in_group(c->device, c->kind))
     return err;
-  if (reserve_group(c, bytes) == 0)
-    return 0;
-  cmg__policy_release(c->device, c->r.bytes);
-  return -EALREADY;
+  if ((err = pass(c, CMG__CAP_GROUP, &a)) < 0)
+    cmg__cap_release(CMG__CAP_PROCESS, c->device, c->r.bytes);
+  return err;
 }
 
 /* Fills in who calls, where and from which stack: false when there is no
@@ -311,12 +184,8 @@ begin(struct cmg__call *c, enum cmg__fn fn, unsigned kind, int device,
   if (cmg__self.depth++ > 0 || !setup(c, fn, kind, device))
     return CUDA_SUCCESS;
   c->r = (struct cmg__reservation){ .device = c->device, .bytes = bytes };
-  uint64_t used = 0;
-  int err = cmg__kind_counts(kind) ? reserve(c, bytes, &used) : 0;
-  if (err < 0) {
+  if (cmg__kind_counts(kind) && reserve(c, bytes) < 0) {
     cmg__self.depth--;
-    if (err != -EALREADY)
-      deny(c, bytes, used, err);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   c->tracked = true;
@@ -350,9 +219,10 @@ taken(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes, uint64_t key,
   }
   if (ctx != NULL)
     c.ctx = *ctx;
-  cmg__policy_force(c.device, bytes, &c.r);
-  if (in_group(c.device, kind) && !cmg__group_solo_add(c.device, bytes))
-    cmg__group_force(c.device, bytes, cmg__policy_physical(c.device));
+  struct cmg__ask a = { .device = c.device, .bytes = bytes, .r = &c.r };
+  cmg__cap_force(CMG__CAP_PROCESS, &a);
+  if (in_group(c.device, kind))
+    cmg__cap_force(CMG__CAP_GROUP, &a);
   c.tracked = true;
   end(&c, CUDA_SUCCESS, key);
 }
@@ -379,21 +249,28 @@ cmg__alloc_made(enum cmg__fn fn, unsigned kind, int device, uint64_t bytes,
 }
 
 /* Reserves `extra` more for an allocation begun with cmg__alloc_begin whose
- * size the real call decided (a pitch): the limit, then the group. */
+ * size the real call decided (a pitch): the limit, which a denial names
+ * with the whole size, then the group.  The allocation is already made, so
+ * past the process's limit it is refused whatever on_exceed says. */
 static CUresult CMG__COLD
 grow(struct cmg__call *c, uint64_t extra)
 {
-  uint64_t used = cmg__policy_used(c->device) - c->r.bytes;
-  int err = cmg__policy_grow(&c->r, extra);
-  if (err == 0 && in_group(c->device, c->kind) && reserve_group(c, extra) < 0) {
-    cmg__policy_release(c->device, extra);
-    c->r.bytes -= extra;
-    return CUDA_ERROR_OUT_OF_MEMORY; /* the group said why */
+  struct cmg__reservation more;
+  struct cmg__ask a = { .device = c->device, .bytes = extra, .r = &more };
+  struct cmg__verdict v;
+  cmg__cap_decide(CMG__CAP_PROCESS, &a, &v);
+  if (v.kind != CMG__GRANT) {
+    v.used -= c->r.bytes;
+    settle(c, &a, &v, c->r.bytes + extra);
+    return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  if (err == 0)
-    return CUDA_SUCCESS;
-  deny(c, c->r.bytes + extra, used, -ENOMEM);
-  return CUDA_ERROR_OUT_OF_MEMORY;
+  a.on_exceed = (uint8_t)cmg__cfg.on_exceed;
+  if (in_group(c->device, c->kind) && pass(c, CMG__CAP_GROUP, &a) < 0) {
+    cmg__cap_release(CMG__CAP_PROCESS, c->device, extra);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  c->r.bytes += extra;
+  return CUDA_SUCCESS;
 }
 
 CUresult CMG__COLD
@@ -410,9 +287,9 @@ give_back(int device, unsigned kind, uint64_t bytes)
 {
   if (!cmg__kind_counts(kind))
     return;
-  cmg__policy_release(device, bytes);
+  cmg__cap_release(CMG__CAP_PROCESS, device, bytes);
   if (in_group(device, kind))
-    cmg__group_release(device, bytes);
+    cmg__cap_release(CMG__CAP_GROUP, device, bytes);
 }
 
 /* A soft limit crossed: one line, an event, and a snapshot report. */
@@ -424,7 +301,7 @@ soft_limit_crossed(const struct cmg__call *c)
   e.limit_bytes = cmg__policy_soft_limit(c->device);
   cmg__history_event(&e);
   cmg__log("%s passed its soft limit of %s; writing a snapshot report",
-           where(c->device, dev, sizeof(dev)),
+           cmg__cap_where(c->device, dev, sizeof(dev)),
            cmg__format_size(e.limit_bytes, soft, sizeof(soft)));
   cmg__dump_request(CMG__REASON_SOFT_LIMIT);
 }

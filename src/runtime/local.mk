@@ -5,6 +5,7 @@
 # Never calls CUDA, never calls into src/preload/.
 noinst_LTLIBRARIES += libcmg_runtime.la
 libcmg_runtime_la_SOURCES = \
+	src/runtime/cap.c src/runtime/cap.h \
 	src/runtime/elfsym.c src/runtime/elfsym.h \
 	src/runtime/freed.c src/runtime/freed.h \
 	src/runtime/group.c src/runtime/group.h \

@@ -106,6 +106,12 @@ cmg__policy_set_max_alloc(uint64_t bytes)
   max_alloc = bytes;
 }
 
+uint64_t
+cmg__policy_max_alloc(void)
+{
+  return max_alloc;
+}
+
 bool CMG__HOT
 cmg__policy_is_device_set(int device)
 {

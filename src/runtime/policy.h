@@ -24,6 +24,7 @@ int cmg__policy_set_device(int device, uint64_t limit, uint64_t soft,
 
 /* A single allocation above this is refused (max_alloc). */
 void cmg__policy_set_max_alloc(uint64_t bytes);
+uint64_t cmg__policy_max_alloc(void);
 
 bool cmg__policy_is_device_set(int device);
 

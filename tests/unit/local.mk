@@ -1,6 +1,7 @@
 # Unit tests: link the core, call cmg__ functions directly, no preload.
 UNIT_TESTS = \
 	tests/unit/test_args \
+	tests/unit/test_cap \
 	tests/unit/test_conf_gpu \
 	tests/unit/test_config \
 	tests/unit/test_group \
@@ -19,6 +20,7 @@ UNIT_TESTS = \
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_unit_test_args_LDADD = $(UNIT_LDADD)
+tests_unit_test_cap_LDADD = $(UNIT_LDADD) -lpthread
 tests_unit_test_config_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_gpu_LDADD = $(UNIT_LDADD)
 tests_unit_test_group_LDADD = libcmg_ops.la $(UNIT_LDADD)
