@@ -32,7 +32,18 @@ cmg__cap_group_applies(int device)
   return device >= 0 && device < CMG__MAX_DEVICES && cmg__group_counting();
 }
 
-/* The cap's own answer within it: 0 with the bytes reserved, or why not. */
+/* Out of line: inlined, the group's machinery (its scans' arrays) would
+ * make every hook's frame large and realigned, a frame that stack capture
+ * cannot step through by its frame pointer. */
+static CMG__COLD int
+reserve_in_group(const struct cmg__ask *a, uint64_t *used, uint64_t *limit)
+{
+  return cmg__group_reserve(a->device, a->bytes,
+                            cmg__policy_physical(a->device), used, limit);
+}
+
+/* The cap's own answer within it: 0 with the bytes reserved, or why not.
+ * A process in no group counts in the registry's lane, inline. */
 static inline int
 try_reserve(enum cmg__cap cap, const struct cmg__ask *a, uint64_t *used,
             uint64_t *limit)
@@ -41,8 +52,7 @@ try_reserve(enum cmg__cap cap, const struct cmg__ask *a, uint64_t *used,
     return cmg__policy_prepare(a->device, a->bytes, a->r, used);
   if (cmg__group_solo_add(a->device, a->bytes))
     return 0;
-  return cmg__group_reserve(a->device, a->bytes,
-                            cmg__policy_physical(a->device), used, limit);
+  return reserve_in_group(a, used, limit);
 }
 
 int

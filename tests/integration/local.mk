@@ -13,6 +13,7 @@ INTEGRATION_SHORT = \
 	tests/integration/t-install-deps.sh \
 	tests/integration/t-rtld-next.sh \
 	tests/integration/t-report.sh \
+	tests/integration/t-hook-frames.sh \
 	tests/integration/t-stack-mode.sh \
 	tests/integration/t-report-process.sh \
 	tests/integration/t-report-large.sh \
