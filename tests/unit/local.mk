@@ -1,15 +1,20 @@
 # Unit tests: link the core, call cmg__ functions directly, no preload.
 UNIT_TESTS = \
 	tests/unit/test_args \
+	tests/unit/test_conf \
 	tests/unit/test_conf_gpu \
-	tests/unit/test_config \
+	tests/unit/test_conf_merge \
+	tests/unit/test_conf_report \
 	tests/unit/test_group \
 	tests/unit/test_jsonw \
 	tests/unit/test_ledger \
+	tests/unit/test_log \
 	tests/unit/test_policy \
 	tests/unit/test_preload_env \
 	tests/unit/test_pyline \
 	tests/unit/test_seg_find \
+	tests/unit/test_signals \
+	tests/unit/test_size \
 	tests/unit/test_stacks \
 	tests/unit/test_tally \
 	tests/unit/test_text \
@@ -19,16 +24,21 @@ UNIT_TESTS = \
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_unit_test_args_LDADD = $(UNIT_LDADD)
-tests_unit_test_config_LDADD = $(UNIT_LDADD)
+tests_unit_test_conf_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_gpu_LDADD = $(UNIT_LDADD)
+tests_unit_test_conf_merge_LDADD = $(UNIT_LDADD)
+tests_unit_test_conf_report_LDADD = $(UNIT_LDADD)
 tests_unit_test_group_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_jsonw_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_jsonw_LDADD = $(UNIT_LDADD) $(CJSON_LIBS) -lm
 tests_unit_test_ledger_LDADD = $(UNIT_LDADD)
+tests_unit_test_log_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_preload_env_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_pyline_LDADD = $(UNIT_LDADD)
 tests_unit_test_seg_find_LDADD = libcmg_ops.la $(UNIT_LDADD)
+tests_unit_test_signals_LDADD = $(UNIT_LDADD)
+tests_unit_test_size_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
 tests_unit_test_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_text_LDADD = $(UNIT_LDADD)
