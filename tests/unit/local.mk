@@ -6,6 +6,9 @@ UNIT_TESTS = \
 	tests/unit/test_conf_merge \
 	tests/unit/test_conf_report \
 	tests/unit/test_group \
+	tests/unit/test_group_join \
+	tests/unit/test_group_reclaim \
+	tests/unit/test_group_status \
 	tests/unit/test_jsonw \
 	tests/unit/test_ledger \
 	tests/unit/test_log \
@@ -13,6 +16,7 @@ UNIT_TESTS = \
 	tests/unit/test_preload_env \
 	tests/unit/test_pyline \
 	tests/unit/test_seg_find \
+	tests/unit/test_segment \
 	tests/unit/test_signals \
 	tests/unit/test_size \
 	tests/unit/test_stacks \
@@ -29,6 +33,9 @@ tests_unit_test_conf_gpu_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_merge_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_report_LDADD = $(UNIT_LDADD)
 tests_unit_test_group_LDADD = libcmg_ops.la $(UNIT_LDADD)
+tests_unit_test_group_join_LDADD = libcmg_ops.la $(UNIT_LDADD)
+tests_unit_test_group_reclaim_LDADD = libcmg_ops.la $(UNIT_LDADD)
+tests_unit_test_group_status_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_jsonw_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_jsonw_LDADD = $(UNIT_LDADD) $(CJSON_LIBS) -lm
 tests_unit_test_ledger_LDADD = $(UNIT_LDADD)
@@ -37,6 +44,7 @@ tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_preload_env_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_pyline_LDADD = $(UNIT_LDADD)
 tests_unit_test_seg_find_LDADD = libcmg_ops.la $(UNIT_LDADD)
+tests_unit_test_segment_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_signals_LDADD = $(UNIT_LDADD)
 tests_unit_test_size_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
@@ -45,6 +53,8 @@ tests_unit_test_text_LDADD = $(UNIT_LDADD)
 tests_unit_test_threads_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic $(AM_LDFLAGS)
+# What the tests of the group modules share.
+EXTRA_DIST += tests/unit/group_harness.h
 # The LD_PRELOAD cases: test_preload_env runs them, and so do the tests of
 # the launcher, the CDI writer and the Slurm plugin.
 EXTRA_DIST += tests/preload-cases.txt
