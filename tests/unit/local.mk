@@ -1,4 +1,5 @@
-# Unit tests: link the core, call cmg__ functions directly, no preload.
+# Unit tests: call cmg__ functions directly, no preload; each links the core
+# and the runtime, but the reader's (at the end), which link its modules.
 UNIT_TESTS = \
 	tests/unit/test_args \
 	tests/unit/test_conf \
@@ -9,7 +10,9 @@ UNIT_TESTS = \
 	tests/unit/test_group_join \
 	tests/unit/test_group_reclaim \
 	tests/unit/test_group_status \
+	tests/unit/test_intern \
 	tests/unit/test_jsonw \
+	tests/unit/test_leak_class \
 	tests/unit/test_ledger \
 	tests/unit/test_log \
 	tests/unit/test_policy \
@@ -20,11 +23,13 @@ UNIT_TESTS = \
 	tests/unit/test_signals \
 	tests/unit/test_size \
 	tests/unit/test_stacks \
+	tests/unit/test_supp \
 	tests/unit/test_tally \
 	tests/unit/test_text \
 	tests/unit/test_threads \
 	tests/unit/test_timeline \
-	tests/unit/test_unwind
+	tests/unit/test_unwind \
+	tests/unit/test_user_first
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_unit_test_args_LDADD = $(UNIT_LDADD)
@@ -84,3 +89,19 @@ tests_unit_test_unwind_O0_nofp_CPPFLAGS = $(AM_CPPFLAGS) -DUNWIND_O0 \
 	-DUNWIND_NOFP
 tests_unit_test_unwind_O0_nofp_CFLAGS = $(AM_CFLAGS) -fomit-frame-pointer
 tests_unit_test_unwind_O0_nofp_LDADD = $(UNIT_LDADD)
+
+# The reader's rules (test_intern, test_leak_class, test_supp,
+# test_user_first): each test is linked with the reader's modules it calls,
+# which src/reader/local.mk builds into cumemguard-report only.
+tests_unit_test_intern_SOURCES = tests/unit/test_intern.c \
+	src/reader/model/intern.c
+tests_unit_test_leak_class_SOURCES = tests/unit/test_leak_class.c \
+	src/reader/model/leak_class.c
+tests_unit_test_supp_SOURCES = tests/unit/test_supp.c \
+	src/reader/model/supp.c src/reader/model/leak_class.c \
+	src/reader/model/names.c
+# cmg__index_stack_range, and the modules index.c calls.
+tests_unit_test_user_first_SOURCES = tests/unit/test_user_first.c \
+	src/reader/model/user_first.c src/reader/model/index.c \
+	src/reader/model/intern.c src/reader/model/code.c \
+	src/reader/model/frame_class.c src/reader/model/names.c
