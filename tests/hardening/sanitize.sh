@@ -73,6 +73,9 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   # The launcher's modules apart from its main, for the unit tests of them
   # (test_args), as an archive: a test takes only the members it calls.
   echo "LAUNCHER_A = $(objs asan/launcher $(echo "$LAUNCHER_SRC" | tr ' ' '\n' | grep -v '/main\.c$'))"
+  # The report reader's likewise, for the unit tests of its rules
+  # (test_supp, test_user_first...).
+  echo "READER_A = $(objs asan/tool $(echo "$TOOL_SRC" | tr ' ' '\n' | grep -v '/reader/main\.c$'))"
   printf 'all: asan/libcore.a tsan/libcore.a'
   for t in $UNIT_TESTS; do printf ' asan/%s' "$(basename "$t")"; done
   printf ' asan/stress tsan/stress tsan/test_pyline'
@@ -100,10 +103,11 @@ TSAN='-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=thread'
   printf 'asan/libcore.a: $(CORE_A)\n\trm -f $@ && ar rcs $@ $(CORE_A)\n'
   printf 'tsan/libcore.a: $(CORE_T)\n\trm -f $@ && ar rcs $@ $(CORE_T)\n'
   printf 'asan/liblauncher.a: $(LAUNCHER_A)\n\trm -f $@ && ar rcs $@ $(LAUNCHER_A)\n'
+  printf 'asan/libreader.a: $(READER_A)\n\trm -f $@ && ar rcs $@ $(READER_A)\n'
   for t in $UNIT_TESTS; do
     n=$(basename "$t")
-    printf 'asan/%s: %s asan/liblauncher.a asan/libcore.a\n' "$n" "$top_srcdir/$t.c"
-    printf '\t$(CC) $(ASAN) -rdynamic $(CPPF) -o $@ $< asan/liblauncher.a asan/libcore.a $(LIBS)\n'
+    printf 'asan/%s: %s asan/liblauncher.a asan/libreader.a asan/libcore.a\n' "$n" "$top_srcdir/$t.c"
+    printf '\t$(CC) $(ASAN) -rdynamic $(CPPF) -o $@ $< asan/liblauncher.a asan/libreader.a asan/libcore.a $(LIBS)\n'
   done
   printf 'asan/stress: %s asan/libcore.a\n' "$top_srcdir/tests/hardening/stress.c"
   printf '\t$(CC) $(ASAN) $(CPPF) -o $@ $< asan/libcore.a $(LIBS)\n'

@@ -106,10 +106,73 @@ keys(void)
          "more GPUs than %d are refused", CMG__GPU_KEYS);
 }
 
+/* ---- cmg__config_limit -------------------------------------------------- */
+
+static void
+test_config_limit(void)
+{
+  struct cmg__config cfg;
+  char err[256];
+
+  cmg__config_parse("", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), CMG__NO_LIMIT,
+         "no limit: device 0");
+  is_u64(cmg__config_limit(&cfg, 63, NULL, 80 * GiB), CMG__NO_LIMIT,
+         "no limit: device 63");
+
+  cmg__config_parse("limit=4GiB", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 4 * GiB, "global: device 0");
+  is_u64(cmg__config_limit(&cfg, 63, NULL, 80 * GiB), 4 * GiB, "global: device 63");
+  is_u64(cmg__config_limit(&cfg, 64, NULL, 80 * GiB), 4 * GiB,
+         "global: device 64, past the table");
+  is_u64(cmg__config_limit(&cfg, -1, NULL, 80 * GiB), 4 * GiB, "global: device -1");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, GiB), 4 * GiB,
+         "bytes do not depend on the device size");
+
+  cmg__config_parse("limit=4GiB,limit.1=2GiB", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 1, NULL, 80 * GiB), 2 * GiB, "limit.1 wins");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 4 * GiB, "others: limit");
+  is_u64(cmg__config_limit(&cfg, 2, NULL, 80 * GiB), 4 * GiB, "device 2: limit");
+
+  cmg__config_parse("limit.1=2GiB", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 1, NULL, 80 * GiB), 2 * GiB, "only limit.1");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), CMG__NO_LIMIT,
+         "only limit.1: device 0 unlimited");
+  is_u64(cmg__config_limit(&cfg, 100, NULL, 80 * GiB), CMG__NO_LIMIT,
+         "only limit.1: device 100 unlimited");
+
+  cmg__config_parse("limit=0,limit.3=1", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 0, "limit=0 denies all");
+  is_u64(cmg__config_limit(&cfg, 3, NULL, 80 * GiB), 1, "limit.3=1");
+
+  cmg__config_parse("limit=50%", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 40 * GiB, "50%% of 80 GiB");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 3), 1, "50%% of 3 bytes rounds down");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 0), 0, "50%% of nothing");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, UINT64_MAX), UINT64_MAX / 2,
+         "50%% of 2^64-1: no overflow");
+
+  cmg__config_parse("limit=100%", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 5, NULL, UINT64_MAX), UINT64_MAX, "100%% of 2^64-1");
+  is_u64(cmg__config_limit(&cfg, 5, NULL, 80 * GiB), 80 * GiB, "100%% of 80 GiB");
+
+  cmg__config_parse("limit=12.5%,limit.2=25%,limit.4=1G", &cfg, err,
+                    sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 1000), 125, "12.5%% of 1000");
+  is_u64(cmg__config_limit(&cfg, 2, NULL, 16 * GiB), 4 * GiB, "limit.2=25%%");
+  is_u64(cmg__config_limit(&cfg, 4, NULL, 16 * GiB), GiB, "limit.4=1G");
+
+  cmg__config_parse("limit=33.3333%", &cfg, err, sizeof(err));
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 3000000), 999999,
+         "33.3333%% of 3000000 bytes");
+  is_u64(cmg__config_limit(&cfg, 0, NULL, 3), 0, "33.3333%% of 3 rounds down");
+}
+
 int
 main(void)
 {
   uuids();
   keys();
+  test_config_limit();
   return done_testing();
 }

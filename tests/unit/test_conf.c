@@ -1,230 +1,27 @@
 /*
- * Unit tests of conf.c, size.c and log.c: sizes, option strings and their error
- * lines, limit lookup, the report options (pattern, stack depth, dump
- * signal, leak exit code), report name expansion, size formatting, and the
- * log line itself.  No preload and no CUDA; the functions are called
+ * Unit tests of conf.c: option strings parsed into a struct cmg__config,
+ * the values each key takes, its defaults, and the one-line error message
+ * of each refused string.  No preload and no CUDA; the parser is called
  * directly.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "core/base.h"
 #include "core/conf.h"
-#include "core/conf_merge.h"
-#include "core/conf_report.h"
-#include "core/signals.h"
-#include "core/log.h"
 #include "core/size.h"
 #include "../tap.h"
 
-#define KiB (1ull << 10)
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 #define TiB (1ull << 40)
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-
-/* ---- cmg__size_parse ---------------------------------------------------- */
-
-struct size_case {
-  const char *in;
-  bool allow_percent;
-  int rc;
-  enum cmg__limit_kind kind; /* when rc == 0 */
-  uint64_t value;            /* bytes, or ppm for a percentage */
-};
-
-#define B(s, v)                                                                \
-  {                                                                            \
-    s, false, 0, CMG__LIMIT_BYTES, v                                           \
-  }
-#define P(s, v)                                                                \
-  {                                                                            \
-    s, true, 0, CMG__LIMIT_PERCENT, v                                          \
-  }
-#define BAD(s)                                                                 \
-  {                                                                            \
-    s, true, -EINVAL, CMG__LIMIT_NONE, 0                                       \
-  }
-#define BADNP(s)                                                               \
-  {                                                                            \
-    s, false, -EINVAL, CMG__LIMIT_NONE, 0                                      \
-  }
-#define BIG(s)                                                                 \
-  {                                                                            \
-    s, true, -ERANGE, CMG__LIMIT_NONE, 0                                       \
-  }
-
-static const struct size_case size_cases[] = {
-  /* plain bytes */
-  B("0", 0),
-  B("1", 1),
-  B("1073741824", GiB),
-  B("007", 7),
-  B("512B", 512),
-  B("512b", 512),
-  /* binary units, with and without "iB", any case */
-  B("1K", KiB),
-  B("1k", KiB),
-  B("1KiB", KiB),
-  B("1kib", KiB),
-  B("1KIB", KiB),
-  B("1kIb", KiB),
-  B("3M", 3 * MiB),
-  B("3m", 3 * MiB),
-  B("3MiB", 3 * MiB),
-  B("3mib", 3 * MiB),
-  B("4G", 4 * GiB),
-  B("4g", 4 * GiB),
-  B("4GiB", 4 * GiB),
-  B("4gib", 4 * GiB),
-  B("2T", 2 * TiB),
-  B("2t", 2 * TiB),
-  B("2TiB", 2 * TiB),
-  B("2TIB", 2 * TiB),
-  /* decimal units */
-  B("1KB", 1000),
-  B("1kb", 1000),
-  B("1Kb", 1000),
-  B("3MB", 3000000),
-  B("3mb", 3000000),
-  B("4GB", 4000000000ull),
-  B("4gb", 4000000000ull),
-  B("2TB", 2000000000000ull),
-  B("2tb", 2000000000000ull),
-  /* fractions, exact, rounded down to a byte */
-  B("1.5GiB", 1610612736),
-  B("1.5gib", 1610612736),
-  B("0.5G", 536870912),
-  B("1.5GB", 1500000000),
-  B("1.25KiB", 1280),
-  B("0.1KiB", 102),
-  B("0.001KB", 1),
-  B("0.0009KB", 0),
-  B("1.5", 1),
-  B("2.999", 2),
-  B("1.0", 1),
-  B("0.75TiB", 824633720832ull),
-  /* 2^-40 has 40 decimals: one byte exactly, or a hair less than one */
-  B("0.0000000000009094947017729282379150390625TiB", 1),
-  B("0.0000000000009094947017729282379150390624TiB", 0),
-  B("1.00000000000000000000000000000000000001K", KiB),
-  B("1.99999999999999999999999999999999999999K", 2047),
-  /* the 64-bit boundary */
-  B("18446744073709551615", UINT64_MAX),
-  B("18446744073709551615B", UINT64_MAX),
-  B("017179869183GiB", UINT64_MAX - GiB + 1),
-  B("16777215.999999999999TiB", UINT64_MAX - 1),
-  BIG("18446744073709551616"),
-  BIG("99999999999999999999"),
-  BIG("17179869184GiB"),
-  BIG("16777216TiB"),
-  BIG("18446744073709551.616KB"),
-  BIG("18446744073709551615.5K"),
-  /* percentages, in ppm, only where allowed, within (0, 100] */
-  P("50%", 500000),
-  P("100%", 1000000),
-  P("12.5%", 125000),
-  P("1%", 10000),
-  P("0.0001%", 1),
-  P("099.9999%", 999999),
-  BIG("0%"),
-  BIG("0.0%"),
-  BIG("0.00001%"),
-  BIG("101%"),
-  BIG("100.0001%"),
-  BIG("99999999999999999999%"),
-  BADNP("50%"),
-  BADNP("100%"),
-  /* not sizes */
-  BAD(""),
-  BAD("G"),
-  BAD("GiB"),
-  BAD("B"),
-  BAD("%"),
-  BAD("-1G"),
-  BAD("+1G"),
-  BAD("-0"),
-  BAD(" 1G"),
-  BAD("1G "),
-  BAD("1 G"),
-  BAD("50 %"),
-  BAD("0x10"),
-  BAD("1e9"),
-  BAD("1.G"),
-  BAD(".5G"),
-  BAD("1."),
-  BAD("."),
-  BAD("1..5G"),
-  BAD("1.5.0G"),
-  BAD("1,5G"),
-  BAD("16EiB"),
-  BAD("1E"),
-  BAD("1PiB"),
-  BAD("1P"),
-  BAD("4XB"),
-  BAD("1GiBB"),
-  BAD("1iB"),
-  BAD("1Gi"),
-  BAD("1bytes"),
-  BAD("50%%"),
-  BAD("50%B"),
-  BAD("50G%"),
-  BAD("99999999999999999999XB"),
-};
-
-static void
-test_size_parse(void)
-{
-  size_t i;
-
-  for (i = 0; i < N(size_cases); i++) {
-    const struct size_case *c = &size_cases[i];
-    struct cmg__limit l = { CMG__LIMIT_NONE, 12345, 678 };
-    int rc = cmg__size_parse(c->in, strlen(c->in), c->allow_percent, &l);
-
-    if (c->rc != 0) {
-      is_int(rc, c->rc, "size '%s'%s is refused", c->in,
-             c->allow_percent ? "" : " (no %)");
-      ok(l.kind == CMG__LIMIT_NONE && l.bytes == 12345 && l.ppm == 678,
-         "size '%s': output untouched on error", c->in);
-      continue;
-    }
-    is_int(rc, 0, "size '%s' parses", c->in);
-    is_int(l.kind, c->kind, "size '%s': kind", c->in);
-    if (c->kind == CMG__LIMIT_BYTES)
-      is_u64(l.bytes, c->value, "size '%s': bytes", c->in);
-    else
-      is_u64(l.ppm, c->value, "size '%s': ppm", c->in);
-  }
-}
-
-/* The length bounds the size: it may be a span of a longer string. */
-static void
-test_size_parse_span(void)
-{
-  const char *s = "4GiB,limit.1=2G";
-  struct cmg__limit l;
-
-  is_int(cmg__size_parse(s, 4, false, &l), 0, "span: parses 4 bytes");
-  is_u64(l.bytes, 4 * GiB, "span: 4GiB");
-  is_int(cmg__size_parse(s, 2, false, &l), 0, "span: parses 2 bytes");
-  is_u64(l.bytes, 4 * GiB, "span: 4G");
-  is_int(cmg__size_parse(s, 1, false, &l), 0, "span: parses 1 byte");
-  is_u64(l.bytes, 4, "span: 4");
-  is_int(cmg__size_parse(s, 5, false, &l), -EINVAL, "span: comma refused");
-  is_int(cmg__size_parse(s, 0, false, &l), -EINVAL, "span: empty refused");
-  is_int(cmg__size_parse(NULL, 0, true, &l), -EINVAL, "NULL refused");
-}
 
 /* ---- cmg__config_parse: accepted strings ------------------------------- */
 
@@ -576,70 +373,6 @@ test_config_error_texts(void)
          "err may be NULL on error");
 }
 
-/* ---- cmg__config_limit -------------------------------------------------- */
-
-static void
-test_config_limit(void)
-{
-  struct cmg__config cfg;
-  char err[256];
-
-  cmg__config_parse("", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), CMG__NO_LIMIT,
-         "no limit: device 0");
-  is_u64(cmg__config_limit(&cfg, 63, NULL, 80 * GiB), CMG__NO_LIMIT,
-         "no limit: device 63");
-
-  cmg__config_parse("limit=4GiB", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 4 * GiB, "global: device 0");
-  is_u64(cmg__config_limit(&cfg, 63, NULL, 80 * GiB), 4 * GiB, "global: device 63");
-  is_u64(cmg__config_limit(&cfg, 64, NULL, 80 * GiB), 4 * GiB,
-         "global: device 64, past the table");
-  is_u64(cmg__config_limit(&cfg, -1, NULL, 80 * GiB), 4 * GiB, "global: device -1");
-  is_u64(cmg__config_limit(&cfg, 0, NULL, GiB), 4 * GiB,
-         "bytes do not depend on the device size");
-
-  cmg__config_parse("limit=4GiB,limit.1=2GiB", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 1, NULL, 80 * GiB), 2 * GiB, "limit.1 wins");
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 4 * GiB, "others: limit");
-  is_u64(cmg__config_limit(&cfg, 2, NULL, 80 * GiB), 4 * GiB, "device 2: limit");
-
-  cmg__config_parse("limit.1=2GiB", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 1, NULL, 80 * GiB), 2 * GiB, "only limit.1");
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), CMG__NO_LIMIT,
-         "only limit.1: device 0 unlimited");
-  is_u64(cmg__config_limit(&cfg, 100, NULL, 80 * GiB), CMG__NO_LIMIT,
-         "only limit.1: device 100 unlimited");
-
-  cmg__config_parse("limit=0,limit.3=1", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 0, "limit=0 denies all");
-  is_u64(cmg__config_limit(&cfg, 3, NULL, 80 * GiB), 1, "limit.3=1");
-
-  cmg__config_parse("limit=50%", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 80 * GiB), 40 * GiB, "50%% of 80 GiB");
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 3), 1, "50%% of 3 bytes rounds down");
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 0), 0, "50%% of nothing");
-  is_u64(cmg__config_limit(&cfg, 0, NULL, UINT64_MAX), UINT64_MAX / 2,
-         "50%% of 2^64-1: no overflow");
-
-  cmg__config_parse("limit=100%", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 5, NULL, UINT64_MAX), UINT64_MAX, "100%% of 2^64-1");
-  is_u64(cmg__config_limit(&cfg, 5, NULL, 80 * GiB), 80 * GiB, "100%% of 80 GiB");
-
-  cmg__config_parse("limit=12.5%,limit.2=25%,limit.4=1G", &cfg, err,
-                    sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 1000), 125, "12.5%% of 1000");
-  is_u64(cmg__config_limit(&cfg, 2, NULL, 16 * GiB), 4 * GiB, "limit.2=25%%");
-  is_u64(cmg__config_limit(&cfg, 4, NULL, 16 * GiB), GiB, "limit.4=1G");
-
-  cmg__config_parse("limit=33.3333%", &cfg, err, sizeof(err));
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 3000000), 999999,
-         "33.3333%% of 3000000 bytes");
-  is_u64(cmg__config_limit(&cfg, 0, NULL, 3), 0, "33.3333%% of 3 rounds down");
-}
-
-/* ---- report options ----------------------------------------------------- */
-
 /* Parses s, which must be accepted; false (with the error shown) if not. */
 static bool
 parses(const char *s, struct cmg__config *cfg)
@@ -650,58 +383,6 @@ parses(const char *s, struct cmg__config *cfg)
   if (rc != 0)
     printf("#   '%s': %s\n", s, err);
   return rc == 0;
-}
-
-static void
-test_config_report(void)
-{
-  static const struct {
-    const char *in;
-    const char *want;
-  } cases[] = {
-    { "report=out.json", "out.json" },
-    { "report=/tmp/cmg/r.%p.%h.%t.json", "/tmp/cmg/r.%p.%h.%t.json" },
-    { "report=100%%.json", "100%%.json" },
-    { "report=%%", "%%" },
-    { "report=%p", "%p" },
-    { "report=a=b", "a=b" },
-    { "report=../r;x y", "../r;x y" },
-    { ",report=x,", "x" },
-    { "limit=1G,report=x.json", "x.json" },
-  };
-  struct cmg__config cfg;
-  char item[CMG__REPORT_MAX + 16], err[256], want[256];
-  size_t i;
-
-  for (i = 0; i < N(cases); i++) {
-    ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
-    is_str(cfg.report, cases[i].want, "'%s': the pattern is kept", cases[i].in);
-    is_int(cfg.stack_depth, CMG__STACK_DEPTH_DEFAULT,
-           "'%s': stack_depth keeps its default", cases[i].in);
-  }
-
-  /* The longest pattern that fits, and one byte more. */
-  memcpy(item, "report=", 7);
-  memset(item + 7, 'r', CMG__REPORT_MAX - 1);
-  item[7 + CMG__REPORT_MAX - 1] = '\0';
-  ok(parses(item, &cfg), "a report of %d bytes is accepted",
-     CMG__REPORT_MAX - 1);
-  is_int(strlen(cfg.report), CMG__REPORT_MAX - 1, "and kept whole");
-  item[7 + CMG__REPORT_MAX - 1] = 'r';
-  item[7 + CMG__REPORT_MAX] = '\0';
-  is_int(cmg__config_parse(item, &cfg, err, sizeof(err)), -EINVAL,
-         "a report of %d bytes is refused", CMG__REPORT_MAX);
-  snprintf(want, sizeof(want),
-           "bad value 'report=%.57s...': expected a "
-           "file name pattern of at most 1023 bytes",
-           item + 7);
-  is_str(err, want, "a long report: the message gives the limit");
-  /* A bad escape is named as such even in a pattern that is too long. */
-  item[7 + CMG__REPORT_MAX - 1] = '%';
-  is_int(cmg__config_parse(item, &cfg, err, sizeof(err)), -EINVAL,
-         "a long report with a trailing %% is refused");
-  ok(strstr(err, "are the only escapes") != NULL,
-     "a long report with a bad escape: the escapes are named");
 }
 
 static void
@@ -758,30 +439,6 @@ test_config_stack_mode(void)
     is_int(cmg__config_parse(bad[i], &cfg, err, sizeof(err)), -EINVAL,
            "'%s' is refused", bad[i]);
     is_str(err, want, "'%s': the message", bad[i]);
-  }
-}
-
-static void
-test_config_dump_signal(void)
-{
-  static const struct {
-    const char *in;
-    int want;
-  } cases[] = {
-    { "dump_signal=USR1", SIGUSR1 },    { "dump_signal=usr1", SIGUSR1 },
-    { "dump_signal=SIGUSR1", SIGUSR1 }, { "dump_signal=sigusr1", SIGUSR1 },
-    { "dump_signal=SigUsr2", SIGUSR2 }, { "dump_signal=USR2", SIGUSR2 },
-    { "dump_signal=HUP", SIGHUP },      { "dump_signal=SIGHUP", SIGHUP },
-    { "dump_signal=WINCH", SIGWINCH },  { "dump_signal=sigwinch", SIGWINCH },
-    { "dump_signal=URG", SIGURG },      { "dump_signal=SIGURG", SIGURG },
-    { "dump_signal=PWR", SIGPWR },      { "dump_signal=SIGPWR", SIGPWR },
-  };
-  struct cmg__config cfg;
-  size_t i;
-
-  for (i = 0; i < N(cases); i++) {
-    ok(parses(cases[i].in, &cfg), "'%s' is accepted", cases[i].in);
-    is_int(cfg.dump_signal, cases[i].want, "'%s': signal number", cases[i].in);
   }
 }
 
@@ -864,295 +521,6 @@ test_config_all(void)
          "second parse: default stack depth");
   is_int(cfg.dump_signal, 0, "second parse: no dump signal");
   is_int(cfg.leak_exitcode, 0, "second parse: no leak exit code");
-}
-
-/* ---- cmg__config_expand ------------------------------------------------- */
-
-static void
-test_config_expand(void)
-{
-  static const struct {
-    const char *pattern;
-    long pid;
-    const char *host;
-    long long time;
-    const char *want;
-  } cases[] = {
-    { "cumemguard.%p.json", 1234, "node7", 1700000000, "cumemguard.1234.json" },
-    { "%h", 1, "node7", 0, "node7" },
-    { "%t", 1, "node7", 1700000000, "1700000000" },
-    { "%%", 1, "node7", 0, "%" },
-    { "%p", 4194304, "h", 0, "4194304" },
-    { "r-%h-%p-%t-%%.json", 42, "gpu01.example.org", 1712345678,
-      "r-gpu01.example.org-42-1712345678-%.json" },
-    { "%p%p%%%h%t", 7, "h", 9, "77%h9" },
-    { "100%%-%%p", 7, "h", 9, "100%-%p" },
-    { "plain.json", 7, "h", 9, "plain.json" },
-    { "", 7, "h", 9, "" },
-    { "/tmp/cmg/%h/%p.json", 7, "a/b", 9, "/tmp/cmg/a_b/7.json" },
-    { "%h", 7, "/../etc/x/", 9, "_.._etc_x_" },
-    { "r.%h.json", 7, NULL, 9, "r..json" },
-    { "r.%h.json", 7, "", 9, "r..json" },
-    { "%p.%t", -1, "h", -5, "-1.-5" },
-    { "%t", 1, "h", 9223372036854775807ll, "9223372036854775807" },
-    { "%p", 2147483647l, "h", 0, "2147483647" },
-  };
-  static const char *const bad[] = {
-    "%x", "%", "a%", "%p%", "%P", "%H", "%d.json", "%s", "x%%%", "%%%y", "% p",
-  };
-  char out[CMG__REPORT_MAX], small[8], host[300];
-  size_t i;
-
-  for (i = 0; i < N(cases); i++) {
-    strcpy(out, "stale");
-    is_int(cmg__config_expand(cases[i].pattern, cases[i].pid, cases[i].host,
-                              cases[i].time, out, sizeof(out)),
-           0, "expand '%s'", cases[i].pattern);
-    is_str(out, cases[i].want, "expand '%s': result", cases[i].pattern);
-  }
-
-  for (i = 0; i < N(bad); i++) {
-    strcpy(out, "stale");
-    is_int(cmg__config_expand(bad[i], 1, "h", 1, out, sizeof(out)), -EINVAL,
-           "expand '%s' is refused", bad[i]);
-    is_str(out, "", "expand '%s': out is empty", bad[i]);
-  }
-  is_int(cmg__config_expand(NULL, 1, "h", 1, out, sizeof(out)), -EINVAL,
-         "expand NULL is refused");
-
-  /* The terminating NUL must fit too. */
-  is_int(cmg__config_expand("abcdefg", 1, "h", 1, small, sizeof(small)), 0,
-         "7 bytes fit in 8");
-  is_str(small, "abcdefg", "7 bytes in 8: whole");
-  strcpy(small, "stale");
-  is_int(cmg__config_expand("abcdefgh", 1, "h", 1, small, sizeof(small)),
-         -ENAMETOOLONG, "8 bytes do not fit in 8");
-  is_str(small, "", "too long: out is empty");
-  is_int(cmg__config_expand("r.%p", 12345, "h", 1, small, sizeof(small)), 0,
-         "r.12345 fits in 8");
-  is_str(small, "r.12345", "r.%%p: whole");
-  is_int(cmg__config_expand("r.%p", 123456, "h", 1, small, sizeof(small)),
-         -ENAMETOOLONG, "r.123456 does not fit in 8");
-  is_int(cmg__config_expand("%t", 1, "h", 12345678, small, sizeof(small)),
-         -ENAMETOOLONG, "a long time does not fit");
-  is_int(cmg__config_expand("%h", 1, "abcdefgh", 1, small, sizeof(small)),
-         -ENAMETOOLONG, "a long host does not fit");
-  is_int(cmg__config_expand("%%%%%%%%%%%%%%", 1, "h", 1, small, sizeof(small)),
-         0, "seven %% fit in 8");
-  is_str(small, "%%%%%%%", "seven %%: whole");
-  is_int(
-      cmg__config_expand("%%%%%%%%%%%%%%%%", 1, "h", 1, small, sizeof(small)),
-      -ENAMETOOLONG, "eight %% do not fit in 8");
-  is_int(cmg__config_expand("", 1, "h", 1, small, 1), 0,
-         "an empty pattern fits in 1");
-  is_int(cmg__config_expand("x", 1, "h", 1, small, 1), -ENAMETOOLONG,
-         "x does not fit in 1");
-  strcpy(small, "stale");
-  is_int(cmg__config_expand("x", 1, "h", 1, small, 0), -ENAMETOOLONG,
-         "nothing fits in 0");
-  is_str(small, "stale", "len 0: out untouched");
-  is_int(cmg__config_expand("x", 1, "h", 1, NULL, 0), -ENAMETOOLONG,
-         "out may be NULL with len 0");
-  /* A bad escape is -EINVAL even where the result would not fit. */
-  is_int(cmg__config_expand("abcdefghijk%q", 1, "h", 1, small, sizeof(small)),
-         -EINVAL, "a bad escape wins over the length");
-
-  /* A long host in a report-sized buffer. */
-  memset(host, 'h', sizeof(host) - 1);
-  host[sizeof(host) - 1] = '\0';
-  is_int(cmg__config_expand("%h.%h.%h", 1, host, 1, out, sizeof(out)), 0,
-         "three hosts of 299 bytes fit in %d", CMG__REPORT_MAX);
-  is_int(strlen(out), 3 * 299 + 2, "three hosts: length");
-  is_int(cmg__config_expand("%h.%h.%h.%h", 1, host, 1, out, sizeof(out)),
-         -ENAMETOOLONG, "four hosts of 299 bytes do not");
-
-  /* The default pattern, as the library will use it. */
-  is_int(
-      cmg__config_expand(CMG__REPORT_DEFAULT, 31337, "h", 1, out, sizeof(out)),
-      0, "the default pattern expands");
-  is_str(out, "cumemguard.31337.json", "the default pattern: result");
-}
-
-/* ---- cmg__signal_name --------------------------------------------------- */
-
-static void
-test_signal_name(void)
-{
-  static const char *const names[] = { "USR1",  "USR2", "HUP",
-                                       "WINCH", "URG",  "PWR" };
-  static const int refused[] = { 0,       -1,      SIGKILL, SIGSTOP,
-                                 SIGSEGV, SIGTERM, SIGINT,  SIGCHLD,
-                                 SIGALRM, SIGPROF, 9999 };
-  struct cmg__config cfg;
-  char item[64];
-  size_t i;
-
-  is_str(cmg__signal_name(SIGUSR1), "USR1", "SIGUSR1 is USR1");
-  is_str(cmg__signal_name(SIGUSR2), "USR2", "SIGUSR2 is USR2");
-  is_str(cmg__signal_name(SIGPWR), "PWR", "SIGPWR is PWR");
-
-  /* Every accepted name comes back from its number, without "SIG". */
-  for (i = 0; i < N(names); i++) {
-    snprintf(item, sizeof(item), "dump_signal=sig%s", names[i]);
-    ok(parses(item, &cfg), "'%s' is accepted", item);
-    is_str(cmg__signal_name(cfg.dump_signal), names[i],
-           "the name of '%s' is %s", item, names[i]);
-  }
-  for (i = 0; i < N(refused); i++)
-    ok(cmg__signal_name(refused[i]) == NULL, "signal %d has no name",
-       refused[i]);
-
-  /* Every standard signal has its name, as glibc's sigabbrev_np gives it. */
-  is_str(cmg__signal_abbrev(SIGTERM), "TERM", "SIGTERM is TERM");
-  is_str(cmg__signal_abbrev(SIGSEGV), "SEGV", "SIGSEGV is SEGV");
-  is_str(cmg__signal_abbrev(SIGSYS), "SYS", "SIGSYS is SYS");
-  for (int sig = 1; sig < 32; sig++) {
-    const char *abbrev = cmg__signal_abbrev(sig);
-    ok(abbrev != NULL && strcmp(abbrev, sigabbrev_np(sig)) == 0,
-       "signal %d is %s", sig, abbrev ? abbrev : "(none)");
-  }
-  ok(cmg__signal_abbrev(0) == NULL && cmg__signal_abbrev(SIGRTMIN) == NULL &&
-         cmg__signal_abbrev(-1) == NULL,
-     "no name for 0, a real-time signal or -1");
-}
-
-/* ---- cmg__conf_merge ---------------------------------------------------- */
-
-static bool
-drop_limit(const char *key, size_t len, void *arg)
-{
-  (void)arg;
-  return len == 5 && memcmp(key, "limit", 5) == 0;
-}
-
-static void
-test_conf_merge(void)
-{
-  const char *const ours[] = { "limit=1G", "", "report=r.json" };
-  char *m = cmg__conf_merge(NULL, drop_limit, NULL, ours, 3);
-  is_str(m, "limit=1G,report=r.json",
-         "no user items: ours, empty ones left out");
-  free(m);
-  m = cmg__conf_merge(",limit=8G,,stack_depth=4,limit,report=a", drop_limit,
-                      NULL, ours, 3);
-  is_str(m, "stack_depth=4,report=a,limit=1G,report=r.json",
-         "the user's items but those that give way, then ours");
-  free(m);
-  m = cmg__conf_merge("limits=2G,limit.1=3G", drop_limit, NULL, ours, 1);
-  is_str(m, "limits=2G,limit.1=3G,limit=1G", "a key is matched whole");
-  free(m);
-  ok(cmg__conf_has_key("a=1,snapshot=30s", "snapshot") &&
-         !cmg__conf_has_key("snapshots=1", "snapshot") &&
-         !cmg__conf_has_key("snapshot", "snapshot") &&
-         !cmg__conf_has_key(NULL, "snapshot"),
-     "has_key finds an item with the key and a value");
-}
-
-/* ---- cmg__format_size --------------------------------------------------- */
-
-static void
-test_format_size(void)
-{
-  static const struct {
-    uint64_t bytes;
-    const char *want;
-  } cases[] = {
-    { 0, "0 B" },
-    { 1, "1 B" },
-    { 512, "512 B" },
-    { 1000, "1000 B" },
-    { 1023, "1023 B" },
-    { 1024, "1.0 KiB" },
-    { 1075, "1.0 KiB" },
-    { 1076, "1.1 KiB" },
-    { 1536, "1.5 KiB" },
-    { 1000000, "976.6 KiB" },
-    { 1048575, "1.0 MiB" },
-    { MiB, "1.0 MiB" },
-    { 1610612736, "1.5 GiB" },
-    { 4 * GiB, "4.0 GiB" },
-    { 80 * GiB, "80.0 GiB" },
-    { 4000000000ull, "3.7 GiB" },
-    { TiB, "1.0 TiB" },
-    { 1023 * TiB, "1023.0 TiB" },
-    { 1ull << 50, "1.0 PiB" },
-    { 1ull << 60, "1.0 EiB" },
-    { UINT64_MAX, "16.0 EiB" },
-  };
-  char buf[32], small[4];
-  size_t i;
-
-  for (i = 0; i < N(cases); i++)
-    is_str(cmg__format_size(cases[i].bytes, buf, sizeof(buf)), cases[i].want,
-           "format %llu", (unsigned long long)cases[i].bytes);
-
-  ok(cmg__format_size(1536, small, sizeof(small)) == small,
-     "format returns buf");
-  is_str(small, "1.5", "format cuts to the buffer");
-}
-
-/* ---- cmg__log ----------------------------------------------------------- */
-
-/*
- * Runs one cmg__log call with stderr sent to a temporary file and returns
- * what it wrote in out (NUL-terminated), and errno after the call.
- */
-#define CAPTURE_LOG(out, errno_after, ...)                                     \
-  do {                                                                         \
-    FILE *tmp_ = tmpfile();                                                    \
-    int saved_ = dup(STDERR_FILENO);                                           \
-    ssize_t n_;                                                                \
-    fflush(stderr);                                                            \
-    dup2(fileno(tmp_), STDERR_FILENO);                                         \
-    errno = EILSEQ;                                                            \
-    cmg__log(__VA_ARGS__);                                                     \
-    (errno_after) = errno;                                                     \
-    dup2(saved_, STDERR_FILENO);                                               \
-    close(saved_);                                                             \
-    n_ = pread(fileno(tmp_), (out), sizeof(out) - 1, 0);                       \
-    (out)[n_ > 0 ? n_ : 0] = '\0';                                             \
-    fclose(tmp_);                                                              \
-  } while (0)
-
-static void
-test_log(void)
-{
-  char out[2048], arg[1000];
-  int e, fd, saved;
-  size_t len;
-
-  CAPTURE_LOG(out, e, "limit %s on device %d", "4.0 GiB", 1);
-  is_str(out, "cumemguard: limit 4.0 GiB on device 1\n", "log: one line");
-  is_int(e, EILSEQ, "log: errno preserved");
-
-  CAPTURE_LOG(out, e, "no newline doubled\n");
-  is_str(out, "cumemguard: no newline doubled\n", "log: one newline");
-
-  CAPTURE_LOG(out, e, "%s", "");
-  is_str(out, "cumemguard: \n", "log: empty message");
-
-  memset(arg, 'x', sizeof(arg) - 1);
-  arg[sizeof(arg) - 1] = '\0';
-  CAPTURE_LOG(out, e, "%s", arg);
-  len = strlen(out);
-  is_u64(len, 512, "log: a long line is cut to the buffer");
-  ok(starts_with(out, "cumemguard: xxx"), "log: cut line keeps the prefix");
-  ok(len > 0 && out[len - 1] == '\n' && out[len - 2] == 'x',
-     "log: cut line still ends with a newline");
-  is_int(e, EILSEQ, "log: errno preserved after cutting");
-
-  /* A failing write must not leak its errno (EBADF) to the program. */
-  fflush(stderr);
-  saved = dup(STDERR_FILENO);
-  fd = open("/dev/null", O_RDONLY);
-  dup2(fd, STDERR_FILENO);
-  errno = ERANGE;
-  cmg__log("lost");
-  e = errno;
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  close(fd);
-  is_int(e, ERANGE, "log: errno preserved when the write fails");
 }
 
 /* The growth-policy keys: on_exceed, wait_timeout, soft_limit(.N),
@@ -1306,27 +674,17 @@ test_config_group(void)
 int
 main(void)
 {
-  test_size_parse();
-  test_size_parse_span();
   test_config_empty();
   test_config_valid();
   test_config_errors();
   test_config_error_texts();
-  test_config_limit();
-  test_config_report();
   test_config_stack_depth();
   test_config_stack_mode();
-  test_config_dump_signal();
   test_config_leak_exitcode();
   test_config_no_pools();
   test_config_python_frames();
   test_config_all();
   test_config_growth();
   test_config_group();
-  test_config_expand();
-  test_signal_name();
-  test_conf_merge();
-  test_format_size();
-  test_log();
   return done_testing();
 }
