@@ -1,6 +1,6 @@
 /*
- * The limit decision, and nothing else: no I/O, no CUDA, and no lock on the
- * path of an allocation that fits.
+ * A device's limit and counter, and nothing else: no I/O, no CUDA, and no
+ * lock on the path of an allocation that fits.
  *
  * Each device has a `used` counter: bytes of live allocations plus bytes
  * reserved by allocations in flight.  A wrapper reserves before it calls the

@@ -1,7 +1,8 @@
 /*
- * The limit decision, and nothing else: reserve before the real call, then
- * commit or give back, so two threads can never pass a limit together
- * (policy.c).
+ * The process's limit on each device and the counter it binds: reserve
+ * before the real call, then commit or give back, so two threads can never
+ * pass a limit together (policy.c).  What a full limit means by on_exceed
+ * is the cap decision's (cap.h).
  */
 #ifndef CMG_RUNTIME_POLICY_H
 #define CMG_RUNTIME_POLICY_H
