@@ -15,6 +15,9 @@ commands as files DIR/cmd/NAME.json, answering each in DIR/cmd/NAME.out:
     {"op": "allocate", "size": N}      GetPreferredAllocation over the
                                        healthy units no container holds,
                                        then Allocate of what it gave
+    {"op": "preferred", "size": N, "must": [..]}
+                                       GetPreferredAllocation alone, with
+                                       these IDs the pod must have
     {"op": "allocate_ids", "ids": [..]} Allocate of these, as they are
     {"op": "release", "ids": [..]}     the container is gone
     {"op": "restart"}                  the kubelet starts again: its
@@ -168,6 +171,17 @@ def command(cmd):
             with lock:
                 state["held"].update(ids)
             return {"ids": ids, "response": out}
+        if op == "preferred":
+            request = pb.PreferredAllocationRequest()
+            request.container_requests.add(available_deviceIDs=free,
+                                           must_include_deviceIDs=cmd["must"],
+                                           allocation_size=cmd["size"])
+            got = stub.GetPreferredAllocation(request, timeout=10)
+            ids = list(got.container_responses[0].deviceIDs)
+            say("GetPreferredAllocation:", cmd["size"], "of", len(free),
+                "free, must include", ",".join(cmd["must"]), "->",
+                ",".join(ids))
+            return {"ids": ids}
         if op == "allocate_ids":
             return {"response": allocate(stub, cmd["ids"])}
         if op == "release":

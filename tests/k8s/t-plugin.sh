@@ -54,6 +54,10 @@ is "$(grep -c '^Register: version v1beta1 endpoint cumemguard.sock resource cume
 is "$(devices 'sorted(d) == sorted(["'$G0'::%d" % k for k in range(7)] + ["'$G1'::%d" % k for k in range(3)]) and set(d.values()) == {"Healthy"}')" True \
   "ListAndWatch: 7 units of 1 GiB on the 8 GiB GPU, 3 on the 4 GiB one, less the 512 MiB reserve, all Healthy"
 
+kube '{"op": "preferred", "size": 2, "must": ["'$G0'::3"]}'
+is "$(answer 'sorted(a["ids"])')" "['$G0::0', '$G0::3']" \
+  "GetPreferredAllocation honours must_include: its GPU, and the ID itself"
+
 # ---- allocations ----------------------------------------------------------------
 
 kube '{"op": "allocate", "size": 2}'
