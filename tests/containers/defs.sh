@@ -2,7 +2,7 @@
 # the portable folder (make portable, with the simulated CUDA built in the
 # same Debian 11 root), which the tests build under one lock because make
 # check runs them at once.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 PORTABLE=$top_builddir/portable
 PORTABLE_SIM=$top_builddir/portable-sim
 

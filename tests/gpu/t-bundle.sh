@@ -3,7 +3,7 @@
 # machine that lacks every library the bundle carries in lib/deps: here the
 # system's copies of those libraries are hidden, so only the run paths that
 # scripts/gpu-bundle writes into the copies can find them.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 # The copies are hidden by bind mounts in a mount namespace of this test's
 # own (inside a user namespace where not root), which nothing else sees:

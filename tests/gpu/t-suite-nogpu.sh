@@ -2,7 +2,7 @@
 # The real-GPU suite where there is no GPU: it runs nothing and says so; its
 # dry run on the simulated CUDA passes (and fails where it must); the bundle
 # builds, stays small, and its own copy of the suite runs.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 suite=$srcdir/scripts/gpu-suite
 
 # No GPU: one line, status 0, nothing counted as passed.

@@ -1,8 +1,8 @@
 # Sourced by every tests/hardening/t-*.sh: the integration tests' helpers
-# (tests/integration/defs.sh) plus what the fault-injection tests need: the
+# (tests/lib/defs.sh) plus what the fault-injection tests need: the
 # hardening test programs and a private mount namespace for the cases
 # that need a file system of their own (read-only, full).
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 HARD=$top_builddir/tests/hardening
 M=1048576

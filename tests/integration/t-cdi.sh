@@ -7,7 +7,7 @@
 # image's own LD_PRELOAD.  Bad input is one line, exit 2, nothing written;
 # --output is written whole.  Two processes started with one device's
 # environment share its cap, and each sees it in its memory information.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 CDI_SRC=/usr/share/gocode/src/github.com/container-orchestrated-devices/container-device-interface
 SCHEMA=$CDI_SRC/schema/schema.json
 SHM=/dev/shm/cumemguard.$(id -u)

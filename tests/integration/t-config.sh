@@ -2,7 +2,7 @@
 # A bad option string in the environment (the library loaded without the
 # launcher, which would have refused it): one line naming the bad item, and
 # the process fails closed: it runs, but no device allocation succeeds.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 LIB=$CUMEMGUARD_LIBRARY
 # A bad string leaves the report at its default place: the current
 # directory, which must be ours.

@@ -6,7 +6,7 @@
 # line; nothing of it stays, the thread's current context is the one it
 # had, and the process's views and NVML's agree.  on_exceed=warn lets it
 # pass, as it lets an allocation.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 G=ctxcap$$
 trap 'rm -rf "$tmp"; rm -f /dev/shm/cumemguard.$(id -u).$G*' EXIT

@@ -6,7 +6,7 @@
 # destroy, last release; created contexts survive a primary reset), memory
 # owned elsewhere, the runtime's labels and entry points, NVML and
 # CUDA_VISIBLE_DEVICES.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 R=$tmp/r.json
 export CMG_SIM_DEVICES=8G,4G

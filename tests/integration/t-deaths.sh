@@ -6,7 +6,7 @@
 # program's without the interposer, core dumps included.  A program's own
 # handler runs as it would and no report is written from it; what
 # sigaction says is what the program set.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 WAIT="/usr/bin/python3 $srcdir/tests/integration/waitstatus.py"
 PYENV=${PYENV_ROOT:-$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")}/versions
 

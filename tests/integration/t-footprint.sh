@@ -9,7 +9,7 @@
 # namespace the process's entry is the one that appeared as it made its
 # context, and where that cannot be told the report says why; the group's
 # view, status and metrics show it.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 C=$((500 * M))
 R=$tmp/r.json

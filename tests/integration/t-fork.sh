@@ -1,7 +1,7 @@
 #!/bin/sh
 # A forked child starts with an empty ledger (CUDA state does not survive
 # fork) and the parent's accounts are untouched by what the child does.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 
 guard "--limit 1GiB" app_rt_static alloc 700M fork cmg 0 alloc 700M cmg 0 \

@@ -2,7 +2,7 @@
 # cuGetProcAddress answers: the wrapper of exactly the variant asked for (by
 # base name, version and per-thread-stream flag), the driver's own pointer
 # for variants we do not wrap, and the driver's verdict for everything else.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 # lookup NAME VERSION FLAGS WANT-FN WANT-LIB DESCRIPTION
 lookup() {

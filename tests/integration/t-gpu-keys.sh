@@ -3,7 +3,7 @@
 # group_limit.GPU-<uuid> hold on the GPU they name whatever ordinal
 # CUDA_VISIBLE_DEVICES gives it, and a group counts each GPU once, however
 # its members number them.  Two simulated GPUs, seen in both orders.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 G=gkey$$
 SHM=/dev/shm/cumemguard.$(id -u)

@@ -7,7 +7,7 @@
 # gives it back; a destroyed graph's live allocations keep their part; an
 # invalidated capture leaves nothing; groups, teardown, on_exceed=warn, the
 # runtime's labels, and a driver that cannot report its pool.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 R=$tmp/r.json
 export CMG_SIM_DEVICES=4G,4G

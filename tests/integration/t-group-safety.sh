@@ -3,7 +3,7 @@
 # one is one clear line and the process fails closed (it runs, but no
 # device allocation succeeds), never a crash; another user can neither
 # read the segment nor make a user's group use one of theirs.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 G=safe$$
 UID_=$(id -u)
 SHM=/dev/shm/cumemguard.$UID_

@@ -7,7 +7,7 @@
 # allocation; a waiting member is woken by another's free and by another's
 # death; the first member's limit stands and the mismatch is said once; a
 # forked child is a member of its own; the status view and its errors.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 G=grp$$
 SHM=/dev/shm/cumemguard.$(id -u)

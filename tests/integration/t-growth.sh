@@ -3,7 +3,7 @@
 # for frees (and times out), a soft limit warns and writes a snapshot once
 # per crossing, max_alloc refuses one large allocation, --on-demand-growth
 # sets the frameworks' own switches.  Every decision is in the report.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 R=$tmp/r.json
 
 # warn: both allocations over the limit go ahead; one line; both recorded.

@@ -6,7 +6,7 @@
 # HAMi's own shared cache does: two processes of one container share it,
 # another container (another cache file) has its own, CUDA_DISABLE_CONTROL
 # turns it off, and a value it cannot read fails closed with one line.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 trap 'rm -rf "$tmp"; rm -f /dev/shm/cumemguard.$(id -u).hami*' EXIT
 export CMG_SIM_DEVICES=8G,8G

@@ -5,7 +5,7 @@
 # onto it) has an unwind rule that no frame-pointer step can follow, so in
 # the default mode each capture from it would be walked again by libunwind
 # (unwind.c), several times the cost.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 if ! command -v objdump >/dev/null 2>&1 || ! command -v nm >/dev/null 2>&1; then
   echo "1..0 # SKIP objdump and nm (binutils) are not installed"
   exit 0

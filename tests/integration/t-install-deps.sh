@@ -3,7 +3,7 @@
 # with no sudo (containers, CI), as a user with sudo, and as a user without
 # it.  A stand-in package tool (CMG_APT) records who ran it, so nothing is
 # installed; sudo, where present, is a stand-in too.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 # A copy in the temporary directory, which the other user can reach even
 # when the source tree is in a private directory.
 # It finds the browser tests' npm lock file beside it, as in the tree.

@@ -3,7 +3,7 @@
 # and the installed launcher finds the installed library by itself, as
 # does a moved installation and a launcher run where it was built; a
 # launcher that finds none runs nothing.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 prefix=$tmp/prefix
 # A make of its own: not the outer make check's job slots or variables.

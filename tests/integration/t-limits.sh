@@ -2,7 +2,7 @@
 # Limits per device and as percentages, every allocator of this issue,
 # frees of memory we never saw, NULL-tolerant memory info, and no change in
 # behaviour at all without a limit.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576 G=1073741824
 export CMG_SIM_DEVICES=8G,4G
 

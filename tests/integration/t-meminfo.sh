@@ -10,7 +10,7 @@
 # group's cap as it passes the process's.  A process that has not started
 # CUDA (nvidia-smi run by a guarded program) sees its caps through NVML on
 # the GPUs CUDA_VISIBLE_DEVICES gives it.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 G=mi$$
 SHM=/dev/shm/cumemguard.$(id -u)

@@ -9,7 +9,7 @@
 # on another thread than the allocation's, and more threads than lanes,
 # still show its exact bytes.  --textfile is written whole
 # and --every rewrites it.  Bad flags: one line, exit 2.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 G=met$$
 SHM=/dev/shm/cumemguard.$(id -u)
 CMG_SIM_DEVICES=16G

@@ -4,7 +4,7 @@
 # set and by whom; the library sets them itself (from its constructor,
 # before main) when it is preloaded without the launcher; children inherit
 # them and still know they were cumemguard's; a bad value is refused.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 R=$tmp/r.json
 VARS="PYTORCH_NO_CUDA_MEMORY_CACHING TF_GPU_ALLOCATOR XLA_PYTHON_CLIENT_ALLOCATOR XLA_PYTHON_CLIENT_PREALLOCATE"
 unset $VARS CUMEMGUARD_POOLS_SET

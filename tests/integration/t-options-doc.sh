@@ -5,7 +5,7 @@
 # sets per run has a launcher flag of its name (--KEY, or --no-KEY for a
 # switch that is on by default), and the keys of one device are said to
 # have none; every flag of the help's usage is in the man page.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 "$LAUNCHER" --help >"$tmp/help"
 /usr/bin/python3 - "$tmp/help" "$srcdir/man/cumemguard.1" >"$tmp/out" <<'PY'

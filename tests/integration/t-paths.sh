@@ -3,7 +3,7 @@
 # versioned names, cuGetProcAddress, shared runtime, static runtime): capped,
 # counted once, labeled with the API the program called, memory info
 # virtualized.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 M=1048576
 check_path() {

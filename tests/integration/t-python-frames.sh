@@ -9,7 +9,7 @@
 # one line in the report saying why; a native stack cut at stack_depth
 # keeps the Python frames of the eval frames on either side of the cut;
 # the same Python frames over two native paths in turn give two stacks.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 PY=$srcdir/tests/integration/pyframes.py
 CHURN=$srcdir/tests/integration/pychurn.py
 

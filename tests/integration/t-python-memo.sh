@@ -13,7 +13,7 @@
 # often), and prints Python's own view of every allocation's stack.  Each
 # allocation's Python frames in the report (qualified name, file, line,
 # innermost first) must equal it, frame by frame.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 PY=$srcdir/tests/integration/pymemo.py
 
 # compare REPORT EXPECTED: one line per allocation whose frames differ, and

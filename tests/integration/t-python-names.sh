@@ -12,7 +12,7 @@
 # allocation; an allocation in a sub-interpreter names the sub-interpreter's
 # functions (where sub-interpreters load ctypes); and a class call that the
 # interpreter specializes leaves no frame of its own in the stack.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 PY=$srcdir/tests/integration/pynames.py
 READER=$top_builddir/cumemguard-report
 

@@ -5,7 +5,7 @@
 # a tree, and are the bulk of the report: the file must parse, and every
 # figure in it must add up, leak by leak and device by device, to what the
 # ledger itself says (cmg_device_stats).
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 export CMG_SIM_DEVICES=16G,16G
 R=$tmp/r.json
 N0=20000 N1=30000

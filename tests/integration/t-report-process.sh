@@ -4,7 +4,7 @@
 # child that does not allocate writes none; a dump signal during two
 # allocating threads gives a valid report; a process killed with SIGKILL
 # while writing its report leaves nothing at the final path.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 
 # Fork.

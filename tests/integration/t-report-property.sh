@@ -6,7 +6,7 @@
 # CMG_PROPERTY_CASES choose the runs (a failing case prints its seed).
 # Then the case the schema and the reader once disagreed on: page-locked
 # host memory freed during the run is named by no device, as everywhere.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 trap 'rm -rf "$tmp"; rm -f /dev/shm/cumemguard.$(id -u).prop$$-*' EXIT
 
 READER=$top_builddir/cumemguard-report

@@ -5,7 +5,7 @@
 # path; stack depth and truncation; when a report is written and when not;
 # leak_exitcode; an unwritable path.  Every report is checked against the
 # schema.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 R=$tmp/r.json
 

@@ -3,7 +3,7 @@
 # though our dlsym override stands in between: a second interposer
 # (libnexttest.so, preloaded after us) wrapping getpid gets libc's getpid,
 # not its own, and a driver function it looks up this way is still capped.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 NEXT=$SIM/.libs/libnexttest.so
 
 LD_PRELOAD=$NEXT "$SIM/app_next" >"$tmp/bare" 2>&1

@@ -17,7 +17,7 @@
 # group's cap, where another process can take it, and takes it again,
 # counted once and no leak, and a wake with the room taken is an ordinary
 # out-of-memory error; two ranks of one group see one total.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 C=$((500 * M))
 G=sv$$

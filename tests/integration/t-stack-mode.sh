@@ -3,7 +3,7 @@
 # dwarf's (libunwind's) in every report, from programs and a runtime built
 # without frame pointers, deep and shallow stacks; fp mode
 # writes a valid report too; a bad mode is one line naming it.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 A=$tmp/auto.json
 D=$tmp/dwarf.json
 

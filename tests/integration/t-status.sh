@@ -11,7 +11,7 @@
 # --json still prints one JSON document, of no group, with the text view's
 # line and status 2; for a group that cannot be read, the group with its
 # error.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 M=1048576
 G=st$$
 SHM=/dev/shm/cumemguard.$(id -u)

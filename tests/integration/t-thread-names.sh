@@ -5,7 +5,7 @@
 # name it had at its first allocation, a group made on two threads lists
 # both, and a forked child names its own thread.  Every report is checked
 # against the schema, and the reader reads it.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 R=$tmp/r.json
 
 # threads SITE: the threads of the group allocated in cmgtest_site_SITE.

@@ -2,7 +2,7 @@
 # Two threads x 100k alloc/free pairs racing for a cap that holds one
 # allocation: the driver's own accounting never passes the cap, and every
 # attempt is counted exactly once as an allocation or a denial.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 for app in app_rt_static app_dlsym; do
   guard "--limit 4KiB" $app threads 2 100000 4096 stats 0 cmg 0

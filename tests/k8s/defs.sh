@@ -2,7 +2,7 @@
 # plugin and the kubelet stand-in (kubelet.py) with its stubs, and `kube`,
 # which hands the stand-in a command and waits for its answer.
 # (tests/containers/defs.sh may have sourced them already.)
-[ -n "${tap_n+set}" ] || . "$srcdir/tests/integration/defs.sh"
+[ -n "${tap_n+set}" ] || . "$srcdir/tests/lib/defs.sh"
 PLUGIN=$top_builddir/cumemguard-device-plugin
 KUBELET=$srcdir/tests/k8s/kubelet.py
 M=1048576

@@ -1,9 +1,9 @@
-# Sourced by every tests/reader/t-*.sh after tests/integration/defs.sh (which
+# Sourced by every tests/reader/t-*.sh after tests/lib/defs.sh (which
 # gives guard, q, validate, tap, is and the temporary directory): runs
 # cumemguard-report and compares its output with tests/reader/golden/.
 # CMG_TOOL names another build of the tool (check-tool-asan sets it);
 # CMG_REGOLD=1 rewrites the golden files from what the tool prints now.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 TOOL=${CMG_TOOL:-$top_builddir/cumemguard-report}
 TOOLDIR=$srcdir/tests/reader

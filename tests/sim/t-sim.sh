@@ -8,7 +8,7 @@
 # a naive preload
 # (cuMemCreate and cuGetProcAddress_v2, no dlsym hook) is reached only by
 # the program that calls the driver by name.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 unset CUDA_VISIBLE_DEVICES CMG_SIM_FAIL_ALLOC_AFTER CMG_SIM_FAIL_FREE_AFTER \
   CMG_SIM_CONTEXT_BYTES CMG_SIM_CONTEXT_DRIVER_BYTES CMG_SIM_NVML_PID \
   CMG_SIM_NVML_PROCESSES

@@ -13,7 +13,7 @@
 # kept, the library put in it as tests/preload-cases.txt says; status
 # names the job; a task sees the job's cap in every memory view; and no segment is left in /dev/shm.  Without root, the
 # packages or a plugin build, it skips.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 
 skip() {
   echo "1..0 # SKIP $*"

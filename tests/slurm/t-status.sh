@@ -2,7 +2,7 @@
 # `cumemguard status` shows a group named slurm.JOBID, as the Slurm plugin
 # names a job's group, as "Slurm job JOBID"; other names as groups.  No
 # Slurm is needed: the group is made with the launcher.
-. "$srcdir/tests/integration/defs.sh"
+. "$srcdir/tests/lib/defs.sh"
 J=$$
 SHM=/dev/shm/cumemguard.$(id -u)
 trap 'rm -rf "$tmp"; rm -f "$SHM.slurm.$J" "$SHM.slurm.x$J"' EXIT

@@ -1,6 +1,7 @@
-# Sourced by every tests/integration/t-*.sh: paths, a temporary directory
-# removed on exit, TAP helpers, and `guard`, which runs a simulated-CUDA test
-# program under the launcher.  Quiet unless VERBOSE is set.
+# The shell tests' harness, sourced by every suite's t-*.sh (directly or
+# through its own defs.sh): paths, a temporary directory removed on exit,
+# TAP helpers, and `guard`, which runs a simulated-CUDA test program under
+# the launcher.  Quiet unless VERBOSE is set.
 set -u
 : "${top_builddir:?run through make check}" "${srcdir:?run through make check}"
 
