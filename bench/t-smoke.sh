@@ -18,7 +18,7 @@ if [ $st -eq 0 ]; then echo "ok 1 - the harness ran in smoke mode"; else
   echo "not ok 1 - the harness ran in smoke mode (status $st)"
   sed 's/^/#   /' "$out/log" | tail -n 20
 fi
-/usr/bin/python3 - "$out/results.json" <<'PY'
+"$PYTHON3" - "$out/results.json" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
@@ -99,7 +99,7 @@ done
 IFS=$old_ifs
 if [ -z "$missing" ]; then echo "ok 8 - the new rows and target lines are printed"
 else echo "not ok 8 - the new rows and target lines are printed (missing:$missing)"; fi
-/usr/bin/python3 - "$out/results.json" <<'PY'
+"$PYTHON3" - "$out/results.json" <<'PY'
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))

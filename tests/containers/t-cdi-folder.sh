@@ -10,7 +10,7 @@
 spec() {
   CUMEMGUARD_LIBRARY=$1 "$LAUNCHER" cdi --limit 1GiB --report-dir "$tmp" \
     >"$tmp/spec.json" 2>"$tmp/err"
-  /usr/bin/python3 -c '
+  "$PYTHON3" -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
 print(s["devices"][0]["containerEdits"]["env"][0])

@@ -113,7 +113,7 @@ esac
 
 env -u CUMEMGUARD_LIBRARY "$PORTABLE/bin/cumemguard" cdi --limit 1GiB \
   >"$tmp/spec.json" 2>"$tmp/err"
-/usr/bin/python3 -c '
+"$PYTHON3" -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
 m = s["containerEdits"]["mounts"][0]

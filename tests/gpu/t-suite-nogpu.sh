@@ -68,7 +68,7 @@ for k in static shared; do
   want="^ok: the interposer's counters: limit, 896 MiB live, 1 denial\$"
   is "$(grep -c "$want" "$tmp/dry/nvcc-$k/checks")" 1 \
     "dry run: nvcc-$k checked the counters"
-  is "$(/usr/bin/python3 "$srcdir/tests/gpu/report_query.py" \
+  is "$("$PYTHON3" "$srcdir/tests/gpu/report_query.py" \
         "$tmp/dry/nvcc-$k"/app.*.json '[m for g in leaks_with("cmgtest_site_1")
           for f, m in zip(fns(g["stack"]), mods(g["stack"]))
           if f.startswith("cmgtest_")]' 2>&1)" \

@@ -18,7 +18,7 @@ mkdir "$APP_HARD_DUMP_DIR"
 # 2 MiB allocation live (a child's) and OTHERS the rest (the parent's, with
 # one 4 KiB allocation live per churning thread).
 reports() {
-  /usr/bin/python3 - "$tmp" <<'PY'
+  "$PYTHON3" - "$tmp" <<'PY'
 import glob, json, sys
 kids = others = 0
 for f in glob.glob(sys.argv[1] + "/report.*.json"):

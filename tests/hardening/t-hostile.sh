@@ -105,7 +105,7 @@ kill_during() {
     sleep 0.2
     t0=$(now_ms)
     if [ "$target" = threads ]; then
-      /usr/bin/python3 - "$pid" "$count" <<'PY'
+      "$PYTHON3" - "$pid" "$count" <<'PY'
 import ctypes, os, signal, sys
 pid, count = int(sys.argv[1]), int(sys.argv[2])
 libc = ctypes.CDLL(None, use_errno=True)
@@ -251,9 +251,9 @@ is "$bad" 0 "toggling SIGTERM's action while it arrives: each of the $died death
 tamper() {
   case $1 in
     empty) truncate -s 0 "$2" ;;
-    zero) /usr/bin/python3 -c 'import os, sys; f = open(sys.argv[1], "r+b"); f.write(bytes(os.path.getsize(sys.argv[1])))' "$2" ;;
+    zero) "$PYTHON3" -c 'import os, sys; f = open(sys.argv[1], "r+b"); f.write(bytes(os.path.getsize(sys.argv[1])))' "$2" ;;
     half) truncate -s $(($(stat -c %s "$2") / 2)) "$2" ;;
-    header) /usr/bin/python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(328); f.write((10 << 40).to_bytes(8, "little"))' "$2" ;;
+    header) "$PYTHON3" -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(328); f.write((10 << 40).to_bytes(8, "little"))' "$2" ;;
   esac
 }
 # The four at once, each in a group of its own: each holder waits for its
@@ -323,7 +323,7 @@ for f in "r.1.json.tmp.$dead.0" "r.2.json.tmp.$live.3" "r.3.json.tmp.$dead.1" \
   "r.4.json.tmp.x.1" "notes.tmp.$dead"; do
   echo partial >"$tmp/left/$f"
 done
-/usr/bin/python3 -c '
+"$PYTHON3" -c '
 import fcntl, sys, time
 f = open(sys.argv[1], "rb")
 fcntl.flock(f, fcntl.LOCK_EX)

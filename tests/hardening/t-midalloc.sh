@@ -58,7 +58,7 @@ for how in KILL TERM TERM-quiet; do
     "$n victims of SIG$how in $ROUNDS rounds: the next member always sees the cap less the live member's 100 MiB"
 done
 "$LAUNCHER" status "$G" --json >"$tmp/out"
-is "$(/usr/bin/python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["groups"][0]; print(g["members"], g["devices"][0]["used"])' "$tmp/out")" \
+is "$("$PYTHON3" -c 'import json, sys; g = json.load(open(sys.argv[1]))["groups"][0]; print(g["members"], g["devices"][0]["used"])' "$tmp/out")" \
   "1 $((100 * M))" "status: one member left, holding 100 MiB, and nothing more"
 : >"$tmp/live.go"
 wait $live

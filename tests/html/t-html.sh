@@ -33,7 +33,7 @@ unset CMG_SIM_DEVICES
 
 # Markup, quotes, control characters and a 10000-character name where
 # reports hold names, paths and the command line.
-/usr/bin/python3 - "$tmp/rich.json" "$tmp/hostile.json" <<'PY'
+"$PYTHON3" - "$tmp/rich.json" "$tmp/hostile.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 evil = '<script>window.__pwned=1</script>'

@@ -27,7 +27,7 @@ is "$(sed -n 2p "$tmp/err")" \
 
 # ---- the schema, and the rules the schema leaves to the library ------------
 
-/usr/bin/python3 - "$SCHEMA" "$tmp/spec.json" >"$tmp/out" 2>&1 <<'PY'
+"$PYTHON3" - "$SCHEMA" "$tmp/spec.json" >"$tmp/out" 2>&1 <<'PY'
 import json, pathlib, sys, jsonschema
 schema_path = pathlib.Path(sys.argv[1])
 schema = json.load(open(schema_path))
@@ -36,7 +36,7 @@ jsonschema.validate(json.load(open(sys.argv[2])), schema, resolver=resolver)
 PY
 tap $? "the spec passes the CDI JSON schema ($SCHEMA)"
 
-/usr/bin/python3 - "$tmp/spec.json" "$CUMEMGUARD_LIBRARY" "$tmp" \
+"$PYTHON3" - "$tmp/spec.json" "$CUMEMGUARD_LIBRARY" "$tmp" \
   >"$tmp/out" 2>&1 <<'PY'
 import json, re, sys
 s = json.load(open(sys.argv[1]))
@@ -141,7 +141,7 @@ is "$(cat "$tmp/err")" \
 is "$?/$(grep -c "\"CUMEMGUARD_OPTIONS=group=cdi-1G,group_limit=1G,report=$tmp/cumemguard.%h.%p.json,snapshot=30s\"" "$tmp/out")" \
   0/1 "--snapshot 30s: the containers' reports are rewritten every 30 s"
 "$LAUNCHER" cdi --limit 4GB >"$tmp/out" 2>"$tmp/err"
-is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["devices"][0]["name"])' "$tmp/out")/$(sed 's/: a cap.*//' "$tmp/err")" \
+is "$("$PYTHON3" -c 'import json, sys; print(json.load(open(sys.argv[1]))["devices"][0]["name"])' "$tmp/out")/$(sed 's/: a cap.*//' "$tmp/err")" \
   "4GB/cumemguard: cdi: --device cumemguard.io/limit=4GB" \
   "--limit 4GB: the device is named 4GB, as the user wrote it"
 "$LAUNCHER" cdi --limit 1G --snapshot 30s 2>"$tmp/err"
@@ -184,7 +184,7 @@ chmod 755 "$tmp/cdi"
 # the library at its host path) share its cap: the second gets what the
 # first left.
 "$LAUNCHER" cdi --limit 10M >"$tmp/one.json"
-opts=$(/usr/bin/python3 -c '
+opts=$("$PYTHON3" -c '
 import json, sys
 e = json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"]
 print(e[1].split("=", 1)[1].replace("cdi-10MiB", "cdi-10MiB-" + sys.argv[2]))' \

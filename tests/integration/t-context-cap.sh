@@ -45,7 +45,7 @@ guard "--group $G --group-limit 1GiB" app_driver alloc 1M
 is "$(at alloc rc)/$(count "denied cuDevicePrimaryCtxRetain's context of 100.0 MiB (104857600 bytes) on device 0: group '$G' has 1000.0 MiB in use, group limit 1.0 GiB" "$tmp/err")" \
   2/1 "past the group's cap: the second member's context is refused, with one line"
 "$LAUNCHER" status "$G" --json >"$tmp/out"
-is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][0]["devices"][0]["used"])' "$tmp/out")" \
+is "$("$PYTHON3" -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][0]["devices"][0]["used"])' "$tmp/out")" \
   $((1000 * M)) \
   "and the group's usage stays within its cap"
 : >"$tmp/a.go"

@@ -7,7 +7,7 @@
 # handler runs as it would and no report is written from it; what
 # sigaction says is what the program set.
 . "$srcdir/tests/lib/defs.sh"
-WAIT="/usr/bin/python3 $srcdir/tests/integration/waitstatus.py"
+WAIT="$PYTHON3 $srcdir/tests/integration/waitstatus.py"
 PYENV=${PYENV_ROOT:-$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")}/versions
 
 # died NAME WANT SCRIPT...: app_driver SCRIPT dies the same way bare and

@@ -207,7 +207,7 @@ until_line "$tmp/bg.out" '^alloc '
 is "$(grep -c ' 600\.0 MiB .*contexts 500\.0 MiB' "$tmp/status")" 1 \
   "cumemguard status shows the process's contexts"
 "$LAUNCHER" status "$G" --json >"$tmp/status.json"
-is "$(/usr/bin/python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["groups"][0]["processes"][0]["devices"][0]; print(p["live"], p["context"])' "$tmp/status.json")" \
+is "$("$PYTHON3" -c 'import json,sys; p=json.load(open(sys.argv[1]))["groups"][0]["processes"][0]["devices"][0]; print(p["live"], p["context"])' "$tmp/status.json")" \
   "$((600 * M)) $C" "and its JSON"
 "$LAUNCHER" status "$G" --prometheus >"$tmp/metrics"
 is "$(grep -c "^cumemguard_process_context_bytes{group=\"$G\",.*,device=\"0\"} $C\$" "$tmp/metrics")" 1 \

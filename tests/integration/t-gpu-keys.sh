@@ -67,7 +67,7 @@ is "$(at alloc rc 3)/$(at alloc rc 4)" 0/2 "and it holds there"
 is "$(count "group '$G' has 800.0 MiB in use, group limit 1.0 GiB" "$tmp/err")/$(count "group '$G' has 3.0 GiB in use, group limit 3.0 GiB" "$tmp/err")" \
   1/1 "each denial names its GPU's cap"
 "$LAUNCHER" status "$G" --json >"$tmp/out"
-is "$(/usr/bin/python3 -c '
+is "$("$PYTHON3" -c '
 import json, sys
 g = json.load(open(sys.argv[1]))["groups"][0]
 print(" ".join("%s=%d/%d" % (d["uuid"], d["used"], d["cap"]) for d in g["devices"]))' "$tmp/out")" \

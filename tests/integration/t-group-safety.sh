@@ -35,7 +35,7 @@ member() {
 
 # poke FILE OFFSET HEX: overwrites bytes of FILE in place.
 poke() {
-  /usr/bin/python3 - "$@" <<'PY'
+  "$PYTHON3" - "$@" <<'PY'
 import sys
 with open(sys.argv[1], "r+b") as f:
     f.seek(int(sys.argv[2]))
@@ -106,7 +106,7 @@ if [ "$UID_" -eq 0 ] && unshare -m true 2>/dev/null; then
       sleep 30000 >"$T/old.out" 2>&1 &
     old=$!
     wait_rc0 "$T/old.out"
-    /usr/bin/python3 -c "import sys; f = open(sys.argv[1], \"r+b\"); f.seek(8); f.write(bytes([99, 0, 0, 0]))" "$REG"
+    "$PYTHON3" -c "import sys; f = open(sys.argv[1], \"r+b\"); f.seek(8); f.write(bytes([99, 0, 0, 0]))" "$REG"
     "$LAUNCHER" --report "$T/r.%p.json" -- "$SIM/app_driver" alloc 1M \
       >"$T/live.out" 2>"$T/live.err"
     echo "$?/$(grep -c "rc=0" "$T/live.out")/$(grep -c "@solo\|layout" "$T/live.err")/$(layout)" >"$T/live.res"

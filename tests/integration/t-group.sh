@@ -59,7 +59,7 @@ is "$(cat "$tmp/err")" \
 # live ones between them, and a pause every 500 operations so that the
 # sampler sees them running.
 script() {
-  /usr/bin/python3 - "$1" <<'PY'
+  "$PYTHON3" - "$1" <<'PY'
 import random, sys
 rnd = random.Random(int(sys.argv[1]))
 ops, live, n = [], [], 0
@@ -101,7 +101,7 @@ echo "# 4 x 10000 allocations: $ok succeeded, $denied denied"
 is "$bad" 0 "each process: successes and denials add up to 10000, a line per denial"
 [ "$denied" -gt 0 ] && [ "$ok" -gt 0 ]
 tap $? "the cap was contended"
-/usr/bin/python3 - "$tmp/samples" $((16 * M)) >"$tmp/check" <<'PY'
+"$PYTHON3" - "$tmp/samples" $((16 * M)) >"$tmp/check" <<'PY'
 import json, sys
 cap = int(sys.argv[2])
 n = over = busy = members = 0
@@ -138,7 +138,7 @@ done
 is "$got/$driver" "16/$((16 * M))" \
   "four members racing for 1 MiB pieces hold exactly the cap in the driver"
 "$LAUNCHER" status "$G-fill" --json >"$tmp/out"
-is "$(/usr/bin/python3 -c 'import json,sys; g=json.load(sys.stdin)["groups"][0]; print(g["members"], g["devices"][0]["used"], sum(p["live"] for p in g["processes"]))' <"$tmp/out")" \
+is "$("$PYTHON3" -c 'import json,sys; g=json.load(sys.stdin)["groups"][0]; print(g["members"], g["devices"][0]["used"], sum(p["live"] for p in g["processes"]))' <"$tmp/out")" \
   "4 $((16 * M)) $((16 * M))" "status agrees, member by member"
 for i in 1 2 3 4; do kill "$(cat "$tmp/f$i.pid")"; done
 wait
@@ -217,7 +217,7 @@ is "$?/$(wc -l <"$tmp/err")" 2/1 "status of a bad name: exit 2, one line"
 "$LAUNCHER" status --bogus >"$tmp/out" 2>"$tmp/err"
 is "$?/$(wc -l <"$tmp/err")" 2/1 "status with an unknown option: exit 2, one line"
 "$LAUNCHER" status --json >"$tmp/out" 2>"$tmp/err"
-is "$?/$(/usr/bin/python3 -c 'import json,sys; print(sorted(json.load(sys.stdin)))' <"$tmp/out")" \
+is "$?/$("$PYTHON3" -c 'import json,sys; print(sorted(json.load(sys.stdin)))' <"$tmp/out")" \
   "0/['groups', 'uid']" "status --json of every group is one JSON document"
 
 done_testing

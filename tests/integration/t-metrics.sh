@@ -84,7 +84,7 @@ grep -A4 "^group $G: cap 1.0 GiB per device, 1 member$" "$tmp/out" |
   grep -q "^ *$a  *app_driver  *0  *600.0 MiB  *600.0 MiB$"
 tap $? "and the member of the group"
 "$LAUNCHER" status --json >"$tmp/out" 2>"$tmp/err"
-is "$(/usr/bin/python3 -c '
+is "$("$PYTHON3" -c '
 import json, sys
 r = json.load(sys.stdin)
 print([(p["live"], p["denials"]) for g in r["groups"] if g.get("name") is None

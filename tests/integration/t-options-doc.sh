@@ -8,7 +8,7 @@
 . "$srcdir/tests/lib/defs.sh"
 
 "$LAUNCHER" --help >"$tmp/help"
-/usr/bin/python3 - "$tmp/help" "$srcdir/man/cumemguard.1" >"$tmp/out" <<'PY'
+"$PYTHON3" - "$tmp/help" "$srcdir/man/cumemguard.1" >"$tmp/out" <<'PY'
 import re, sys
 help_text = open(sys.argv[1]).read()
 man = open(sys.argv[2]).read().replace("\\-", "-")

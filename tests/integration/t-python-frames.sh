@@ -16,7 +16,7 @@ CHURN=$srcdir/tests/integration/pychurn.py
 # check REPORT SCRIPT: prints one line per failed expectation, nothing when
 # the report is right.  Each allocating line of SCRIPT ends "# site NAME".
 check() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  "$PYTHON3" - "$1" "$2" <<'PY'
 import json, os, re, sys
 r = json.load(open(sys.argv[1]))
 script = os.path.abspath(sys.argv[2])

@@ -19,7 +19,7 @@ PY=$srcdir/tests/integration/pymemo.py
 # compare REPORT EXPECTED: one line per allocation whose frames differ, and
 # a last line counting the allocations compared.
 compare() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  "$PYTHON3" - "$1" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 want = [json.loads(line) for line in open(sys.argv[2])][:-1]

@@ -18,7 +18,7 @@ READER=$top_builddir/cumemguard-report
 
 # strict REPORT: whether REPORT is UTF-8 through and through, and JSON.
 strict() {
-  /usr/bin/python3 -c 'import json, sys
+  "$PYTHON3" -c 'import json, sys
 json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$1" \
     >"$tmp/strict" 2>&1
   st=$?
@@ -28,7 +28,7 @@ json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' "$1" \
 
 # check REPORT: one line per failed expectation, nothing when right.
 check() {
-  /usr/bin/python3 - "$1" <<'PY'
+  "$PYTHON3" - "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 stacks = {s["id"]: s for s in r["stacks"]}
@@ -74,7 +74,7 @@ run_version() {
 # pyframes REPORT EXPR: EXPR over each leak's allocation sizes and Python
 # frames (function, file, line), innermost first, as `leaks`.
 pyframes() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  "$PYTHON3" - "$1" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 stacks = {s["id"]: s for s in r["stacks"]}

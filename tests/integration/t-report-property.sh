@@ -14,12 +14,12 @@ VALIDATE=$srcdir/scripts/validate-report
 SCHEMA=$srcdir/docs/report-schema.json
 export LAUNCHER SIM READER VALIDATE SCHEMA
 
-if ! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+if ! "$PYTHON3" -c 'import jsonschema' 2>/dev/null; then
   echo "1..0 # SKIP python3-jsonschema is not installed (scripts/install-deps.sh)"
   exit 0
 fi
 
-/usr/bin/python3 "$srcdir/tests/integration/reportprop.py" "$tmp/prop" \
+"$PYTHON3" "$srcdir/tests/integration/reportprop.py" "$tmp/prop" \
   "${CMG_PROPERTY_CASES:-40}" "${CMG_PROPERTY_SEED:-20261125}" >"$tmp/tap"
 st=$?
 # Renumbered into this script's own TAP stream.
@@ -36,9 +36,9 @@ is "$st" "$([ "$tap_failed" -eq 0 ] && echo 0 || echo 1)" \
 # Host memory freed during the run, the largest freed allocation.
 guard "--report $tmp/host.json" app_driver host 8M host_free 0 alloc 1M
 is "$rc" 0 "a program that frees page-locked host memory runs"
-is "$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([(f["api"], f["device"]) for f in r["timeline"]["freed"]])' "$tmp/host.json")" \
+is "$("$PYTHON3" -c 'import json,sys; r=json.load(open(sys.argv[1])); print([(f["api"], f["device"]) for f in r["timeline"]["freed"]])' "$tmp/host.json")" \
   "[('cuMemAllocHost_v2', None)]" "freed host memory is named by no device (null)"
-/usr/bin/python3 "$VALIDATE" "$SCHEMA" "$tmp/host.json" >"$tmp/out" 2>"$tmp/err"
+"$PYTHON3" "$VALIDATE" "$SCHEMA" "$tmp/host.json" >"$tmp/out" 2>"$tmp/err"
 is "$?" 0 "that report is valid"
 "$READER" timeline -o "$tmp/host.trace" "$tmp/host.json" >"$tmp/out" 2>"$tmp/err"
 is "$?" 0 "and the reader draws its freed host allocation"

@@ -10,7 +10,7 @@ D=$tmp/dwarf.json
 # The stacks of a report as (module path, offset) per frame, innermost
 # first, with the truncation flag: addresses differ between runs.
 stacks() {
-  /usr/bin/python3 - "$1" <<'PY'
+  "$PYTHON3" - "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 mods = r["modules"]

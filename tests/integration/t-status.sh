@@ -24,7 +24,7 @@ rc=$?
 is "$rc/$(cat "$tmp/err")" \
   "2/cumemguard: group '$G-none': no such group for uid $(id -u) (no $SHM.$G-none)" \
   "--json for a group not made yet: status 2 and one line, as the text view"
-is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1])))' \
+is "$("$PYTHON3" -c 'import json, sys; print(json.load(open(sys.argv[1])))' \
   "$tmp/out" 2>&1)" "{'uid': $(id -u), 'groups': []}" \
   "and one JSON document, of no group"
 "$LAUNCHER" status "$G-none" >"$tmp/out" 2>"$tmp/err"
@@ -33,7 +33,7 @@ is "$?/$(wc -c <"$tmp/out" | tr -d ' ')/$(wc -l <"$tmp/err" | tr -d ' ')" 2/0/1 
 (umask 077 && printf 'not a segment' >"$SHM.$G-bad")
 "$LAUNCHER" status "$G-bad" --json >"$tmp/out" 2>"$tmp/err"
 rc=$?
-is "$rc/$(wc -l <"$tmp/err" | tr -d ' ')/$(/usr/bin/python3 -c '
+is "$rc/$(wc -l <"$tmp/err" | tr -d ' ')/$("$PYTHON3" -c '
 import json, sys
 g, = json.load(open(sys.argv[1]))["groups"]
 print(sorted(g), g["error"] == open(sys.argv[2]).read().strip()[len("cumemguard: "):])
@@ -45,7 +45,7 @@ print(sorted(g), g["error"] == open(sys.argv[2]).read().strip()[len("cumemguard:
 # script SEED: 20000 random allocations of mixed sizes with frees of random
 # live ones between them, with no pause.
 script() {
-  /usr/bin/python3 - "$1" <<'PY'
+  "$PYTHON3" - "$1" <<'PY'
 import random, sys
 rnd = random.Random(int(sys.argv[1]))
 ops, live, n = [], [], 0
@@ -76,7 +76,7 @@ done
 for i in 1 2 3 4; do wait "$(cat "$tmp/r$i.pid")"; done
 touch "$tmp/stop"
 wait $sampler
-/usr/bin/python3 - "$tmp/samples" $((16 * M)) >"$tmp/check" <<'PY'
+"$PYTHON3" - "$tmp/samples" $((16 * M)) >"$tmp/check" <<'PY'
 import json, sys
 cap = int(sys.argv[2])
 n = busy = over = scaled = 0

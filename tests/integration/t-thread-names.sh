@@ -55,10 +55,10 @@ guard "--report $tmp/m2.json" app_rt_shared thread pt_autograd_1 site 2 2M endth
 is "$(grep -c '^  on thread pt_autograd_0 (no frame of your code)$' "$tmp/out")" 1 \
   "summary: a group of libraries only is named by its thread"
 "$tool" --json "$tmp/m1.json" >"$tmp/j.json"
-is "$(/usr/bin/python3 -c 'import json, sys; print([[(t["source"], t["name"]) for t in l["threads"]] for l in json.load(open(sys.argv[1]))["summaries"][0]["leaks"]])' "$tmp/j.json")" \
+is "$("$PYTHON3" -c 'import json, sys; print([[(t["source"], t["name"]) for t in l["threads"]] for l in json.load(open(sys.argv[1]))["summaries"][0]["leaks"]])' "$tmp/j.json")" \
   "[[(0, 'pt_autograd_0')]]" "--json: a group's threads"
 "$tool" merge --json "$tmp/m1.json" "$tmp/m2.json" >"$tmp/j.json"
-is "$(/usr/bin/python3 -c 'import json, sys; print([[(t["source"], t["name"]) for t in l["threads"]] for l in json.load(open(sys.argv[1]))["summaries"][0]["leaks"]])' "$tmp/j.json")" \
+is "$("$PYTHON3" -c 'import json, sys; print([[(t["source"], t["name"]) for t in l["threads"]] for l in json.load(open(sys.argv[1]))["summaries"][0]["leaks"]])' "$tmp/j.json")" \
   "[[(0, 'pt_autograd_0'), (1, 'pt_autograd_1')]]" "merge --json: the threads of each report"
 
 # The main thread renamed before it allocates; two threads allocating at

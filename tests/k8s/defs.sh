@@ -17,7 +17,7 @@ skip_all() {
 
 [ -x "$PLUGIN" ] ||
   skip_all "cumemguard-device-plugin was not built (configure found no libgrpc++, protoc or grpc_cpp_plugin; scripts/install-deps.sh installs them)"
-/usr/bin/python3 -c 'import grpc, google.protobuf' 2>/dev/null ||
+"$PYTHON3" -c 'import grpc, google.protobuf' 2>/dev/null ||
   skip_all "Debian's python3-grpcio and python3-protobuf are not installed (scripts/install-deps.sh installs them)"
 
 # stubs: the stand-in's Python code for the two .proto files, in $tmp/stubs.
@@ -33,7 +33,7 @@ stubs() {
 start_kubelet() {
   kdir=$1
   mkdir -p "$kdir"
-  /usr/bin/python3 "$KUBELET" "$kdir" "$tmp/stubs" >"$tmp/kubelet.log" 2>&1 &
+  "$PYTHON3" "$KUBELET" "$kdir" "$tmp/stubs" >"$tmp/kubelet.log" 2>&1 &
   kpid=$!
   until_ok test -S "$kdir/kubelet.sock"
 }
@@ -50,7 +50,7 @@ kube() {
 
 # answer EXPR: a Python expression over the stand-in's answer `a`.
 answer() {
-  /usr/bin/python3 -c 'import json, sys
+  "$PYTHON3" -c 'import json, sys
 a = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))' "$tmp/answer" "$1"
 }
@@ -58,7 +58,7 @@ print(eval(sys.argv[2]))' "$tmp/answer" "$1"
 # devices EXPR: a Python expression over the last ListAndWatch list `d`
 # (ID -> health).
 devices() {
-  /usr/bin/python3 -c 'import json, sys
+  "$PYTHON3" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))' "$kdir/devices.json" "$1" 2>/dev/null
 }

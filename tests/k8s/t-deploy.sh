@@ -5,10 +5,10 @@
 # plugin the flags it reads; the pod asks for 8 units of the resource the
 # DaemonSet advertises.  The flags are checked by the plugin itself.
 . "$srcdir/tests/k8s/defs.sh"
-/usr/bin/python3 -c 'import kubernetes, yaml' 2>/dev/null ||
+"$PYTHON3" -c 'import kubernetes, yaml' 2>/dev/null ||
   skip_all "Debian's python3-kubernetes and python3-yaml are not installed (scripts/install-deps.sh installs them)"
 
-/usr/bin/python3 - "$srcdir/deploy/kubernetes" >"$tmp/out" 2>"$tmp/err" <<'PY'
+"$PYTHON3" - "$srcdir/deploy/kubernetes" >"$tmp/out" 2>"$tmp/err" <<'PY'
 import json, sys, yaml
 from kubernetes.client import ApiClient
 

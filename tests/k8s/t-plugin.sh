@@ -69,7 +69,7 @@ is "$(answer '[d["name"] for d in a["response"]["containerResponses"][0]["cdiDev
   "['nvidia.com/gpu=$G1', 'cumemguard.io/k8s=$group']" \
   "CDI: the GPU as NVIDIA's kind names it, and the container's cumemguard device"
 spec=$tmp/cdi/cumemguard-$group.json
-is "$(/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(s["kind"], s["devices"][0]["name"], s["devices"][0]["containerEdits"]["env"][1])' "$spec")" \
+is "$("$PYTHON3" -c 'import json, sys; s = json.load(open(sys.argv[1])); print(s["kind"], s["devices"][0]["name"], s["devices"][0]["containerEdits"]["env"][1])' "$spec")" \
   "cumemguard.io/k8s $group CUMEMGUARD_OPTIONS=group=$group,group_limit=0,group_limit.$G1=2147483648,report=$tmp/reports/$group.%h.%p.json" \
   "its spec, written before the answer: one group, 2 GiB on that GPU, 0 on any other"
 kube '{"op": "allocate", "size": 5}'
@@ -96,7 +96,7 @@ is "$(grep -c "^cumemguard-device-plugin: allocated 2 units to group $group: $G1
 
 # The first container's caps, on this machine's simulated GPUs (the
 # runtime would give it only its GPU; here it sees both).
-env $(/usr/bin/python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"][1:]))' "$spec") \
+env $("$PYTHON3" -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"][1:]))' "$spec") \
   LD_PRELOAD="$CUMEMGUARD_LIBRARY" "$SIM/app_driver" device 1 info alloc 2G \
   alloc 1M device 0 info alloc 1M >"$tmp/out" 2>"$tmp/err"
 is "$(at info total 1)/$(at alloc rc 1)/$(at alloc rc 2)/$(at info total 2)/$(at alloc rc 3)" \
@@ -107,13 +107,13 @@ is "$(at info total 1)/$(at alloc rc 1)/$(at alloc rc 2)/$(at info total 2)/$(at
 
 # The kubelet's PodResources says which pod holds the first container's
 # units; status and its metrics name the group's pod.
-ids=$(/usr/bin/python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["ids"]))' "$tmp/first")
+ids=$("$PYTHON3" -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["ids"]))' "$tmp/first")
 kube '{"op": "pods", "pods": [{"name": "train-0", "namespace": "ml", "containers": [{"name": "worker", "resource": "cumemguard.io/gpu-memory", "ids": '"$ids"'}]}]}'
 until_ok test -s "$tmp/labels/$group"
 is "$(cat "$tmp/labels/$group" | tr '\n' ' ')" "namespace=ml pod=train-0 container=worker " \
   "the plugin writes what PodResources says of the group's container"
 : >"$tmp/m.out"
-env $(/usr/bin/python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"][1:]))' "$spec") \
+env $("$PYTHON3" -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["devices"][0]["containerEdits"]["env"][1:]))' "$spec") \
   LD_PRELOAD="$CUMEMGUARD_LIBRARY" "$SIM/app_driver" device 1 alloc 1G \
   await "$tmp/m.go" >"$tmp/m.out" 2>&1 &
 mpid=$!
@@ -122,7 +122,7 @@ CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status "$group" >"$tmp/out" 2>&1
 is "$(head -n 1 "$tmp/out" | sed 's/:.*//')" "pod ml/train-0, container worker (group $group)" \
   "cumemguard status names the group's pod, namespace and container"
 CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status "$group" --json >"$tmp/out" 2>&1
-is "$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][0]["kubernetes"])' "$tmp/out")" \
+is "$("$PYTHON3" -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][0]["kubernetes"])' "$tmp/out")" \
   "{'namespace': 'ml', 'pod': 'train-0', 'container': 'worker'}" "and so does its JSON"
 CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status --prometheus >"$tmp/out" 2>&1
 is "$(grep -c "^cumemguard_group_used_bytes{group=\"$group\",namespace=\"ml\",pod=\"train-0\",pod_container=\"worker\",uid=\"$(id -u)\",device=\"1\"} $((1024 * M))$" "$tmp/out")" 1 \

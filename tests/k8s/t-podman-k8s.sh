@@ -87,7 +87,7 @@ start_plugin 1 --unit 1GiB
 # flags_of: the podman flags of the answer in $tmp/answer, in $tmp/flags:
 # its devices, or its environment and mounts.
 flags_of() {
-  /usr/bin/python3 - "$tmp/answer" "$KIND" >"$tmp/flags" <<'PY'
+  "$PYTHON3" - "$tmp/answer" "$KIND" >"$tmp/flags" <<'PY'
 import json, sys
 a, kind = json.load(open(sys.argv[1])), sys.argv[2]
 r = a["response"]["containerResponses"][0]

@@ -5,6 +5,9 @@
 set -u
 : "${top_builddir:?run through make check}" "${srcdir:?run through make check}"
 
+# The Python that configure found (make check passes it; PYTHON3=... for a
+# test run by hand).
+PYTHON3=${PYTHON3:-python3}
 SIM=$top_builddir/tests/sim
 LAUNCHER=$top_builddir/cumemguard
 CUMEMGUARD_LIBRARY=$top_builddir/.libs/libcumemguard.so
@@ -218,7 +221,7 @@ done_testing() {
 # the standard library only, a fifth quicker to start);
 # fn(stack_id) is the list of function names of a stack, innermost first.
 q() {
-  /usr/bin/python3 -S - "$1" "$2" <<'PY'
+  "$PYTHON3" -S - "$1" "$2" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 stacks = {s["id"]: s for s in r["stacks"]}

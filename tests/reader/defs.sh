@@ -52,7 +52,7 @@ golden() {
 
 # js FILE EXPR: a Python expression over the JSON document d in FILE.
 js() {
-  /usr/bin/python3 -S - "$1" "$2" <<'PY'
+  "$PYTHON3" -S - "$1" "$2" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 print(eval(sys.argv[2]))
@@ -63,7 +63,7 @@ PY
 # run and compiler to compiler taken out: pids, times, paths, the host,
 # offsets, and the frames that are not the test program's cmgtest_ ones.
 normalize() {
-  /usr/bin/python3 "$TOOLDIR/normalize.py" "$tmp" "$SIM"
+  "$PYTHON3" "$TOOLDIR/normalize.py" "$tmp" "$SIM"
 }
 
 # one_line_error PATTERN DESCRIPTION: status 2, nothing on stdout and one
@@ -103,7 +103,7 @@ measure() {
   limit=$1
   shift
   # shellcheck disable=SC2046,SC2086
-  set -- $(/usr/bin/python3 - "$tmp" "$limit" ${CMG_TEST_PREFIX:-} "$TOOL" \
+  set -- $("$PYTHON3" - "$tmp" "$limit" ${CMG_TEST_PREFIX:-} "$TOOL" \
     "$@" <<'PY'
 import resource, subprocess, sys
 tmp, limit, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3:]

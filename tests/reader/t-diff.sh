@@ -71,7 +71,7 @@ is "$(grep -c '^Grew by ' "$tmp/out")/$(grep -c '^\.\.\. and 1 smaller change' "
 # --json count them apart from the leaks.  The bases: data/graph.json
 # without the upload's growth and with one weight less, data/context.json
 # before libmodel made its context.
-/usr/bin/python3 - "$TOOLDIR/data" "$tmp" <<'PY'
+"$PYTHON3" - "$TOOLDIR/data" "$tmp" <<'PY'
 import json, sys
 for kind, drop in (("graph", "cuGraphUpload"), ("context", "cuCtxCreate_v4")):
     r = json.load(open(f"{sys.argv[1]}/{kind}.json"))

@@ -19,7 +19,7 @@ sites() {
   grep -o '<rect class="site"' "$1" | wc -l | tr -d ' '
 }
 site_bytes() {
-  /usr/bin/python3 - "$1" <<'PY'
+  "$PYTHON3" - "$1" <<'PY'
 import re, sys
 print(sum(int(b) for b in re.findall(r'<rect class="site" data-bytes="(\d+)"', open(sys.argv[1]).read())))
 PY
@@ -67,7 +67,7 @@ is "$(grep -c 'class="root" data-bytes="4581232640"' "$tmp/a.svg")" 1 "the root 
 is "$(grep -ciE '<script|href=|xlink|@import|url\(' "$tmp/a.svg")" 0 \
   "no script, link or outside resource"
 is "$(grep -c '<rect class="frame"' "$tmp/a.svg")" \
-  "$(/usr/bin/python3 -c '
+  "$("$PYTHON3" -c '
 import sys
 paths = set()
 for line in open(sys.argv[1]):

@@ -23,7 +23,7 @@ for f in "$D"/*.json; do
     is "$rc/$([ -s "$tmp/$b.$cmd" ]; echo $?)" 0/0 "$cmd of $b"
   done
   tool check "$f"
-  leaked=$(/usr/bin/python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["summary"]["live_bytes"] > 0))' "$f")
+  leaked=$("$PYTHON3" -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["summary"]["live_bytes"] > 0))' "$f")
   is "$rc" "$leaked" "check of $b: status 1 exactly when device memory leaked"
 done
 tool diff "$D/torch-release-before.json" "$D/torch-release-after.json"
@@ -38,10 +38,10 @@ tool merge "$D"/*.json
 is "$rc" 0 "merge of them all"
 
 j=$D/jax-three-functions.json
-is "$(/usr/bin/python3 "$srcdir/scripts/validate-report" "$srcdir/docs/report-schema.json" "$j" 2>&1 | grep -c '64 is greater than the maximum of 63')" 1 \
+is "$("$PYTHON3" "$srcdir/scripts/validate-report" "$srcdir/docs/report-schema.json" "$j" 2>&1 | grep -c '64 is greater than the maximum of 63')" 1 \
   "the schema refuses the 0.1.0 JAX report's device 64"
 tool timeline -o "$tmp/jax.trace" "$j"
-is "$(/usr/bin/python3 -c 'import json,sys
+is "$("$PYTHON3" -c 'import json,sys
 t = json.load(open(sys.argv[1]))["traceEvents"]
 print(sorted({(e["args"]["kind"], e["args"]["device"]) for e in t
               if e.get("cat") == "freed allocation" and e["ph"] == "b"}))' "$tmp/jax.trace")" \
@@ -54,14 +54,14 @@ tool "$D/torch-release-after.json"
 is "$(grep -c '^Leaked 64.1 MiB in 3 allocations, 3 stacks (cuMemAlloc_v2, device 0), kept by a cuBLAS handle (cublasCreate_v2) for the life of the process, from:$' "$tmp/out")/$(grep -c 'kept by a cuBLAS handle' "$tmp/out")" 1/4 \
   "the cuBLAS handle's workspace is marked kept for the life of the process (the stacks that read the same, one group)"
 tool_json "$tmp/held.json" --json --top 0 "$D/torch-release-after.json"
-is "$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summaries"][0]; print(sorted({l["held_by"] for l in s["leaks"]}, key=str))' "$tmp/held.json")" \
+is "$("$PYTHON3" -c 'import json,sys; s=json.load(open(sys.argv[1]))["summaries"][0]; print(sorted({l["held_by"] for l in s["leaks"]}, key=str))' "$tmp/held.json")" \
   "[None, 'cuBLAS handle (cublasCreate_v2)']" "--json: held_by"
 
 # The real-GPU suite's torch-report check, on a real PyTorch report: the
 # caching allocator's segments made on the main thread show Python frames;
 # those of the autograd thread cannot, and are not asked to.
 rq() {
-  /usr/bin/python3 "$srcdir/tests/gpu/report_query.py" "$D/torch-gpt2-compile.json" "$@"
+  "$PYTHON3" "$srcdir/tests/gpu/report_query.py" "$D/torch-gpt2-compile.json" "$@"
 }
 is "$(rq 'silent_main(leaks_in("libc10_cuda"))')" "[]" \
   "PyTorch: every segment group of the main thread shows Python frames"

@@ -13,7 +13,7 @@ DATA=$TOOLDIR/data
 # put back in place as --json writes them (frames marked hidden outside
 # the shown range), into JSON.
 back() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  "$PYTHON3" - "$1" "$2" <<'PY'
 import json, re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
 m = re.findall(r'<script id="cmg-data" type="application/json">(.*?)</script>', html, re.S)
@@ -41,7 +41,7 @@ PY
 # strip JSON: the document without what --json leaves out (title, line,
 # lines).
 strip() {
-  /usr/bin/python3 - "$1" <<'PY'
+  "$PYTHON3" - "$1" <<'PY'
 import json, sys
 def drop(o):
     if isinstance(o, dict):
@@ -71,10 +71,10 @@ back "$tmp/a.html" "$tmp/a.back.json"
 tool_json "$tmp/a.sum.json" --json --top 0 "$tmp/a.json"
 strip "$tmp/a.back.json" >"$tmp/a.stripped"
 is "$(js "$tmp/a.stripped" 'json.dumps(d["summary"], sort_keys=True)')" \
-  "$(strip "$tmp/a.sum.json" | /usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["summaries"][0], sort_keys=True))')" \
+  "$(strip "$tmp/a.sum.json" | "$PYTHON3" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["summaries"][0], sort_keys=True))')" \
   "without them, it is exactly --json --top 0"
 tool --top 0 "$tmp/a.json"
-/usr/bin/python3 - "$tmp/a.back.json" "$tmp/out" <<'PY'
+"$PYTHON3" - "$tmp/a.back.json" "$tmp/out" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 text = [l.strip() for l in open(sys.argv[2])]
@@ -105,7 +105,7 @@ tool html -o "$tmp/g.html" "$T"
 back "$tmp/g.html" "$tmp/g.back.json"
 tool --top 0 "$T"
 sed -n '/^Live at the peak/,/^$/p' "$tmp/out" | sed -n 's/^    [0-9.]* [KMG]*i*B in [0-9]* allocations*\(, [0-9]* stacks\)*: //p' >"$tmp/g.peak"
-/usr/bin/python3 - "$tmp/g.back.json" "$tmp/g.peak" <<'PY'
+"$PYTHON3" - "$tmp/g.back.json" "$tmp/g.peak" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 text = [l.rstrip("\n") for l in open(sys.argv[2])]
@@ -132,7 +132,7 @@ is "$rc" 0 "html BASE NEW: exit 0"
 back "$tmp/d.html" "$tmp/d.back.json"
 tool_json "$tmp/d.json" diff --json --top 0 "$DATA/gpu/torch-release-before.json" \
   "$DATA/gpu/torch-release-after.json"
-is "$(strip "$tmp/d.back.json" | /usr/bin/python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["diff"], sort_keys=True))' | md5sum)" \
+is "$(strip "$tmp/d.back.json" | "$PYTHON3" -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["diff"], sort_keys=True))' | md5sum)" \
   "$(strip "$tmp/d.json" | md5sum)" "the diff is diff --json --top 0"
 is "$(js "$tmp/d.back.json" 'd["mode"], d["base"]["sources"][0]["file"].endswith("before.json"), d["summary"]["sources"][0]["file"].endswith("after.json")')" \
   "('diff', True, True)" "the page shows NEW, with BASE beside it"
@@ -142,7 +142,7 @@ is "$rc/$(js "$tmp/m.back.json" 'd["mode"], len(d["summary"]["sources"]), len(d[
   "0/('merge', 2, 2)" "--merge: one view of both reports"
 
 # No string of a report ends the element or reads as markup.
-/usr/bin/python3 - "$tmp/a.json" "$tmp/x.json" <<'PY'
+"$PYTHON3" - "$tmp/a.json" "$tmp/x.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for f in r["frames"]:

@@ -11,7 +11,7 @@
 # check-tool-asan runs this file with the tool built with AddressSanitizer
 # and UBSan.
 . "$srcdir/tests/reader/defs.sh"
-LARGE="/usr/bin/python3 $TOOLDIR/make-large.py"
+LARGE="$PYTHON3 $TOOLDIR/make-large.py"
 
 # One stack of 10^6 references to one frame.
 $LARGE refs "$tmp/refs.json" 1000000
@@ -75,7 +75,7 @@ else
 fi
 
 # A NUL spelled \u0000: \x00, as the library writes one.
-/usr/bin/python3 - "$TOOLDIR/data/job-a.json" "$tmp/nul.json" <<'PY'
+"$PYTHON3" - "$TOOLDIR/data/job-a.json" "$tmp/nul.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 for f in r["frames"]:

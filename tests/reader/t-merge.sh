@@ -81,7 +81,7 @@ merged() {
 # so what they held adds up, counts too; the highs are the larger one's;
 # an estimate in either makes the sum one.  The second process is
 # data/graph.json with device 0 estimated and a higher high.
-/usr/bin/python3 - "$D/graph.json" "$tmp/graph2.json" <<'PY'
+"$PYTHON3" - "$D/graph.json" "$tmp/graph2.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["process"]["pid"] += 1
@@ -103,7 +103,7 @@ is "$(grep '^device 0 graph memory: ' "$tmp/out")" \
 # second process is data/context.json run under count_context=0 (no
 # entries of kind context) and measured by the driver, without NVML's
 # figure for the process.
-/usr/bin/python3 - "$D/context.json" "$tmp/context2.json" <<'PY'
+"$PYTHON3" - "$D/context.json" "$tmp/context2.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["process"]["pid"] += 1
@@ -129,7 +129,7 @@ is "$(js "$tmp/m.json" "[x['footprint']['cross_check'] for x in $s['devices']]")
   "[{'contexts': 1, 'nvml_bytes': 274726912, 'driver_bytes': 281018368}, None]" \
   "cross_check: a process measured by the driver alone adds nothing"
 # Two processes whose contexts were both cross-checked: the checks add up.
-/usr/bin/python3 - "$D/context.json" "$tmp/context3.json" <<'PY'
+"$PYTHON3" - "$D/context.json" "$tmp/context3.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["process"]["pid"] += 2

@@ -10,7 +10,7 @@
 
 # mk FILE BYTES: a report of one allocation of BYTES from that stack.
 mk() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  "$PYTHON3" - "$1" "$2" <<'PY'
 import json, sys
 out, size = sys.argv[1], int(sys.argv[2])
 pkg = "/usr/lib/python3/dist-packages/pkg/__init__.py"
@@ -100,7 +100,7 @@ is "$(sed -n '/^Grew by/{n;p;}' "$tmp/out" | lead)" \
 
 tool html -o "$tmp/a.html" "$tmp/a.json"
 is "$rc" 0 "html: exit 0"
-/usr/bin/python3 - "$tmp/a.html" >"$tmp/rows" <<'PY'
+"$PYTHON3" - "$tmp/a.html" >"$tmp/rows" <<'PY'
 import json, re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
 m = re.findall(r'<script id="cmg-data" type="application/json">(.*?)</script>', html, re.S)

@@ -27,7 +27,7 @@ grep -q '>1.0 MiB</text>' "$tmp/a.svg" && grep -q '>0 s</text>' "$tmp/a.svg"
 tap $? "axes in bytes and seconds"
 
 # Every text escaped: a file name and a command line full of markup.
-/usr/bin/python3 - "$tmp/a.json" "$tmp/x&<y>.json" <<'PY'
+"$PYTHON3" - "$tmp/a.json" "$tmp/x&<y>.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["process"]["argv"] = ["</text><script>&amp;\"'"]
@@ -41,7 +41,7 @@ tool plot -o "$tmp/x2.svg" "$tmp/x&<y>.json.2"
 xml "$tmp/x2.svg" "and an API name of markup"
 
 # Bad input.
-/usr/bin/python3 - "$tmp/a.json" "$tmp/old.json" <<'PY'
+"$PYTHON3" - "$tmp/a.json" "$tmp/old.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 del r["timeline"]

@@ -62,7 +62,7 @@ is "$(grep -c 'is still in pool blocks of the PyTorch caching allocator although
 # libc10_cuda.so.  The tensor run's frames in app_pool are made those.
 guard "--report $R" app_pool tensor 64M
 as_torch() {
-  /usr/bin/python3 - "$R" "$1" "$2" "$3" <<'PY'
+  "$PYTHON3" - "$R" "$1" "$2" "$3" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 m = [i for i, x in enumerate(r["modules"]) if x["path"].endswith("/app_pool")][0]
@@ -97,7 +97,7 @@ is "$(grep -c 'pool block' "$tmp/out")" 0 \
 # reports have neither); a malformed one is one line and status 2.
 tool "$TOOLDIR/data/job-a.json"
 is "$rc/$(grep -c 'pool block' "$tmp/out")" 0/0 "an older report: read, no pool"
-/usr/bin/python3 - "$R" "$tmp/b.json" <<'PY'
+"$PYTHON3" - "$R" "$tmp/b.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["options"]["pool_switches"] = [{"name": "TF_GPU_ALLOCATOR", "value": 3, "set_by": None}]

@@ -12,11 +12,11 @@ if [ -n "${CMG_TOOL:-}${CMG_TEST_PREFIX:-}" ]; then
   echo "1..0 # SKIP timed, and this build of the tool is slowed down"
   exit 0
 fi
-LARGE="/usr/bin/python3 $TOOLDIR/make-large.py"
+LARGE="$PYTHON3 $TOOLDIR/make-large.py"
 
 # frames HTML: how many frames the page's data holds (0 without a page).
 frames() {
-  /usr/bin/python3 - "$1" <<'PY'
+  "$PYTHON3" - "$1" <<'PY'
 import json, os, re, sys
 if not os.path.exists(sys.argv[1]):
     sys.exit(print(0))

@@ -171,7 +171,7 @@ is "$(grep '^device [0-9] cross-check' "$tmp/context.txt")" \
 
 # The line under the table in the other cases: measured by the driver,
 # with no NVML figure for the whole process; not counted (count_context=0).
-/usr/bin/python3 - "$D/context.json" "$tmp/c2.json" <<'PY'
+"$PYTHON3" - "$D/context.json" "$tmp/c2.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 fp = r["devices"][0]["footprint"]
@@ -189,7 +189,7 @@ is "$(grep -c 'cross-check' "$tmp/out")" 0 "no cross-check line without one"
 
 # The driver's free memory can fall by less than NVML counted, where
 # another process freed memory meanwhile.
-/usr/bin/python3 - "$D/context.json" "$tmp/c3.json" <<'PY'
+"$PYTHON3" - "$D/context.json" "$tmp/c3.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 r["devices"][0]["footprint"]["cross_check"]["driver_bytes"] = 200 << 20

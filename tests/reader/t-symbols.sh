@@ -58,7 +58,7 @@ is "$(grep -c "^    #2 reserve(gpu::Pool<float>&, unsigned long) (.*symprog.cc:$
 
 tool_json "$tmp/a.sum.json" --json "$tmp/a.json"
 is "$rc" 0 "summary --json"
-is "$(/usr/bin/python3 -c '
+is "$("$PYTHON3" -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["summaries"][0]
 f = s["leaks"][1]["frames"]
@@ -189,7 +189,7 @@ is "$(grep -c "^Not read on this machine, so their frames keep the report.s name
   "a file gone since the run: said, in one line"
 
 # A report's paths are data: one naming a device is not read.
-/usr/bin/python3 -c 'import json, sys
+"$PYTHON3" -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 r["modules"][0]["path"] = "/dev/zero"
 json.dump(r, open(sys.argv[2], "w"))' "$tmp/a.json" "$tmp/dev.json"
@@ -200,7 +200,7 @@ is "$rc/$(grep -c '^Not read on this machine, so their frames keep the report.s 
 # More modules than the first table of them holds: each stays whole as
 # the table grows (run under ASan by check-tool-asan, valgrind by
 # check-valgrind).
-/usr/bin/python3 -c 'import json, sys
+"$PYTHON3" -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 for i in range(40):
     r["modules"].append({"path": "/nonexistent/lib%d.so" % i,

@@ -81,7 +81,7 @@ done
 CUMEMGUARD_OPTIONS=stack_depth=8 guard "" app_driver "$@"
 mv "$(report)" "$tmp/freed.json"
 is "$(q "$tmp/freed.json" '[f["bytes"] // 65536 for f in r["timeline"]["freed"]]')" \
-  "$(/usr/bin/python3 -c 'print(list(range(20, 4, -1)))')" \
+  "$("$PYTHON3" -c 'print(list(range(20, 4, -1)))')" \
   "the 16 largest frees are kept, largest first"
 is "$(q "$tmp/freed.json" 'all(f["stack"] in {s["id"] for s in r["stacks"]} for f in r["timeline"]["freed"])')" \
   True "each with its stack in stacks[]"
@@ -99,7 +99,7 @@ grep -c "timeline=2" "$tmp/err" > "$tmp/n"; is "$rc" 2 "timeline=2: the launcher
 is "$(cat "$tmp/n")" 1 "timeline=2 is one line naming the value"
 
 # Bad input.
-/usr/bin/python3 - "$tmp/a.json" "$tmp/old.json" <<'PY'
+"$PYTHON3" - "$tmp/a.json" "$tmp/old.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 del r["timeline"]
