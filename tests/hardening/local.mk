@@ -75,6 +75,7 @@ EXTRA_DIST += $(HARDENING_TESTS) tests/hardening/defs.sh \
 # What the sanitizer and fuzzer builds need to know of this one; absolute
 # paths, since they build in directories of their own.
 HARD_ENV = top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
+	PYTHON3='$(PYTHON3)' \
 	$(TEST_DEBUGINFO) \
 	CC='$(CC)' MAKE='$(MAKE)' AWK='$(AWK)' SHELL='$(SHELL)' \
 	TOOL_SRC='$(TOOL_C) $(abs_top_builddir)/src/reader/profile.pb-c.c'

@@ -5,9 +5,13 @@
 set -u
 : "${top_builddir:?run through make check}" "${srcdir:?run through make check}"
 
-# The Python that configure found (make check passes it; PYTHON3=... for a
-# test run by hand).
-PYTHON3=${PYTHON3:-python3}
+# The Python that configure found (make passes it), or as configure looks
+# for it; exported for the shells a test starts.
+if [ -z "${PYTHON3:-}" ]; then
+  PYTHON3=python3
+  [ -x /usr/bin/python3 ] && PYTHON3=/usr/bin/python3
+fi
+export PYTHON3
 SIM=$top_builddir/tests/sim
 LAUNCHER=$top_builddir/cumemguard
 CUMEMGUARD_LIBRARY=$top_builddir/.libs/libcumemguard.so
