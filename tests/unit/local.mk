@@ -61,7 +61,7 @@ tests_unit_test_threads_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic $(AM_LDFLAGS)
 # What the tests of the group modules share.
-EXTRA_DIST += tests/unit/group_harness.h
+EXTRA_DIST += tests/unit/group_harness.h tests/unit/conf_parses.h
 # The LD_PRELOAD cases: test_preload_env runs them, and so do the tests of
 # the launcher, the CDI writer and the Slurm plugin.
 EXTRA_DIST += tests/preload-cases.txt

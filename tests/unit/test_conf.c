@@ -16,6 +16,7 @@
 #include "core/conf.h"
 #include "core/size.h"
 #include "../tap.h"
+#include "conf_parses.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -371,18 +372,6 @@ test_config_error_texts(void)
   is_str(err, "", "one-byte buffer: empty");
   is_int(cmg__config_parse("bogus", &cfg, NULL, 0), -EINVAL,
          "err may be NULL on error");
-}
-
-/* Parses s, which must be accepted; false (with the error shown) if not. */
-static bool
-parses(const char *s, struct cmg__config *cfg)
-{
-  char err[256];
-  int rc = cmg__config_parse(s, cfg, err, sizeof(err));
-
-  if (rc != 0)
-    printf("#   '%s': %s\n", s, err);
-  return rc == 0;
 }
 
 static void

@@ -14,20 +14,9 @@
 #include "core/conf.h"
 #include "core/conf_report.h"
 #include "../tap.h"
+#include "conf_parses.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-
-/* Parses s, which must be accepted; false (with the error shown) if not. */
-static bool
-parses(const char *s, struct cmg__config *cfg)
-{
-  char err[256];
-  int rc = cmg__config_parse(s, cfg, err, sizeof(err));
-
-  if (rc != 0)
-    printf("#   '%s': %s\n", s, err);
-  return rc == 0;
-}
 
 static void
 test_config_report(void)
@@ -240,7 +229,6 @@ test_signal_name(void)
   for (i = 0; i < N(refused); i++)
     ok(cmg__signal_name(refused[i]) == NULL, "signal %d has no name",
        refused[i]);
-
 }
 
 int
