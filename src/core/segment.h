@@ -63,7 +63,7 @@ struct seg_limit {
 /* Which GPU each device counter of the group counts.  Members number a
  * GPU by their own ordinals, which CUDA_VISIBLE_DEVICES may reorder, so
  * the group counts by UUID: the first member to use a GPU names an entry
- * for it, under the segment's lock (group_names.c). */
+ * for it, under the segment's lock (group_gpus.c). */
 enum { NAME_FREE, NAME_SET };
 struct seg_name {
   _Atomic uint32_t state;

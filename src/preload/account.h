@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/ledger.h"
-#include "runtime/policy.h"
+#include "runtime/ledger/ledger.h"
+#include "runtime/limits/policy.h"
 #include "preload/fn.h"
 
 #define CMG__CURRENT (-1) /* the device of the current context */

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "runtime/ledger.h"
-#include "runtime/policy.h"
+#include "runtime/ledger/ledger.h"
+#include "runtime/limits/policy.h"
 #include "preload/dump.h"
 #include "preload/fn.h"
 

@@ -16,7 +16,7 @@
 #include <stdatomic.h>
 
 #include "core/base.h"
-#include "runtime/ledger.h"
+#include "runtime/ledger/ledger.h"
 #include "preload/context.h"
 #include "preload/real.h"
 

@@ -39,7 +39,7 @@
  * (cmg__death_guard): another process of the user may truncate the
  * segment under us, and the next read of it faults.  Our handler then
  * stands in the kernel whatever the program sets, but SIG_IGN: a fault in
- * the segment is put right (runtime/group.c) and the instruction runs
+ * the segment is put right (runtime/group/group.c) and the instruction runs
  * again; any other SIGBUS goes to the program's own handler, called as the
  * kernel would have called it (its flags, with its mask added to the mask
  * the signal found), or takes the default action, with a report where one
@@ -58,9 +58,9 @@
 #include <unistd.h>
 
 #include "core/base.h"
-#include "runtime/group.h"
-#include "runtime/history.h"
-#include "runtime/report_file.h"
+#include "runtime/group/group.h"
+#include "runtime/ledger/history.h"
+#include "runtime/report/report_file.h"
 #include "core/signals.h"
 #include "preload/death.h"
 #include "preload/defer.h"
@@ -200,7 +200,7 @@ on_deadly(int sig, siginfo_t *info, void *context)
 {
   int saved = errno;
   /* A group segment truncated under us: zeroed pages replace it and the
-   * instruction runs again (runtime/group.c). */
+   * instruction runs again (runtime/group/group.c). */
   if ((!is_fault(sig, info) && is_deadly(sig) && cmg__defer_postpone(sig)) ||
       (sig == SIGBUS && is_fault(sig, info) &&
        cmg__group_fault(info->si_addr))) {

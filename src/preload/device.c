@@ -15,9 +15,9 @@
 #include "preload/device.h"
 #include "preload/real.h"
 #include "preload/state.h"
-#include "runtime/group.h"
-#include "runtime/history.h"
-#include "runtime/policy.h"
+#include "runtime/group/group.h"
+#include "runtime/ledger/history.h"
+#include "runtime/limits/policy.h"
 
 /* The device's UUID as CUDA gives it: 0, or -ENOENT. */
 static int

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "core/conf.h"
-#include "runtime/report.h"
+#include "runtime/report/report.h"
 
 /* Once per process: the exit report, and the dump thread with its signal
  * when the options want one.  cfg stays the process's options. */

@@ -35,9 +35,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/held.h"
-#include "runtime/group.h"
-#include "runtime/ledger.h"
+#include "runtime/ledger/driver_held.h"
+#include "runtime/group/group.h"
+#include "runtime/ledger/ledger.h"
 #include "preload/account.h"
 #include "preload/device.h"
 #include "preload/context.h"

@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/held.h"
-#include "runtime/ledger.h"
+#include "runtime/ledger/driver_held.h"
+#include "runtime/ledger/ledger.h"
 #include "preload/context.h"
 #include "preload/forklock.h"
 #include "preload/graph.h"

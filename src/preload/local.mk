@@ -35,7 +35,7 @@ libcumemguard_la_SOURCES = \
 	src/preload/hooks/signal.c \
 	src/preload/hooks/vmm.c
 # Frame pointers: the wrappers stand between capture and the program's
-# frames, and capture's fast walk goes through them (runtime/unwind.c).
+# frames, and capture's fast walk goes through them (runtime/stacks/unwind.c).
 libcumemguard_la_CFLAGS = $(AM_CFLAGS) $(LTO_CFLAGS) -fno-omit-frame-pointer
 libcumemguard_la_LIBADD = libcmg_runtime.la
 libcumemguard_la_LDFLAGS = -avoid-version -shared $(LTO_CFLAGS) \

@@ -24,7 +24,7 @@
 #include "preload/hooks/nvml_abi.h"
 #include "preload/nvml_usage.h"
 #include "preload/real.h"
-#include "runtime/held.h"
+#include "runtime/ledger/driver_held.h"
 
 /* The pid NVML lists this process under on each device, where that is not
  * getpid() (a PID namespace); 0 while none is known. */

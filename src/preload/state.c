@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "preload/state.h"
-#include "runtime/threads.h"
+#include "runtime/ledger/thread_names.h"
 
 struct cmg__config cmg__cfg;
 struct cmg__pools cmg__pools_seen;

@@ -38,7 +38,7 @@ extern pid_t cmg__state_pid;
 bool cmg__state_is_mine(void);
 
 /* The calling thread's kernel tid; the thread's first call also records
- * its name (runtime/threads.h). */
+ * its name (runtime/ledger/thread_names.h). */
 uint32_t cmg__tid(void);
 
 #endif /* CMG_PRELOAD_STATE_H */

@@ -1,43 +1,47 @@
-# The library's runtime: the ledger, the limits and the group's cap,
-# stacks (unwinding, Python frames, symbols), the history and timeline, and
-# the report writer.  Linked by the preload library and the unit tests of
-# these modules only: the other programs need none of it, nor libunwind.
-# Never calls CUDA, never calls into src/preload/.
+# The library's runtime, one folder a family: ledger/ (live allocations and
+# what the report tells beyond them), limits/ (the process's limits and the
+# cap decision), group/ (one cap shared by a group of processes), stacks/
+# (capture, unwinding, symbols), python/ (Python frames), report/ (the JSON
+# report) and linker/ (what the dynamic linker gives without us).  Linked
+# by the preload library and the unit tests of these modules only: the
+# other programs need none of it, nor libunwind.  Never calls CUDA, never
+# calls into src/preload/.
 noinst_LTLIBRARIES += libcmg_runtime.la
 libcmg_runtime_la_SOURCES = \
-	src/runtime/cap.c src/runtime/cap.h \
-	src/runtime/elfsym.c src/runtime/elfsym.h \
-	src/runtime/freed.c src/runtime/freed.h \
-	src/runtime/group.c src/runtime/group.h \
-	src/runtime/group_join.c src/runtime/group_join.h \
-	src/runtime/group_names.c src/runtime/group_names.h \
-	src/runtime/group_reclaim.c src/runtime/group_reclaim.h \
-	src/runtime/group_self.c src/runtime/group_self.h \
-	src/runtime/held.c src/runtime/held.h \
-	src/runtime/history.c src/runtime/history.h \
-	src/runtime/ledger.c src/runtime/ledger.h \
-	src/runtime/pages.h \
-	src/runtime/policy.c src/runtime/policy.h \
-	src/runtime/pyframes.c src/runtime/pyframes.h \
-	src/runtime/pylayout.c src/runtime/pylayout.h \
-	src/runtime/pyline.c src/runtime/pyline.h \
-	src/runtime/pyread.c src/runtime/pyread.h \
-	src/runtime/report.c src/runtime/report.h \
-	src/runtime/report_devices.c src/runtime/report_devices.h \
-	src/runtime/report_file.c src/runtime/report_file.h \
-	src/runtime/report_options.c src/runtime/report_options.h \
-	src/runtime/report_refs.c src/runtime/report_refs.h \
-	src/runtime/report_timeline.c src/runtime/report_timeline.h \
-	src/runtime/stackmemo.c src/runtime/stackmemo.h \
-	src/runtime/stacks.c src/runtime/stacks.h src/runtime/stackword.h \
-	src/runtime/symbols.c src/runtime/symbols.h \
-	src/runtime/tally.c src/runtime/tally.h \
-	src/runtime/text.c src/runtime/text.h \
-	src/runtime/threads.c src/runtime/threads.h \
-	src/runtime/timeline.c src/runtime/timeline.h \
-	src/runtime/unwind.c src/runtime/unwind.h
+	src/runtime/table_memory.h \
+	src/runtime/ledger/driver_held.c src/runtime/ledger/driver_held.h \
+	src/runtime/ledger/freed_largest.c src/runtime/ledger/freed_largest.h \
+	src/runtime/ledger/history.c src/runtime/ledger/history.h \
+	src/runtime/ledger/ledger.c src/runtime/ledger/ledger.h \
+	src/runtime/ledger/thread_names.c src/runtime/ledger/thread_names.h \
+	src/runtime/ledger/thread_tally.c src/runtime/ledger/thread_tally.h \
+	src/runtime/ledger/timeline.c src/runtime/ledger/timeline.h \
+	src/runtime/limits/cap.c src/runtime/limits/cap.h \
+	src/runtime/limits/policy.c src/runtime/limits/policy.h \
+	src/runtime/group/group.c src/runtime/group/group.h \
+	src/runtime/group/group_gpus.c src/runtime/group/group_gpus.h \
+	src/runtime/group/group_join.c src/runtime/group/group_join.h \
+	src/runtime/group/group_member.c src/runtime/group/group_member.h \
+	src/runtime/group/group_reclaim.c src/runtime/group/group_reclaim.h \
+	src/runtime/stacks/stackmemo.c src/runtime/stacks/stackmemo.h \
+	src/runtime/stacks/stacks.c src/runtime/stacks/stacks.h \
+	src/runtime/stacks/symbols.c src/runtime/stacks/symbols.h \
+	src/runtime/stacks/unwind.c src/runtime/stacks/unwind.h \
+	src/runtime/stacks/stack_words.h \
+	src/runtime/python/pyframes.c src/runtime/python/pyframes.h \
+	src/runtime/python/pylayout.c src/runtime/python/pylayout.h \
+	src/runtime/python/pyline.c src/runtime/python/pyline.h \
+	src/runtime/python/pyread.c src/runtime/python/pyread.h \
+	src/runtime/report/report.c src/runtime/report/report.h \
+	src/runtime/report/report_devices.c src/runtime/report/report_devices.h \
+	src/runtime/report/report_file.c src/runtime/report/report_file.h \
+	src/runtime/report/report_options.c src/runtime/report/report_options.h \
+	src/runtime/report/report_refs.c src/runtime/report/report_refs.h \
+	src/runtime/report/report_text.c src/runtime/report/report_text.h \
+	src/runtime/report/report_timeline.c src/runtime/report/report_timeline.h \
+	src/runtime/linker/elfsym.c src/runtime/linker/elfsym.h
 # Frame pointers, so that capture's walk steps through our own frames the
-# cheap way (runtime/unwind.c).
+# cheap way (runtime/stacks/unwind.c).
 libcmg_runtime_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(LTO_CFLAGS) \
 	-fno-omit-frame-pointer
 libcmg_runtime_la_LIBADD = libcmg_core.la $(UNWIND_LIBS) -ldl -lpthread

@@ -33,11 +33,11 @@
 
 #include "core/base.h"
 #include "core/conf.h"
-#include "runtime/history.h"
-#include "runtime/ledger.h"
-#include "runtime/policy.h"
-#include "runtime/report.h"
-#include "runtime/stacks.h"
+#include "runtime/ledger/history.h"
+#include "runtime/ledger/ledger.h"
+#include "runtime/limits/policy.h"
+#include "runtime/report/report.h"
+#include "runtime/stacks/stacks.h"
 #include "../tap.h"
 
 /* The options the report shows, as the library passes its own. */

@@ -26,8 +26,8 @@
 
 #include "core/base.h"
 #include "core/conf.h"
-#include "runtime/group.h"
-#include "runtime/group_join.h"
+#include "runtime/group/group.h"
+#include "runtime/group/group_join.h"
 #include "ops/group_status.h"
 #include "../tap.h"
 

@@ -19,15 +19,15 @@ UNIT_TESTS = \
 	tests/unit/test_policy \
 	tests/unit/test_preload_env \
 	tests/unit/test_pyline \
+	tests/unit/test_report_text \
 	tests/unit/test_seg_find \
 	tests/unit/test_segment \
 	tests/unit/test_signals \
 	tests/unit/test_size \
 	tests/unit/test_stacks \
 	tests/unit/test_supp \
-	tests/unit/test_tally \
-	tests/unit/test_text \
-	tests/unit/test_threads \
+	tests/unit/test_thread_names \
+	tests/unit/test_thread_tally \
 	tests/unit/test_timeline \
 	tests/unit/test_unwind \
 	tests/unit/test_user_first
@@ -50,14 +50,14 @@ tests_unit_test_log_LDADD = $(UNIT_LDADD)
 tests_unit_test_policy_LDADD = $(UNIT_LDADD)
 tests_unit_test_preload_env_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_pyline_LDADD = $(UNIT_LDADD)
+tests_unit_test_report_text_LDADD = $(UNIT_LDADD)
 tests_unit_test_seg_find_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_segment_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_signals_LDADD = $(UNIT_LDADD)
 tests_unit_test_size_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDADD = $(UNIT_LDADD)
-tests_unit_test_tally_LDADD = $(UNIT_LDADD)
-tests_unit_test_text_LDADD = $(UNIT_LDADD)
-tests_unit_test_threads_LDADD = $(UNIT_LDADD)
+tests_unit_test_thread_names_LDADD = $(UNIT_LDADD)
+tests_unit_test_thread_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic $(AM_LDFLAGS)
 # What the tests of the group modules share.

@@ -15,10 +15,10 @@
 
 #include "core/base.h"
 #include "core/conf.h"
-#include "runtime/cap.h"
-#include "runtime/group.h"
-#include "runtime/group_join.h"
-#include "runtime/policy.h"
+#include "runtime/limits/cap.h"
+#include "runtime/group/group.h"
+#include "runtime/group/group_join.h"
+#include "runtime/limits/policy.h"
 #include "../tap.h"
 
 #define MiB (1ull << 20)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "core/base.h"
-#include "runtime/ledger.h"
+#include "runtime/ledger/ledger.h"
 #include "../tap.h"
 
 #define N 20000

@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "core/base.h"
-#include "runtime/ledger.h"
-#include "runtime/policy.h"
+#include "runtime/ledger/ledger.h"
+#include "runtime/limits/policy.h"
 #include "../tap.h"
 
 #define GiB (1ull << 30)

@@ -15,7 +15,7 @@
 #include <stdalign.h>
 #include <string.h>
 
-#include "runtime/pyline.h"
+#include "runtime/python/pyline.h"
 #include "../tap.h"
 
 #define RACED 2000

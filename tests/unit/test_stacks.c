@@ -17,9 +17,9 @@
 
 #include "core/base.h"
 #include "core/conf.h"
-#include "runtime/stacks.h"
-#include "runtime/stackword.h"
-#include "runtime/symbols.h"
+#include "runtime/stacks/stacks.h"
+#include "runtime/stacks/stack_words.h"
+#include "runtime/stacks/symbols.h"
 #include "../tap.h"
 
 #define GROWTH 100000

@@ -10,8 +10,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "runtime/freed.h"
-#include "runtime/timeline.h"
+#include "runtime/ledger/freed_largest.h"
+#include "runtime/ledger/timeline.h"
 #include "../tap.h"
 
 #define MS 1000000ull

@@ -1,5 +1,5 @@
 /*
- * The frame-pointer walk against libunwind (runtime/unwind.c): from call
+ * The frame-pointer walk against libunwind (runtime/stacks/unwind.c): from call
  * chains of distinct functions, one of them built without a frame pointer
  * in the middle of frame-pointer ones, a frame kept at rbp + 32 as libffi
  * keeps its own, a signal handler (on the thread's
@@ -34,8 +34,8 @@
 #include <string.h>
 
 #include "core/conf.h"
-#include "runtime/stackmemo.h"
-#include "runtime/unwind.h"
+#include "runtime/stacks/stackmemo.h"
+#include "runtime/stacks/unwind.h"
 #include "../tap.h"
 
 #define MAXF 160

@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "runtime/ledger.h"
+#include "runtime/ledger/ledger.h"
 #include "preload/account.h"
 #include "preload/hooks/hooks.h"
 

@@ -6,7 +6,7 @@
 #include "config.h"
 
 #include "core/base.h"
-#include "runtime/ledger.h"
+#include "runtime/ledger/ledger.h"
 #include "preload/hooks/hooks.h"
 
 CMG__ALLOC_HOOK(cuMemAllocHost_v2, (void **pp, size_t bytesize), CMG__KIND_HOST,

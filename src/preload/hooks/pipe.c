@@ -1,5 +1,5 @@
 /*
- * libunwind's pipe, which it checks memory with (runtime/unwind.c): the
+ * libunwind's pipe, which it checks memory with (runtime/stacks/unwind.c): the
  * program's pipe2, mincore and msync, which libunwind calls too.  A pipe
  * made inside one of the library's calls into libunwind is noted; there,
  * before libunwind writes into its pipe, mincore and msync fail as for an
@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 
 #include "core/base.h"
-#include "runtime/unwind.h"
+#include "runtime/stacks/unwind.h"
 #include "preload/real.h"
 
 typedef int (*pipe2_fn)(int[2], int);

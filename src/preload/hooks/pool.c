@@ -16,7 +16,7 @@
 
 #include <pthread.h>
 
-#include "runtime/ledger.h"
+#include "runtime/ledger/ledger.h"
 #include "preload/account.h"
 #include "preload/hooks/hooks.h"
 

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "runtime/elfsym.h"
+#include "runtime/linker/elfsym.h"
 #include "preload/hooks/hooks.h"
 #include "preload/real.h"
 

@@ -19,7 +19,7 @@
 #include <errno.h>
 
 #include "core/base.h"
-#include "runtime/ledger.h"
+#include "runtime/ledger/ledger.h"
 #include "preload/account.h"
 #include "preload/fn.h"
 #include "preload/hooks/hooks.h"
