@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "runtime/linker/dynlink.h"
 #include "preload/real.h"
 
 enum layer { NONE, DRIVER, RUNTIME, NVML_LIB };
@@ -42,33 +43,6 @@ _Atomic(void *) cmg__reals[CMG__FN_COUNT];
 static _Atomic bool missing_told[CMG__FN_COUNT];
 static _Atomic(void *) libcuda_handle;
 static _Atomic(void *) libnvml_handle;
-
-typedef void *(*dlsym_fn)(void *, const char *);
-static _Atomic(dlsym_fn) real_dlsym;
-
-/* Binding to a versioned dlvsym of libc finds the real dlsym whatever
- * version a program's own references were bound to. */
-CMG__NO_ASAN static dlsym_fn
-get_real_dlsym(void)
-{
-  dlsym_fn f = atomic_load_explicit(&real_dlsym, memory_order_acquire);
-  if (cmg__likely(f != NULL))
-    return f;
-  static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5",
-                                          "GLIBC_2.17" };
-  for (size_t i = 0; f == NULL && i < sizeof(versions) / sizeof(*versions); i++)
-    f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-  if (f != NULL)
-    atomic_store_explicit(&real_dlsym, f, memory_order_release);
-  return f;
-}
-
-CMG__NO_ASAN void *
-cmg__real_dlsym(void *handle, const char *name)
-{
-  dlsym_fn f = get_real_dlsym();
-  return f ? f(handle, name) : NULL;
-}
 
 /* A loaded library, pinned: we keep pointers into it, so it must not be
  * unloaded under them.  NULL while it is not loaded. */
@@ -153,7 +127,7 @@ find_in_cudart(struct dl_phdr_info *info, size_t size, void *arg)
   void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
   if (h == NULL)
     return 0;
-  void *p = cmg__real_dlsym(h, io[0]);
+  void *p = cmg__dynlink_dlsym(h, io[0]);
   if (p != NULL && !cmg__is_ours(p)) {
     io[1] = p;
     return 1; /* keep the reference: the pointer must stay valid */
@@ -167,11 +141,11 @@ lookup(enum cmg__fn fn)
 {
   if (fns[fn].layer == DRIVER || fns[fn].layer == NVML_LIB) {
     void *h = fns[fn].layer == DRIVER ? libcuda() : libnvml();
-    return h ? cmg__real_dlsym(h, fns[fn].name) : NULL;
+    return h ? cmg__dynlink_dlsym(h, fns[fn].name) : NULL;
   }
   if (fns[fn].layer == NONE)
     return NULL;
-  void *p = cmg__real_dlsym(RTLD_NEXT, fns[fn].name);
+  void *p = cmg__dynlink_dlsym(RTLD_NEXT, fns[fn].name);
   if (p == NULL || cmg__is_ours(p)) {
     void *io[2] = { (void *)fns[fn].name, NULL };
     dl_iterate_phdr(find_in_cudart, io);
@@ -213,7 +187,7 @@ cmg__real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
   sigaction_fn f =
       atomic_load_explicit(&real_sigaction_fn, memory_order_acquire);
   if (f == NULL) {
-    f = (sigaction_fn)cmg__real_dlsym(RTLD_NEXT, "sigaction");
+    f = (sigaction_fn)cmg__dynlink_dlsym(RTLD_NEXT, "sigaction");
     atomic_store_explicit(&real_sigaction_fn, f, memory_order_release);
   }
   if (f == NULL) {

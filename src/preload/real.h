@@ -74,9 +74,6 @@ struct link_map *cmg__object_of(const void *addr);
 /* Whether p lies in libcumemguard itself. */
 bool cmg__is_ours(const void *p);
 
-/* The real dlsym, never the override. */
-void *cmg__real_dlsym(void *handle, const char *name);
-
 /* The C library's sigaction, never the library's own (hooks/signal.c),
  * which answers the program from its own view of the actions. */
 struct sigaction;

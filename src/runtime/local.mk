@@ -39,7 +39,7 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/report/report_refs.c src/runtime/report/report_refs.h \
 	src/runtime/report/report_text.c src/runtime/report/report_text.h \
 	src/runtime/report/report_timeline.c src/runtime/report/report_timeline.h \
-	src/runtime/linker/elfsym.c src/runtime/linker/elfsym.h
+	src/runtime/linker/dynlink.c src/runtime/linker/dynlink.h
 # Frame pointers, so that capture's walk steps through our own frames the
 # cheap way (runtime/stacks/unwind.c).
 libcmg_runtime_la_CFLAGS = $(AM_CFLAGS) $(UNWIND_CFLAGS) $(LTO_CFLAGS) \

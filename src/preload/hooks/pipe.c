@@ -15,6 +15,7 @@
 
 #include "core/base.h"
 #include "runtime/stacks/unwind.h"
+#include "runtime/linker/dynlink.h"
 #include "preload/real.h"
 
 typedef int (*pipe2_fn)(int[2], int);
@@ -29,7 +30,7 @@ real(_Atomic(void *) *fn, const char *name)
 {
   void *f = atomic_load_explicit(fn, memory_order_acquire);
   if (f == NULL) {
-    f = cmg__real_dlsym(RTLD_NEXT, name);
+    f = cmg__dynlink_dlsym(RTLD_NEXT, name);
     atomic_store_explicit(fn, f, memory_order_release);
   }
   if (f == NULL)

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "core/base.h"
-#include "runtime/linker/elfsym.h"
+#include "runtime/linker/dynlink.h"
 #include "preload/hooks/hooks.h"
 #include "preload/real.h"
 
@@ -198,7 +198,7 @@ object_tls(const struct link_map *l, const char *name)
   void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
   if (h == NULL)
     return NULL;
-  void *p = cmg__real_dlsym(h, name);
+  void *p = cmg__dynlink_dlsym(h, name);
   dlclose(h);
   return p;
 }
@@ -215,7 +215,7 @@ is_vdso(const struct link_map *l)
 /* RTLD_NEXT means "after the object that called dlsym".  Forwarding it to
  * the real dlsym from here would search after libcumemguard instead (glibc
  * looks at the return address), so search on the caller's behalf: the first
- * object after the caller's that defines the name (elfsym.c says why not
+ * object after the caller's that defines the name (dynlink.c says why not
  * through dlopen). */
 CMG__NO_ASAN static void *
 next_symbol(const char *name, const void *caller)
@@ -226,7 +226,7 @@ next_symbol(const char *name, const void *caller)
     if (l->l_name == NULL || l->l_name[0] == '\0' || is_vdso(l))
       continue;
     bool tls;
-    void *p = cmg__object_symbol(l, name, &tls);
+    void *p = cmg__dynlink_object_symbol(l, name, &tls);
     if (p == NULL && tls)
       p = object_tls(l, name);
     if (p != NULL)
@@ -270,7 +270,7 @@ dlsym(void *restrict handle, const char *restrict name)
 {
   const void *caller = __builtin_return_address(0);
   void *p = handle == RTLD_NEXT ? next_symbol(name, caller)
-                                : cmg__real_dlsym(handle, name);
+                                : cmg__dynlink_dlsym(handle, name);
   if (p != NULL &&
       (cmg__has_prefix(name, "cu") || cmg__has_prefix(name, "nvml")))
     p = wrap_symbol(name, p);

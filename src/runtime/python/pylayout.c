@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/linker/dynlink.h"
 #include "runtime/python/pylayout.h"
 
 #define NONE CMG__PY_NONE
@@ -172,7 +173,7 @@ pick_layout(unsigned long hex)
 static void
 find_eval_loop(void)
 {
-  void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+  void *eval = cmg__dynlink_dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
   Dl_info info;
   const ElfW(Sym) *sym = NULL;
   if (eval != NULL &&
@@ -186,9 +187,11 @@ find_eval_loop(void)
 static bool
 find_types(void)
 {
-  L.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
-  L.objects.unicode_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-  L.objects.bytes_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
+  L.code_type = (uintptr_t)cmg__dynlink_dlsym(RTLD_DEFAULT, "PyCode_Type");
+  L.objects.unicode_type =
+      (uintptr_t)cmg__dynlink_dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+  L.objects.bytes_type =
+      (uintptr_t)cmg__dynlink_dlsym(RTLD_DEFAULT, "PyBytes_Type");
   if (L.code_type && L.objects.unicode_type && L.objects.bytes_type)
     return true;
   set_why("Python %s: its type objects are not exported", status.version);
@@ -198,12 +201,13 @@ find_types(void)
 void
 cmg__py_configure(bool python_frames, bool stacks)
 {
-  void *init = dlsym(RTLD_DEFAULT, "Py_Initialize");
-  L.runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
+  void *init = cmg__dynlink_dlsym(RTLD_DEFAULT, "Py_Initialize");
+  L.runtime = (uintptr_t)cmg__dynlink_dlsym(RTLD_DEFAULT, "_PyRuntime");
   if (init == NULL || L.runtime == 0)
     return;
   status.found = true;
-  const unsigned long *py_version = dlsym(RTLD_DEFAULT, "Py_Version");
+  const unsigned long *py_version =
+      cmg__dynlink_dlsym(RTLD_DEFAULT, "Py_Version");
   if (py_version == NULL) {
     version_without_py_version(init);
     set_why("Python %s: Python frames need CPython 3.11, 3.12 or 3.13",

@@ -1,6 +1,12 @@
 /*
- * A symbol's definition in one loaded object, read from the object's own
- * dynamic symbol table.
+ * What the dynamic linker gives without us: libc's dlsym, and a symbol's
+ * definition in one loaded object, read from the object's own dynamic
+ * symbol table.
+ *
+ * The library exports a dlsym of its own (preload/hooks/resolvers.c), and
+ * a plain call to dlsym from inside the library binds to it; libc's is
+ * found once through dlvsym, bound by version, whatever version the
+ * program's own references were bound to.
  *
  * The dlsym override answers RTLD_NEXT on its caller's behalf, object by
  * object.  glibc offers no lookup confined to one loaded object except
@@ -16,13 +22,40 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/auxv.h>
 
 #include "core/base.h"
-#include "runtime/linker/elfsym.h"
+#include "runtime/linker/dynlink.h"
+
+typedef void *(*dlsym_fn)(void *, const char *);
+static _Atomic(dlsym_fn) libc_dlsym;
+
+CMG__NO_ASAN static dlsym_fn
+find_libc_dlsym(void)
+{
+  dlsym_fn f = atomic_load_explicit(&libc_dlsym, memory_order_acquire);
+  if (cmg__likely(f != NULL))
+    return f;
+  static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5",
+                                          "GLIBC_2.17" };
+  for (size_t i = 0; f == NULL && i < sizeof(versions) / sizeof(*versions); i++)
+    f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+  if (f != NULL)
+    atomic_store_explicit(&libc_dlsym, f, memory_order_release);
+  return f;
+}
+
+CMG__NO_ASAN void *
+cmg__dynlink_dlsym(void *handle, const char *name)
+{
+  dlsym_fn f = find_libc_dlsym();
+  return f ? f(handle, name) : NULL;
+}
 
 struct dynamic {
   ElfW(Addr) base;
@@ -166,7 +199,8 @@ CMG__NO_ASAN static const ElfW(Sym) *
 }
 
 CMG__NO_ASAN void *
-cmg__object_symbol(const struct link_map *l, const char *name, bool *tls)
+cmg__dynlink_object_symbol(const struct link_map *l, const char *name,
+                           bool *tls)
 {
   struct dynamic d;
   *tls = false;

@@ -1,0 +1,59 @@
+#!/bin/sh
+# The layout's rules hold (docs/INTERNALS.md, "Layout"), each one test
+# point, each breach one line on stderr:
+#   check-layout: WHAT: why it breaks the rule
+# - no folder of src/ holds more than 15 C or C++ files directly;
+# - calls run one way: core includes only core, the runtime only core and
+#   the runtime, so nothing below the preload library calls up into it;
+# - only runtime/linker/dynlink.c calls libc's dlsym or dlvsym, so that no
+#   lookup of the library's own lands in the dlsym it exports
+#   (preload/hooks/resolvers.c defines that one).
+set -u
+srcdir=${srcdir:-.}
+cd "$srcdir" || exit 1
+echo "1..3"
+status=0
+
+# point N TEXT BREACHES: ok when BREACHES is empty, else each line of it
+# goes to stderr.
+point() {
+  if [ -z "$3" ]; then
+    echo "ok $1 - $2"
+  else
+    printf '%s\n' "$3" | sed 's/^/check-layout: /' >&2
+    echo "not ok $1 - $2"
+    status=1
+  fi
+}
+
+crowded=$(find src -type d | sort | while read -r d; do
+  n=$(find "$d" -maxdepth 1 -type f \( -name '*.c' -o -name '*.cc' \) | wc -l)
+  [ "$n" -gt 15 ] && echo "$d: $n C files, more than 15"
+done)
+point 1 "no folder of src/ holds more than 15 C files" "$crowded"
+
+# The quoted includes of the files under $1 that name a folder of src/
+# outside the ones listed after it.
+includes_outside() {
+  dir=$1
+  shift
+  allowed=$(printf '%s/|' "$@")
+  grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[a-z0-9_]+/' "$dir" \
+    --include='*.c' --include='*.h' |
+    grep -vE "#[[:space:]]*include[[:space:]]+\"(${allowed%|})" |
+    sed 's/:\([0-9]*\):.*include[[:space:]]*/:\1: includes /'
+}
+up=$(includes_outside src/core core
+  includes_outside src/runtime core runtime)
+point 2 "nothing in src/core or src/runtime includes a header from above it" \
+  "$up"
+
+lookups=$(grep -rnE '(^|[^_a-zA-Z0-9])dl(v?)sym[[:space:]]*\(' src/core \
+  src/runtime src/preload --include='*.c' |
+  grep -v '^src/runtime/linker/dynlink\.c:' |
+  grep -vE '^[^:]*:[0-9]+:[[:space:]]*(\*|/\*)' |
+  grep -vE '^src/preload/hooks/resolvers\.c:[0-9]+:dlsym\(void' |
+  sed 's/:\([0-9]*\):.*/:\1: calls dlsym itself, not runtime\/linker\/dynlink.h/')
+point 3 "only runtime/linker/dynlink.c calls libc's dlsym" "$lookups"
+
+exit $status
