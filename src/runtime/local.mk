@@ -23,6 +23,7 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/group/group_join.c src/runtime/group/group_join.h \
 	src/runtime/group/group_member.c src/runtime/group/group_member.h \
 	src/runtime/group/group_reclaim.c src/runtime/group/group_reclaim.h \
+	src/runtime/group/group_segment.c src/runtime/group/group_segment.h \
 	src/runtime/stacks/stackmemo.c src/runtime/stacks/stackmemo.h \
 	src/runtime/stacks/stacks.c src/runtime/stacks/stacks.h \
 	src/runtime/stacks/symbols.c src/runtime/stacks/symbols.h \

@@ -1,5 +1,5 @@
 /*
- * Unit tests of segment.c, through joining a group: a segment is
+ * Unit tests of segment.c and group_segment.c, through joining a group: a segment is
  * untrusted input, so one of bad magic, another layout, a slot in no known
  * state, a file of garbage, one others can read or another user made is
  * refused with one line naming it, and no allocation succeeds; a segment

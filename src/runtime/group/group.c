@@ -68,7 +68,7 @@
 #include "runtime/group/group_reclaim.h"
 #include "runtime/group/group_member.h"
 #include "core/log.h"
-#include "core/segment.h"
+#include "runtime/group/group_segment.h"
 #include "core/size.h"
 #include "runtime/ledger/thread_tally.h"
 
@@ -125,7 +125,7 @@ cmg__group_fault(const void *addr)
 }
 
 /* At most once a second: the member's check that its segment is the one
- * it joined, whole and unchanged (segment.c); a truncated one is replaced
+ * it joined, whole and unchanged (group_segment.c); a truncated one is replaced
  * by zeroed pages before anything reads past its end. */
 static bool
 is_intact(struct seg *s)

@@ -9,7 +9,7 @@
  * free (so that a group whose members agree on the ordinals numbers its
  * counters as they do), else the first free one.  Entries are never
  * renamed while the group lives; a group set up again starts unnamed
- * (segment.c).
+ * (group_segment.c).
  *
  * A driver that gives no UUID (cuDeviceGetUuid failing) leaves the
  * ordinal named by itself, as the group counted before it knew GPUs.
@@ -30,6 +30,7 @@
 #include "runtime/group/group.h"
 #include "runtime/group/group_gpus.h"
 #include "runtime/group/group_member.h"
+#include "runtime/group/group_segment.h"
 
 void
 cmg__group_know_device(int ordinal, const unsigned char uuid[CMG__UUID_BYTES])

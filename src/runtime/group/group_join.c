@@ -12,7 +12,7 @@
  * member leaves.  A member also holds a read lock on the segment's first
  * byte for its life, so that a joiner that finds the segment emptied or
  * zeroed can tell tampering from a creator that died half way
- * (segment.c).
+ * (group_segment.c).
  *
  * A process that closes its descriptors may open its own files where the
  * segment's was: its descriptor is checked to be the segment (its device
@@ -40,7 +40,7 @@
 #include "runtime/group/group_reclaim.h"
 #include "runtime/group/group_member.h"
 #include "core/log.h"
-#include "core/segment.h"
+#include "runtime/group/group_segment.h"
 
 static bool said_mismatch;
 

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 
 #include "runtime/group/group_reclaim.h"
+#include "runtime/group/group_segment.h"
 #include "core/log.h"
 
 /* A recount reads the members this many times, 20 us apart, before it
