@@ -28,6 +28,7 @@ libcmg_runtime_la_SOURCES = \
 	src/runtime/stacks/stacks.c src/runtime/stacks/stacks.h \
 	src/runtime/stacks/symbols.c src/runtime/stacks/symbols.h \
 	src/runtime/stacks/unwind.c src/runtime/stacks/unwind.h \
+	src/runtime/stacks/unwind_pipe.c src/runtime/stacks/unwind_pipe.h \
 	src/runtime/stacks/stack_words.h \
 	src/runtime/python/pyframes.c src/runtime/python/pyframes.h \
 	src/runtime/python/pylayout.c src/runtime/python/pylayout.h \

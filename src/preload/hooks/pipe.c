@@ -1,6 +1,7 @@
 /*
- * libunwind's pipe, which it checks memory with (runtime/stacks/unwind.c): the
- * program's pipe2, mincore and msync, which libunwind calls too.  A pipe
+ * libunwind's pipe, which it checks memory with (runtime/stacks/
+ * unwind_pipe.c): the program's pipe2, mincore and msync, which libunwind
+ * calls too.  A pipe
  * made inside one of the library's calls into libunwind is noted; there,
  * before libunwind writes into its pipe, mincore and msync fail as for an
  * unmapped page when the program has put other files where the pipe was.
@@ -14,7 +15,7 @@
 #include <sys/mman.h>
 
 #include "core/base.h"
-#include "runtime/stacks/unwind.h"
+#include "runtime/stacks/unwind_pipe.h"
 #include "runtime/linker/dynlink.h"
 #include "preload/real.h"
 

@@ -15,6 +15,7 @@
 #include <libunwind.h>
 
 #include "core/conf.h"
+#include "runtime/stacks/unwind_pipe.h"
 
 extern _Atomic int cmg__unwind_mode;
 
@@ -28,23 +29,6 @@ void cmg__unwind_configure(enum cmg__stack_mode mode);
  * and the caller must ask libunwind: ips[0..*n) are then libunwind's first
  * *n frames all the same. */
 bool cmg__unwind_fp(uintptr_t *ips, int max, int *n);
-
-/* Around every call into libunwind that may step: false when libunwind
- * must not be called any more (the program put files where its pipe was),
- * the stack then ending with the frames proven so far. */
-bool cmg__unwind_enter(void);
-void cmg__unwind_leave(void);
-
-/* Whether the calling thread is inside a call into libunwind, and the pipe
- * libunwind made there (from the program's pipe2, hooks/pipe.c). */
-bool cmg__unwind_is_inside(void);
-void cmg__unwind_note_pipe(const int fds[2]);
-
-/* Inside a call into libunwind, before it uses its pipe (from the
- * program's mincore and msync, hooks/pipe.c): whether the pipe is its
- * still, or closed; false, said once, and libunwind never called again,
- * when the program has put another file there. */
-bool cmg__unwind_pipe_ok(void);
 
 /* What capture calls: unw_backtrace's array, from whichever walk may give
  * it (libunwind alone in dwarf mode).  Always inline, so that
