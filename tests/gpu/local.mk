@@ -6,6 +6,7 @@
 
 GPU_SUITE_FILES = \
 	tests/gpu/build.sh \
+	tests/gpu/cases.sh \
 	tests/gpu/cmg_alloc.cu \
 	tests/gpu/cmgcase.py \
 	tests/gpu/ctypes_cudart.py \

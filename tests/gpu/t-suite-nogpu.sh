@@ -96,7 +96,8 @@ CMG_GPU_ARCH=sm_90 bash "$srcdir/scripts/gpu-bundle" --no-build --build "$top_bu
 is "$?" 0 "the bundle builds"
 b=$tmp/b
 for f in run README bin/cumemguard lib/libcumemguard.so scripts/gpu-suite \
-         tests/gpu/cmgcase.py tests/gpu/cmg_alloc.cu include/cumemguard.h \
+         tests/gpu/cmgcase.py tests/gpu/cases.sh tests/gpu/cmg_alloc.cu \
+         include/cumemguard.h \
          tests/sim/cmg_alloc_sim_static tests/sim/cmg_alloc_sim_shared; do
   tap "$([ -e "$b/$f" ]; echo $?)" "the bundle has $f"
 done
