@@ -87,9 +87,18 @@ PROFILE_PB = src/reader/profile.pb-c.c src/reader/profile.pb-c.h
 nodist_cumemguard_report_SOURCES = $(PROFILE_PB) src/reader/page_html.h
 BUILT_SOURCES = $(PROFILE_PB) src/reader/page_html.h
 CLEANFILES += $(PROFILE_PB) src/reader/page_html.h
-EXTRA_DIST += src/reader/profile.proto src/reader/page.html src/reader/embed.awk
-# The html command's page, carried in the tool as C strings.
-src/reader/page_html.h: $(srcdir)/src/reader/page.html $(srcdir)/src/reader/embed.awk
+# The html command's page, carried in the tool as C strings: page.html is
+# its markup, and includes its style (page.css) and its script: the data
+# and how the page words it (page-data.js); the tooltip, the header, the
+# moments and the table of what was live (page-live.js); memory over time,
+# the flame graph, the denials, the comparison and the start (page-draw.js).
+PAGE_FILES = src/reader/page.html src/reader/page.css \
+	src/reader/page-data.js src/reader/page-live.js src/reader/page-draw.js
+EXTRA_DIST += src/reader/profile.proto $(PAGE_FILES) src/reader/embed.awk
+src/reader/page_html.h: $(srcdir)/src/reader/page.html \
+	$(srcdir)/src/reader/page.css $(srcdir)/src/reader/page-data.js \
+	$(srcdir)/src/reader/page-live.js $(srcdir)/src/reader/page-draw.js \
+	$(srcdir)/src/reader/embed.awk
 	@$(MKDIR_P) src/reader
 	$(AM_V_GEN)$(AWK) -f $(srcdir)/src/reader/embed.awk \
 	  $(srcdir)/src/reader/page.html >$@.tmp && mv -f $@.tmp $@
