@@ -59,6 +59,7 @@ struct option {
   const char *key;
   bool indexed; /* written key.N, N a device ordinal */
   option_handler handle;
+  const char *dflt;     /* the value set_defaults gives, as a user writes it */
   const char *expected; /* what a well-formed value looks like */
   const char *range;    /* what an in-range value looks like */
 };
@@ -355,35 +356,44 @@ static const char zero_or_one[] = "0 or 1";
 _Static_assert(sizeof(((struct cmg__config *)0)->group) == 64,
                "group_range names the limit");
 
+/* The default of a key that no value gives: no limit, no signal, no group.
+ * test_conf_table holds every row's default to set_defaults. */
+#define NONE CMG__DEFAULT_NONE
+
 static const struct option options[] = {
-  { "limit", false, handle_limit, size_expected, size_range },
-  { "limit", true, handle_limit, size_expected, size_range },
-  { "report", false, handle_report, report_expected, report_range },
-  { "stack_depth", false, handle_stack_depth, stack_depth_expected,
-    stack_depth_expected },
-  { "stack_mode", false, handle_stack_mode, stack_mode_expected,
+  { "limit", false, handle_limit, NONE, size_expected, size_range },
+  { "limit", true, handle_limit, NONE, size_expected, size_range },
+  { "report", false, handle_report, CMG__REPORT_DEFAULT, report_expected,
+    report_range },
+  { "stack_depth", false, handle_stack_depth, STR(CMG__STACK_DEPTH_DEFAULT),
+    stack_depth_expected, stack_depth_expected },
+  { "stack_mode", false, handle_stack_mode, "auto", stack_mode_expected,
     stack_mode_expected },
-  { "dump_signal", false, handle_dump_signal, dump_signal_expected,
+  { "dump_signal", false, handle_dump_signal, NONE, dump_signal_expected,
     dump_signal_expected },
-  { "leak_exitcode", false, handle_leak_exitcode, leak_exitcode_expected,
+  { "leak_exitcode", false, handle_leak_exitcode, NONE, leak_exitcode_expected,
     leak_exitcode_expected },
-  { "on_exceed", false, handle_on_exceed, on_exceed_expected,
+  { "on_exceed", false, handle_on_exceed, "fail", on_exceed_expected,
     on_exceed_expected },
-  { "wait_timeout", false, handle_wait_timeout, wait_timeout_expected,
+  { "wait_timeout", false, handle_wait_timeout, "30s", wait_timeout_expected,
     wait_timeout_range },
-  { "soft_limit", false, handle_soft_limit, size_expected, size_range },
-  { "soft_limit", true, handle_soft_limit, size_expected, size_range },
-  { "max_alloc", false, handle_max_alloc, bytes_expected, bytes_range },
-  { "host_limit", false, handle_host_limit, bytes_expected, bytes_range },
-  { "group", false, handle_group, group_expected, group_range },
-  { "group_limit", false, handle_group_limit, size_expected, size_range },
-  { "group_limit", true, handle_group_limit, size_expected, size_range },
-  { "no_pools", false, handle_no_pools, zero_or_one, zero_or_one },
-  { "timeline", false, handle_timeline, zero_or_one, zero_or_one },
-  { "python_frames", false, handle_python_frames, zero_or_one, zero_or_one },
-  { "signal_report", false, handle_signal_report, zero_or_one, zero_or_one },
-  { "snapshot", false, handle_snapshot, snapshot_expected, snapshot_range },
-  { "count_context", false, handle_count_context, zero_or_one, zero_or_one },
+  { "soft_limit", false, handle_soft_limit, NONE, size_expected, size_range },
+  { "soft_limit", true, handle_soft_limit, NONE, size_expected, size_range },
+  { "max_alloc", false, handle_max_alloc, NONE, bytes_expected, bytes_range },
+  { "host_limit", false, handle_host_limit, NONE, bytes_expected, bytes_range },
+  { "group", false, handle_group, NONE, group_expected, group_range },
+  { "group_limit", false, handle_group_limit, NONE, size_expected, size_range },
+  { "group_limit", true, handle_group_limit, NONE, size_expected, size_range },
+  { "no_pools", false, handle_no_pools, "0", zero_or_one, zero_or_one },
+  { "timeline", false, handle_timeline, "1", zero_or_one, zero_or_one },
+  { "python_frames", false, handle_python_frames, "1", zero_or_one,
+    zero_or_one },
+  { "signal_report", false, handle_signal_report, "1", zero_or_one,
+    zero_or_one },
+  { "snapshot", false, handle_snapshot, "0", snapshot_expected,
+    snapshot_range },
+  { "count_context", false, handle_count_context, "1", zero_or_one,
+    zero_or_one },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -396,6 +406,16 @@ cmg__config_key(size_t i, bool *indexed)
   if (indexed != NULL)
     *indexed = options[i].indexed;
   return options[i].key;
+}
+
+bool
+cmg__config_doc(size_t i, struct cmg__option_doc *doc)
+{
+  if (i >= N_OPTIONS)
+    return false;
+  *doc = (struct cmg__option_doc){ options[i].key, options[i].indexed,
+                                   options[i].dflt, options[i].range };
+  return true;
 }
 
 /* ---- tokenizing --------------------------------------------------------- */
@@ -560,7 +580,7 @@ check_group(const struct cmg__config *cfg, char *err, size_t errlen)
   return -EINVAL;
 }
 
-/* The values of options not given. */
+/* The values of options not given, which the table's dflt texts say. */
 static void
 set_defaults(struct cmg__config *cfg)
 {

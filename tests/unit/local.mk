@@ -7,6 +7,7 @@ UNIT_TESTS = \
 	tests/unit/test_conf_gpu \
 	tests/unit/test_conf_merge \
 	tests/unit/test_conf_report \
+	tests/unit/test_conf_table \
 	tests/unit/test_group \
 	tests/unit/test_group_join \
 	tests/unit/test_group_reclaim \
@@ -39,6 +40,7 @@ tests_unit_test_conf_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_gpu_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_merge_LDADD = $(UNIT_LDADD)
 tests_unit_test_conf_report_LDADD = $(UNIT_LDADD)
+tests_unit_test_conf_table_LDADD = $(UNIT_LDADD)
 tests_unit_test_group_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_group_join_LDADD = libcmg_ops.la $(UNIT_LDADD)
 tests_unit_test_group_reclaim_LDADD = libcmg_ops.la $(UNIT_LDADD)
