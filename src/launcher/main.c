@@ -191,6 +191,7 @@ print_usage(FILE *f)
     usage_word(f, word, &col);
   }
   usage_word(f, "[--on-demand-growth]", &col);
+  usage_word(f, "[--list-options]", &col);
   usage_word(f, "[--help]", &col);
   usage_word(f, "[--version]", &col);
   usage_word(f, "[--]", &col);
@@ -266,6 +267,9 @@ print_help(void)
              "make TensorFlow and JAX allocate as they go:\n"
              "sets TF_FORCE_GPU_ALLOW_GROWTH=true and\n"
              "XLA_PYTHON_CLIENT_PREALLOCATE=false unless set");
+  print_flag("list-options", "",
+             "print each key of " OPTIONS_VAR " with its\n"
+             "default and range, and exit");
   print_flag("help", "", "print this help and exit");
   print_flag("version", "", "print the version and exit");
   printf("\n'cumemguard status' runs no program: it prints each of your "
@@ -289,6 +293,17 @@ print_help(void)
          "\nExit status: the program's own, which the library sets to N "
          "for\n--leak-exitcode N; 2 for a bad flag or option, 126 or 127 "
          "when PROGRAM\ncannot be run.\n");
+}
+
+/* The option table, one entry a line: the key (KEY.N for a device's), its
+ * default and its range, tab-separated for the manual's test and scripts. */
+static void
+print_options(void)
+{
+  struct cmg__option_doc d;
+
+  for (size_t i = 0; cmg__config_doc(i, &d); i++)
+    printf("%s%s\t%s\t%s\n", d.key, d.indexed ? ".N" : "", d.dflt, d.range);
 }
 
 /* ---- the option string -------------------------------------------------- */
@@ -359,7 +374,7 @@ add_preload(const char *lib)
 /* ---- main --------------------------------------------------------------- */
 
 /* The options of the program runner: the flags' rows, then its own. */
-#define N_OPTS (N_FLAGS + 3)
+#define N_OPTS (N_FLAGS + 4)
 
 static void
 runner_opts(struct cmg__opt opts[N_OPTS])
@@ -367,8 +382,9 @@ runner_opts(struct cmg__opt opts[N_OPTS])
   for (size_t i = 0; i < N_FLAGS; i++)
     opts[i] = (struct cmg__opt){ flags[i].name, flags[i].arg };
   opts[N_FLAGS] = (struct cmg__opt){ "on-demand-growth", NULL };
-  opts[N_FLAGS + 1] = (struct cmg__opt){ "help", NULL };
-  opts[N_FLAGS + 2] = (struct cmg__opt){ "version", NULL };
+  opts[N_FLAGS + 1] = (struct cmg__opt){ "list-options", NULL };
+  opts[N_FLAGS + 2] = (struct cmg__opt){ "help", NULL };
+  opts[N_FLAGS + 3] = (struct cmg__opt){ "version", NULL };
 }
 
 /* Sets values[f] from the option a read, a row of `flags`; 0, or -1 after
@@ -389,7 +405,8 @@ take_flag(const struct cmg__args *a, size_t f, const char *values[])
 /*
  * Reads the flags into values[] (one per row of `flags`, the last one
  * given wins) and returns the index of PROGRAM in argv, or -1 after
- * printing why the arguments are wrong, or 0 after --help or --version.
+ * printing why the arguments are wrong, or 0 after --help, --version or
+ * --list-options.
  */
 static int
 parse_args(int argc, char **argv, const char *values[])
@@ -411,6 +428,9 @@ parse_args(int argc, char **argv, const char *values[])
         return -1;
     } else if (cmg__args_is(&a, "on-demand-growth")) {
       on_demand_growth = true;
+    } else if (cmg__args_is(&a, "list-options")) {
+      print_options();
+      return 0;
     } else if (cmg__args_is(&a, "help")) {
       print_help();
       return 0;
@@ -469,7 +489,7 @@ main(int argc, char **argv)
     return cmg__cdi_main(argc - 1, argv + 1);
   int prog = parse_args(argc, argv, values);
   if (prog == 0) {
-    /* --help or --version: a full disk or closed stdout is still an error. */
+    /* --help, --version or --list-options: a full disk or closed stdout is still an error. */
     if (fflush(stdout) != 0 || ferror(stdout)) {
       cmg__log("cannot write to standard output: %s", strerror(errno));
       return EXIT_FAILURE;
