@@ -4,7 +4,10 @@
 # key is in the man page's list of CUMEMGUARD_OPTIONS; every key a user
 # sets per run has a launcher flag of its name (--KEY, or --no-KEY for a
 # switch that is on by default), and the keys of one device are said to
-# have none; every flag of the help's usage is in the man page.
+# have none; every flag of the help's usage is in the man page.  Each
+# key's entry in the man page says its default and range on lines of
+# their own ("Key: K." "Default: D." "Range: R."), which must be the
+# table's, as --list-options prints them.
 . "$srcdir/tests/lib/defs.sh"
 
 "$LAUNCHER" --help >"$tmp/help"
@@ -39,5 +42,45 @@ is "$(grep -c '^devices said: True$' "$tmp/out")" 1 \
 is "$(grep '^CUMEMGUARD_OPTIONS=' "$tmp/out")" \
   "CUMEMGUARD_OPTIONS=snapshot=1s,timeline=0,signal_report=0,count_context=0" \
   "--snapshot, --no-timeline, --no-signal-report and --no-count-context set their keys"
+
+# The man page's default and range of each key against the table's: one
+# line a table entry, KEY (KEY.N for a device's) first, then what the man
+# page says of the key: same, differs, or missing.
+"$LAUNCHER" --list-options >"$tmp/table"
+"$PYTHON3" - "$tmp/table" "$srcdir/man/cumemguard.1" >"$tmp/out" <<'PY'
+import re, sys
+man = open(sys.argv[2]).read()
+man = re.sub(r"\\f[BIRP]", "", man).replace("\\-", "-")
+entries = {}
+for key, dflt, rng in re.findall(
+        r"^Key: (\S+)\.\nDefault: (.*)\.\nRange: (.*)\.$", man, re.M):
+    entries.setdefault(key, []).append((dflt, rng))
+keys = set()
+for row in open(sys.argv[1]).read().splitlines():
+    name, dflt, rng = row.split("\t")
+    key = name[:-2] if name.endswith(".N") else name
+    keys.add(key)
+    said = entries.get(key, [])
+    def word(i, want):
+        return "missing" if not said else \
+            "same" if all(e[i] == want for e in said) else "differs"
+    print(name, "default=" + word(0, dflt), "range=" + word(1, rng),
+          "entries=%d" % len(said))
+    for d, r in said:
+        if (d, r) != (dflt, rng):
+            print("# %s: the man page says default %r, range %r; the table %r, %r"
+                  % (name, d, r, dflt, rng))
+for key in sorted(set(entries) - keys):
+    print("stray", key)
+PY
+sed 's/^/# /' "$tmp/out"
+is "$(grep -c "" "$tmp/table")" "$(grep -c '^[a-z_.N]* default=' "$tmp/out")" \
+  "each entry of --list-options is compared"
+for k in $(cut -f1 "$tmp/table"); do
+  is "$(at "$k" default)" same "the man page gives $k the table's default"
+  is "$(at "$k" range)" same "the man page gives $k the table's range"
+  is "$(at "$k" entries)" 1 "the man page has one entry for $k"
+done
+is "$(grep -c '^stray ' "$tmp/out")" 0 "every key the man page gives a default is the table's"
 
 done_testing
