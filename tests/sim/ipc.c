@@ -11,7 +11,7 @@
  * live.  Imported external memory has a size and nothing else; each
  * buffer mapped from it gets an address of the current context's device,
  * also uncounted, which cuMemFree frees, as NVIDIA documents.  Aliases
- * are records of kind IPC or EXTBUF in the device's table (libcuda.c), so
+ * are records of kind IPC or EXTBUF in the device's table (devmem.c), so
  * they are owned by the context that opened them like anything else.
  *
  * External memory objects are in a list under sim_obj_lock.

@@ -1,6 +1,7 @@
 /*
  * Shared by the files of the simulated driver: libcuda.c (configuration,
- * devices, plain memory), contexts.c (contexts), procaddr.c
+ * devices), devmem.c (the accounting of device memory, plain memory),
+ * contexts.c (contexts), procaddr.c
  * (cuGetProcAddress), visible.c
  * (CUDA_VISIBLE_DEVICES), vmm.c (virtual memory management), pools.c
  * (memory pools), arrays.c (CUDA arrays), hostmem.c (page-locked host
@@ -93,6 +94,10 @@ extern __typeof__(*(PFN_cuMemAllocFromPoolAsync_v11020_ptsz)0)
   X(cuDeviceGetUuid) \
   X(cuDeviceGetUuid_v2) \
   X(cuDeviceTotalMem_v2) \
+  X(cuGetErrorName) \
+  X(cuGetErrorString)
+
+#define SIM_MEMORY_FUNCTIONS(X) \
   X(cuMemAlloc) \
   X(cuMemAlloc_v2) \
   X(cuMemFree) \
@@ -100,9 +105,7 @@ extern __typeof__(*(PFN_cuMemAllocFromPoolAsync_v11020_ptsz)0)
   X(cuMemAllocPitch_v2) \
   X(cuMemAllocManaged) \
   X(cuMemGetInfo) \
-  X(cuMemGetInfo_v2) \
-  X(cuGetErrorName) \
-  X(cuGetErrorString)
+  X(cuMemGetInfo_v2)
 
 #define SIM_CONTEXT_FUNCTIONS(X) \
   X(cuDevicePrimaryCtxRetain) \
@@ -235,6 +238,7 @@ extern __typeof__(*(PFN_cuMemAllocFromPoolAsync_v11020_ptsz)0)
 #define SIM_DEFINE_ALIAS(fn) \
   extern __typeof__(fn) hid_##fn __attribute__((alias(#fn)));
 SIM_DRIVER_FUNCTIONS(SIM_DECLARE_HIDDEN)
+SIM_MEMORY_FUNCTIONS(SIM_DECLARE_HIDDEN)
 SIM_CONTEXT_FUNCTIONS(SIM_DECLARE_HIDDEN)
 SIM_VMM_FUNCTIONS(SIM_DECLARE_HIDDEN)
 SIM_POOL_FUNCTIONS(SIM_DECLARE_HIDDEN)
@@ -312,6 +316,13 @@ SIM_HIDDEN extern uint64_t sim_context_bytes;
  * each context beyond that, which its free memory shows and NVML's count
  * of the process does not (about 6 MiB on an H100).  0 by default. */
 SIM_HIDDEN extern uint64_t sim_context_driver_bytes;
+/* CMG_SIM_FAIL_ALLOC_AFTER and CMG_SIM_FAIL_FREE_AFTER, N or N:CODE:
+ * after N successful allocations (frees), each fails with CODE; -1 when
+ * unset.  devmem.c applies them. */
+SIM_HIDDEN extern long long sim_fail_alloc_after;
+SIM_HIDDEN extern CUresult sim_fail_alloc_code;
+SIM_HIDDEN extern long long sim_fail_free_after;
+SIM_HIDDEN extern CUresult sim_fail_free_code;
 
 /* Reads the environment and sets the devices up, once per process. */
 SIM_HIDDEN void sim_configure_once(void);

@@ -16,6 +16,7 @@ check_LTLIBRARIES += tests/sim/libcuda.la tests/sim/libcudart.la
 tests_sim_libcuda_la_SOURCES = \
 	tests/sim/libcuda.c \
 	tests/sim/libcuda.h \
+	tests/sim/devmem.c \
 	tests/sim/contexts.c \
 	tests/sim/procaddr.c \
 	tests/sim/visible.c \
