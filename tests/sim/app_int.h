@@ -1,7 +1,8 @@
 /*
  * Shared by the files of the script interpreter: app_parse.c (the
  * operations' names and the check of a script), app.c (the run loop and
- * the operations every program has), app_ops.c (the optional
+ * the operations every program has), app_inspect.c (what the driver and
+ * the interposer say they hold), app_ops.c (the optional
  * operations: VMM, pools, arrays, host memory, contexts, IPC, external
  * memory, entry points), app_nvml.c (NVML), app_lib.c (a library's own
  * allocations) and app_graph.c (streams, capture and graphs).  Not for the backends, which see
@@ -113,7 +114,8 @@ APP_HIDDEN int app_ensure_started(void);
 APP_HIDDEN void *app_find_symbol(const char *name);
 
 /* Names what a lookup returned: the dynamic symbol at `fn` ("?" for none,
- * "null" for no pointer) and the file that holds it ("-" for none). */
+ * "null" for no pointer) and the file that holds it ("-" for none)
+ * (app_inspect.c). */
 APP_HIDDEN void app_name_pointer(void *fn, char *name, size_t len,
                                  const char **lib);
 
@@ -141,6 +143,9 @@ APP_HIDDEN void app_run_more(const struct op *op);
 
 /* Runs lib_alloc or lib_free (app_lib.c). */
 APP_HIDDEN void app_run_lib(const struct op *op);
+
+/* Runs stats, cmg, whatis, getproc or dump (app_inspect.c). */
+APP_HIDDEN void app_run_inspect(const struct op *op);
 
 /* Runs one of the NVML operations (app_nvml.c). */
 APP_HIDDEN void app_run_nvml(const struct op *op);

@@ -65,7 +65,8 @@ SIM_APPS = \
 	tests/sim/app_rt_static
 check_PROGRAMS += $(SIM_APPS)
 
-SIM_APP_COMMON = tests/sim/app.c tests/sim/app_parse.c tests/sim/app_ops.c tests/sim/app_signals.c \
+SIM_APP_COMMON = tests/sim/app.c tests/sim/app_inspect.c tests/sim/app_parse.c \
+	tests/sim/app_ops.c tests/sim/app_signals.c \
 	tests/sim/app_graph.c tests/sim/app_nvml.c tests/sim/app_lib.c \
 	tests/sim/app.h tests/sim/app_int.h tests/sim/nvml_abi.h
 # The optional operations over a table of driver entry points.
