@@ -7,11 +7,14 @@
 #   the runtime, so nothing below the preload library calls up into it;
 # - only runtime/linker/dynlink.c calls libc's dlsym or dlvsym, so that no
 #   lookup of the library's own lands in the dlsym it exports
-#   (preload/hooks/resolvers.c defines that one).
+#   (preload/hooks/resolvers.c defines that one);
+# - no source file (C, C++, headers, the page's HTML, CSS and script, the
+#   shell and Python of src/, tests/, bench/ and scripts/) is longer than
+#   700 lines, so that each can be read as a whole.
 set -u
 srcdir=${srcdir:-.}
 cd "$srcdir" || exit 1
-echo "1..3"
+echo "1..4"
 status=0
 
 # point N TEXT BREACHES: ok when BREACHES is empty, else each line of it
@@ -56,4 +59,17 @@ lookups=$(grep -rnE '(^|[^_a-zA-Z0-9])dl(v?)sym[[:space:]]*\(' src/core \
   sed 's/:\([0-9]*\):.*/:\1: calls dlsym itself, not runtime\/linker\/dynlink.h/')
 point 3 "only runtime/linker/dynlink.c calls libc's dlsym" "$lookups"
 
+# The sources, as git or the tarball holds them: not the tests' data.
+sources() {
+  find src tests bench scripts include -type f \( -name '*.c' -o -name '*.cc' \
+    -o -name '*.h' -o -name '*.html' -o -name '*.css' -o -name '*.js' \
+    -o -name '*.sh' -o -name '*.py' -o -name '*.awk' -o -name '*.mk' \
+    -o -path 'scripts/*' \) ! -path 'bench/base-*' ! -name '*.pb-c.*' ! -name '*.pb.*' \
+    ! -name 'page_html.h' ! -path '*/node_modules/*' 2>/dev/null | sort
+}
+long=$(sources | while read -r f; do
+  n=$(wc -l <"$f")
+  [ "$n" -gt 700 ] && echo "$f: $n lines, more than 700"
+done)
+point 4 "no source file is longer than 700 lines" "$long"
 exit $status
