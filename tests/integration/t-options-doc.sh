@@ -83,4 +83,28 @@ for k in $(cut -f1 "$tmp/table"); do
 done
 is "$(grep -c '^stray ' "$tmp/out")" 0 "every key the man page gives a default is the table's"
 
+# The defaults the help states in its own words: "(default X" after a
+# flag, or "X (default" for the value it names first, each the table's
+# default of the flag's key.  One line a flag that states one.
+"$PYTHON3" - "$tmp/help" "$tmp/table" >"$tmp/out" <<'PY'
+import re, sys
+help_text = open(sys.argv[1]).read()
+table = dict(row.split("\t")[:2] for row in open(sys.argv[2]).read().splitlines())
+for flag, text in re.findall(r"^  --([a-z-]+)[^\n]*?((?:\n?[^\n]*)(?:\n {10,}[^\n]*)*)",
+                             help_text, re.M):
+    m = re.search(r"(\S+) \(default[):]", text) or \
+        re.search(r"\(default ([^,;)\s]+)", text)
+    key = flag.replace("-", "_")
+    if m is None or key not in table:
+        continue
+    said = m.group(1)
+    print(key, "same" if said == table[key] else "differs",
+          "help=%s table=%s" % (said, table[key]))
+PY
+sed 's/^/# /' "$tmp/out"
+is "$(grep -c ' same ' "$tmp/out")" 5 \
+  "the help states the defaults of five flags"
+is "$(grep -c ' differs ' "$tmp/out")" 0 \
+  "each default the help states is the table's"
+
 done_testing
