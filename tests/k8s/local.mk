@@ -1,7 +1,7 @@
 # Kubernetes: the device plugin against a kubelet stand-in (kubelet.py,
-# gRPC with Debian's python3-grpcio) under make check; the containers its
-# answers make, for real in Podman, and the deployment files parsed by the
-# Kubernetes client's models, under make check-system.
+# gRPC with Debian's python3-grpcio) and the deployment files parsed by
+# the Kubernetes client's models, under make check; the containers its
+# answers make, for real in Podman, under make check-system.
 K8S_TESTS = tests/k8s/t-plugin.sh tests/k8s/t-deploy.sh
 TESTS += $(K8S_TESTS)
 K8S_SYSTEM_TESTS = tests/k8s/t-podman-k8s.sh
