@@ -83,7 +83,8 @@ now_ns(void)
 }
 
 /* The bottom: the frames counted once, before the clock starts (the first
- * backtrace loads libgcc's unwinder), then the best of BLOCKS blocks. */
+ * backtrace loads libgcc's unwinder), then the best of BLOCKS blocks.
+ * scripts/bench-instructions counts within this function, by its name. */
 __attribute__((noipa)) static int
 bottom(struct descent *d)
 {
