@@ -80,28 +80,6 @@ struct cmg__config {
 int cmg__config_parse(const char *opts, struct cmg__config *cfg, char *err,
                       size_t errlen);
 
-/* The i-th key of the option table, NULL past the last; *indexed (may be
- * NULL) says whether this entry is KEY.N.  A key taken both ways has two
- * entries.  The launcher's help and the documentation's test list them
- * from here. */
-const char *cmg__config_key(size_t i, bool *indexed);
-
-/* What the manual says of one entry of the option table. */
-struct cmg__option_doc {
-  const char *key;
-  bool indexed;
-  const char *dflt;  /* the value the key has unless given, as written */
-  const char *range; /* the values it takes, as a bad value's error says */
-};
-
-/* The default of a key that no value gives (no limit, no signal). */
-#define CMG__DEFAULT_NONE "none"
-
-/* The i-th entry of the option table into *doc; false past the last.
- * cumemguard --list-options prints them, and the documentation's test
- * holds the manual to them. */
-bool cmg__config_doc(size_t i, struct cmg__option_doc *doc);
-
 /* The options' entry for the GPU of that UUID, or NULL (uuid NULL: NULL). */
 const struct cmg__gpu_limits *cmg__config_gpu(const struct cmg__config *cfg,
                                               const unsigned char *uuid);

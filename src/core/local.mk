@@ -12,6 +12,7 @@ libcmg_core_la_SOURCES = \
 	src/core/conf_merge.c src/core/conf_merge.h \
 	src/core/conf_report.c src/core/conf_report.h \
 	src/core/conf_gpu.c src/core/conf_gpu.h \
+	src/core/conf_table.c src/core/conf_table.h \
 	src/core/jsonw.c src/core/jsonw.h \
 	src/core/log.c src/core/log.h \
 	src/core/nvml_abi.h \

@@ -34,6 +34,7 @@
 #include "cumemguard.h"
 #include "core/conf.h"
 #include "core/conf_merge.h"
+#include "core/conf_table.h"
 #include "core/conf_report.h"
 #include "core/log.h"
 #include "core/pools.h"
@@ -220,7 +221,7 @@ print_flag(const char *name, const char *arg, const char *help)
   }
 }
 
-/* The option table's keys, as conf.c has them, in the help's column:
+/* The option table's keys, as conf_table.c has them, in the help's column:
  * KEY, or KEY(.N) for one that also takes a device. */
 static void
 print_keys(void)
@@ -229,10 +230,10 @@ print_keys(void)
   bool indexed, first = true;
   const char *key;
 
-  for (size_t i = 0; (key = cmg__config_key(i, &indexed)) != NULL; i++) {
+  for (size_t i = 0; (key = cmg__conf_table_key(i, &indexed)) != NULL; i++) {
     bool both = false, shown = false;
     const char *k2;
-    for (size_t j = 0; (k2 = cmg__config_key(j, NULL)) != NULL; j++) {
+    for (size_t j = 0; (k2 = cmg__conf_table_key(j, NULL)) != NULL; j++) {
       shown = shown || (j < i && strcmp(k2, key) == 0);
       both = both || (j != i && strcmp(k2, key) == 0);
     }
@@ -302,7 +303,7 @@ print_options(void)
 {
   struct cmg__option_doc d;
 
-  for (size_t i = 0; cmg__config_doc(i, &d); i++)
+  for (size_t i = 0; cmg__conf_table_doc(i, &d); i++)
     printf("%s%s\t%s\t%s\n", d.key, d.indexed ? ".N" : "", d.dflt, d.range);
 }
 

@@ -53,7 +53,7 @@ build() {
     "$@" $FUZZ_DEPS_LIBS || exit 1
 }
 # shellcheck disable=SC2046
-build config $(src src/core/conf.c src/core/conf_gpu.c src/core/conf_report.c src/core/signals.c src/core/size.c src/core/log.c)
+build config $(src src/core/conf.c src/core/conf_gpu.c src/core/conf_table.c src/core/conf_report.c src/core/signals.c src/core/size.c src/core/log.c)
 # shellcheck disable=SC2046
 build size $(src src/core/size.c src/core/log.c)
 # shellcheck disable=SC2046

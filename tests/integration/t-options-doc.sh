@@ -1,5 +1,5 @@
 #!/bin/sh
-# The options are written once, in conf.c's table: the launcher's help
+# The options are written once, in conf_table.c's table: the launcher's help
 # lists its keys from there, and this test holds the rest to it.  Every
 # key is in the man page's list of CUMEMGUARD_OPTIONS; every key a user
 # sets per run has a launcher flag of its name (--KEY, or --no-KEY for a

@@ -1,6 +1,6 @@
 /*
- * Unit tests of conf.c's option table as the manual reads it
- * (cmg__config_doc): each entry's default text is the default the parser
+ * Unit tests of the option table (conf_table.c) as the manual reads it
+ * (cmg__conf_table_doc): each row's default text is the default the parser
  * sets, so that the man page, which t-options-doc.sh holds to these texts,
  * says what a run without the key gets.  A default written as a value must
  * parse into exactly the options of an empty string; a default of "none"
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/conf.h"
+#include "core/conf_table.h"
 #include "core/size.h"
 #include "../tap.h"
 #include "conf_parses.h"
@@ -89,7 +90,7 @@ test_default_values(const struct cmg__config *defaults)
   struct cmg__config cfg;
   char s[256];
 
-  for (size_t i = 0; cmg__config_doc(i, &d); i++) {
+  for (size_t i = 0; cmg__conf_table_doc(i, &d); i++) {
     if (strcmp(d.dflt, CMG__DEFAULT_NONE) == 0)
       continue;
     item(s, sizeof(s), &d, d.dflt);
@@ -106,7 +107,7 @@ test_default_none(const struct cmg__config *defaults)
   struct cmg__config cfg;
   size_t n_none = 0;
 
-  for (size_t i = 0; cmg__config_doc(i, &d); i++) {
+  for (size_t i = 0; cmg__conf_table_doc(i, &d); i++) {
     if (strcmp(d.dflt, CMG__DEFAULT_NONE) != 0)
       continue;
     size_t k = 0;
@@ -133,13 +134,14 @@ test_indexed_same(void)
 {
   struct cmg__option_doc d, p;
 
-  for (size_t i = 0; cmg__config_doc(i, &d); i++) {
+  for (size_t i = 0; cmg__conf_table_doc(i, &d); i++) {
     if (!d.indexed)
       continue;
     size_t j = 0;
-    while (cmg__config_doc(j, &p) && (p.indexed || strcmp(p.key, d.key) != 0))
+    while (cmg__conf_table_doc(j, &p) &&
+           (p.indexed || strcmp(p.key, d.key) != 0))
       j++;
-    ok(cmg__config_doc(j, &p) && strcmp(p.dflt, d.dflt) == 0 &&
+    ok(cmg__conf_table_doc(j, &p) && strcmp(p.dflt, d.dflt) == 0 &&
            strcmp(p.range, d.range) == 0,
        "%s.N has the default and range of %s", d.key, d.key);
   }
@@ -152,14 +154,15 @@ test_texts(void)
   size_t i = 0;
   bool all = true;
 
-  while (cmg__config_doc(i, &d)) {
+  while (cmg__conf_table_doc(i, &d)) {
     all = all && d.key && d.dflt && d.range && d.dflt[0] && d.range[0] &&
           !strchr(d.dflt, '\t') && !strchr(d.range, '\t');
     i++;
   }
   ok(i > 0 && all, "each of the %zu entries has a default and a range", i);
-  ok(cmg__config_key(i - 1, NULL) != NULL && cmg__config_key(i, NULL) == NULL,
-     "cmg__config_doc and cmg__config_key end together");
+  ok(cmg__conf_table_key(i - 1, NULL) != NULL &&
+         cmg__conf_table_key(i, NULL) == NULL,
+     "cmg__conf_table_doc and cmg__conf_table_key end together");
 }
 
 int
