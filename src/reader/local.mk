@@ -35,7 +35,7 @@ TOOL_C = \
 	src/reader/cmd/html.c \
 	src/reader/cmd/plot.c \
 	src/reader/cmd/pprof.c \
-	src/reader/cmd/run.c \
+	src/reader/run/run.c \
 	src/reader/cmd/summary.c \
 	src/reader/cmd/summary_devices.c \
 	src/reader/cmd/summary_held.c \
@@ -74,7 +74,7 @@ TOOL_H = \
 	src/reader/cmd/html.h \
 	src/reader/cmd/plot.h \
 	src/reader/cmd/pprof.h \
-	src/reader/cmd/run.h \
+	src/reader/run/run.h \
 	src/reader/cmd/summary.h \
 	src/reader/cmd/summary_devices.h \
 	src/reader/cmd/summary_held.h \

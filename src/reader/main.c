@@ -7,7 +7,7 @@
  * below them are in the folders beside it: load/ reads a report into the
  * data model, model/ answers questions of it (views, classes of groups,
  * suppressions, names of frames), show/ is how the commands print what
- * they share, and cmd/run.c runs the stages for every command.
+ * they share, and run/ runs the stages for every command.
  *
  *   cumemguard-report [summary] FILE...   each report, as LeakSanitizer and
  *                                         heaptrack_print would print it
@@ -50,7 +50,7 @@
 #include "reader/cmd/html.h"
 #include "reader/cmd/plot.h"
 #include "reader/cmd/pprof.h"
-#include "reader/cmd/run.h"
+#include "reader/run/run.h"
 #include "reader/cmd/summary.h"
 #include "reader/cmd/trace.h"
 #include "reader/model/code.h"

@@ -3,8 +3,9 @@
  * works in stages, a folder each, and each stage calls only the stages
  * below it:
  *
- *   cmd/    the commands, a file each (and what they run the stages with,
- *           run.c), which print and do nothing else
+ *   cmd/    the commands, a file each, which print and do nothing else
+ *   run/    what the commands run the stages with: reports read into a
+ *           view and the view finished, or read as they were written
  *   show/   how the commands print what they share: frames, a group's
  *           lines and title, the output file and the error line
  *   model/  the model's queries: interning into an index, views that fold
@@ -26,7 +27,7 @@
  * src/.  The files call one way only, each into files later in this list:
  * main.c; cmd/: check.c; summary.c, html.c; diff.c, flame.c, trace.c,
  * pprof.c, plot.c; summary_json.c, summary_held.c, summary_devices.c;
- * run.c; show/: group_text.c; frame_name.c; output.c; xml.c; model/:
+ * run/: run.c; show/: group_text.c; frame_name.c; output.c; xml.c; model/:
  * view.c; supp.c; pool_blocks.c; leak_class.c; index.c; frame_class.c;
  * code.c; names.c; intern.c; symbolize.c; load/: read.c; read_devices.c;
  * read_series.c; read_stacks.c; jsonfile.c; fields.c; utf8.c.

@@ -20,7 +20,7 @@
 
 #include "reader/cmd/diff.h"
 #include "reader/cmd/flame.h"
-#include "reader/cmd/run.h"
+#include "reader/run/run.h"
 #include "reader/cmd/summary.h"
 #include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"

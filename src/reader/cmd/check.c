@@ -15,11 +15,11 @@
 #include "core/size.h"
 
 #include "reader/cmd/check.h"
-#include "reader/cmd/run.h"
 #include "reader/cmd/summary.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
+#include "reader/run/run.h"
 #include "reader/tool.h"
 
 int

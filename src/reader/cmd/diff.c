@@ -28,11 +28,11 @@
 #include "core/size.h"
 
 #include "reader/cmd/diff.h"
-#include "reader/cmd/run.h"
 #include "reader/cmd/summary_json.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
+#include "reader/run/run.h"
 #include "reader/show/group_text.h"
 #include "reader/show/one_line.h"
 #include "reader/show/output.h"

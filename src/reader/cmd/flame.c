@@ -36,11 +36,11 @@
 #include "core/size.h"
 
 #include "reader/cmd/flame.h"
-#include "reader/cmd/run.h"
 #include "reader/load/utf8_text.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
+#include "reader/run/run.h"
 #include "reader/show/frame_name.h"
 #include "reader/show/output.h"
 #include "reader/show/xml.h"

@@ -32,13 +32,13 @@
 
 #include "reader/cmd/diff.h"
 #include "reader/cmd/html.h"
-#include "reader/cmd/run.h"
 #include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
 #include "reader/model/view.h"
 #include "reader/page_html.h"
+#include "reader/run/run.h"
 #include "reader/show/output.h"
 #include "reader/tool.h"
 

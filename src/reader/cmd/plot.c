@@ -20,8 +20,8 @@
 #include "core/size.h"
 
 #include "reader/cmd/plot.h"
-#include "reader/cmd/run.h"
 #include "reader/load/model.h"
+#include "reader/run/run.h"
 #include "reader/show/output.h"
 #include "reader/show/xml.h"
 #include "reader/tool.h"

@@ -31,7 +31,7 @@
 #include "reader/show/output.h"
 
 #include "reader/cmd/pprof.h"
-#include "reader/cmd/run.h"
+#include "reader/run/run.h"
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
 #include "reader/tool.h"

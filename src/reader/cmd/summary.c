@@ -26,7 +26,6 @@
 
 #include "core/size.h"
 
-#include "reader/cmd/run.h"
 #include "reader/cmd/summary.h"
 #include "reader/cmd/summary_devices.h"
 #include "reader/cmd/summary_held.h"
@@ -39,6 +38,7 @@
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
+#include "reader/run/run.h"
 #include "reader/show/frame_name.h"
 #include "reader/show/group_text.h"
 #include "reader/show/one_line.h"

@@ -15,7 +15,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "reader/cmd/run.h"
 #include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/model/index.h"
@@ -23,6 +22,7 @@
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
+#include "reader/run/run.h"
 #include "reader/show/group_text.h"
 #include "reader/show/one_line.h"
 #include "reader/tool.h"

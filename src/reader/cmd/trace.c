@@ -27,10 +27,10 @@
 
 #include "core/size.h"
 
-#include "reader/cmd/run.h"
 #include "reader/cmd/trace.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
+#include "reader/run/run.h"
 #include "reader/show/frame_name.h"
 #include "reader/show/output.h"
 #include "reader/tool.h"

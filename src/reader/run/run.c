@@ -21,7 +21,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "reader/cmd/run.h"
+#include "reader/run/run.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
 #include "reader/model/index.h"

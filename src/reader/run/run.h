@@ -4,8 +4,8 @@
  * finished; for the commands that draw time, reports read as they were
  * written.
  */
-#ifndef CMG_READER_CMD_RUN_H
-#define CMG_READER_CMD_RUN_H
+#ifndef CMG_READER_RUN_RUN_H
+#define CMG_READER_RUN_RUN_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,4 +73,4 @@ void cmg__run_stacks_free(struct cmg__run_stacks *s);
 /* The limit of device `device` in r, or 0 for none. */
 uint64_t cmg__run_limit(const struct cmg__model_report *r, int device);
 
-#endif /* CMG_READER_CMD_RUN_H */
+#endif /* CMG_READER_RUN_RUN_H */
