@@ -13,6 +13,8 @@ TOOL_C = \
 	src/reader/load/read_stacks.c \
 	src/reader/load/utf8_text.c \
 	src/reader/model/code.c \
+	src/reader/model/debuginfo.c \
+	src/reader/model/delta.c \
 	src/reader/model/frame_class.c \
 	src/reader/model/index.c \
 	src/reader/model/intern.c \
@@ -20,26 +22,28 @@ TOOL_C = \
 	src/reader/model/names.c \
 	src/reader/model/pool_blocks.c \
 	src/reader/model/supp.c \
-	src/reader/model/debuginfo.c \
 	src/reader/model/symbolize.c \
 	src/reader/model/user_first.c \
 	src/reader/model/view.c \
+	src/reader/show/diff_json.c \
+	src/reader/show/diff_text.c \
 	src/reader/show/frame_name.c \
 	src/reader/show/group_text.c \
 	src/reader/show/one_line.c \
 	src/reader/show/output.c \
+	src/reader/show/summary_devices.c \
+	src/reader/show/summary_held.c \
+	src/reader/show/summary_json.c \
+	src/reader/show/summary_text.c \
 	src/reader/show/xml.c \
+	src/reader/run/run.c \
 	src/reader/cmd/check.c \
 	src/reader/cmd/diff.c \
 	src/reader/cmd/flame.c \
 	src/reader/cmd/html.c \
 	src/reader/cmd/plot.c \
 	src/reader/cmd/pprof.c \
-	src/reader/run/run.c \
 	src/reader/cmd/summary.c \
-	src/reader/cmd/summary_devices.c \
-	src/reader/cmd/summary_held.c \
-	src/reader/cmd/summary_json.c \
 	src/reader/cmd/trace.c
 TOOL_H = \
 	src/reader/tool.h \
@@ -52,6 +56,8 @@ TOOL_H = \
 	src/reader/load/read_stacks.h \
 	src/reader/load/utf8_text.h \
 	src/reader/model/code.h \
+	src/reader/model/debuginfo.h \
+	src/reader/model/delta.h \
 	src/reader/model/frame_class.h \
 	src/reader/model/index.h \
 	src/reader/model/intern.h \
@@ -59,26 +65,28 @@ TOOL_H = \
 	src/reader/model/names.h \
 	src/reader/model/pool_blocks.h \
 	src/reader/model/supp.h \
-	src/reader/model/debuginfo.h \
 	src/reader/model/symbolize.h \
 	src/reader/model/user_first.h \
 	src/reader/model/view.h \
+	src/reader/show/diff_json.h \
+	src/reader/show/diff_text.h \
 	src/reader/show/frame_name.h \
 	src/reader/show/group_text.h \
 	src/reader/show/one_line.h \
 	src/reader/show/output.h \
+	src/reader/show/summary_devices.h \
+	src/reader/show/summary_held.h \
+	src/reader/show/summary_json.h \
+	src/reader/show/summary_text.h \
 	src/reader/show/xml.h \
+	src/reader/run/run.h \
 	src/reader/cmd/check.h \
 	src/reader/cmd/diff.h \
 	src/reader/cmd/flame.h \
 	src/reader/cmd/html.h \
 	src/reader/cmd/plot.h \
 	src/reader/cmd/pprof.h \
-	src/reader/run/run.h \
 	src/reader/cmd/summary.h \
-	src/reader/cmd/summary_devices.h \
-	src/reader/cmd/summary_held.h \
-	src/reader/cmd/summary_json.h \
 	src/reader/cmd/trace.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 # pprof's protocol buffer code, generated from profile.proto in the build

@@ -144,7 +144,7 @@ static const unsigned option_commands[] = {
 
 struct args {
   enum command cmd;
-  struct cmg__run_opts opts;
+  struct cmg__tool_opts opts;
   struct cmg__flame_opts flame;
   struct cmg__supp supp;
   const char *output;

@@ -5,12 +5,15 @@
  *
  *   cmd/    the commands, a file each, which print and do nothing else
  *   run/    what the commands run the stages with: reports read into a
- *           view and the view finished, or read as they were written
- *   show/   how the commands print what they share: frames, a group's
+ *           view and the view finished, a pair into two views over one
+ *           index, or reports read as they were written
+ *   show/   how the commands print what they share: the summary as text
+ *           and as JSON, the diff as text and as JSON, frames, a group's
  *           lines and title, the output file and the error line
  *   model/  the model's queries: interning into an index, views that fold
  *           reports into leak groups, how a group counts, suppressions,
- *           pool blocks, frames named from this machine's files
+ *           pool blocks, what changed between two views, frames named
+ *           from this machine's files
  *   load/   a report file, checked, into the data model (load/model.h),
  *           which the stages above include instead of the loader's API
  *
@@ -25,20 +28,38 @@
  * Each file NAME.c declares what it gives the others in NAME.h beside it,
  * and its functions are named cmg__NAME_...; module names are unique in
  * src/.  The files call one way only, each into files later in this list:
- * main.c; cmd/: check.c; summary.c, html.c; diff.c, flame.c, trace.c,
- * pprof.c, plot.c; summary_json.c, summary_held.c, summary_devices.c;
- * run/: run.c; show/: group_text.c; frame_name.c; output.c; xml.c; model/:
- * view.c; supp.c; pool_blocks.c; leak_class.c; index.c; frame_class.c;
- * code.c; names.c; intern.c; symbolize.c; load/: read.c; read_devices.c;
- * read_series.c; read_stacks.c; jsonfile.c; fields.c; utf8.c.
+ * main.c; cmd/: check.c, diff.c, flame.c, html.c, plot.c, pprof.c,
+ * summary.c, trace.c, each a command that calls no other; run/: run.c;
+ * show/: diff_json.c; summary_json.c, summary_text.c, diff_text.c;
+ * summary_held.c, summary_devices.c; group_text.c; one_line.c;
+ * frame_name.c; output.c; xml.c; model/: delta.c; view.c; supp.c;
+ * pool_blocks.c; leak_class.c; user_first.c; index.c; frame_class.c;
+ * code.c; names.c; intern.c; symbolize.c; debuginfo.c; load/: read.c;
+ * read_devices.c; read_series.c; read_stacks.c; jsonfile.c; fields.c;
+ * utf8_text.c.
  */
 #ifndef CMG_READER_TOOL_H
 #define CMG_READER_TOOL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CMG__TOOL_NAME "cumemguard-report"
 #define CMG__TOOL_NONE UINT32_MAX
+
+struct cmg__supp;
+
+/* The options of the commands that list leak groups, which the printing
+ * of show/ takes as they are. */
+struct cmg__tool_opts {
+  size_t top; /* leak groups and composition lines; 0 = all */
+  uint64_t min_bytes;
+  bool all_frames;
+  bool json;
+  bool stack_text; /* JSON groups carry the text's title and lines */
+  const struct cmg__supp *supp;
+};
 
 /* Exit statuses: check found too much leaked; anything went wrong. */
 #define CMG__TOOL_EXIT_LEAK 1

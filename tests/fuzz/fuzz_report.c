@@ -20,14 +20,13 @@
 
 #include "reader/cmd/diff.h"
 #include "reader/cmd/flame.h"
-#include "reader/run/run.h"
-#include "reader/cmd/summary.h"
-#include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
 #include "reader/model/index.h"
 #include "reader/model/symbolize.h"
 #include "reader/model/view.h"
+#include "reader/show/summary_json.h"
+#include "reader/show/summary_text.h"
 #include "reader/tool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -71,11 +70,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   cmg__view_init(&v, &ix, size % 2 == 0);
   if (cmg__view_add(&v, &r) == 0) {
     cmg__view_sort(&v);
-    struct cmg__run_opts o = { .top = size % 4,
-                               .min_bytes = 0,
-                               .all_frames = size % 3 == 0 };
-    cmg__summary_text(devnull, &v, &o, false);
-    cmg__summary_text(devnull, &v, &o, true);
+    struct cmg__tool_opts o = { .top = size % 4,
+                                .min_bytes = 0,
+                                .all_frames = size % 3 == 0 };
+    cmg__summary_text_print(devnull, &v, &o, false);
+    cmg__summary_text_print(devnull, &v, &o, true);
     cJSON *j = cmg__summary_json_of(&v, &o);
     if (j != NULL) {
       char *s = cJSON_PrintUnformatted(j);

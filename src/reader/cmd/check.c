@@ -15,16 +15,16 @@
 #include "core/size.h"
 
 #include "reader/cmd/check.h"
-#include "reader/cmd/summary.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
 #include "reader/run/run.h"
+#include "reader/show/summary_text.h"
 #include "reader/tool.h"
 
 int
 cmg__check_main(char *const *files, int n_files, struct cmg__supp *supp,
-                const struct cmg__run_opts *o, uint64_t max_leak)
+                const struct cmg__tool_opts *o, uint64_t max_leak)
 {
   struct cmg__index ix;
   struct cmg__view v;
@@ -38,7 +38,7 @@ cmg__check_main(char *const *files, int n_files, struct cmg__supp *supp,
     uint64_t bytes, count;
     char s1[32], s2[32];
 
-    cmg__summary_text(stdout, &v, o, true);
+    cmg__summary_text_print(stdout, &v, o, true);
     cmg__leak_class_total(&v, CMG__LEAK_CLASS_LEAKED, &bytes, &count);
     cmg__format_size(bytes, s1, sizeof(s1));
     cmg__format_size(max_leak, s2, sizeof(s2));

@@ -30,16 +30,17 @@
 
 #include "cumemguard.h"
 
-#include "reader/cmd/diff.h"
 #include "reader/cmd/html.h"
-#include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
+#include "reader/model/delta.h"
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
 #include "reader/model/view.h"
 #include "reader/page_html.h"
 #include "reader/run/run.h"
+#include "reader/show/diff_json.h"
 #include "reader/show/output.h"
+#include "reader/show/summary_json.h"
 #include "reader/tool.h"
 
 #define MARKER "@CMG_DATA@"
@@ -50,7 +51,7 @@
  * --json writes it. */
 static cJSON *
 summary_of(const struct cmg__model_report *r, int n, struct cmg__supp *supp,
-           const struct cmg__run_opts *o)
+           const struct cmg__tool_opts *o)
 {
   struct cmg__index ix;
   struct cmg__view v;
@@ -68,6 +69,35 @@ summary_of(const struct cmg__model_report *r, int n, struct cmg__supp *supp,
   cmg__view_free(&v);
   cmg__index_free(&ix);
   return s;
+}
+
+struct pair_arg {
+  const struct cmg__tool_opts *o;
+  cJSON *doc;
+};
+
+static int
+keep_diff(const struct cmg__view *base, const struct cmg__view *now, void *arg)
+{
+  struct pair_arg *a = arg;
+  size_t n;
+  struct cmg__delta *c = cmg__delta_of(base, now, &n);
+
+  a->doc = c != NULL ? cmg__diff_json_of(base, now, c, n, a->o) : NULL;
+  free(c);
+  return a->doc != NULL ? 0 : -1;
+}
+
+/* diff --json of the two reports, read afresh as the diff command reads
+ * them; NULL after saying why. */
+static cJSON *
+diff_of(const char *base_file, const char *new_file, struct cmg__supp *supp,
+        const struct cmg__tool_opts *o)
+{
+  struct pair_arg a = { o, NULL };
+
+  cmg__run_pair(base_file, new_file, supp, keep_diff, &a);
+  return a.doc;
 }
 
 /* ---- what the reports say of time -------------------------------------- */
@@ -411,13 +441,13 @@ put_page(FILE *f, const char *json)
 
 static cJSON *
 data_of(char *const *files, int n, bool diff, struct cmg__supp *supp,
-        const struct cmg__run_opts *o, const struct cmg__model_report *r)
+        const struct cmg__tool_opts *o, const struct cmg__model_report *r)
 {
   cJSON *doc = cJSON_CreateObject();
   cJSON *reports = cJSON_CreateArray();
   cJSON *summary = summary_of(diff ? r + 1 : r, diff ? 1 : n, supp, o);
   cJSON *base = diff && summary != NULL ? summary_of(r, 1, supp, o) : NULL;
-  cJSON *d = base != NULL ? cmg__diff_json(files[0], files[1], supp, o) : NULL;
+  cJSON *d = base != NULL ? diff_of(files[0], files[1], supp, o) : NULL;
 
   cJSON_AddStringToObject(doc, "format", "cumemguard-html");
   cJSON_AddNumberToObject(doc, "version", 1);
@@ -445,10 +475,10 @@ data_of(char *const *files, int n, bool diff, struct cmg__supp *supp,
 
 int
 cmg__html_main(char *const *files, int n_files, bool merged,
-               struct cmg__supp *supp, const struct cmg__run_opts *opts,
+               struct cmg__supp *supp, const struct cmg__tool_opts *opts,
                const char *output)
 {
-  struct cmg__run_opts o = *opts;
+  struct cmg__tool_opts o = *opts;
   struct cmg__model_report *r = NULL;
   int rc = CMG__TOOL_EXIT_ERROR;
 

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-struct cmg__run_opts;
+struct cmg__tool_opts;
 struct cmg__supp;
 
 /* Writes the page of files (one; two, BASE and NEW, unless merged; or
@@ -15,7 +15,7 @@ struct cmg__supp;
  * report was read.  Returns the exit status: 0, or CMG__TOOL_EXIT_ERROR
  * after saying why. */
 int cmg__html_main(char *const *files, int n_files, bool merged,
-                   struct cmg__supp *supp, const struct cmg__run_opts *o,
+                   struct cmg__supp *supp, const struct cmg__tool_opts *o,
                    const char *output);
 
 #endif /* CMG_READER_CMD_HTML_H */

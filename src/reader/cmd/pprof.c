@@ -31,9 +31,9 @@
 #include "reader/show/output.h"
 
 #include "reader/cmd/pprof.h"
-#include "reader/run/run.h"
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
+#include "reader/run/run.h"
 #include "reader/tool.h"
 
 typedef Perftools__Profiles__Profile Profile;

@@ -21,13 +21,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "reader/run/run.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
 #include "reader/model/index.h"
 #include "reader/model/supp.h"
 #include "reader/model/symbolize.h"
 #include "reader/model/view.h"
+#include "reader/run/run.h"
 #include "reader/show/one_line.h"
 #include "reader/show/output.h"
 #include "reader/tool.h"
@@ -73,6 +73,33 @@ cmg__run_load_all(struct cmg__view *v, char *const *files, int n_files,
     rc = cmg__run_load(v, files[i]);
   if (rc == 0)
     rc = cmg__run_finish(v, supp);
+  return rc;
+}
+
+int
+cmg__run_pair(const char *base_file, const char *new_file,
+              struct cmg__supp *supp,
+              int (*done)(const struct cmg__view *, const struct cmg__view *,
+                          void *),
+              void *arg)
+{
+  struct cmg__index ix;
+  struct cmg__view base, now;
+  int rc = -1;
+
+  cmg__index_init(&ix);
+  cmg__view_init(&base, &ix, false);
+  cmg__view_init(&now, &ix, false);
+  if (cmg__run_load(&base, base_file) == 0 &&
+      cmg__run_load(&now, new_file) == 0 && cmg__run_finish(&base, supp) == 0 &&
+      cmg__run_finish(&now, supp) == 0) {
+    rc = done(&base, &now, arg);
+    if (rc != 0)
+      cmg__output_say("out of memory");
+  }
+  cmg__view_free(&base);
+  cmg__view_free(&now);
+  cmg__index_free(&ix);
   return rc;
 }
 

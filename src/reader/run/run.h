@@ -1,14 +1,12 @@
 /*
- * run.c: what every command does around its own printing: the listing
- * options, reports read (and their frames named) into a view and the view
- * finished; for the commands that draw time, reports read as they were
- * written.
+ * run.c: what every command does around its own printing: reports read
+ * (and their frames named) into a view and the view finished, or two into
+ * views over one index; for the commands that draw time, reports read as
+ * they were written.
  */
 #ifndef CMG_READER_RUN_RUN_H
 #define CMG_READER_RUN_RUN_H
 
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include "reader/model/index.h"
@@ -16,16 +14,6 @@
 struct cmg__model_report;
 struct cmg__supp;
 struct cmg__view;
-
-/* The options of the commands that list leak groups. */
-struct cmg__run_opts {
-  size_t top; /* leak groups and composition lines; 0 = all */
-  uint64_t min_bytes;
-  bool all_frames;
-  bool json;
-  bool stack_text; /* JSON groups carry the text's title and lines */
-  const struct cmg__supp *supp;
-};
 
 /* Reads file into view v, its frames named (symbolize.h).  Returns 0, or a
  * negative errno after saying what is wrong with the file. */
@@ -39,6 +27,16 @@ int cmg__run_finish(struct cmg__view *v, struct cmg__supp *supp);
  * then cmg__run_finish(): the one view of folded, flame and check. */
 int cmg__run_load_all(struct cmg__view *v, char *const *files, int n_files,
                       struct cmg__supp *supp);
+
+/* Reads the two reports into views over one index (each cmg__run_load()
+ * and cmg__run_finish()), devices matched by ordinal, and calls done()
+ * with them, saying "out of memory" when it fails.  Returns 0, or -1 after
+ * saying why. */
+int cmg__run_pair(const char *base_file, const char *new_file,
+                  struct cmg__supp *supp,
+                  int (*done)(const struct cmg__view *,
+                              const struct cmg__view *, void *),
+                  void *arg);
 
 /* Reads n files with cmg__read_report_with(what), their frames named, into
  * a new array *out (free with cmg__run_raw_free): reports as they were

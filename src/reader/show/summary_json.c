@@ -15,16 +15,15 @@
 
 #include <cjson/cJSON.h>
 
-#include "reader/cmd/summary_json.h"
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
-#include "reader/run/run.h"
 #include "reader/show/group_text.h"
 #include "reader/show/one_line.h"
+#include "reader/show/summary_json.h"
 #include "reader/tool.h"
 
 static cJSON *
@@ -127,7 +126,7 @@ add_text(cJSON *o, const struct cmg__index *ix, uint32_t stack)
 
 void
 cmg__summary_json_stack(void *obj, const struct cmg__index *ix, uint32_t stack,
-                        const struct cmg__run_opts *o)
+                        const struct cmg__tool_opts *o)
 {
   cJSON_AddItemToObject(obj, "frames", cmg__summary_json_frames(ix, stack));
   if (o->stack_text)
@@ -155,7 +154,7 @@ threads_json(const struct cmg__model_threads *t)
 /* A leak group, or a graph memory pool's or a context's group. */
 static cJSON *
 group_json(const struct cmg__view *v, const struct cmg__view_leak *l,
-           const struct cmg__run_opts *o)
+           const struct cmg__tool_opts *o)
 {
   cJSON *e = cJSON_CreateObject();
 
@@ -322,7 +321,7 @@ devices_json(const struct cmg__view *v)
 
 static cJSON *
 comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
-          const struct cmg__run_opts *o)
+          const struct cmg__tool_opts *o)
 {
   cJSON *obj = cJSON_CreateObject(), *items = cJSON_CreateArray();
 
@@ -357,7 +356,7 @@ comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
  * leave, the others counted in *omitted), and the driver's graph and
  * context groups, all of them. */
 static void
-groups_json(const struct cmg__view *v, const struct cmg__run_opts *o,
+groups_json(const struct cmg__view *v, const struct cmg__tool_opts *o,
             cJSON *leaks, cJSON *omitted, cJSON *graph, cJSON *context)
 {
   uint64_t left_n = 0, left_bytes = 0, left_count = 0;
@@ -411,7 +410,7 @@ supp_json(const struct cmg__supp *supp)
 
 /* The first denial of each device, what it asked for and where from. */
 static cJSON *
-denials_json(const struct cmg__view *v, const struct cmg__run_opts *o)
+denials_json(const struct cmg__view *v, const struct cmg__tool_opts *o)
 {
   cJSON *a = cJSON_CreateArray();
 
@@ -501,7 +500,7 @@ add_pools(cJSON *s, const struct cmg__view *v)
 }
 
 void *
-cmg__summary_json_of(const struct cmg__view *v, const struct cmg__run_opts *o)
+cmg__summary_json_of(const struct cmg__view *v, const struct cmg__tool_opts *o)
 {
   cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
   cJSON *peaks = cJSON_CreateArray(), *omitted = cJSON_CreateObject();

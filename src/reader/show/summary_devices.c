@@ -24,9 +24,9 @@
 
 #include "core/size.h"
 
-#include "reader/cmd/summary_devices.h"
 #include "reader/load/model.h"
 #include "reader/model/view.h"
+#include "reader/show/summary_devices.h"
 #include "reader/tool.h"
 
 #define SIZE_BUF 32

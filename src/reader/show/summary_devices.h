@@ -5,8 +5,8 @@
  * (devices[].footprint), and about each device's CUDA graph memory
  * (devices[].graph_memory); the groups of both are summary_held.c's.
  */
-#ifndef CMG_READER_CMD_SUMMARY_DEVICES_H
-#define CMG_READER_CMD_SUMMARY_DEVICES_H
+#ifndef CMG_READER_SHOW_SUMMARY_DEVICES_H
+#define CMG_READER_SHOW_SUMMARY_DEVICES_H
 
 #include <stdio.h>
 
@@ -23,4 +23,4 @@ void cmg__summary_devices_footprint(FILE *f, const struct cmg__view *v);
  * launches, uploads, trims and denials.  Nothing for the others. */
 void cmg__summary_devices_graph(FILE *f, const struct cmg__view *v);
 
-#endif /* CMG_READER_CMD_SUMMARY_DEVICES_H */
+#endif /* CMG_READER_SHOW_SUMMARY_DEVICES_H */

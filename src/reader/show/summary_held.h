@@ -6,14 +6,14 @@
  * are leak_class.c's, the lines under the device table
  * summary_devices.c's.
  */
-#ifndef CMG_READER_CMD_SUMMARY_HELD_H
-#define CMG_READER_CMD_SUMMARY_HELD_H
+#ifndef CMG_READER_SHOW_SUMMARY_HELD_H
+#define CMG_READER_SHOW_SUMMARY_HELD_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-struct cmg__run_opts;
+struct cmg__tool_opts;
 struct cmg__view;
 
 /* The graph memory pools' groups, then the contexts', a section per
@@ -21,7 +21,7 @@ struct cmg__view;
  * has none.  Returns whether a stack had frames hidden, which the leaks'
  * note then covers. */
 bool cmg__summary_held_text(FILE *f, const struct cmg__view *v,
-                            const struct cmg__run_opts *o);
+                            const struct cmg__tool_opts *o);
 
 /* "; 1.5 GiB (1610612736 bytes) in 2 allocations held by CUDA graph
  * memory pools; 780.0 MiB (817889280 bytes) taken by 2 CUDA contexts and
@@ -29,4 +29,4 @@ bool cmg__summary_held_text(FILE *f, const struct cmg__view *v,
  * nothing. */
 void cmg__summary_held_line(FILE *f, const struct cmg__view *v);
 
-#endif /* CMG_READER_CMD_SUMMARY_HELD_H */
+#endif /* CMG_READER_SHOW_SUMMARY_HELD_H */

@@ -20,12 +20,11 @@
 
 #include "core/size.h"
 
-#include "reader/cmd/summary_held.h"
 #include "reader/model/index.h"
 #include "reader/model/leak_class.h"
 #include "reader/model/view.h"
-#include "reader/run/run.h"
 #include "reader/show/group_text.h"
+#include "reader/show/summary_held.h"
 #include "reader/tool.h"
 
 #define SIZE_BUF 32
@@ -95,7 +94,7 @@ at_exit(const struct cmg__view *v)
 static bool
 print_device(FILE *f, const struct cmg__view *v, const struct kind *k,
              uint32_t device, uint64_t bytes, uint64_t count,
-             const struct cmg__run_opts *o)
+             const struct cmg__tool_opts *o)
 {
   const struct cmg__index *ix = v->ix;
   int ordinal = cmg__view_ordinal(v, device);
@@ -132,7 +131,7 @@ print_device(FILE *f, const struct cmg__view *v, const struct kind *k,
  * stack were hidden. */
 static bool
 print_kind(FILE *f, const struct cmg__view *v, const struct kind *k,
-           const struct cmg__run_opts *o)
+           const struct cmg__tool_opts *o)
 {
   bool hidden = false, any = false;
 
@@ -168,7 +167,7 @@ print_kind(FILE *f, const struct cmg__view *v, const struct kind *k,
  * contexts. */
 bool
 cmg__summary_held_text(FILE *f, const struct cmg__view *v,
-                       const struct cmg__run_opts *o)
+                       const struct cmg__tool_opts *o)
 {
   bool hidden = false;
 
