@@ -10,11 +10,16 @@
 #   (preload/hooks/resolvers.c defines that one);
 # - no source file (C, C++, headers, the page's HTML, CSS and script, the
 #   shell and Python of src/, tests/, bench/ and scripts/) is longer than
-#   700 lines, so that each can be read as a whole.
+#   700 lines, so that each can be read as a whole;
+# - each file of the reader's cmd/ is one command: none includes another's
+#   header;
+# - the reader's stages call down only (cmd > run > show > model > load):
+#   each includes its own headers, those of the stages below it, the
+#   reader's own (tool.h and the generated ones) and the core's.
 set -u
 srcdir=${srcdir:-.}
 cd "$srcdir" || exit 1
-echo "1..4"
+echo "1..6"
 status=0
 
 # point N TEXT BREACHES: ok when BREACHES is empty, else each line of it
@@ -72,4 +77,35 @@ long=$(sources | while read -r f; do
   [ "$n" -gt 700 ] && echo "$f: $n lines, more than 700"
 done)
 point 4 "no source file is longer than 700 lines" "$long"
+
+# The quoted includes of reader/cmd/X.c and X.h that name another file's
+# header of cmd/.
+commands=$(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"reader/cmd/' \
+  src/reader/cmd/*.c src/reader/cmd/*.h |
+  while IFS=: read -r f n line; do
+    own=$(basename "$f")
+    own=${own%.*}
+    case $line in
+    *"\"reader/cmd/$own.h\""*) ;;
+    *) printf '%s:%s: includes %s\n' "$f" "$n" \
+      "$(printf '%s' "$line" | sed 's/.*include[[:space:]]*//')" ;;
+    esac
+  done)
+point 5 "no file of the reader's cmd/ includes another command's header" \
+  "$commands"
+
+# Each stage of the reader, followed by the stages below it.
+stages="cmd run show model load"
+down=$(set -- $stages
+  while [ $# -gt 0 ]; do
+    stage=$1
+    allowed=$(printf '%s|' "$@")
+    grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"reader/[a-z0-9_]+/' \
+      "src/reader/$stage" -r --include='*.c' --include='*.h' |
+      grep -vE "#[[:space:]]*include[[:space:]]+\"reader/(${allowed%|})/" |
+      sed 's/:\([0-9]*\):.*include[[:space:]]*/:\1: includes /'
+    shift
+  done)
+point 6 "each stage of the reader includes only itself and the stages below" \
+  "$down"
 exit $status
