@@ -121,7 +121,8 @@ cumemguard_report_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/src
 cumemguard_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS) $(PROTOBUF_C_CFLAGS) \
 	$(ZLIB_CFLAGS) $(DW_CFLAGS)
 # The core gives cmg__size_parse (--min-bytes, --max-leak) and
-# cmg__format_size, so sizes read and print as the launcher's do.
+# cmg__format_size, so sizes read and print as the launcher's do, and the
+# JSON writer (core/jsonw.c) that writes the timeline's trace.
 cumemguard_report_LDADD = libcmg_core.la $(CJSON_LIBS) $(PROTOBUF_C_LIBS) \
 	$(ZLIB_LIBS) $(DW_LIBS) $(IBERTY_LIBS) -lm
 
@@ -178,7 +179,7 @@ EXTRA_DIST += $(TOOL_TESTS) \
 	tests/reader/golden \
 	tests/reader/broken
 
-# The tool and the two core files it uses, built with AddressSanitizer and
+# The tool and the core files it uses, built with AddressSanitizer and
 # UBSan (cJSON's arena is off under ASan, so every node is its own block),
 # then every tool test run against that build: the broken-input corpus,
 # truncated reports, and the good ones, with leak checking on.
@@ -190,7 +191,9 @@ check-tool-asan: all $(check_LTLIBRARIES) $(check_LIBRARIES) $(check_PROGRAMS)
 	$(AM_V_CC)$(CC) $(TOOL_ASAN_FLAGS) $(DEFS) -I$(top_builddir) \
 	  -I$(top_builddir)/src $(AM_CPPFLAGS) $(CPPFLAGS) $(CJSON_CFLAGS) \
 	  $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) $(DW_CFLAGS) -o $(TOOL_ASAN) \
-	  `for f in $(TOOL_C) src/core/log.c src/core/pools.c src/core/size.c; do echo $(srcdir)/$$f; done` \
+	  `for f in $(TOOL_C) src/core/args.c src/core/jsonw.c src/core/log.c \
+	    src/core/pools.c src/core/size.c src/core/utf8.c; do \
+	    echo $(srcdir)/$$f; done` \
 	  src/reader/profile.pb-c.c $(CJSON_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) \
 	  $(DW_LIBS) $(IBERTY_LIBS) -lm
 	CMG_TOOL="$(abs_builddir)/$(TOOL_ASAN)" \

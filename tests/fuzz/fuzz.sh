@@ -57,7 +57,7 @@ build config $(src src/core/conf.c src/core/conf_gpu.c src/core/conf_table.c src
 # shellcheck disable=SC2046
 build size $(src src/core/size.c src/core/log.c)
 # shellcheck disable=SC2046
-build report $(src $TOOL_SRC src/core/size.c src/core/log.c src/core/pools.c src/core/utf8.c)
+build report $(src $TOOL_SRC src/core/jsonw.c src/core/size.c src/core/log.c src/core/pools.c src/core/utf8.c)
 
 failed=0
 for t in $TARGETS; do

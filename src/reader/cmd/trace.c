@@ -14,8 +14,9 @@
  *     (the library keeps the largest it saw freed), those still live when
  *     the report was written from their allocation to the report.
  *
- * Timestamps are microseconds, as the format wants.  The trace is built
- * as a cJSON tree: a report's timeline is at most 1025 points a device.
+ * Timestamps are microseconds, as the format wants.  The trace is written
+ * as it is made (core/jsonw.c) into memory, and the file is created only
+ * once it is whole.
  */
 #include "config.h"
 
@@ -23,8 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
+#include "core/jsonw.h"
 #include "core/size.h"
 
 #include "reader/cmd/trace.h"
@@ -47,55 +47,53 @@ struct proc {
   bool oom;
 };
 
+/* Opens an event's object with the members every event has; the caller
+ * adds its own and closes it. */
 static void
-add(cJSON *events, cJSON *e)
+event(struct cmg__jsonw *w, const char *name, const char *ph,
+      const struct proc *p, double t)
 {
-  cJSON_AddItemToArray(events, e);
-}
-
-static cJSON *
-event(const char *name, const char *ph, const struct proc *p, double t)
-{
-  cJSON *e = cJSON_CreateObject();
-
-  cJSON_AddStringToObject(e, "name", name);
-  cJSON_AddStringToObject(e, "ph", ph);
-  cJSON_AddNumberToObject(e, "pid", (double)p->pid);
-  cJSON_AddNumberToObject(e, "tid", (double)p->pid);
-  cJSON_AddNumberToObject(e, "ts", p->origin_us + t * 1e6);
-  return e;
+  cmg__jsonw_object(w);
+  cmg__jsonw_string(cmg__jsonw_key(w, "name"), name);
+  cmg__jsonw_string(cmg__jsonw_key(w, "ph"), ph);
+  cmg__jsonw_number(cmg__jsonw_key(w, "pid"), (double)p->pid);
+  cmg__jsonw_number(cmg__jsonw_key(w, "tid"), (double)p->pid);
+  cmg__jsonw_number(cmg__jsonw_key(w, "ts"), p->origin_us + t * 1e6);
 }
 
 static void
-metadata(cJSON *events, const struct proc *p, size_t index)
+metadata(struct cmg__jsonw *w, const struct proc *p, size_t index)
 {
   char name[512];
-  cJSON *e = event("process_name", "M", p, 0);
 
   snprintf(name, sizeof(name), "%s: pid %ld, %s", p->r->file, p->r->pid,
            p->r->command ? p->r->command : "");
-  cJSON *args = cJSON_AddObjectToObject(e, "args");
-  cJSON_AddStringToObject(args, "name", name);
-  add(events, e);
-  e = event("process_sort_index", "M", p, 0);
-  args = cJSON_AddObjectToObject(e, "args");
-  cJSON_AddNumberToObject(args, "sort_index", (double)index);
-  add(events, e);
+  event(w, "process_name", "M", p, 0);
+  cmg__jsonw_object(cmg__jsonw_key(w, "args"));
+  cmg__jsonw_string(cmg__jsonw_key(w, "name"), name);
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_object_end(w);
+  event(w, "process_sort_index", "M", p, 0);
+  cmg__jsonw_object(cmg__jsonw_key(w, "args"));
+  cmg__jsonw_number(cmg__jsonw_key(w, "sort_index"), (double)index);
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_object_end(w);
 }
 
 static void
-counter(cJSON *events, const struct proc *p, const char *name, double t,
+counter(struct cmg__jsonw *w, const struct proc *p, const char *name, double t,
         uint64_t bytes)
 {
-  cJSON *e = event(name, "C", p, t);
-  cJSON *args = cJSON_AddObjectToObject(e, "args");
-
-  cJSON_AddNumberToObject(args, "bytes", (double)bytes);
-  add(events, e);
+  event(w, name, "C", p, t);
+  cmg__jsonw_object(cmg__jsonw_key(w, "args"));
+  cmg__jsonw_number(cmg__jsonw_key(w, "bytes"), (double)bytes);
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_object_end(w);
 }
 
 static void
-series(cJSON *events, const struct proc *p, const struct cmg__model_series *s)
+series(struct cmg__jsonw *w, const struct proc *p,
+       const struct cmg__model_series *s)
 {
   char name[64], limit_name[64];
   uint64_t limit = cmg__run_limit(p->r, s->device);
@@ -103,70 +101,78 @@ series(cJSON *events, const struct proc *p, const struct cmg__model_series *s)
   snprintf(name, sizeof(name), "device %d in use", s->device);
   snprintf(limit_name, sizeof(limit_name), "device %d limit", s->device);
   for (size_t i = 0; i < s->n; i++)
-    counter(events, p, name, s->points[i].time, s->points[i].max);
+    counter(w, p, name, s->points[i].time, s->points[i].max);
   if (limit != 0) {
-    counter(events, p, limit_name, s->points[0].time, limit);
-    counter(events, p, limit_name, s->points[s->n - 1].time, limit);
+    counter(w, p, limit_name, s->points[0].time, limit);
+    counter(w, p, limit_name, s->points[s->n - 1].time, limit);
   }
 }
 
+/* Opens an instant event and its args, for the caller to fill and close
+ * with instant_end(). */
 static void
-instant(cJSON *events, const struct proc *p, const char *name, double t,
-        cJSON *args)
+instant(struct cmg__jsonw *w, const struct proc *p, const char *name, double t)
 {
-  cJSON *e = event(name, "i", p, t);
+  event(w, name, "i", p, t);
+  cmg__jsonw_string(cmg__jsonw_key(w, "s"), "p");
+  cmg__jsonw_object(cmg__jsonw_key(w, "args"));
+}
 
-  cJSON_AddStringToObject(e, "s", "p");
-  cJSON_AddItemToObject(e, "args", args);
-  add(events, e);
+static void
+instant_end(struct cmg__jsonw *w)
+{
+  cmg__jsonw_object_end(w);
+  cmg__jsonw_object_end(w);
 }
 
 /* A device as the trace's arguments name it: its ordinal, or "host". */
 static void
-device_arg(cJSON *args, int device)
+device_arg(struct cmg__jsonw *w, int device)
 {
   if (device >= 0)
-    cJSON_AddNumberToObject(args, "device", device);
+    cmg__jsonw_number(cmg__jsonw_key(w, "device"), device);
   else
-    cJSON_AddStringToObject(args, "device", "host");
+    cmg__jsonw_string(cmg__jsonw_key(w, "device"), "host");
 }
 
 /* args.stack of a denial: its stack in one line, as every view names a
  * group's. */
 static void
-stack_arg(cJSON *args, struct proc *p, uint32_t stack)
+stack_arg(struct cmg__jsonw *w, struct proc *p, uint32_t stack)
 {
   char *line = cmg__run_stacks_line(&p->stacks, stack);
 
-  if (line == NULL || cJSON_AddStringToObject(args, "stack", line) == NULL)
+  if (line == NULL)
     p->oom = true;
+  cmg__jsonw_string_or_null(cmg__jsonw_key(w, "stack"), line);
   free(line);
 }
 
 static void
-denials(cJSON *events, struct proc *p)
+denials(struct cmg__jsonw *w, struct proc *p)
 {
   char name[128], size[32];
 
   for (size_t i = 0; i < p->r->n_denials; i++) {
     const struct cmg__model_denial *d = &p->r->denials_list[i];
-    cJSON *args = cJSON_CreateObject();
 
     snprintf(name, sizeof(name), "denied %s of %s", d->api,
              cmg__format_size(d->requested_bytes, size, sizeof(size)));
-    device_arg(args, d->device);
-    cJSON_AddNumberToObject(args, "requested_bytes",
-                            (double)d->requested_bytes);
-    cJSON_AddNumberToObject(args, "live_bytes", (double)d->live_bytes);
+    instant(w, p, name, d->comp.time);
+    device_arg(w, d->device);
+    cmg__jsonw_number(cmg__jsonw_key(w, "requested_bytes"),
+                      (double)d->requested_bytes);
+    cmg__jsonw_number(cmg__jsonw_key(w, "live_bytes"), (double)d->live_bytes);
     if (d->has_limit)
-      cJSON_AddNumberToObject(args, "limit_bytes", (double)d->limit_bytes);
-    stack_arg(args, p, d->stack);
-    instant(events, p, name, d->comp.time, args);
+      cmg__jsonw_number(cmg__jsonw_key(w, "limit_bytes"),
+                        (double)d->limit_bytes);
+    stack_arg(w, p, d->stack);
+    instant_end(w);
   }
 }
 
 static void
-dumps(cJSON *events, const struct proc *p)
+dumps(struct cmg__jsonw *w, const struct proc *p)
 {
   char name[64];
 
@@ -174,7 +180,8 @@ dumps(cJSON *events, const struct proc *p)
     const struct cmg__model_dump *d = &p->r->timeline.dumps[i];
 
     snprintf(name, sizeof(name), "report (%s)", d->reason);
-    instant(events, p, name, d->time, cJSON_CreateObject());
+    instant(w, p, name, d->time);
+    instant_end(w);
   }
 }
 
@@ -244,7 +251,7 @@ gather(const struct cmg__model_report *r, struct slice *s)
 }
 
 static void
-slices(cJSON *events, const struct proc *p, size_t index)
+slices(struct cmg__jsonw *w, const struct proc *p, size_t index)
 {
   char name[128], size[32], stack[1024], id[48];
   struct slice s[2 * SLICES];
@@ -254,24 +261,24 @@ slices(cJSON *events, const struct proc *p, size_t index)
     snprintf(name, sizeof(name), "%s %s",
              cmg__format_size(s[i].bytes, size, sizeof(size)), s[i].api);
     snprintf(id, sizeof(id), "%zu.%zu", index, i);
-    cJSON *b = event(name, "b", p, s[i].start);
-    cJSON *e = event(name, "e", p, s[i].end);
-    cJSON_AddStringToObject(b, "cat", s[i].category);
-    cJSON_AddStringToObject(e, "cat", s[i].category);
-    cJSON_AddStringToObject(b, "id", id);
-    cJSON_AddStringToObject(e, "id", id);
-    cJSON *args = cJSON_AddObjectToObject(b, "args");
-    cJSON_AddNumberToObject(args, "bytes", (double)s[i].bytes);
-    device_arg(args, s[i].device);
-    cJSON_AddStringToObject(args, "kind", s[i].kind);
+    event(w, name, "b", p, s[i].start);
+    cmg__jsonw_string(cmg__jsonw_key(w, "cat"), s[i].category);
+    cmg__jsonw_string(cmg__jsonw_key(w, "id"), id);
+    cmg__jsonw_object(cmg__jsonw_key(w, "args"));
+    cmg__jsonw_number(cmg__jsonw_key(w, "bytes"), (double)s[i].bytes);
+    device_arg(w, s[i].device);
+    cmg__jsonw_string(cmg__jsonw_key(w, "kind"), s[i].kind);
     /* An allocation, not a group: its innermost frames as the report
      * names them, whole. */
-    cJSON_AddStringToObject(args, "stack",
-                            cmg__frame_name_raw_stack(p->r, s[i].stack,
-                                                      SLICE_FRAMES, stack,
-                                                      sizeof(stack)));
-    add(events, b);
-    add(events, e);
+    cmg__jsonw_string(cmg__jsonw_key(w, "stack"),
+                      cmg__frame_name_raw_stack(p->r, s[i].stack, SLICE_FRAMES,
+                                                stack, sizeof(stack)));
+    cmg__jsonw_object_end(w);
+    cmg__jsonw_object_end(w);
+    event(w, name, "e", p, s[i].end);
+    cmg__jsonw_string(cmg__jsonw_key(w, "cat"), s[i].category);
+    cmg__jsonw_string(cmg__jsonw_key(w, "id"), id);
+    cmg__jsonw_object_end(w);
   }
 }
 
@@ -285,12 +292,17 @@ unique_pid(const struct proc *procs, size_t n, long pid)
   return pid;
 }
 
-static cJSON *
+/* The trace of reports r[0..n), malloc'd; NULL when out of memory. */
+static char *
 trace(const struct cmg__model_report *r, int n, struct proc *procs)
 {
-  cJSON *doc = cJSON_CreateObject();
-  cJSON *events = cJSON_AddArrayToObject(doc, "traceEvents");
+  struct cmg__jsonw w;
   double origin = r[0].start_time;
+
+  if (cmg__jsonw_open(&w, -1, false) != 0)
+    return NULL;
+  cmg__jsonw_object(&w);
+  cmg__jsonw_array(cmg__jsonw_key(&w, "traceEvents"));
 
   for (int i = 1; i < n; i++)
     if (r[i].start_time < origin)
@@ -300,31 +312,32 @@ trace(const struct cmg__model_report *r, int n, struct proc *procs)
 
     p->r = &r[i];
     if (cmg__run_stacks_init(&p->stacks, &r[i]) != 0) {
-      cJSON_Delete(doc);
+      cmg__jsonw_close(&w);
       return NULL;
     }
     p->pid = unique_pid(procs, (size_t)i, r[i].pid);
     p->origin_us = (r[i].start_time - origin) * 1e6;
-    metadata(events, p, (size_t)i);
+    metadata(&w, p, (size_t)i);
     for (size_t k = 0; k < r[i].timeline.n_series; k++)
-      series(events, p, &r[i].timeline.series[k]);
-    denials(events, p);
-    dumps(events, p);
-    slices(events, p, (size_t)i);
+      series(&w, p, &r[i].timeline.series[k]);
+    denials(&w, p);
+    dumps(&w, p);
+    slices(&w, p, (size_t)i);
     if (p->oom) {
-      cJSON_Delete(doc);
+      cmg__jsonw_close(&w);
       return NULL;
     }
   }
-  cJSON_AddStringToObject(doc, "displayTimeUnit", "ms");
-  return doc;
+  cmg__jsonw_array_end(&w);
+  cmg__jsonw_string(cmg__jsonw_key(&w, "displayTimeUnit"), "ms");
+  cmg__jsonw_object_end(&w);
+  return cmg__jsonw_take(&w);
 }
 
 int
 cmg__trace_main(char *const *files, int n_files, const char *output)
 {
   struct cmg__model_report *r;
-  cJSON *doc = NULL;
   char *text = NULL;
   FILE *f;
   int rc = 0;
@@ -337,9 +350,7 @@ cmg__trace_main(char *const *files, int n_files, const char *output)
   }
   struct proc *procs = calloc((size_t)n_files, sizeof(*procs));
   if (procs != NULL)
-    doc = trace(r, n_files, procs);
-  if (doc != NULL)
-    text = cJSON_PrintUnformatted(doc);
+    text = trace(r, n_files, procs);
   if (text == NULL) {
     cmg__output_say("out of memory");
     rc = CMG__TOOL_EXIT_ERROR;
@@ -350,8 +361,7 @@ cmg__trace_main(char *const *files, int n_files, const char *output)
     fputc('\n', f);
     rc = cmg__output_close(f, output, 0);
   }
-  cJSON_free(text);
-  cJSON_Delete(doc);
+  free(text);
   for (int i = 0; procs != NULL && i < n_files; i++)
     cmg__run_stacks_free(&procs[i].stacks);
   free(procs);
