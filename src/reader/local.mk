@@ -44,7 +44,7 @@ TOOL_C = \
 	src/reader/cmd/plot.c \
 	src/reader/cmd/pprof.c \
 	src/reader/cmd/summary.c \
-	src/reader/cmd/trace.c
+	src/reader/cmd/timeline_trace.c
 TOOL_H = \
 	src/reader/tool.h \
 	src/reader/load/fields.h \
@@ -87,7 +87,7 @@ TOOL_H = \
 	src/reader/cmd/plot.h \
 	src/reader/cmd/pprof.h \
 	src/reader/cmd/summary.h \
-	src/reader/cmd/trace.h
+	src/reader/cmd/timeline_trace.h
 cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 # pprof's protocol buffer code, generated from profile.proto in the build
 # tree (so a read-only source tree, as in distcheck, builds too).

@@ -3,11 +3,11 @@
  * and answers the questions people bring to them.  This file reads the
  * command line and hands it to one command of cmd/: summary.c has summary
  * and merge, diff.c diff, flame.c folded and flame, check.c check,
- * trace.c timeline, pprof.c pprof, plot.c plot, html.c html.  The stages
- * below them are in the folders beside it: load/ reads a report into the
- * data model, model/ answers questions of it (views, classes of groups,
- * suppressions, names of frames), show/ is how the commands print what
- * they share, and run/ runs the stages for every command.
+ * timeline_trace.c timeline, pprof.c pprof, plot.c plot, html.c html.
+ * The stages below them are in the folders beside it: load/ reads a report
+ * into the data model, model/ answers questions of it (views, classes of
+ * groups, suppressions, names of frames), show/ is how the commands print
+ * what they share, and run/ runs the stages for every command.
  *
  *   cumemguard-report [summary] FILE...   each report, as LeakSanitizer and
  *                                         heaptrack_print would print it
@@ -52,7 +52,7 @@
 #include "reader/cmd/pprof.h"
 #include "reader/run/run.h"
 #include "reader/cmd/summary.h"
-#include "reader/cmd/trace.h"
+#include "reader/cmd/timeline_trace.h"
 #include "reader/model/code.h"
 #include "reader/model/supp.h"
 #include "reader/model/symbolize.h"
@@ -530,7 +530,7 @@ main(int argc, char **argv)
     rc = cmg__check_main(a.files, a.n_files, &a.supp, &a.opts, a.max_leak);
     break;
   case TIMELINE:
-    rc = cmg__trace_main(a.files, a.n_files, a.output);
+    rc = cmg__timeline_trace_main(a.files, a.n_files, a.output);
     break;
   case PPROF:
     rc = cmg__pprof_main(a.files, a.n_files, a.at, a.output);

@@ -29,7 +29,8 @@
  * and its functions are named cmg__NAME_...; module names are unique in
  * src/.  The files call one way only, each into files later in this list:
  * main.c; cmd/: check.c, diff.c, flame.c, html.c, plot.c, pprof.c,
- * summary.c, trace.c, each a command that calls no other; run/: run.c;
+ * summary.c, timeline_trace.c, each a command that calls no other;
+ * run/: run.c;
  * show/: diff_json.c; summary_json.c, summary_text.c, diff_text.c;
  * summary_held.c, summary_devices.c; group_text.c; one_line.c;
  * frame_name.c; output.c; xml.c; model/: delta.c; view.c; supp.c;

@@ -27,7 +27,7 @@
 #include "core/jsonw.h"
 #include "core/size.h"
 
-#include "reader/cmd/trace.h"
+#include "reader/cmd/timeline_trace.h"
 #include "reader/load/model.h"
 #include "reader/load/read.h"
 #include "reader/run/run.h"
@@ -335,7 +335,7 @@ trace(const struct cmg__model_report *r, int n, struct proc *procs)
 }
 
 int
-cmg__trace_main(char *const *files, int n_files, const char *output)
+cmg__timeline_trace_main(char *const *files, int n_files, const char *output)
 {
   struct cmg__model_report *r;
   char *text = NULL;
