@@ -2,10 +2,11 @@
  * A buffered writer of JSON text, written as it is made.  Built as a cJSON
  * tree, a report's million live allocations took a gigabyte and most of
  * its time, only to be printed once and thrown away; the report, the CDI
- * spec and `cumemguard status --json` now all go through this, in the
- * bytes cJSON printed them in, so that readers and tests see no change.
- * Integers, addresses and seconds are formatted by hand: printf was most
- * of what was left of a large report's time.
+ * spec, `cumemguard status --json` and every JSON document of
+ * cumemguard-report go through this, in the bytes cJSON prints, so that
+ * readers and tests can compare their text.  Integers, addresses and
+ * seconds are formatted by hand: printf was most of what was left of a
+ * large report's time.
  *
  * The first failure stops all later writes, and cmg__jsonw_close returns
  * its error, so that callers check once, at the end.
@@ -428,4 +429,23 @@ cmg__jsonw_take(struct cmg__jsonw *w)
   }
   cmg__jsonw_close(w);
   return NULL;
+}
+
+const char *
+cmg__jsonw_text(struct cmg__jsonw *w)
+{
+  if (w->err != 0 || !grow(w, 1))
+    return NULL;
+  w->buf[w->len] = '\0';
+  return w->buf;
+}
+
+void
+cmg__jsonw_empty(struct cmg__jsonw *w)
+{
+  w->len = 0;
+  w->mark = 0;
+  w->depth = 0;
+  w->arrays = 0;
+  w->filled = 0;
 }

@@ -77,4 +77,12 @@ int cmg__jsonw_close(struct cmg__jsonw *w);
  * free; NULL after any failure.  The writer is closed. */
 char *cmg__jsonw_take(struct cmg__jsonw *w);
 
+/* Of a writer into memory: the text so far, NUL-terminated, left in the
+ * writer and valid until its next write; NULL after any failure. */
+const char *cmg__jsonw_text(struct cmg__jsonw *w);
+
+/* Of a writer into memory: empties it, to write another value in it with
+ * the buffer it has.  A failure stays. */
+void cmg__jsonw_empty(struct cmg__jsonw *w);
+
 #endif /* CMG_CORE_JSONW_H */

@@ -5,7 +5,8 @@
  * not (the report, the CDI spec and the status view were printed by cJSON
  * and are read by tools that may compare their text); text larger than the
  * buffer and text that crosses its end, byte for byte; the same in memory;
- * and a failed write (a full disk, a descriptor not open for writing)
+ * one writer into memory read back and emptied value after value, as the
+ * reader's html page numbers its frames; and a failed write (a full disk, a descriptor not open for writing)
  * coming back from close as the errno the report's caller prints.
  */
 #include "config.h"
@@ -246,6 +247,51 @@ test_sizes(void)
   free(want);
 }
 
+/* One writer into memory for many values, each read back and the writer
+ * emptied: each alone, as a fresh writer writes it, whatever came before
+ * (an array still open, a member written). */
+static void
+test_text(void)
+{
+  struct cmg__jsonw w;
+  char big[2 * 1024];
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  ok(cmg__jsonw_open(&w, -1, false) == 0, "a writer into memory");
+  is_str(cmg__jsonw_text(&w), "", "nothing written: empty text");
+  cmg__jsonw_object(&w);
+  cmg__jsonw_u64(cmg__jsonw_key(&w, "a"), 1);
+  cmg__jsonw_object_end(&w);
+  is_str(cmg__jsonw_text(&w), "{\"a\":1}", "the text so far");
+  is_str(cmg__jsonw_text(&w), "{\"a\":1}", "and again: left in the writer");
+  cmg__jsonw_empty(&w);
+  is_str(cmg__jsonw_text(&w), "", "emptied");
+  cmg__jsonw_array(&w);
+  cmg__jsonw_u64(&w, 2);
+  cmg__jsonw_empty(&w);
+  cmg__jsonw_object(&w);
+  cmg__jsonw_null(cmg__jsonw_key(&w, "b"));
+  cmg__jsonw_object_end(&w);
+  is_str(cmg__jsonw_text(&w), "{\"b\":null}",
+         "emptied inside an array: the next value as a first one");
+  for (int i = 0; i < 300; i++) {
+    cmg__jsonw_empty(&w);
+    cmg__jsonw_array(&w);
+    for (int k = 0; k <= i; k++)
+      cmg__jsonw_string(&w, big);
+    cmg__jsonw_array_end(&w);
+  }
+  const char *t = cmg__jsonw_text(&w);
+  ok(t != NULL && strlen(t) == 2 + 300 * (sizeof(big) + 1) + 299 &&
+         t[0] == '[' && t[1] == '"' && strcmp(t + strlen(t) - 2, "\"]") == 0,
+     "a value past the buffer's size after many smaller ones");
+  cmg__jsonw_fail(&w, -ENOMEM);
+  ok(cmg__jsonw_text(&w) == NULL, "NULL after a failure");
+  cmg__jsonw_empty(&w);
+  ok(cmg__jsonw_text(&w) == NULL, "and the failure stays once emptied");
+  is_int(cmg__jsonw_close(&w), -ENOMEM, "close returns it");
+}
+
 static void
 test_errors(void)
 {
@@ -287,6 +333,7 @@ main(void)
   test_numbers();
   test_as_cjson();
   test_sizes();
+  test_text();
   test_errors();
   unlink(path);
   return done_testing();
