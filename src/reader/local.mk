@@ -29,6 +29,7 @@ TOOL_C = \
 	src/reader/show/diff_text.c \
 	src/reader/show/frame_name.c \
 	src/reader/show/group_text.c \
+	src/reader/show/json_once.c \
 	src/reader/show/one_line.c \
 	src/reader/show/output.c \
 	src/reader/show/summary_devices.c \
@@ -72,6 +73,7 @@ TOOL_H = \
 	src/reader/show/diff_text.h \
 	src/reader/show/frame_name.h \
 	src/reader/show/group_text.h \
+	src/reader/show/json_once.h \
 	src/reader/show/one_line.h \
 	src/reader/show/output.h \
 	src/reader/show/summary_devices.h \

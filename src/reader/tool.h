@@ -8,8 +8,9 @@
  *           view and the view finished, a pair into two views over one
  *           index, or reports read as they were written
  *   show/   how the commands print what they share: the summary as text
- *           and as JSON, the diff as text and as JSON, frames, a group's
- *           lines and title, the output file and the error line
+ *           and as JSON, the diff as text and as JSON, frames and lines
+ *           written once, frames, a group's lines and title, the output
+ *           file and the error line
  *   model/  the model's queries: interning into an index, views that fold
  *           reports into leak groups, how a group counts, suppressions,
  *           pool blocks, what changed between two views, frames named
@@ -32,7 +33,7 @@
  * summary.c, timeline_trace.c, each a command that calls no other;
  * run/: run.c;
  * show/: diff_json.c; summary_json.c, summary_text.c, diff_text.c;
- * summary_held.c, summary_devices.c; group_text.c; one_line.c;
+ * json_once.c; summary_held.c, summary_devices.c; group_text.c; one_line.c;
  * frame_name.c; output.c; xml.c; model/: delta.c; view.c; supp.c;
  * pool_blocks.c; leak_class.c; user_first.c; index.c; frame_class.c;
  * code.c; names.c; intern.c; symbolize.c; debuginfo.c; load/: read.c;
@@ -49,6 +50,7 @@
 #define CMG__TOOL_NAME "cumemguard-report"
 #define CMG__TOOL_NONE UINT32_MAX
 
+struct cmg__json_once;
 struct cmg__supp;
 
 /* The options of the commands that list leak groups, which the printing
@@ -59,6 +61,9 @@ struct cmg__tool_opts {
   bool all_frames;
   bool json;
   bool stack_text; /* JSON groups carry the text's title and lines */
+  /* NULL, or where JSON stacks keep each frame and line once, naming them
+   * by number (show/json_once.h) */
+  struct cmg__json_once *once;
   const struct cmg__supp *supp;
 };
 

@@ -3,20 +3,22 @@
  * a report file (it goes through a memfd, as a file the tool opens would);
  * cmg__read_report() must accept it or explain why in one line, and a report
  * it accepts must go through everything the tool does with one: the view
- * (interning, grouping, sorting), the text and JSON summaries, the diff
- * against itself, the folded stacks and the SVG flame graph, all written to
+ * (interning, grouping, sorting), the text and JSON summaries (the JSON
+ * also as the html page writes it), the diff against itself as text and
+ * JSON, the folded stacks and the SVG flame graph, all written to
  * /dev/null, and every free.  LeakSanitizer checks that nothing leaks,
  * also when the input is rejected half way.
  */
 #include "config.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "core/jsonw.h"
 
 #include "reader/cmd/diff.h"
 #include "reader/cmd/flame.h"
@@ -25,6 +27,7 @@
 #include "reader/model/index.h"
 #include "reader/model/symbolize.h"
 #include "reader/model/view.h"
+#include "reader/show/json_once.h"
 #include "reader/show/summary_json.h"
 #include "reader/show/summary_text.h"
 #include "reader/tool.h"
@@ -75,13 +78,30 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 .all_frames = size % 3 == 0 };
     cmg__summary_text_print(devnull, &v, &o, false);
     cmg__summary_text_print(devnull, &v, &o, true);
-    cJSON *j = cmg__summary_json_of(&v, &o);
-    if (j != NULL) {
-      char *s = cJSON_PrintUnformatted(j);
-      cJSON_free(s);
-      cJSON_Delete(j);
+    struct cmg__jsonw w;
+    if (cmg__jsonw_open(&w, -1, size % 5 == 0) == 0) {
+      cmg__summary_json_write(&w, &v, &o);
+      free(cmg__jsonw_take(&w));
     }
+    /* As the html page writes it: each stack with its text, its frames
+     * and lines once each. */
+    struct cmg__json_once once;
+    struct cmg__tool_opts po = o;
+    po.stack_text = true;
+    po.once = &once;
+    if (cmg__json_once_init(&once) == 0 &&
+        cmg__jsonw_open(&w, -1, false) == 0) {
+      cmg__jsonw_object(&w);
+      cmg__summary_json_write(cmg__jsonw_key(&w, "summary"), &v, &po);
+      cmg__json_once_write(&once, &w);
+      cmg__jsonw_object_end(&w);
+      free(cmg__jsonw_take(&w));
+    }
+    cmg__json_once_free(&once);
     cmg__diff_print(devnull, &v, &v, &o);
+    o.json = true;
+    cmg__diff_print(devnull, &v, &v, &o);
+    o.json = false;
     for (int w = CMG__FLAME_WEIGHT_LIVE; w <= CMG__FLAME_WEIGHT_DENIAL; w++) {
       struct cmg__flame_opts fo = { .weight = (enum cmg__flame_weight)w,
                                     .all_frames = o.all_frames,

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cjson/cJSON.h>
+#include "core/jsonw.h"
 
 #include "reader/cmd/diff.h"
 #include "reader/model/delta.h"
@@ -32,15 +32,18 @@ cmg__diff_print(FILE *f, const struct cmg__view *base,
   if (c == NULL)
     return -ENOMEM;
   if (o->json) {
-    cJSON *d = cmg__diff_json_of(base, now, c, n, o);
-    char *text = d != NULL ? cJSON_Print(d) : NULL;
+    struct cmg__jsonw w;
+    char *text = NULL;
 
+    if (cmg__jsonw_open(&w, -1, true) == 0) {
+      cmg__diff_json_write(&w, base, now, c, n, o);
+      text = cmg__jsonw_take(&w);
+    }
     if (text != NULL)
       fprintf(f, "%s\n", text);
     else
       rc = -ENOMEM;
-    cJSON_free(text);
-    cJSON_Delete(d);
+    free(text);
   } else {
     cmg__diff_text_print(f, base, now, c, n, o);
   }

@@ -12,11 +12,13 @@
  *            plot command reads them.
  *
  * Frames and lines repeat from group to group, so each is written once,
- * in "frames" and "strings", and groups name them by index ("shown" keeps
- * which frames the default view hides).  Every '<', '>' and '&' of the JSON
- * is written as a \u escape: no string of a report can end the script
- * element, or be read as markup, whatever it holds.  The file is created
- * only once every report was read, so a bad report leaves no page.
+ * in "frames" and "strings" (show/json_once.c), and groups name them by
+ * index ("shown" keeps which frames the default view hides).  The data is
+ * written into memory as it is made (core/jsonw.c); every '<', '>' and '&'
+ * of it is written out as a \u escape: no string of a report can end the
+ * script element, or be read as markup, whatever it holds.  The file is
+ * created only once every report was read, so a bad report leaves no
+ * page.
  */
 #include "config.h"
 
@@ -26,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
+#include "core/jsonw.h"
 
 #include "cumemguard.h"
 
@@ -34,11 +36,11 @@
 #include "reader/load/model.h"
 #include "reader/model/delta.h"
 #include "reader/model/index.h"
-#include "reader/model/intern.h"
 #include "reader/model/view.h"
 #include "reader/page_html.h"
 #include "reader/run/run.h"
 #include "reader/show/diff_json.h"
+#include "reader/show/json_once.h"
 #include "reader/show/output.h"
 #include "reader/show/summary_json.h"
 #include "reader/tool.h"
@@ -47,15 +49,15 @@
 
 /* ---- what the views say ------------------------------------------------ */
 
-/* The summary of reports r[0..n), already read, as one view, as summary
- * --json writes it. */
-static cJSON *
-summary_of(const struct cmg__model_report *r, int n, struct cmg__supp *supp,
+/* Writes member key: the summary of reports r[0..n), already read, as one
+ * view, as summary --json writes it.  0, or -1 after saying why not. */
+static int
+summary_of(struct cmg__jsonw *w, const char *key,
+           const struct cmg__model_report *r, int n, struct cmg__supp *supp,
            const struct cmg__tool_opts *o)
 {
   struct cmg__index ix;
   struct cmg__view v;
-  cJSON *s = NULL;
   int rc = 0;
 
   cmg__index_init(&ix);
@@ -64,48 +66,65 @@ summary_of(const struct cmg__model_report *r, int n, struct cmg__supp *supp,
     rc = cmg__view_add(&v, &r[i]);
   if (rc != 0)
     cmg__output_say("out of memory");
-  else if (cmg__run_finish(&v, supp) == 0)
-    s = cmg__summary_json_of(&v, o);
+  else if ((rc = cmg__run_finish(&v, supp)) == 0)
+    cmg__summary_json_write(cmg__jsonw_key(w, key), &v, o);
   cmg__view_free(&v);
   cmg__index_free(&ix);
-  return s;
+  return rc == 0 ? 0 : -1;
 }
 
 struct pair_arg {
+  struct cmg__jsonw *w;
   const struct cmg__tool_opts *o;
-  cJSON *doc;
 };
 
 static int
-keep_diff(const struct cmg__view *base, const struct cmg__view *now, void *arg)
+write_diff(const struct cmg__view *base, const struct cmg__view *now, void *arg)
 {
   struct pair_arg *a = arg;
   size_t n;
   struct cmg__delta *c = cmg__delta_of(base, now, &n);
 
-  a->doc = c != NULL ? cmg__diff_json_of(base, now, c, n, a->o) : NULL;
+  if (c == NULL)
+    return -1;
+  cmg__diff_json_write(cmg__jsonw_key(a->w, "diff"), base, now, c, n, a->o);
   free(c);
-  return a->doc != NULL ? 0 : -1;
+  return 0;
 }
 
-/* diff --json of the two reports, read afresh as the diff command reads
- * them; NULL after saying why. */
-static cJSON *
-diff_of(const char *base_file, const char *new_file, struct cmg__supp *supp,
-        const struct cmg__tool_opts *o)
+/* Writes member "diff": diff --json of the two reports, read afresh as the
+ * diff command reads them.  0, or -1 after saying why not. */
+static int
+diff_of(struct cmg__jsonw *w, const char *base_file, const char *new_file,
+        struct cmg__supp *supp, const struct cmg__tool_opts *o)
 {
-  struct pair_arg a = { o, NULL };
+  struct pair_arg a = { w, o };
 
-  cmg__run_pair(base_file, new_file, supp, keep_diff, &a);
-  return a.doc;
+  return cmg__run_pair(base_file, new_file, supp, write_diff, &a) == 0 ? 0 : -1;
 }
 
 /* ---- what the reports say of time -------------------------------------- */
 
-static cJSON *
-bytes_or_null(uint64_t bytes)
+/* Members, key and value. */
+static void
+number(struct cmg__jsonw *w, const char *key, double d)
 {
-  return bytes != 0 ? cJSON_CreateNumber((double)bytes) : cJSON_CreateNull();
+  cmg__jsonw_number(cmg__jsonw_key(w, key), d);
+}
+
+static void
+count(struct cmg__jsonw *w, const char *key, uint64_t n)
+{
+  cmg__jsonw_uint(cmg__jsonw_key(w, key), n);
+}
+
+static void
+bytes_or_null(struct cmg__jsonw *w, const char *key, bool has, uint64_t bytes)
+{
+  if (has)
+    count(w, key, bytes);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, key));
 }
 
 /* The soft limit of a device in bytes (its own, else the process's; a
@@ -139,266 +158,90 @@ peak_time(const struct cmg__model_report *r, const struct cmg__model_series *s)
   return s->peak_time;
 }
 
-static cJSON *
-series_json(const struct cmg__model_report *r,
+static void
+series_json(struct cmg__jsonw *w, const struct cmg__model_report *r,
             const struct cmg__model_series *s)
 {
-  cJSON *o = cJSON_CreateObject();
-  cJSON *pts = cJSON_CreateArray();
+  uint64_t limit = cmg__run_limit(r, s->device),
+           soft = soft_limit(r, s->device);
 
-  cJSON_AddNumberToObject(o, "device", s->device);
-  cJSON_AddNumberToObject(o, "resolution", s->resolution);
-  cJSON_AddNumberToObject(o, "peak_bytes", (double)s->peak_bytes);
-  cJSON_AddNumberToObject(o, "peak_time", peak_time(r, s));
-  cJSON_AddItemToObject(o, "limit_bytes",
-                        bytes_or_null(cmg__run_limit(r, s->device)));
-  cJSON_AddItemToObject(o, "soft_limit_bytes",
-                        bytes_or_null(soft_limit(r, s->device)));
+  cmg__jsonw_object(w);
+  number(w, "device", s->device);
+  number(w, "resolution", s->resolution);
+  count(w, "peak_bytes", s->peak_bytes);
+  number(w, "peak_time", peak_time(r, s));
+  bytes_or_null(w, "limit_bytes", limit != 0, limit);
+  bytes_or_null(w, "soft_limit_bytes", soft != 0, soft);
+  cmg__jsonw_array(cmg__jsonw_key(w, "points"));
   for (size_t i = 0; i < s->n; i++) {
     const struct cmg__model_point *p = &s->points[i];
-    double v[4] = { p->time, (double)p->live, (double)p->min, (double)p->max };
 
-    cJSON_AddItemToArray(pts, cJSON_CreateDoubleArray(v, 4));
+    cmg__jsonw_array(w);
+    cmg__jsonw_number(w, p->time);
+    cmg__jsonw_uint(w, p->live);
+    cmg__jsonw_uint(w, p->min);
+    cmg__jsonw_uint(w, p->max);
+    cmg__jsonw_array_end(w);
   }
-  cJSON_AddItemToObject(o, "points", pts);
-  return o;
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object_end(w);
 }
 
 /* A denial as the charts mark it, its stack in one line as every view
- * names it; NULL when out of memory. */
-static cJSON *
-denial_json(const struct cmg__run_stacks *st, const struct cmg__model_denial *d)
+ * names it. */
+static void
+denial_json(struct cmg__jsonw *w, const struct cmg__run_stacks *st,
+            const struct cmg__model_denial *d)
 {
   char *line = cmg__run_stacks_line(st, d->stack);
-  cJSON *o = cJSON_CreateObject();
 
-  cJSON_AddItemToObject(o, "device",
-                        d->device >= 0 ? cJSON_CreateNumber(d->device)
-                                       : cJSON_CreateNull());
-  cJSON_AddNumberToObject(o, "time", d->comp.time);
-  cJSON_AddStringToObject(o, "api", d->api);
-  cJSON_AddNumberToObject(o, "requested_bytes", (double)d->requested_bytes);
-  cJSON_AddNumberToObject(o, "live_bytes", (double)d->live_bytes);
-  cJSON_AddItemToObject(o, "limit_bytes",
-                        d->has_limit
-                            ? cJSON_CreateNumber((double)d->limit_bytes)
-                            : cJSON_CreateNull());
-  if (line == NULL || cJSON_AddStringToObject(o, "stack", line) == NULL) {
-    cJSON_Delete(o);
-    o = NULL;
-  }
+  if (line == NULL)
+    cmg__jsonw_fail(w, -ENOMEM);
+  cmg__jsonw_object(w);
+  if (d->device >= 0)
+    number(w, "device", d->device);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, "device"));
+  number(w, "time", d->comp.time);
+  cmg__jsonw_string(cmg__jsonw_key(w, "api"), d->api);
+  count(w, "requested_bytes", d->requested_bytes);
+  count(w, "live_bytes", d->live_bytes);
+  bytes_or_null(w, "limit_bytes", d->has_limit, d->limit_bytes);
+  cmg__jsonw_string(cmg__jsonw_key(w, "stack"), line);
+  cmg__jsonw_object_end(w);
   free(line);
-  return o;
 }
 
-/* A report's timeline, dumps and denials; NULL when out of memory. */
-static cJSON *
-report_json(const struct cmg__model_report *r)
+/* A report's timeline, dumps and denials. */
+static void
+report_json(struct cmg__jsonw *w, const struct cmg__model_report *r)
 {
   const struct cmg__model_timeline *t = &r->timeline;
   struct cmg__run_stacks st = { 0 };
-  bool ok = r->n_denials == 0 || cmg__run_stacks_init(&st, r) == 0;
-  cJSON *o = cJSON_CreateObject();
-  cJSON *series = cJSON_AddArrayToObject(o, "timeline");
-  cJSON *dumps = cJSON_AddArrayToObject(o, "dumps");
-  cJSON *denials = cJSON_AddArrayToObject(o, "denials");
 
-  cJSON_AddStringToObject(o, "file", r->file);
-  cJSON_AddNumberToObject(o, "pid", (double)r->pid);
+  if (r->n_denials > 0 && cmg__run_stacks_init(&st, r) != 0)
+    cmg__jsonw_fail(w, -ENOMEM);
+  cmg__jsonw_object(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "timeline"));
   for (size_t i = 0; t->present && i < t->n_series; i++)
-    cJSON_AddItemToArray(series, series_json(r, &t->series[i]));
+    series_json(w, r, &t->series[i]);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "dumps"));
   for (size_t i = 0; t->present && i < t->n_dumps; i++) {
-    cJSON *d = cJSON_CreateObject();
-
-    cJSON_AddNumberToObject(d, "time", t->dumps[i].time);
-    cJSON_AddStringToObject(d, "reason", t->dumps[i].reason);
-    cJSON_AddItemToArray(dumps, d);
+    cmg__jsonw_object(w);
+    number(w, "time", t->dumps[i].time);
+    cmg__jsonw_string(cmg__jsonw_key(w, "reason"), t->dumps[i].reason);
+    cmg__jsonw_object_end(w);
   }
-  for (size_t i = 0; ok && i < r->n_denials; i++) {
-    cJSON *d = denial_json(&st, &r->denials_list[i]);
-
-    ok = d != NULL;
-    cJSON_AddItemToArray(denials, d);
-  }
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_array(cmg__jsonw_key(w, "denials"));
+  for (size_t i = 0; w->err == 0 && i < r->n_denials; i++)
+    denial_json(w, &st, &r->denials_list[i]);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_string(cmg__jsonw_key(w, "file"), r->file);
+  number(w, "pid", (double)r->pid);
+  cmg__jsonw_object_end(w);
   cmg__run_stacks_free(&st);
-  if (!ok) {
-    cJSON_Delete(o);
-    return NULL;
-  }
-  return o;
-}
-
-/* ---- written once ------------------------------------------------------ */
-
-/* Items met once each, by their text: the index of the first. */
-struct table {
-  struct cmg__intern texts;
-  cJSON *items; /* the array they are written into */
-  bool failed;
-};
-
-/* v in hex digits from its highest one, then c. */
-static char *
-put_hex(char *p, uint64_t v, char c)
-{
-  int shift = 60;
-
-  while (shift > 0 && (v >> shift) == 0)
-    shift -= 4;
-  for (; shift >= 0; shift -= 4)
-    *p++ = "0123456789abcdef"[(v >> shift) & 15];
-  *p++ = c;
-  return p;
-}
-
-/*
- * What tells one frame object from another, cheaper to make than its JSON:
- * each member's name, then a letter for its type and its value: a string
- * after its length, a number's bits (a double's, whatever it holds), so
- * that no two objects give one key whatever their strings hold.  NULL when
- * out of memory.
- */
-static char *
-key_of(const cJSON *o)
-{
-  size_t len = 1;
-  const cJSON *m;
-
-  cJSON_ArrayForEach(m, o)
-  {
-    len += strlen(m->string) + 2 + 18;
-    if (cJSON_IsString(m))
-      len += strlen(m->valuestring);
-  }
-  char *key = malloc(len), *p = key;
-  if (key == NULL)
-    return NULL;
-  cJSON_ArrayForEach(m, o)
-  {
-    size_t n = strlen(m->string);
-    uint64_t bits;
-
-    memcpy(p, m->string, n);
-    p += n;
-    *p++ = '=';
-    if (cJSON_IsString(m)) {
-      n = strlen(m->valuestring);
-      p = put_hex(p, n, 's');
-      memcpy(p, m->valuestring, n);
-      p += n;
-    } else if (cJSON_IsNumber(m)) {
-      memcpy(&bits, &m->valuedouble, sizeof(bits));
-      p = put_hex(p, bits, 'n');
-    } else {
-      p = put_hex(p, (uint64_t)(m->type & 0xff), 't');
-    }
-    *p++ = ';';
-  }
-  *p = '\0';
-  return key;
-}
-
-/* The index of key in t, adding item (taken, and key with it if the table
- * owns its keys) when it is new; -1 when out of memory. */
-static double
-intern(struct table *t, char *key, cJSON *item)
-{
-  size_t before = t->texts.n, k;
-
-  if (cmg__intern_add(&t->texts, key, &k) != 0) {
-    cJSON_Delete(item);
-    t->failed = true;
-    return -1;
-  }
-  if (k == before)
-    cJSON_AddItemToArray(t->items, item);
-  else
-    cJSON_Delete(item);
-  return (double)k;
-}
-
-/* A group's frames as indexes, with the default view's range [lo, hi). */
-static void
-refer_frames(cJSON *group, cJSON *frames, struct table *t)
-{
-  cJSON *refs = cJSON_CreateArray();
-  int lo = -1, hi = 0, k = 0;
-  cJSON *fr;
-
-  while ((fr = cJSON_DetachItemFromArray(frames, 0)) != NULL) {
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(fr, "hidden"))) {
-      lo = lo < 0 ? k : lo;
-      hi = k + 1;
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(fr, "hidden");
-    cJSON_AddItemToArray(refs, cJSON_CreateNumber(intern(t, key_of(fr), fr)));
-    k++;
-  }
-  int shown[2] = { lo < 0 ? 0 : lo, lo < 0 ? 0 : hi };
-  cJSON_ReplaceItemInObjectCaseSensitive(group, "frames", refs);
-  cJSON_AddItemToObject(group, "shown", cJSON_CreateIntArray(shown, 2));
-}
-
-static void
-refer_lines(cJSON *group, cJSON *lines, struct table *t)
-{
-  cJSON *refs = cJSON_CreateArray();
-  cJSON *s;
-
-  while ((s = cJSON_DetachItemFromArray(lines, 0)) != NULL)
-    cJSON_AddItemToArray(
-        refs, cJSON_CreateNumber(intern(t, cJSON_GetStringValue(s), s)));
-  cJSON_ReplaceItemInObjectCaseSensitive(group, "lines", refs);
-}
-
-static void
-refer(cJSON *node, struct table *frames, struct table *lines)
-{
-  cJSON *it = node != NULL ? node->child : NULL;
-
-  while (it != NULL) {
-    cJSON *next = it->next;
-
-    if (it->string != NULL && cJSON_IsArray(it) &&
-        strcmp(it->string, "frames") == 0)
-      refer_frames(node, it, frames);
-    else if (it->string != NULL && cJSON_IsArray(it) &&
-             strcmp(it->string, "lines") == 0)
-      refer_lines(node, it, lines);
-    else
-      refer(it, frames, lines);
-    it = next;
-  }
-}
-
-static void
-table_init(struct table *t, cJSON *items, bool owns)
-{
-  cmg__intern_init(&t->texts, owns);
-  t->items = items;
-  t->failed = false;
-}
-
-/* Moves every group's frames and lines of doc into doc's "frames" and
- * "strings".  Returns 0 or -ENOMEM. */
-static int
-write_once(cJSON *doc)
-{
-  cJSON *frames = cJSON_CreateArray(), *strings = cJSON_CreateArray();
-  struct table tf, ts;
-  bool ok;
-
-  /* A frame's key is made for it; a line is its own, kept by the item
-   * that holds it in strings until the table is freed. */
-  table_init(&tf, frames, true);
-  table_init(&ts, strings, false);
-  refer(doc, &tf, &ts);
-  ok = !tf.failed && !ts.failed;
-  cmg__intern_free(&tf.texts);
-  cmg__intern_free(&ts.texts);
-  cJSON_AddItemToObject(doc, "frames", frames);
-  cJSON_AddItemToObject(doc, "strings", strings);
-  return ok ? 0 : -ENOMEM;
 }
 
 /* ---- the page ---------------------------------------------------------- */
@@ -439,38 +282,58 @@ put_page(FILE *f, const char *json)
 
 /* ---- the command ------------------------------------------------------- */
 
-static cJSON *
+/* The page's data, as compact JSON, malloc'd; NULL after saying why not. */
+static char *
 data_of(char *const *files, int n, bool diff, struct cmg__supp *supp,
-        const struct cmg__tool_opts *o, const struct cmg__model_report *r)
+        const struct cmg__tool_opts *opts, const struct cmg__model_report *r)
 {
-  cJSON *doc = cJSON_CreateObject();
-  cJSON *reports = cJSON_CreateArray();
-  cJSON *summary = summary_of(diff ? r + 1 : r, diff ? 1 : n, supp, o);
-  cJSON *base = diff && summary != NULL ? summary_of(r, 1, supp, o) : NULL;
-  cJSON *d = base != NULL ? diff_of(files[0], files[1], supp, o) : NULL;
+  struct cmg__tool_opts o = *opts;
+  struct cmg__json_once once;
+  struct cmg__jsonw w;
 
-  cJSON_AddStringToObject(doc, "format", "cumemguard-html");
-  cJSON_AddNumberToObject(doc, "version", 1);
-  cJSON_AddStringToObject(doc, "tool", CMG__TOOL_NAME " " CMG_VERSION_STRING);
-  cJSON_AddStringToObject(doc, "mode", diff ? "diff" : n > 1 ? "merge" : "run");
-  cJSON_AddItemToObject(doc, "summary", summary);
-  cJSON_AddItemToObject(doc, "base", base != NULL ? base : cJSON_CreateNull());
-  cJSON_AddItemToObject(doc, "diff", d != NULL ? d : cJSON_CreateNull());
-  bool ok = summary != NULL && (!diff || (base != NULL && d != NULL));
-  for (int i = 0; ok && i < n; i++) {
-    cJSON *rj = report_json(&r[i]);
-
-    if (rj == NULL)
-      cmg__output_say("out of memory");
-    ok = rj != NULL;
-    cJSON_AddItemToArray(reports, rj);
-  }
-  cJSON_AddItemToObject(doc, "reports", reports);
-  if (!ok) {
-    cJSON_Delete(doc);
+  if (cmg__jsonw_open(&w, -1, false) != 0) {
+    cmg__output_say("out of memory");
     return NULL;
   }
-  return doc;
+  if (cmg__json_once_init(&once) != 0) {
+    cmg__json_once_free(&once);
+    cmg__jsonw_close(&w);
+    cmg__output_say("out of memory");
+    return NULL;
+  }
+  o.once = &once;
+  cmg__jsonw_object(&w);
+  cmg__jsonw_string(cmg__jsonw_key(&w, "format"), "cumemguard-html");
+  cmg__jsonw_number(cmg__jsonw_key(&w, "version"), 1);
+  cmg__jsonw_string(cmg__jsonw_key(&w, "tool"),
+                    CMG__TOOL_NAME " " CMG_VERSION_STRING);
+  cmg__jsonw_string(cmg__jsonw_key(&w, "mode"), diff    ? "diff"
+                                                : n > 1 ? "merge"
+                                                        : "run");
+  bool ok =
+      summary_of(&w, "summary", diff ? r + 1 : r, diff ? 1 : n, supp, &o) == 0;
+  if (ok && diff) {
+    ok = summary_of(&w, "base", r, 1, supp, &o) == 0 &&
+         diff_of(&w, files[0], files[1], supp, &o) == 0;
+  } else if (ok) {
+    cmg__jsonw_null(cmg__jsonw_key(&w, "base"));
+    cmg__jsonw_null(cmg__jsonw_key(&w, "diff"));
+  }
+  cmg__jsonw_array(cmg__jsonw_key(&w, "reports"));
+  for (int i = 0; ok && i < n; i++)
+    report_json(&w, &r[i]);
+  cmg__jsonw_array_end(&w);
+  cmg__json_once_write(&once, &w);
+  cmg__jsonw_object_end(&w);
+  cmg__json_once_free(&once);
+  if (!ok) {
+    cmg__jsonw_close(&w);
+    return NULL;
+  }
+  char *json = cmg__jsonw_take(&w);
+  if (json == NULL)
+    cmg__output_say("out of memory");
+  return json;
 }
 
 int
@@ -487,19 +350,13 @@ cmg__html_main(char *const *files, int n_files, bool merged,
   o.stack_text = true;
   if (cmg__run_raw_read(files, n_files, 0, &r) != 0)
     return rc;
-  cJSON *doc = data_of(files, n_files, n_files == 2 && !merged, supp, &o, r);
-  char *json = NULL;
-  if (doc != NULL && write_once(doc) == 0)
-    json = cJSON_PrintUnformatted(doc);
-  if (doc != NULL && json == NULL)
-    cmg__output_say("out of memory");
+  char *json = data_of(files, n_files, n_files == 2 && !merged, supp, &o, r);
   FILE *f = json != NULL ? cmg__output_create(output) : NULL;
   if (f != NULL) {
     put_page(f, json);
     rc = cmg__output_close(f, output, 0);
   }
   free(json);
-  cJSON_Delete(doc);
   cmg__run_raw_free(r, n_files);
   return rc;
 }

@@ -1,14 +1,16 @@
 /*
  * summary FILE... and merge FILE...: summary prints each report on its
  * own, merge all of them as one view; as text (show/summary_text.c) or,
- * with --json, as one document of summaries (show/summary_json.c).
+ * with --json, as one document of summaries (show/summary_json.c), written
+ * into memory as it is made and printed once every report was read, so
+ * that a bad report leaves no half document.
  */
 #include "config.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <cjson/cJSON.h>
+#include "core/jsonw.h"
 
 #include "reader/cmd/summary.h"
 #include "reader/model/index.h"
@@ -19,24 +21,24 @@
 #include "reader/show/summary_text.h"
 #include "reader/tool.h"
 
-static cJSON *
-summary_document(void)
-{
-  cJSON *doc = cJSON_CreateObject();
-
-  cJSON_AddStringToObject(doc, "format", "cumemguard-report-summary");
-  cJSON_AddNumberToObject(doc, "version", 1);
-  cJSON_AddItemToObject(doc, "summaries", cJSON_CreateArray());
-  return doc;
-}
-
 int
 cmg__summary_main(char *const *files, int n_files, bool merged,
                   struct cmg__supp *supp, const struct cmg__tool_opts *o)
 {
-  cJSON *doc = o->json ? summary_document() : NULL;
+  struct cmg__jsonw w;
   int i = 0, rc = 0;
 
+  if (o->json) {
+    if (cmg__jsonw_open(&w, -1, true) != 0) {
+      cmg__output_say("out of memory");
+      return CMG__TOOL_EXIT_ERROR;
+    }
+    cmg__jsonw_object(&w);
+    cmg__jsonw_string(cmg__jsonw_key(&w, "format"),
+                      "cumemguard-report-summary");
+    cmg__jsonw_number(cmg__jsonw_key(&w, "version"), 1);
+    cmg__jsonw_array(cmg__jsonw_key(&w, "summaries"));
+  }
   while (rc == 0 && i < n_files) {
     struct cmg__index ix;
     struct cmg__view v;
@@ -49,9 +51,8 @@ cmg__summary_main(char *const *files, int n_files, bool merged,
     } while (rc == 0 && merged && i < n_files);
     if (rc == 0 && cmg__run_finish(&v, supp) != 0)
       rc = CMG__TOOL_EXIT_ERROR;
-    if (rc == 0 && doc != NULL) {
-      cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(doc, "summaries"),
-                           cmg__summary_json_of(&v, o));
+    if (rc == 0 && o->json) {
+      cmg__summary_json_write(&w, &v, o);
     } else if (rc == 0) {
       if (i > 1 && !merged)
         printf("\n");
@@ -60,9 +61,13 @@ cmg__summary_main(char *const *files, int n_files, bool merged,
     cmg__view_free(&v);
     cmg__index_free(&ix);
   }
-  if (doc != NULL && rc == 0 && cmg__output_json(doc) != 0)
+  if (!o->json)
+    return rc;
+  cmg__jsonw_array_end(&w);
+  cmg__jsonw_object_end(&w);
+  if (rc != 0)
+    cmg__jsonw_close(&w);
+  else if (cmg__output_json(&w) != 0)
     rc = CMG__TOOL_EXIT_ERROR;
-  else if (doc != NULL && rc != 0)
-    cJSON_Delete(doc);
   return rc;
 }

@@ -13,9 +13,10 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
+#include "core/jsonw.h"
 
 #include "reader/show/output.h"
 #include "reader/tool.h"
@@ -56,16 +57,16 @@ cmg__output_close(FILE *f, const char *output, int rc)
 }
 
 int
-cmg__output_json(struct cJSON *doc)
+cmg__output_json(struct cmg__jsonw *w)
 {
-  char *text = doc != NULL ? cJSON_Print(doc) : NULL;
-  int rc = text != NULL ? 0 : -ENOMEM;
+  char *text = cmg__jsonw_take(w);
 
-  if (rc == 0)
-    printf("%s\n", text);
-  else
+  if (text == NULL) {
     cmg__output_say("out of memory");
-  cJSON_free(text);
-  cJSON_Delete(doc);
-  return rc;
+    return -ENOMEM;
+  }
+  fputs(text, stdout);
+  fputc('\n', stdout);
+  free(text);
+  return 0;
 }

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-struct cJSON;
+struct cmg__jsonw;
 
 /* One line on stderr, "cumemguard-report: " and the text, after whatever
  * stdout holds so far. */
@@ -21,8 +21,8 @@ FILE *cmg__output_create(const char *output);
  * not) and whether everything was written, said when not. */
 int cmg__output_close(FILE *f, const char *output, int rc);
 
-/* Prints a JSON document and a newline on stdout, and frees it (NULL is
- * taken as out of memory).  Returns 0, or -ENOMEM after saying so. */
-int cmg__output_json(struct cJSON *doc);
+/* Prints the JSON document written into memory by w and a newline on
+ * stdout, and closes w.  Returns 0, or -ENOMEM after saying so. */
+int cmg__output_json(struct cmg__jsonw *w);
 
 #endif /* CMG_READER_SHOW_OUTPUT_H */

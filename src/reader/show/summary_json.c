@@ -4,16 +4,18 @@
  * OUTPUT in cumemguard-report(1).  Everything the text shows is here with
  * exact numbers and every frame, hidden or not, so that a machine never has
  * to parse the text.  Sizes are written as JSON numbers, exact below 2^53,
- * which is as far as the reports themselves go.
+ * which is as far as the reports themselves go.  The document is written
+ * as it is made (core/jsonw.c), in document order: a summary of a report
+ * of a million allocations is never held as a tree.
  */
 #include "config.h"
 
-#include <inttypes.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
+#include "core/jsonw.h"
 
 #include "reader/load/model.h"
 #include "reader/model/index.h"
@@ -22,357 +24,389 @@
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
 #include "reader/show/group_text.h"
+#include "reader/show/json_once.h"
 #include "reader/show/one_line.h"
 #include "reader/show/summary_json.h"
 #include "reader/tool.h"
 
-static cJSON *
-string_or_null(const char *s)
+/* Members, key and value. */
+static void
+number(struct cmg__jsonw *w, const char *key, double d)
 {
-  return s != NULL ? cJSON_CreateString(s) : cJSON_CreateNull();
+  cmg__jsonw_number(cmg__jsonw_key(w, key), d);
 }
 
-static cJSON *
-hex(uint64_t v)
+static void
+count(struct cmg__jsonw *w, const char *key, uint64_t n)
 {
-  char buf[24];
-
-  snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-  return cJSON_CreateString(buf);
+  cmg__jsonw_uint(cmg__jsonw_key(w, key), n);
 }
 
-void *
-cmg__summary_json_frames(const struct cmg__index *ix, uint32_t stack)
+static void
+count_or_null(struct cmg__jsonw *w, const char *key, bool has, uint64_t n)
 {
-  cJSON *a = cJSON_CreateArray();
+  if (has)
+    count(w, key, n);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, key));
+}
 
-  if (stack == CMG__TOOL_NONE)
-    return a;
-  for (uint32_t k = 0; k < ix->stacks[stack].n; k++) {
-    const struct cmg__index_stack *s = &ix->stacks[stack];
-    const struct cmg__index_frame *fr = &ix->frames[s->frames[k]];
-    const struct cmg__index_module *m =
-        fr->module != CMG__TOOL_NONE ? &ix->modules[fr->module] : NULL;
-    cJSON *o = cJSON_CreateObject();
+static void
+string(struct cmg__jsonw *w, const char *key, const char *s)
+{
+  cmg__jsonw_string_or_null(cmg__jsonw_key(w, key), s);
+}
 
-    cJSON_AddItemToObject(o, "function", string_or_null(fr->function));
-    cJSON_AddItemToObject(o, "function_offset",
-                          fr->has_function_offset
-                              ? cJSON_CreateNumber((double)fr->function_offset)
-                              : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "module", string_or_null(m ? m->name : NULL));
-    cJSON_AddItemToObject(o, "path", string_or_null(m ? m->path : NULL));
-    cJSON_AddItemToObject(o, "build_id",
-                          string_or_null(m ? m->build_id : NULL));
-    cJSON_AddItemToObject(
-        o, "offset", fr->has_offset ? hex(fr->offset) : cJSON_CreateNull());
-    if (fr->python)
-      cJSON_AddStringToObject(o, "lang", "python");
-    if (fr->python || fr->file != NULL) {
-      cJSON_AddItemToObject(o, "file", string_or_null(fr->file));
-      cJSON_AddItemToObject(o, "line",
-                            fr->line > 0 ? cJSON_CreateNumber((double)fr->line)
-                                         : cJSON_CreateNull());
-    }
-    if (fr->name != NULL)
-      cJSON_AddStringToObject(o, "name", fr->name);
-    if (fr->inlined)
-      cJSON_AddBoolToObject(o, "inlined", true);
-    if (fr->cut != 0) /* frames the capture left out here; null: unknown */
-      cJSON_AddItemToObject(o, "cut",
-                            fr->cut != CMG__MODEL_CUT_UNKNOWN
-                                ? cJSON_CreateNumber((double)fr->cut)
-                                : cJSON_CreateNull());
-    cJSON_AddBoolToObject(o, "hidden", k < s->lo || k >= s->hi);
-    cJSON_AddItemToArray(a, o);
+static void
+boolean(struct cmg__jsonw *w, const char *key, bool b)
+{
+  cmg__jsonw_bool(cmg__jsonw_key(w, key), b);
+}
+
+/* A device row's ordinal, or null for host memory. */
+static void
+device(struct cmg__jsonw *w, const struct cmg__view *v, uint32_t d)
+{
+  if (d != CMG__TOOL_NONE)
+    number(w, "device", v->devices[d].ordinal);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, "device"));
+}
+
+/* A frame's object; "hidden" unless hidden is negative. */
+static void
+frame_json(struct cmg__jsonw *w, const struct cmg__index *ix, uint32_t id,
+           int hidden)
+{
+  const struct cmg__index_frame *fr = &ix->frames[id];
+  const struct cmg__index_module *m =
+      fr->module != CMG__TOOL_NONE ? &ix->modules[fr->module] : NULL;
+
+  cmg__jsonw_object(w);
+  string(w, "function", fr->function);
+  count_or_null(w, "function_offset", fr->has_function_offset,
+                fr->function_offset);
+  string(w, "module", m ? m->name : NULL);
+  string(w, "path", m ? m->path : NULL);
+  string(w, "build_id", m ? m->build_id : NULL);
+  if (fr->has_offset)
+    cmg__jsonw_hex(cmg__jsonw_key(w, "offset"), fr->offset);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, "offset"));
+  if (fr->python)
+    string(w, "lang", "python");
+  if (fr->python || fr->file != NULL) {
+    string(w, "file", fr->file);
+    count_or_null(w, "line", fr->line > 0, fr->line);
   }
-  return a;
+  if (fr->name != NULL)
+    string(w, "name", fr->name);
+  if (fr->inlined)
+    boolean(w, "inlined", true);
+  if (fr->cut != 0) /* frames the capture left out here; null: unknown */
+    count_or_null(w, "cut", fr->cut != CMG__MODEL_CUT_UNKNOWN, fr->cut);
+  if (hidden >= 0)
+    boolean(w, "hidden", hidden);
+  cmg__jsonw_object_end(w);
+}
+
+/* "frames": every frame of the stack, each marked "hidden" or not; with a
+ * table, each frame's number in it instead, and the default view's range
+ * of them in shown[]. */
+static void
+frames_json(struct cmg__jsonw *w, const struct cmg__index *ix, uint32_t stack,
+            struct cmg__json_once *once, uint32_t shown[2])
+{
+  const struct cmg__index_stack *s =
+      stack != CMG__TOOL_NONE ? &ix->stacks[stack] : NULL;
+  bool seen = false;
+
+  shown[0] = shown[1] = 0;
+  cmg__jsonw_array(cmg__jsonw_key(w, "frames"));
+  for (uint32_t k = 0; s != NULL && k < s->n; k++) {
+    bool hidden = k < s->lo || k >= s->hi;
+
+    if (once == NULL) {
+      frame_json(w, ix, s->frames[k], hidden);
+      continue;
+    }
+    frame_json(cmg__json_once_writer(once), ix, s->frames[k], -1);
+    cmg__jsonw_uint(w, cmg__json_once_frame(once));
+    if (!hidden) {
+      shown[0] = seen ? shown[0] : k;
+      shown[1] = k + 1;
+      seen = true;
+    }
+  }
+  cmg__jsonw_array_end(w);
 }
 
 /* The stack as the text summary shows it: its title, its one-line view
- * (the line of a peak, a denial, a diff) and its folded lines, for readers that show what the summary shows (the html page). */
+ * (the line of a peak, a denial, a diff) and its folded lines, for readers
+ * that show what the summary shows (the html page). */
 static void
-add_text(cJSON *o, const struct cmg__index *ix, uint32_t stack)
+text_json(struct cmg__jsonw *w, const struct cmg__index *ix, uint32_t stack,
+          struct cmg__json_once *once)
 {
-  char *buf = NULL;
+  char *buf = NULL, *line;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
 
-  if (f == NULL)
+  if (f == NULL) {
+    cmg__jsonw_fail(w, -ENOMEM);
     return;
+  }
   bool titled = cmg__one_line_title(f, "", ix, stack);
   fflush(f);
-  cJSON_AddItemToObject(o, "title",
-                        titled ? cJSON_CreateString(buf) : cJSON_CreateNull());
-  char *line = cmg__one_line_text(ix, stack, false);
-  cJSON_AddItemToObject(
-      o, "line", line != NULL ? cJSON_CreateString(line) : cJSON_CreateNull());
+  string(w, "title", titled ? buf : NULL);
+  if ((line = cmg__one_line_text(ix, stack, false)) == NULL)
+    cmg__jsonw_fail(w, -ENOMEM);
+  string(w, "line", line);
   free(line);
   rewind(f);
   cmg__group_text_frames(f, ix, stack, false);
   fputc('\0', f);
   fclose(f);
-  cJSON *lines = cJSON_AddArrayToObject(o, "lines");
+  cmg__jsonw_array(cmg__jsonw_key(w, "lines"));
   for (char *p = buf, *nl; p != NULL && *p != '\0'; p = nl + 1) {
     nl = strchr(p, '\n');
     if (nl == NULL)
       nl = p + strlen(p) - 1;
     else
       *nl = '\0';
-    cJSON_AddItemToArray(lines, cJSON_CreateString(p + strspn(p, " ")));
+    p += strspn(p, " ");
+    if (once != NULL)
+      cmg__jsonw_uint(w, cmg__json_once_line(once, p));
+    else
+      cmg__jsonw_string(w, p);
   }
+  cmg__jsonw_array_end(w);
   free(buf);
 }
 
 void
-cmg__summary_json_stack(void *obj, const struct cmg__index *ix, uint32_t stack,
-                        const struct cmg__tool_opts *o)
+cmg__summary_json_stack(struct cmg__jsonw *w, const struct cmg__index *ix,
+                        uint32_t stack, const struct cmg__tool_opts *o)
 {
-  cJSON_AddItemToObject(obj, "frames", cmg__summary_json_frames(ix, stack));
+  uint32_t shown[2];
+
+  frames_json(w, ix, stack, o->once, shown);
   if (o->stack_text)
-    add_text(obj, ix, stack);
+    text_json(w, ix, stack, o->once);
+  if (o->once == NULL)
+    return;
+  cmg__jsonw_array(cmg__jsonw_key(w, "shown"));
+  cmg__jsonw_uint(w, shown[0]);
+  cmg__jsonw_uint(w, shown[1]);
+  cmg__jsonw_array_end(w);
 }
 
 /* The threads of a leak group: a name says which thread made memory whose
  * stack shows no Python (PyTorch's autograd threads). */
-static cJSON *
-threads_json(const struct cmg__model_threads *t)
+static void
+threads_json(struct cmg__jsonw *w, const struct cmg__model_threads *t)
 {
-  cJSON *a = cJSON_CreateArray();
-
+  cmg__jsonw_array(cmg__jsonw_key(w, "threads"));
   for (size_t i = 0; i < t->n; i++) {
-    cJSON *o = cJSON_CreateObject();
-
-    cJSON_AddNumberToObject(o, "source", t->list[i].source);
-    cJSON_AddNumberToObject(o, "tid", t->list[i].tid);
-    cJSON_AddItemToObject(o, "name", string_or_null(t->list[i].name));
-    cJSON_AddItemToArray(a, o);
+    cmg__jsonw_object(w);
+    count(w, "source", t->list[i].source);
+    count(w, "tid", t->list[i].tid);
+    string(w, "name", t->list[i].name);
+    cmg__jsonw_object_end(w);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
 /* A leak group, or a graph memory pool's or a context's group. */
-static cJSON *
-group_json(const struct cmg__view *v, const struct cmg__view_leak *l,
-           const struct cmg__tool_opts *o)
+static void
+group_json(struct cmg__jsonw *w, const struct cmg__view *v,
+           const struct cmg__view_leak *l, const struct cmg__tool_opts *o)
 {
-  cJSON *e = cJSON_CreateObject();
-
-  cJSON_AddStringToObject(e, "api", l->api);
-  cJSON_AddStringToObject(e, "kind", l->kind);
-  cJSON_AddBoolToObject(e, "device_memory",
-                        cmg__leak_class_is_device_kind(l->kind));
-  if (l->device != CMG__TOOL_NONE)
-    cJSON_AddNumberToObject(e, "device", v->devices[l->device].ordinal);
-  else
-    cJSON_AddNullToObject(e, "device");
-  cJSON_AddNumberToObject(e, "count", (double)l->count);
-  cJSON_AddNumberToObject(e, "bytes", (double)l->bytes);
-  cJSON_AddBoolToObject(e, "truncated",
-                        l->stack != CMG__TOOL_NONE &&
-                            v->ix->stacks[l->stack].truncated);
-  cJSON_AddItemToObject(e, "pool", string_or_null(l->pool));
-  cJSON_AddItemToObject(e, "held_by", string_or_null(l->held));
-  cJSON_AddItemToObject(e, "threads", threads_json(&l->threads));
-  cmg__summary_json_stack(e, v->ix, l->stack, o);
-  return e;
+  cmg__jsonw_object(w);
+  string(w, "api", l->api);
+  string(w, "kind", l->kind);
+  boolean(w, "device_memory", cmg__leak_class_is_device_kind(l->kind));
+  device(w, v, l->device);
+  count(w, "count", l->count);
+  count(w, "bytes", l->bytes);
+  boolean(w, "truncated",
+          l->stack != CMG__TOOL_NONE && v->ix->stacks[l->stack].truncated);
+  string(w, "pool", l->pool);
+  string(w, "held_by", l->held);
+  threads_json(w, &l->threads);
+  cmg__summary_json_stack(w, v->ix, l->stack, o);
+  cmg__jsonw_object_end(w);
 }
 
 /* devices[].graph_memory as the report has it, summed over processes;
  * null where no report had one. */
-static cJSON *
-graph_memory_json(const struct cmg__model_graphmem *g)
+static void
+graph_memory_json(struct cmg__jsonw *w, const struct cmg__model_graphmem *g)
 {
-  cJSON *o;
-
-  if (!g->present)
-    return cJSON_CreateNull();
-  o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "reserved_bytes", (double)g->reserved_bytes);
-  cJSON_AddNumberToObject(o, "reserved_high_bytes",
-                          (double)g->reserved_high_bytes);
-  cJSON_AddNumberToObject(o, "used_bytes", (double)g->used_bytes);
-  cJSON_AddNumberToObject(o, "used_high_bytes", (double)g->used_high_bytes);
-  cJSON_AddStringToObject(o, "source", g->estimate ? "estimate" : "driver");
-  cJSON_AddNumberToObject(o, "launches", (double)g->launches);
-  cJSON_AddNumberToObject(o, "uploads", (double)g->uploads);
-  cJSON_AddNumberToObject(o, "trims", (double)g->trims);
-  cJSON_AddNumberToObject(o, "denied", (double)g->denied);
-  return o;
-}
-
-static cJSON *
-count_or_null(bool has, uint64_t n)
-{
-  return has ? cJSON_CreateNumber((double)n) : cJSON_CreateNull();
+  if (!g->present) {
+    cmg__jsonw_null(cmg__jsonw_key(w, "graph_memory"));
+    return;
+  }
+  cmg__jsonw_object(cmg__jsonw_key(w, "graph_memory"));
+  count(w, "reserved_bytes", g->reserved_bytes);
+  count(w, "reserved_high_bytes", g->reserved_high_bytes);
+  count(w, "used_bytes", g->used_bytes);
+  count(w, "used_high_bytes", g->used_high_bytes);
+  string(w, "source", g->estimate ? "estimate" : "driver");
+  count(w, "launches", g->launches);
+  count(w, "uploads", g->uploads);
+  count(w, "trims", g->trims);
+  count(w, "denied", g->denied);
+  cmg__jsonw_object_end(w);
 }
 
 /* footprint.cross_check as the report has it, summed. */
-static cJSON *
-cross_check_json(const struct cmg__model_footprint *fp)
+static void
+cross_check_json(struct cmg__jsonw *w, const struct cmg__model_footprint *fp)
 {
-  if (fp->checked == 0)
-    return cJSON_CreateNull();
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "contexts", (double)fp->checked);
-  cJSON_AddNumberToObject(o, "nvml_bytes", (double)fp->checked_nvml);
-  cJSON_AddNumberToObject(o, "driver_bytes", (double)fp->checked_driver);
-  return o;
+  if (fp->checked == 0) {
+    cmg__jsonw_null(cmg__jsonw_key(w, "cross_check"));
+    return;
+  }
+  cmg__jsonw_object(cmg__jsonw_key(w, "cross_check"));
+  count(w, "contexts", fp->checked);
+  count(w, "nvml_bytes", fp->checked_nvml);
+  count(w, "driver_bytes", fp->checked_driver);
+  cmg__jsonw_object_end(w);
 }
 
 /* devices[].footprint as the report has it, summed over the processes
  * whose report has one (processes: how many); null where none had one. */
-static cJSON *
-footprint_json(const struct cmg__view_device *d)
+static void
+footprint_json(struct cmg__jsonw *w, const struct cmg__view_device *d)
 {
   static const char *const sources[] = {
     [CMG__MODEL_FP_NVML] = "nvml",
     [CMG__MODEL_FP_DRIVER] = "driver",
   };
   const struct cmg__model_footprint *fp = &d->footprint;
-  cJSON *o;
 
-  if (!fp->present)
-    return cJSON_CreateNull();
-  o = cJSON_CreateObject();
-  cJSON_AddNumberToObject(o, "contexts", (double)fp->contexts);
-  cJSON_AddItemToObject(
-      o, "context_bytes",
-      count_or_null(fp->has_context_bytes, fp->context_bytes));
-  cJSON_AddItemToObject(o, "source", string_or_null(sources[fp->source]));
-  cJSON_AddItemToObject(o, "why", string_or_null(fp->why));
-  cJSON_AddNumberToObject(o, "allocated_bytes", (double)fp->allocated_bytes);
-  cJSON_AddItemToObject(
-      o, "process_bytes",
-      count_or_null(fp->has_process_bytes, fp->process_bytes));
-  cJSON_AddItemToObject(
-      o, "unexplained_bytes",
-      count_or_null(fp->has_unexplained_bytes, fp->unexplained_bytes));
-  cJSON_AddBoolToObject(o, "counted", fp->counted);
-  cJSON_AddItemToObject(o, "cross_check", cross_check_json(fp));
-  cJSON_AddNumberToObject(o, "processes", d->footprints);
-  return o;
+  if (!fp->present) {
+    cmg__jsonw_null(cmg__jsonw_key(w, "footprint"));
+    return;
+  }
+  cmg__jsonw_object(cmg__jsonw_key(w, "footprint"));
+  count(w, "contexts", fp->contexts);
+  count_or_null(w, "context_bytes", fp->has_context_bytes, fp->context_bytes);
+  string(w, "source", sources[fp->source]);
+  string(w, "why", fp->why);
+  count(w, "allocated_bytes", fp->allocated_bytes);
+  count_or_null(w, "process_bytes", fp->has_process_bytes, fp->process_bytes);
+  count_or_null(w, "unexplained_bytes", fp->has_unexplained_bytes,
+                fp->unexplained_bytes);
+  boolean(w, "counted", fp->counted);
+  cross_check_json(w, fp);
+  count(w, "processes", d->footprints);
+  cmg__jsonw_object_end(w);
 }
 
-static cJSON *
-sources_json(const struct cmg__view *v)
+static void
+sources_json(struct cmg__jsonw *w, const struct cmg__view *v)
 {
-  cJSON *a = cJSON_CreateArray();
-
+  cmg__jsonw_array(cmg__jsonw_key(w, "sources"));
   for (size_t i = 0; i < v->n_sources; i++) {
     const struct cmg__view_source *s = &v->sources[i];
-    cJSON *o = cJSON_CreateObject();
 
-    cJSON_AddStringToObject(o, "file", s->file);
-    cJSON_AddNumberToObject(o, "pid", (double)s->pid);
-    cJSON_AddStringToObject(o, "exe", s->exe);
-    cJSON_AddStringToObject(o, "command", s->command);
-    cJSON_AddStringToObject(o, "hostname", s->hostname);
-    cJSON_AddStringToObject(o, "reason", s->reason);
-    cJSON_AddItemToObject(o, "exit_status",
-                          s->exit_status >= 0
-                              ? cJSON_CreateNumber(s->exit_status)
-                              : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "killed_by",
-                          s->killed_by != NULL
-                              ? cJSON_CreateString(s->killed_by)
-                              : cJSON_CreateNull());
-    cJSON_AddNumberToObject(o, "start_time", s->start_time);
-    cJSON_AddNumberToObject(o, "end_time", s->end_time);
-    cJSON_AddNumberToObject(o, "live_bytes", (double)s->live_bytes);
-    cJSON_AddNumberToObject(o, "live_allocations", (double)s->live_allocations);
-    cJSON_AddNumberToObject(o, "untracked_frees", (double)s->untracked_frees);
-    cJSON_AddNumberToObject(o, "denials", (double)s->denials);
-    cJSON_AddItemToArray(a, o);
+    cmg__jsonw_object(w);
+    string(w, "file", s->file);
+    number(w, "pid", (double)s->pid);
+    string(w, "exe", s->exe);
+    string(w, "command", s->command);
+    string(w, "hostname", s->hostname);
+    string(w, "reason", s->reason);
+    if (s->exit_status >= 0)
+      number(w, "exit_status", s->exit_status);
+    else
+      cmg__jsonw_null(cmg__jsonw_key(w, "exit_status"));
+    string(w, "killed_by", s->killed_by);
+    number(w, "start_time", s->start_time);
+    number(w, "end_time", s->end_time);
+    count(w, "live_bytes", s->live_bytes);
+    count(w, "live_allocations", s->live_allocations);
+    count(w, "untracked_frees", s->untracked_frees);
+    count(w, "denials", s->denials);
+    cmg__jsonw_object_end(w);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
-static cJSON *
-devices_json(const struct cmg__view *v)
+static void
+devices_json(struct cmg__jsonw *w, const struct cmg__view *v)
 {
-  cJSON *a = cJSON_CreateArray();
-
+  cmg__jsonw_array(cmg__jsonw_key(w, "devices"));
   for (size_t i = 0; i < v->n_devices; i++) {
     const struct cmg__view_device *d = &v->devices[i];
-    cJSON *o = cJSON_CreateObject();
 
-    cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
-    cJSON_AddStringToObject(o, "name", d->name);
-    cJSON_AddStringToObject(o, "uuid", d->uuid);
-    cJSON_AddNumberToObject(o, "processes", d->processes);
-    cJSON_AddNumberToObject(o, "physical_bytes", (double)d->physical_bytes);
-    cJSON_AddItemToObject(o, "limit_bytes",
-                          d->has_limit && !d->limit_varies
-                              ? cJSON_CreateNumber((double)d->limit_bytes)
-                              : cJSON_CreateNull());
-    cJSON_AddBoolToObject(o, "limit_varies", d->limit_varies);
-    cJSON_AddNumberToObject(o, "peak_bytes", (double)d->peak_bytes);
-    cJSON_AddNumberToObject(o, "live_bytes", (double)d->live_bytes);
-    cJSON_AddNumberToObject(o, "allocations", (double)d->allocations);
-    cJSON_AddNumberToObject(o, "frees", (double)d->frees);
-    cJSON_AddNumberToObject(o, "denied", (double)d->denied);
-    cJSON_AddItemToObject(o, "graph_memory", graph_memory_json(&d->graph));
-    cJSON_AddItemToObject(o, "footprint", footprint_json(d));
-    cJSON_AddItemToArray(a, o);
+    cmg__jsonw_object(w);
+    number(w, "ordinal", d->ordinal);
+    string(w, "name", d->name);
+    string(w, "uuid", d->uuid);
+    count(w, "processes", d->processes);
+    count(w, "physical_bytes", d->physical_bytes);
+    count_or_null(w, "limit_bytes", d->has_limit && !d->limit_varies,
+                  d->limit_bytes);
+    boolean(w, "limit_varies", d->limit_varies);
+    count(w, "peak_bytes", d->peak_bytes);
+    count(w, "live_bytes", d->live_bytes);
+    count(w, "allocations", d->allocations);
+    count(w, "frees", d->frees);
+    count(w, "denied", d->denied);
+    graph_memory_json(w, &d->graph);
+    footprint_json(w, d);
+    cmg__jsonw_object_end(w);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
-static cJSON *
-comp_json(const struct cmg__view *v, const struct cmg__view_moment *m,
-          const struct cmg__tool_opts *o)
+/* Opens the object of a peak or a first denial, with its composition; the
+ * caller adds its own members and closes it. */
+static void
+comp_json(struct cmg__jsonw *w, const struct cmg__view *v,
+          const struct cmg__view_moment *m, const struct cmg__tool_opts *o)
 {
-  cJSON *obj = cJSON_CreateObject(), *items = cJSON_CreateArray();
-
-  cJSON_AddNumberToObject(obj, "source", m->source);
-  if (m->device != CMG__TOOL_NONE)
-    cJSON_AddNumberToObject(obj, "device", v->devices[m->device].ordinal);
-  else
-    cJSON_AddNullToObject(obj, "device");
-  cJSON_AddNumberToObject(obj, "time", m->comp.time);
-  cJSON_AddNumberToObject(obj, "live_bytes", (double)m->comp.bytes);
-  for (size_t i = 0; m->has_comp && i < m->comp.n; i++) {
+  cmg__jsonw_object(w);
+  count(w, "source", m->source);
+  device(w, v, m->device);
+  number(w, "time", m->comp.time);
+  count(w, "live_bytes", m->comp.bytes);
+  if (!m->has_comp) {
+    cmg__jsonw_null(cmg__jsonw_key(w, "by_stack"));
+    return;
+  }
+  cmg__jsonw_array(cmg__jsonw_key(w, "by_stack"));
+  for (size_t i = 0; i < m->comp.n && (o->top == 0 || i < o->top); i++) {
     const struct cmg__model_share *s = &m->comp.items[i];
 
-    if (o->top != 0 && i >= o->top)
-      break;
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddNumberToObject(e, "bytes", (double)s->bytes);
-    cJSON_AddNumberToObject(e, "count", (double)s->count);
-    cmg__summary_json_stack(e, v->ix, s->stack, o);
-    cJSON_AddItemToArray(items, e);
+    cmg__jsonw_object(w);
+    count(w, "bytes", s->bytes);
+    count(w, "count", s->count);
+    cmg__summary_json_stack(w, v->ix, s->stack, o);
+    cmg__jsonw_object_end(w);
   }
-  if (m->has_comp) {
-    cJSON_AddItemToObject(obj, "by_stack", items);
-  } else {
-    cJSON_Delete(items);
-    cJSON_AddNullToObject(obj, "by_stack");
-  }
-  return obj;
+  cmg__jsonw_array_end(w);
 }
 
-/* The groups the text lists: the leaks (those --top and --min-bytes
- * leave, the others counted in *omitted), and the driver's graph and
- * context groups, all of them. */
+/* "leaks": those --top and --min-bytes leave, and "omitted": what they
+ * left out. */
 static void
-groups_json(const struct cmg__view *v, const struct cmg__tool_opts *o,
-            cJSON *leaks, cJSON *omitted, cJSON *graph, cJSON *context)
+leaks_json(struct cmg__jsonw *w, const struct cmg__view *v,
+           const struct cmg__tool_opts *o)
 {
   uint64_t left_n = 0, left_bytes = 0, left_count = 0;
   size_t listed = 0;
 
+  cmg__jsonw_array(cmg__jsonw_key(w, "leaks"));
   for (size_t i = 0; i < v->n_leaks; i++) {
     const struct cmg__view_leak *l = &v->leaks[i];
     enum cmg__leak_class c = cmg__leak_class_of(l);
 
-    /* Not leaks, and all listed, as the text lists them. */
-    if (c == CMG__LEAK_CLASS_GRAPH || c == CMG__LEAK_CLASS_CONTEXT) {
-      cJSON_AddItemToArray(c == CMG__LEAK_CLASS_GRAPH ? graph : context,
-                           group_json(v, l, o));
-      continue;
-    }
-    if (c == CMG__LEAK_CLASS_SUPPRESSED)
+    if (c == CMG__LEAK_CLASS_GRAPH || c == CMG__LEAK_CLASS_CONTEXT ||
+        c == CMG__LEAK_CLASS_SUPPRESSED)
       continue;
     if (!cmg__leak_class_is_listed(l, o->min_bytes, o->top, listed)) {
       left_n++;
@@ -381,146 +415,162 @@ groups_json(const struct cmg__view *v, const struct cmg__tool_opts *o,
       continue;
     }
     listed++;
-    cJSON_AddItemToArray(leaks, group_json(v, l, o));
+    group_json(w, v, l, o);
   }
-  cJSON_AddNumberToObject(omitted, "groups", (double)left_n);
-  cJSON_AddNumberToObject(omitted, "count", (double)left_count);
-  cJSON_AddNumberToObject(omitted, "bytes", (double)left_bytes);
+  cmg__jsonw_array_end(w);
+  cmg__jsonw_object(cmg__jsonw_key(w, "omitted"));
+  count(w, "groups", left_n);
+  count(w, "count", left_count);
+  count(w, "bytes", left_bytes);
+  cmg__jsonw_object_end(w);
+}
+
+/* The driver's graph or context groups: not leaks, and all listed, as the
+ * text lists them. */
+static void
+class_json(struct cmg__jsonw *w, const char *key, const struct cmg__view *v,
+           enum cmg__leak_class c, const struct cmg__tool_opts *o)
+{
+  cmg__jsonw_array(cmg__jsonw_key(w, key));
+  for (size_t i = 0; i < v->n_leaks; i++)
+    if (cmg__leak_class_of(&v->leaks[i]) == c)
+      group_json(w, v, &v->leaks[i], o);
+  cmg__jsonw_array_end(w);
 }
 
 /* Each suppression rule, with what it hid. */
-static cJSON *
-supp_json(const struct cmg__supp *supp)
+static void
+supp_json(struct cmg__jsonw *w, const struct cmg__supp *supp)
 {
-  cJSON *a = cJSON_CreateArray();
-
+  cmg__jsonw_array(cmg__jsonw_key(w, "suppressions"));
   for (size_t i = 0; supp != NULL && i < supp->n; i++) {
     const struct cmg__supp_rule *r = &supp->rules[i];
-    cJSON *e = cJSON_CreateObject();
 
-    cJSON_AddStringToObject(e, "pattern", r->pattern);
-    cJSON_AddStringToObject(e, "file", r->file);
-    cJSON_AddNumberToObject(e, "line", r->line);
-    cJSON_AddNumberToObject(e, "count", (double)r->count);
-    cJSON_AddNumberToObject(e, "bytes", (double)r->bytes);
-    cJSON_AddItemToArray(a, e);
+    cmg__jsonw_object(w);
+    string(w, "pattern", r->pattern);
+    string(w, "file", r->file);
+    number(w, "line", r->line);
+    count(w, "count", r->count);
+    count(w, "bytes", r->bytes);
+    cmg__jsonw_object_end(w);
   }
-  return a;
+  cmg__jsonw_array_end(w);
+}
+
+static void
+peaks_json(struct cmg__jsonw *w, const struct cmg__view *v,
+           const struct cmg__tool_opts *o)
+{
+  cmg__jsonw_array(cmg__jsonw_key(w, "peaks"));
+  for (size_t i = 0; i < v->n_peaks; i++) {
+    comp_json(w, v, &v->peaks[i], o);
+    cmg__jsonw_object_end(w);
+  }
+  cmg__jsonw_array_end(w);
 }
 
 /* The first denial of each device, what it asked for and where from. */
-static cJSON *
-denials_json(const struct cmg__view *v, const struct cmg__tool_opts *o)
+static void
+denials_json(struct cmg__jsonw *w, const struct cmg__view *v,
+             const struct cmg__tool_opts *o)
 {
-  cJSON *a = cJSON_CreateArray();
-
+  cmg__jsonw_array(cmg__jsonw_key(w, "first_denials"));
   for (size_t i = 0; i < v->n_denials; i++) {
     const struct cmg__view_moment *m = &v->denials[i];
-    cJSON *e = comp_json(v, m, o);
 
-    cJSON_AddStringToObject(e, "api", m->api);
-    cJSON_AddNumberToObject(e, "requested_bytes", (double)m->requested_bytes);
-    cJSON_AddItemToObject(e, "limit_bytes",
-                          m->has_limit
-                              ? cJSON_CreateNumber((double)m->limit_bytes)
-                              : cJSON_CreateNull());
-    cmg__summary_json_stack(e, v->ix, m->stack, o);
-    cJSON_AddItemToArray(a, e);
+    comp_json(w, v, m, o);
+    string(w, "api", m->api);
+    count(w, "requested_bytes", m->requested_bytes);
+    count_or_null(w, "limit_bytes", m->has_limit, m->limit_bytes);
+    cmg__summary_json_stack(w, v->ix, m->stack, o);
+    cmg__jsonw_object_end(w);
   }
-  return a;
+  cmg__jsonw_array_end(w);
 }
 
-/* s.host: host memory's counters, or null. */
+/* "host": host memory's counters, or null. */
 static void
-add_host(cJSON *s, const struct cmg__view *v)
+host_json(struct cmg__jsonw *w, const struct cmg__view *v)
 {
   if (!v->has_host) {
-    cJSON_AddNullToObject(s, "host");
+    cmg__jsonw_null(cmg__jsonw_key(w, "host"));
     return;
   }
-  cJSON *h = cJSON_AddObjectToObject(s, "host");
-
-  cJSON_AddItemToObject(h, "limit_bytes",
-                        v->host.has_limit
-                            ? cJSON_CreateNumber((double)v->host.limit_bytes)
-                            : cJSON_CreateNull());
-  cJSON_AddNumberToObject(h, "peak_bytes", (double)v->host.peak_bytes);
-  cJSON_AddNumberToObject(h, "live_bytes", (double)v->host.live_bytes);
-  cJSON_AddNumberToObject(h, "allocations", (double)v->host.allocations);
-  cJSON_AddNumberToObject(h, "frees", (double)v->host.frees);
-  cJSON_AddNumberToObject(h, "denied", (double)v->host.denied);
+  cmg__jsonw_object(cmg__jsonw_key(w, "host"));
+  count_or_null(w, "limit_bytes", v->host.has_limit, v->host.limit_bytes);
+  count(w, "peak_bytes", v->host.peak_bytes);
+  count(w, "live_bytes", v->host.live_bytes);
+  count(w, "allocations", v->host.allocations);
+  count(w, "frees", v->host.frees);
+  count(w, "denied", v->host.denied);
+  cmg__jsonw_object_end(w);
 }
 
-/* s.NAME_bytes and s.NAME_allocations: the totals of a class. */
+/* NAME_bytes and NAME_allocations: the totals of a class. */
 static void
-add_class(cJSON *s, const struct cmg__view *v, enum cmg__leak_class c,
-          const char *name)
+class_totals(struct cmg__jsonw *w, const struct cmg__view *v,
+             enum cmg__leak_class c, const char *name)
 {
   char key[40];
-  uint64_t bytes, count;
+  uint64_t bytes, n;
 
-  cmg__leak_class_total(v, c, &bytes, &count);
+  cmg__leak_class_total(v, c, &bytes, &n);
   snprintf(key, sizeof(key), "%s_bytes", name);
-  cJSON_AddNumberToObject(s, key, (double)bytes);
+  count(w, key, bytes);
   snprintf(key, sizeof(key), "%s_allocations", name);
-  cJSON_AddNumberToObject(s, key, (double)count);
+  count(w, key, n);
 }
 
 /* The totals: what was released, and each class's. */
 static void
-add_totals(cJSON *s, const struct cmg__view *v)
+totals_json(struct cmg__jsonw *w, const struct cmg__view *v)
 {
-  cJSON *ev = cJSON_AddObjectToObject(s, "events");
-  cJSON_AddNumberToObject(ev, "warn", (double)v->events[0]);
-  cJSON_AddNumberToObject(ev, "wait", (double)v->events[1]);
-  cJSON_AddNumberToObject(ev, "soft_limit", (double)v->events[2]);
-  cJSON_AddNumberToObject(s, "released_bytes", (double)v->released_bytes);
-  cJSON_AddNumberToObject(s, "released_allocations", (double)v->released_count);
-  add_class(s, v, CMG__LEAK_CLASS_LEAKED, "leaked");
-  add_class(s, v, CMG__LEAK_CLASS_GRAPH, "graph");
-  add_class(s, v, CMG__LEAK_CLASS_CONTEXT, "context");
-  add_class(s, v, CMG__LEAK_CLASS_OTHER, "other");
-  add_class(s, v, CMG__LEAK_CLASS_SUPPRESSED, "suppressed");
+  cmg__jsonw_object(cmg__jsonw_key(w, "events"));
+  count(w, "warn", v->events[0]);
+  count(w, "wait", v->events[1]);
+  count(w, "soft_limit", v->events[2]);
+  cmg__jsonw_object_end(w);
+  count(w, "released_bytes", v->released_bytes);
+  count(w, "released_allocations", v->released_count);
+  class_totals(w, v, CMG__LEAK_CLASS_LEAKED, "leaked");
+  class_totals(w, v, CMG__LEAK_CLASS_GRAPH, "graph");
+  class_totals(w, v, CMG__LEAK_CLASS_CONTEXT, "context");
+  class_totals(w, v, CMG__LEAK_CLASS_OTHER, "other");
+  class_totals(w, v, CMG__LEAK_CLASS_SUPPRESSED, "suppressed");
 }
 
-/* s.pools: the pool hint of the text summary, as data. */
+/* "pools": the pool hint of the text summary, as data. */
 static void
-add_pools(cJSON *s, const struct cmg__view *v)
+pools_json(struct cmg__jsonw *w, const struct cmg__view *v)
 {
   uint64_t pooled, live;
   const char *pool;
 
   cmg__pool_blocks_share(v, &pooled, &live, &pool);
-  cJSON *pools = cJSON_AddObjectToObject(s, "pools");
-  cJSON_AddBoolToObject(pools, "no_pools", v->no_pools);
-  cJSON_AddNumberToObject(pools, "bytes", (double)pooled);
-  cJSON_AddItemToObject(pools, "largest",
-                        pool ? cJSON_CreateString(pool) : cJSON_CreateNull());
-  cJSON_AddBoolToObject(pools, "mostly", cmg__pool_blocks_is_mostly(v));
+  cmg__jsonw_object(cmg__jsonw_key(w, "pools"));
+  boolean(w, "no_pools", v->no_pools);
+  count(w, "bytes", pooled);
+  string(w, "largest", pool);
+  boolean(w, "mostly", cmg__pool_blocks_is_mostly(v));
+  cmg__jsonw_object_end(w);
 }
 
-void *
-cmg__summary_json_of(const struct cmg__view *v, const struct cmg__tool_opts *o)
+void
+cmg__summary_json_write(struct cmg__jsonw *w, const struct cmg__view *v,
+                        const struct cmg__tool_opts *o)
 {
-  cJSON *s = cJSON_CreateObject(), *leaks = cJSON_CreateArray();
-  cJSON *peaks = cJSON_CreateArray(), *omitted = cJSON_CreateObject();
-  cJSON *graph = cJSON_CreateArray(), *context = cJSON_CreateArray();
-
-  groups_json(v, o, leaks, omitted, graph, context);
-  for (size_t i = 0; i < v->n_peaks; i++)
-    cJSON_AddItemToArray(peaks, comp_json(v, &v->peaks[i], o));
-  cJSON_AddItemToObject(s, "sources", sources_json(v));
-  cJSON_AddItemToObject(s, "devices", devices_json(v));
-  add_host(s, v);
-  add_totals(s, v);
-  add_pools(s, v);
-  cJSON_AddItemToObject(s, "python_note", string_or_null(v->python_note));
-  cJSON_AddItemToObject(s, "leaks", leaks);
-  cJSON_AddItemToObject(s, "omitted", omitted);
-  cJSON_AddItemToObject(s, "graph", graph);
-  cJSON_AddItemToObject(s, "context", context);
-  cJSON_AddItemToObject(s, "suppressions", supp_json(o->supp));
-  cJSON_AddItemToObject(s, "peaks", peaks);
-  cJSON_AddItemToObject(s, "first_denials", denials_json(v, o));
-  return s;
+  cmg__jsonw_object(w);
+  sources_json(w, v);
+  devices_json(w, v);
+  host_json(w, v);
+  totals_json(w, v);
+  pools_json(w, v);
+  string(w, "python_note", v->python_note);
+  leaks_json(w, v, o);
+  class_json(w, "graph", v, CMG__LEAK_CLASS_GRAPH, o);
+  class_json(w, "context", v, CMG__LEAK_CLASS_CONTEXT, o);
+  supp_json(w, o->supp);
+  peaks_json(w, v, o);
+  denials_json(w, v, o);
+  cmg__jsonw_object_end(w);
 }
