@@ -449,3 +449,17 @@ cmg__jsonw_empty(struct cmg__jsonw *w)
   w->arrays = 0;
   w->filled = 0;
 }
+
+int
+cmg__jsonw_to_fd(struct cmg__jsonw *w, int fd)
+{
+  w->fd = fd;
+  flush(w);
+  /* What grew for the whole document is too much for a buffer. */
+  char *p = w->cap > BUF_SIZE ? realloc(w->buf, BUF_SIZE) : NULL;
+  if (p != NULL) {
+    w->buf = p;
+    w->cap = BUF_SIZE;
+  }
+  return w->err;
+}

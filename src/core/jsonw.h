@@ -85,4 +85,9 @@ const char *cmg__jsonw_text(struct cmg__jsonw *w);
  * the buffer it has.  A failure stays. */
 void cmg__jsonw_empty(struct cmg__jsonw *w);
 
+/* Of a writer into memory: writes what it holds to fd, and all that
+ * follows, as a writer opened on fd would; for a document held back until
+ * what it needs is known to be good.  Returns the first error. */
+int cmg__jsonw_to_fd(struct cmg__jsonw *w, int fd);
+
 #endif /* CMG_CORE_JSONW_H */

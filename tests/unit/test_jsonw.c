@@ -6,7 +6,8 @@
  * and are read by tools that may compare their text); text larger than the
  * buffer and text that crosses its end, byte for byte; the same in memory;
  * one writer into memory read back and emptied value after value, as the
- * reader's html page numbers its frames; and a failed write (a full disk, a descriptor not open for writing)
+ * reader's html page numbers its frames; a document begun in memory and
+ * ended on a file; and a failed write (a full disk, a descriptor not open for writing)
  * coming back from close as the errno the report's caller prints.
  */
 #include "config.h"
@@ -292,6 +293,51 @@ test_text(void)
   is_int(cmg__jsonw_close(&w), -ENOMEM, "close returns it");
 }
 
+/* A document begun in memory and ended on a file: on the file whole, as
+ * written into memory, laid out; then the same with more in memory than a
+ * buffer holds. */
+static void
+test_to_fd(void)
+{
+  struct cmg__jsonw m, ref;
+  for (int big = 0; big < 2; big++) {
+    int n = big ? 40000 : 3;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ok(fd >= 0 && cmg__jsonw_open(&m, -1, true) == 0 &&
+           cmg__jsonw_open(&ref, -1, true) == 0,
+       "two writers into memory");
+    for (int k = 0; k < 2; k++) {
+      struct cmg__jsonw *x = k == 0 ? &ref : &m;
+      cmg__jsonw_object(x);
+      cmg__jsonw_array(cmg__jsonw_key(x, "items"));
+      for (int i = 0; i < n; i++)
+        cmg__jsonw_string(x, "an item of the document");
+    }
+    is_int(cmg__jsonw_to_fd(&m, fd), 0, "%d items in memory onto a file", n);
+    for (int k = 0; k < 2; k++) {
+      struct cmg__jsonw *x = k == 0 ? &ref : &m;
+      cmg__jsonw_u64(x, 7);
+      cmg__jsonw_array_end(x);
+      cmg__jsonw_number(cmg__jsonw_key(x, "n"), n);
+      cmg__jsonw_object_end(x);
+    }
+    char *want = cmg__jsonw_take(&ref);
+    is_int(cmg__jsonw_close(&m), 0, "closed without error");
+    close(fd);
+    ok(want != NULL && strcmp(contents(), want) == 0,
+       "the file holds the whole document, %zu bytes", want ? strlen(want) : 0);
+    free(want);
+  }
+
+  int fd = open(path, O_RDONLY);
+  ok(fd >= 0 && cmg__jsonw_open(&m, -1, true) == 0, "a writer into memory");
+  cmg__jsonw_lit(&m, "[]");
+  is_int(cmg__jsonw_to_fd(&m, fd), -EBADF,
+         "onto a descriptor not open for writing: EBADF");
+  is_int(cmg__jsonw_close(&m), -EBADF, "and from close");
+  close(fd);
+}
+
 static void
 test_errors(void)
 {
@@ -334,6 +380,7 @@ main(void)
   test_as_cjson();
   test_sizes();
   test_text();
+  test_to_fd();
   test_errors();
   unlink(path);
   return done_testing();

@@ -9,8 +9,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/jsonw.h"
 
@@ -19,6 +21,7 @@
 #include "reader/run/run.h"
 #include "reader/show/diff_json.h"
 #include "reader/show/diff_text.h"
+#include "reader/show/output.h"
 #include "reader/tool.h"
 
 int
@@ -33,17 +36,16 @@ cmg__diff_print(FILE *f, const struct cmg__view *base,
     return -ENOMEM;
   if (o->json) {
     struct cmg__jsonw w;
-    char *text = NULL;
 
-    if (cmg__jsonw_open(&w, -1, true) == 0) {
+    /* Both views are read: nothing left can fail but writing, so the
+     * document goes out as it is made. */
+    fflush(f);
+    rc = cmg__jsonw_open(&w, fileno(f), true);
+    if (rc == 0) {
       cmg__diff_json_write(&w, base, now, c, n, o);
-      text = cmg__jsonw_take(&w);
+      cmg__jsonw_lit(&w, "\n");
+      rc = cmg__jsonw_close(&w);
     }
-    if (text != NULL)
-      fprintf(f, "%s\n", text);
-    else
-      rc = -ENOMEM;
-    free(text);
   } else {
     cmg__diff_text_print(f, base, now, c, n, o);
   }
@@ -51,17 +53,35 @@ cmg__diff_print(FILE *f, const struct cmg__view *base,
   return rc;
 }
 
+struct print_arg {
+  const struct cmg__tool_opts *o;
+  bool unwritten; /* said why */
+};
+
+/* Out of memory is said by cmg__run_pair, which takes -1 for it. */
 static int
-print_diff(const struct cmg__view *base, const struct cmg__view *now, void *o)
+print_diff(const struct cmg__view *base, const struct cmg__view *now, void *arg)
 {
-  return cmg__diff_print(stdout, base, now, o) == 0 ? 0 : -1;
+  struct print_arg *a = arg;
+  int rc = cmg__diff_print(stdout, base, now, a->o);
+
+  if (rc == -ENOMEM)
+    return -1;
+  if (rc != 0) {
+    cmg__output_say("cannot write to standard output: %s", strerror(-rc));
+    a->unwritten = true;
+  }
+  return 0;
 }
 
 int
 cmg__diff_main(const char *base_file, const char *new_file,
                struct cmg__supp *supp, const struct cmg__tool_opts *o)
 {
-  return cmg__run_pair(base_file, new_file, supp, print_diff, (void *)o) == 0
+  struct print_arg a = { o, false };
+
+  return cmg__run_pair(base_file, new_file, supp, print_diff, &a) == 0 &&
+                 !a.unwritten
              ? 0
              : CMG__TOOL_EXIT_ERROR;
 }

@@ -11,7 +11,8 @@ struct cmg__supp;
 struct cmg__view;
 
 /* Prints the difference NEW - BASE of two views over one index, as text
- * or, with o->json, as JSON.  Returns 0 or -ENOMEM. */
+ * or, with o->json, as JSON written on f's descriptor as it is made.
+ * Returns 0, -ENOMEM, or the negative errno of a failed write. */
 int cmg__diff_print(FILE *f, const struct cmg__view *base,
                     const struct cmg__view *now,
                     const struct cmg__tool_opts *o);

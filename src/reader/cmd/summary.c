@@ -2,13 +2,16 @@
  * summary FILE... and merge FILE...: summary prints each report on its
  * own, merge all of them as one view; as text (show/summary_text.c) or,
  * with --json, as one document of summaries (show/summary_json.c), written
- * into memory as it is made and printed once every report was read, so
- * that a bad report leaves no half document.
+ * as it is made: into memory until the last report is read, so that a bad
+ * report leaves no half document, then on standard output.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "core/jsonw.h"
 
@@ -52,6 +55,10 @@ cmg__summary_main(char *const *files, int n_files, bool merged,
     if (rc == 0 && cmg__run_finish(&v, supp) != 0)
       rc = CMG__TOOL_EXIT_ERROR;
     if (rc == 0 && o->json) {
+      if (i == n_files) {
+        fflush(stdout);
+        cmg__jsonw_to_fd(&w, STDOUT_FILENO);
+      }
       cmg__summary_json_write(&w, &v, o);
     } else if (rc == 0) {
       if (i > 1 && !merged)
@@ -65,9 +72,15 @@ cmg__summary_main(char *const *files, int n_files, bool merged,
     return rc;
   cmg__jsonw_array_end(&w);
   cmg__jsonw_object_end(&w);
-  if (rc != 0)
+  cmg__jsonw_lit(&w, "\n");
+  if (rc != 0) {
     cmg__jsonw_close(&w);
-  else if (cmg__output_json(&w) != 0)
-    rc = CMG__TOOL_EXIT_ERROR;
-  return rc;
+    return rc;
+  }
+  int err = cmg__jsonw_close(&w);
+  if (err == -ENOMEM)
+    cmg__output_say("out of memory");
+  else if (err != 0)
+    cmg__output_say("cannot write to standard output: %s", strerror(-err));
+  return err == 0 ? 0 : CMG__TOOL_EXIT_ERROR;
 }

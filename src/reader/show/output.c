@@ -1,8 +1,8 @@
 /*
  * Where the tool's output goes, and how it says what went wrong: standard
- * output, a JSON document printed whole, or a file that a command creates
- * only once every report it needs was read, so that a bad report leaves no
- * empty trace, picture or page behind.  A problem is one line on stderr,
+ * output, or a file that a command creates only once every report it
+ * needs was read, so that a bad report leaves no empty trace, picture or
+ * page behind.  A problem is one line on stderr,
  * after whatever stdout holds so far, so that the two stay in order on a
  * terminal; nothing below this file prints one (the loader and the model
  * write theirs into a buffer, which the commands say here).
@@ -13,10 +13,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include "core/jsonw.h"
 
 #include "reader/show/output.h"
 #include "reader/tool.h"
@@ -54,19 +51,4 @@ cmg__output_close(FILE *f, const char *output, int rc)
   if (bad && rc == 0)
     cmg__output_say("%s: cannot write: %s", output, strerror(errno));
   return rc == 0 && !bad ? 0 : CMG__TOOL_EXIT_ERROR;
-}
-
-int
-cmg__output_json(struct cmg__jsonw *w)
-{
-  char *text = cmg__jsonw_take(w);
-
-  if (text == NULL) {
-    cmg__output_say("out of memory");
-    return -ENOMEM;
-  }
-  fputs(text, stdout);
-  fputc('\n', stdout);
-  free(text);
-  return 0;
 }

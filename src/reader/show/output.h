@@ -7,8 +7,6 @@
 
 #include <stdio.h>
 
-struct cmg__jsonw;
-
 /* One line on stderr, "cumemguard-report: " and the text, after whatever
  * stdout holds so far. */
 void cmg__output_say(const char *fmt, ...)
@@ -20,9 +18,5 @@ FILE *cmg__output_create(const char *output);
 /* Closes what cmg__output_create gave; the exit status from rc (0 or
  * not) and whether everything was written, said when not. */
 int cmg__output_close(FILE *f, const char *output, int rc);
-
-/* Prints the JSON document written into memory by w and a newline on
- * stdout, and closes w.  Returns 0, or -ENOMEM after saying so. */
-int cmg__output_json(struct cmg__jsonw *w);
 
 #endif /* CMG_READER_SHOW_OUTPUT_H */
