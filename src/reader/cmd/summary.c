@@ -55,6 +55,7 @@ cmg__summary_main(char *const *files, int n_files, bool merged,
     if (rc == 0 && cmg__run_finish(&v, supp) != 0)
       rc = CMG__TOOL_EXIT_ERROR;
     if (rc == 0 && o->json) {
+      /* Every report is read: only writing can fail now. */
       if (i == n_files) {
         fflush(stdout);
         cmg__jsonw_to_fd(&w, STDOUT_FILENO);
@@ -70,13 +71,13 @@ cmg__summary_main(char *const *files, int n_files, bool merged,
   }
   if (!o->json)
     return rc;
+  if (rc != 0) {
+    cmg__jsonw_close(&w); /* still in memory: nothing was printed */
+    return rc;
+  }
   cmg__jsonw_array_end(&w);
   cmg__jsonw_object_end(&w);
   cmg__jsonw_lit(&w, "\n");
-  if (rc != 0) {
-    cmg__jsonw_close(&w);
-    return rc;
-  }
   int err = cmg__jsonw_close(&w);
   if (err == -ENOMEM)
     cmg__output_say("out of memory");
