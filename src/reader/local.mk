@@ -96,6 +96,10 @@ cumemguard_report_SOURCES = $(TOOL_H) $(TOOL_C)
 PROFILE_PB = src/reader/profile.pb-c.c src/reader/profile.pb-c.h
 nodist_cumemguard_report_SOURCES = $(PROFILE_PB) src/reader/page_html.h
 BUILT_SOURCES = $(PROFILE_PB) src/reader/page_html.h
+# BUILT_SOURCES makes them for all and check; these, for a build of the
+# tool alone (make cumemguard-report), where no dependency is known yet.
+src/reader/cmd/cumemguard_report-html.$(OBJEXT): src/reader/page_html.h
+src/reader/cmd/cumemguard_report-pprof.$(OBJEXT): src/reader/profile.pb-c.h
 CLEANFILES += $(PROFILE_PB) src/reader/page_html.h
 # The html command's page, carried in the tool as C strings: page.html is
 # its markup, and includes its style (page.css) and its script: the data

@@ -19,8 +19,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include <cjson/cJSON.h>
-
 #include "reader/load/model.h"
 #include "reader/load/read.h"
 #include "reader/model/index.h"
