@@ -25,15 +25,14 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "reader/model/leak_class.h"
-#include "reader/profile.pb-c.h"
-#include "reader/show/frame_name.h"
-#include "reader/show/output.h"
-
 #include "reader/cmd/pprof.h"
 #include "reader/load/fields.h"
 #include "reader/load/model.h"
+#include "reader/model/leak_class.h"
+#include "reader/profile.pb-c.h"
 #include "reader/run/run.h"
+#include "reader/show/frame_name.h"
+#include "reader/show/output.h"
 #include "reader/tool.h"
 
 typedef Perftools__Profiles__Profile Profile;

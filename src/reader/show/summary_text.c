@@ -21,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base.h"
 #include "core/size.h"
 
 #include "reader/load/model.h"
 #include "reader/model/index.h"
 #include "reader/model/intern.h"
 #include "reader/model/leak_class.h"
-#include "core/base.h"
 #include "reader/model/pool_blocks.h"
 #include "reader/model/supp.h"
 #include "reader/model/view.h"
