@@ -306,6 +306,49 @@ cmg__jsonw_bool(struct cmg__jsonw *w, bool b)
   cmg__jsonw_raw(w, b ? "true" : "false");
 }
 
+/* ---- members ----------------------------------------------------------- */
+
+void
+cmg__jsonw_member_number(struct cmg__jsonw *w, const char *key, double d)
+{
+  cmg__jsonw_number(cmg__jsonw_key(w, key), d);
+}
+
+void
+cmg__jsonw_member_uint(struct cmg__jsonw *w, const char *key, uint64_t v)
+{
+  cmg__jsonw_uint(cmg__jsonw_key(w, key), v);
+}
+
+void
+cmg__jsonw_member_uint_or_null(struct cmg__jsonw *w, const char *key, bool has,
+                               uint64_t v)
+{
+  if (has)
+    cmg__jsonw_uint(cmg__jsonw_key(w, key), v);
+  else
+    cmg__jsonw_null(cmg__jsonw_key(w, key));
+}
+
+void
+cmg__jsonw_member_string(struct cmg__jsonw *w, const char *key, const char *s)
+{
+  cmg__jsonw_string(cmg__jsonw_key(w, key), s);
+}
+
+void
+cmg__jsonw_member_string_or_null(struct cmg__jsonw *w, const char *key,
+                                 const char *s)
+{
+  cmg__jsonw_string_or_null(cmg__jsonw_key(w, key), s);
+}
+
+void
+cmg__jsonw_member_bool(struct cmg__jsonw *w, const char *key, bool b)
+{
+  cmg__jsonw_bool(cmg__jsonw_key(w, key), b);
+}
+
 char *
 cmg__jsonw_format_u64(char *p, uint64_t v)
 {

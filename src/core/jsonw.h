@@ -59,6 +59,19 @@ void cmg__jsonw_hex(struct cmg__jsonw *w, uint64_t v);
 void cmg__jsonw_seconds(struct cmg__jsonw *w, uint64_t ns);
 void cmg__jsonw_raw(struct cmg__jsonw *w, const char *json);
 
+/* Members of an object: key, then its value as the writers above write
+ * it.  For the views that write hundreds of them. */
+void cmg__jsonw_member_number(struct cmg__jsonw *w, const char *key, double d);
+void cmg__jsonw_member_uint(struct cmg__jsonw *w, const char *key, uint64_t v);
+/* v, or null when it is not had. */
+void cmg__jsonw_member_uint_or_null(struct cmg__jsonw *w, const char *key,
+                                    bool has, uint64_t v);
+void cmg__jsonw_member_string(struct cmg__jsonw *w, const char *key,
+                              const char *s);
+void cmg__jsonw_member_string_or_null(struct cmg__jsonw *w, const char *key,
+                                      const char *s);
+void cmg__jsonw_member_bool(struct cmg__jsonw *w, const char *key, bool b);
+
 /* Text outside any value (a final newline), as it is. */
 void cmg__jsonw_put(struct cmg__jsonw *w, const char *s, size_t n);
 #define cmg__jsonw_lit(w, s) cmg__jsonw_put((w), "" s, sizeof(s) - 1)

@@ -161,6 +161,17 @@ write_doc(struct cmg__jsonw *w)
     cmg__jsonw_object_end(w);
   }
   cmg__jsonw_array_end(w);
+  cmg__jsonw_object(cmg__jsonw_key(w, "members"));
+  cmg__jsonw_member_number(w, "number", 0.1);
+  cmg__jsonw_member_uint(w, "uint", 1234567890123456789ull);
+  cmg__jsonw_member_uint_or_null(w, "had", true, 42);
+  cmg__jsonw_member_uint_or_null(w, "not_had", false, 42);
+  cmg__jsonw_member_string(w, "string", "quote \"");
+  cmg__jsonw_member_string(w, "no_string", NULL);
+  cmg__jsonw_member_string_or_null(w, "string_or_null", "x");
+  cmg__jsonw_member_string_or_null(w, "null_string", NULL);
+  cmg__jsonw_member_bool(w, "bool", true);
+  cmg__jsonw_object_end(w);
   cmg__jsonw_object_end(w);
 }
 
@@ -190,6 +201,16 @@ tree_doc(void)
     cJSON_AddItemToArray(list, cJSON_CreateObject());
     cJSON_AddItemToArray(a, o);
   }
+  cJSON *m = cJSON_AddObjectToObject(root, "members");
+  cJSON_AddNumberToObject(m, "number", 0.1);
+  cJSON_AddNumberToObject(m, "uint", (double)1234567890123456789ull);
+  cJSON_AddNumberToObject(m, "had", 42);
+  cJSON_AddNullToObject(m, "not_had");
+  cJSON_AddStringToObject(m, "string", "quote \"");
+  cJSON_AddStringToObject(m, "no_string", "");
+  cJSON_AddStringToObject(m, "string_or_null", "x");
+  cJSON_AddNullToObject(m, "null_string");
+  cJSON_AddBoolToObject(m, "bool", true);
   return root;
 }
 

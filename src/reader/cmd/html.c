@@ -105,28 +105,6 @@ diff_of(struct cmg__jsonw *w, const char *base_file, const char *new_file,
 
 /* ---- what the reports say of time -------------------------------------- */
 
-/* Members, key and value. */
-static void
-number(struct cmg__jsonw *w, const char *key, double d)
-{
-  cmg__jsonw_number(cmg__jsonw_key(w, key), d);
-}
-
-static void
-count(struct cmg__jsonw *w, const char *key, uint64_t n)
-{
-  cmg__jsonw_uint(cmg__jsonw_key(w, key), n);
-}
-
-static void
-bytes_or_null(struct cmg__jsonw *w, const char *key, bool has, uint64_t bytes)
-{
-  if (has)
-    count(w, key, bytes);
-  else
-    cmg__jsonw_null(cmg__jsonw_key(w, key));
-}
-
 /* The soft limit of a device in bytes (its own, else the process's; a
  * percent of its physical memory), 0 for none. */
 static uint64_t
@@ -166,12 +144,12 @@ series_json(struct cmg__jsonw *w, const struct cmg__model_report *r,
            soft = soft_limit(r, s->device);
 
   cmg__jsonw_object(w);
-  number(w, "device", s->device);
-  number(w, "resolution", s->resolution);
-  count(w, "peak_bytes", s->peak_bytes);
-  number(w, "peak_time", peak_time(r, s));
-  bytes_or_null(w, "limit_bytes", limit != 0, limit);
-  bytes_or_null(w, "soft_limit_bytes", soft != 0, soft);
+  cmg__jsonw_member_number(w, "device", s->device);
+  cmg__jsonw_member_number(w, "resolution", s->resolution);
+  cmg__jsonw_member_uint(w, "peak_bytes", s->peak_bytes);
+  cmg__jsonw_member_number(w, "peak_time", peak_time(r, s));
+  cmg__jsonw_member_uint_or_null(w, "limit_bytes", limit != 0, limit);
+  cmg__jsonw_member_uint_or_null(w, "soft_limit_bytes", soft != 0, soft);
   cmg__jsonw_array(cmg__jsonw_key(w, "points"));
   for (size_t i = 0; i < s->n; i++) {
     const struct cmg__model_point *p = &s->points[i];
@@ -199,14 +177,15 @@ denial_json(struct cmg__jsonw *w, const struct cmg__run_stacks *st,
     cmg__jsonw_fail(w, -ENOMEM);
   cmg__jsonw_object(w);
   if (d->device >= 0)
-    number(w, "device", d->device);
+    cmg__jsonw_member_number(w, "device", d->device);
   else
     cmg__jsonw_null(cmg__jsonw_key(w, "device"));
-  number(w, "time", d->comp.time);
+  cmg__jsonw_member_number(w, "time", d->comp.time);
   cmg__jsonw_string(cmg__jsonw_key(w, "api"), d->api);
-  count(w, "requested_bytes", d->requested_bytes);
-  count(w, "live_bytes", d->live_bytes);
-  bytes_or_null(w, "limit_bytes", d->has_limit, d->limit_bytes);
+  cmg__jsonw_member_uint(w, "requested_bytes", d->requested_bytes);
+  cmg__jsonw_member_uint(w, "live_bytes", d->live_bytes);
+  cmg__jsonw_member_uint_or_null(w, "limit_bytes", d->has_limit,
+                                 d->limit_bytes);
   cmg__jsonw_string(cmg__jsonw_key(w, "stack"), line);
   cmg__jsonw_object_end(w);
   free(line);
@@ -229,7 +208,7 @@ report_json(struct cmg__jsonw *w, const struct cmg__model_report *r)
   cmg__jsonw_array(cmg__jsonw_key(w, "dumps"));
   for (size_t i = 0; t->present && i < t->n_dumps; i++) {
     cmg__jsonw_object(w);
-    number(w, "time", t->dumps[i].time);
+    cmg__jsonw_member_number(w, "time", t->dumps[i].time);
     cmg__jsonw_string(cmg__jsonw_key(w, "reason"), t->dumps[i].reason);
     cmg__jsonw_object_end(w);
   }
@@ -239,7 +218,7 @@ report_json(struct cmg__jsonw *w, const struct cmg__model_report *r)
     denial_json(w, &st, &r->denials_list[i]);
   cmg__jsonw_array_end(w);
   cmg__jsonw_string(cmg__jsonw_key(w, "file"), r->file);
-  number(w, "pid", (double)r->pid);
+  cmg__jsonw_member_number(w, "pid", (double)r->pid);
   cmg__jsonw_object_end(w);
   cmg__run_stacks_free(&st);
 }

@@ -18,33 +18,14 @@
 #include "reader/show/summary_json.h"
 #include "reader/tool.h"
 
-/* Members, key and value. */
-static void
-number(struct cmg__jsonw *w, const char *key, double d)
-{
-  cmg__jsonw_number(cmg__jsonw_key(w, key), d);
-}
-
-static void
-count(struct cmg__jsonw *w, const char *key, uint64_t n)
-{
-  cmg__jsonw_uint(cmg__jsonw_key(w, key), n);
-}
-
-static void
-string(struct cmg__jsonw *w, const char *key, const char *s)
-{
-  cmg__jsonw_string(cmg__jsonw_key(w, key), s);
-}
-
 static void
 source_json(struct cmg__jsonw *w, const char *key, const struct cmg__view *v)
 {
   cmg__jsonw_object(cmg__jsonw_key(w, key));
   if (v->n_sources > 0) {
-    string(w, "file", v->sources[0].file);
-    number(w, "pid", (double)v->sources[0].pid);
-    string(w, "command", v->sources[0].command);
+    cmg__jsonw_member_string(w, "file", v->sources[0].file);
+    cmg__jsonw_member_number(w, "pid", (double)v->sources[0].pid);
+    cmg__jsonw_member_string(w, "command", v->sources[0].command);
   }
   cmg__jsonw_object_end(w);
 }
@@ -65,12 +46,12 @@ devices_json(struct cmg__jsonw *w, const struct cmg__view *base,
       if (side == 1 && x != NULL)
         continue;
       cmg__jsonw_object(w);
-      number(w, "ordinal", ord);
-      string(w, "name", (y != NULL ? y : x)->name);
-      count(w, "base_live_bytes", x ? x->live_bytes : 0);
-      count(w, "new_live_bytes", y ? y->live_bytes : 0);
-      count(w, "base_peak_bytes", x ? x->peak_bytes : 0);
-      count(w, "new_peak_bytes", y ? y->peak_bytes : 0);
+      cmg__jsonw_member_number(w, "ordinal", ord);
+      cmg__jsonw_member_string(w, "name", (y != NULL ? y : x)->name);
+      cmg__jsonw_member_uint(w, "base_live_bytes", x ? x->live_bytes : 0);
+      cmg__jsonw_member_uint(w, "new_live_bytes", y ? y->live_bytes : 0);
+      cmg__jsonw_member_uint(w, "base_peak_bytes", x ? x->peak_bytes : 0);
+      cmg__jsonw_member_uint(w, "new_peak_bytes", y ? y->peak_bytes : 0);
       cmg__jsonw_object_end(w);
     }
   }
@@ -87,12 +68,12 @@ class_json(struct cmg__jsonw *w, const struct cmg__view *base,
 
   cmg__leak_class_total(base, c, &bb, &bc);
   cmg__leak_class_total(now, c, &nb, &nc);
-  count(w, base_key, bb);
-  count(w, new_key, nb);
+  cmg__jsonw_member_uint(w, base_key, bb);
+  cmg__jsonw_member_uint(w, new_key, nb);
   if (c != CMG__LEAK_CLASS_LEAKED)
     return;
-  number(w, "delta_bytes", (double)nb - (double)bb);
-  number(w, "delta_allocations", (double)nc - (double)bc);
+  cmg__jsonw_member_number(w, "delta_bytes", (double)nb - (double)bb);
+  cmg__jsonw_member_number(w, "delta_allocations", (double)nc - (double)bc);
 }
 
 static void
@@ -100,20 +81,20 @@ change_json(struct cmg__jsonw *w, const struct cmg__view *base,
             const struct cmg__delta *c, const struct cmg__tool_opts *o)
 {
   cmg__jsonw_object(w);
-  string(w, "api", c->api);
-  string(w, "kind", c->kind);
+  cmg__jsonw_member_string(w, "api", c->api);
+  cmg__jsonw_member_string(w, "kind", c->kind);
   cmg__jsonw_bool(cmg__jsonw_key(w, "device_memory"),
                   cmg__leak_class_is_device_kind(c->kind));
   if (c->device >= 0)
-    number(w, "device", c->device);
+    cmg__jsonw_member_number(w, "device", c->device);
   else
     cmg__jsonw_null(cmg__jsonw_key(w, "device"));
-  count(w, "base_count", c->base_count);
-  count(w, "base_bytes", c->base_bytes);
-  count(w, "new_count", c->new_count);
-  count(w, "new_bytes", c->new_bytes);
-  number(w, "delta_count", (double)c->delta_count);
-  number(w, "delta_bytes", (double)c->delta_bytes);
+  cmg__jsonw_member_uint(w, "base_count", c->base_count);
+  cmg__jsonw_member_uint(w, "base_bytes", c->base_bytes);
+  cmg__jsonw_member_uint(w, "new_count", c->new_count);
+  cmg__jsonw_member_uint(w, "new_bytes", c->new_bytes);
+  cmg__jsonw_member_number(w, "delta_count", (double)c->delta_count);
+  cmg__jsonw_member_number(w, "delta_bytes", (double)c->delta_bytes);
   cmg__summary_json_stack(w, base->ix, c->stack, o);
   cmg__jsonw_object_end(w);
 }
@@ -147,8 +128,8 @@ cmg__diff_json_write(struct cmg__jsonw *w, const struct cmg__view *base,
                      size_t n, const struct cmg__tool_opts *o)
 {
   cmg__jsonw_object(w);
-  string(w, "format", "cumemguard-report-diff");
-  number(w, "version", 1);
+  cmg__jsonw_member_string(w, "format", "cumemguard-report-diff");
+  cmg__jsonw_member_number(w, "version", 1);
   source_json(w, "base", base);
   source_json(w, "new", now);
   devices_json(w, base, now);

@@ -29,46 +29,12 @@
 #include "reader/show/summary_json.h"
 #include "reader/tool.h"
 
-/* Members, key and value. */
-static void
-number(struct cmg__jsonw *w, const char *key, double d)
-{
-  cmg__jsonw_number(cmg__jsonw_key(w, key), d);
-}
-
-static void
-count(struct cmg__jsonw *w, const char *key, uint64_t n)
-{
-  cmg__jsonw_uint(cmg__jsonw_key(w, key), n);
-}
-
-static void
-count_or_null(struct cmg__jsonw *w, const char *key, bool has, uint64_t n)
-{
-  if (has)
-    count(w, key, n);
-  else
-    cmg__jsonw_null(cmg__jsonw_key(w, key));
-}
-
-static void
-string(struct cmg__jsonw *w, const char *key, const char *s)
-{
-  cmg__jsonw_string_or_null(cmg__jsonw_key(w, key), s);
-}
-
-static void
-boolean(struct cmg__jsonw *w, const char *key, bool b)
-{
-  cmg__jsonw_bool(cmg__jsonw_key(w, key), b);
-}
-
 /* A device row's ordinal, or null for host memory. */
 static void
 device(struct cmg__jsonw *w, const struct cmg__view *v, uint32_t d)
 {
   if (d != CMG__TOOL_NONE)
-    number(w, "device", v->devices[d].ordinal);
+    cmg__jsonw_member_number(w, "device", v->devices[d].ordinal);
   else
     cmg__jsonw_null(cmg__jsonw_key(w, "device"));
 }
@@ -83,30 +49,31 @@ frame_json(struct cmg__jsonw *w, const struct cmg__index *ix, uint32_t id,
       fr->module != CMG__TOOL_NONE ? &ix->modules[fr->module] : NULL;
 
   cmg__jsonw_object(w);
-  string(w, "function", fr->function);
-  count_or_null(w, "function_offset", fr->has_function_offset,
-                fr->function_offset);
-  string(w, "module", m ? m->name : NULL);
-  string(w, "path", m ? m->path : NULL);
-  string(w, "build_id", m ? m->build_id : NULL);
+  cmg__jsonw_member_string_or_null(w, "function", fr->function);
+  cmg__jsonw_member_uint_or_null(w, "function_offset", fr->has_function_offset,
+                                 fr->function_offset);
+  cmg__jsonw_member_string_or_null(w, "module", m ? m->name : NULL);
+  cmg__jsonw_member_string_or_null(w, "path", m ? m->path : NULL);
+  cmg__jsonw_member_string_or_null(w, "build_id", m ? m->build_id : NULL);
   if (fr->has_offset)
     cmg__jsonw_hex(cmg__jsonw_key(w, "offset"), fr->offset);
   else
     cmg__jsonw_null(cmg__jsonw_key(w, "offset"));
   if (fr->python)
-    string(w, "lang", "python");
+    cmg__jsonw_member_string_or_null(w, "lang", "python");
   if (fr->python || fr->file != NULL) {
-    string(w, "file", fr->file);
-    count_or_null(w, "line", fr->line > 0, fr->line);
+    cmg__jsonw_member_string_or_null(w, "file", fr->file);
+    cmg__jsonw_member_uint_or_null(w, "line", fr->line > 0, fr->line);
   }
   if (fr->name != NULL)
-    string(w, "name", fr->name);
+    cmg__jsonw_member_string_or_null(w, "name", fr->name);
   if (fr->inlined)
-    boolean(w, "inlined", true);
+    cmg__jsonw_member_bool(w, "inlined", true);
   if (fr->cut != 0) /* frames the capture left out here; null: unknown */
-    count_or_null(w, "cut", fr->cut != CMG__MODEL_CUT_UNKNOWN, fr->cut);
+    cmg__jsonw_member_uint_or_null(w, "cut", fr->cut != CMG__MODEL_CUT_UNKNOWN,
+                                   fr->cut);
   if (hidden >= 0)
-    boolean(w, "hidden", hidden);
+    cmg__jsonw_member_bool(w, "hidden", hidden);
   cmg__jsonw_object_end(w);
 }
 
@@ -158,10 +125,10 @@ text_json(struct cmg__jsonw *w, const struct cmg__index *ix, uint32_t stack,
   }
   bool titled = cmg__one_line_title(f, "", ix, stack);
   fflush(f);
-  string(w, "title", titled ? buf : NULL);
+  cmg__jsonw_member_string_or_null(w, "title", titled ? buf : NULL);
   if ((line = cmg__one_line_text(ix, stack, false)) == NULL)
     cmg__jsonw_fail(w, -ENOMEM);
-  string(w, "line", line);
+  cmg__jsonw_member_string_or_null(w, "line", line);
   free(line);
   rewind(f);
   cmg__group_text_frames(f, ix, stack, false);
@@ -209,9 +176,9 @@ threads_json(struct cmg__jsonw *w, const struct cmg__model_threads *t)
   cmg__jsonw_array(cmg__jsonw_key(w, "threads"));
   for (size_t i = 0; i < t->n; i++) {
     cmg__jsonw_object(w);
-    count(w, "source", t->list[i].source);
-    count(w, "tid", t->list[i].tid);
-    string(w, "name", t->list[i].name);
+    cmg__jsonw_member_uint(w, "source", t->list[i].source);
+    cmg__jsonw_member_uint(w, "tid", t->list[i].tid);
+    cmg__jsonw_member_string_or_null(w, "name", t->list[i].name);
     cmg__jsonw_object_end(w);
   }
   cmg__jsonw_array_end(w);
@@ -223,16 +190,18 @@ group_json(struct cmg__jsonw *w, const struct cmg__view *v,
            const struct cmg__view_leak *l, const struct cmg__tool_opts *o)
 {
   cmg__jsonw_object(w);
-  string(w, "api", l->api);
-  string(w, "kind", l->kind);
-  boolean(w, "device_memory", cmg__leak_class_is_device_kind(l->kind));
+  cmg__jsonw_member_string_or_null(w, "api", l->api);
+  cmg__jsonw_member_string_or_null(w, "kind", l->kind);
+  cmg__jsonw_member_bool(w, "device_memory",
+                         cmg__leak_class_is_device_kind(l->kind));
   device(w, v, l->device);
-  count(w, "count", l->count);
-  count(w, "bytes", l->bytes);
-  boolean(w, "truncated",
-          l->stack != CMG__TOOL_NONE && v->ix->stacks[l->stack].truncated);
-  string(w, "pool", l->pool);
-  string(w, "held_by", l->held);
+  cmg__jsonw_member_uint(w, "count", l->count);
+  cmg__jsonw_member_uint(w, "bytes", l->bytes);
+  cmg__jsonw_member_bool(w, "truncated",
+                         l->stack != CMG__TOOL_NONE &&
+                             v->ix->stacks[l->stack].truncated);
+  cmg__jsonw_member_string_or_null(w, "pool", l->pool);
+  cmg__jsonw_member_string_or_null(w, "held_by", l->held);
   threads_json(w, &l->threads);
   cmg__summary_json_stack(w, v->ix, l->stack, o);
   cmg__jsonw_object_end(w);
@@ -248,15 +217,16 @@ graph_memory_json(struct cmg__jsonw *w, const struct cmg__model_graphmem *g)
     return;
   }
   cmg__jsonw_object(cmg__jsonw_key(w, "graph_memory"));
-  count(w, "reserved_bytes", g->reserved_bytes);
-  count(w, "reserved_high_bytes", g->reserved_high_bytes);
-  count(w, "used_bytes", g->used_bytes);
-  count(w, "used_high_bytes", g->used_high_bytes);
-  string(w, "source", g->estimate ? "estimate" : "driver");
-  count(w, "launches", g->launches);
-  count(w, "uploads", g->uploads);
-  count(w, "trims", g->trims);
-  count(w, "denied", g->denied);
+  cmg__jsonw_member_uint(w, "reserved_bytes", g->reserved_bytes);
+  cmg__jsonw_member_uint(w, "reserved_high_bytes", g->reserved_high_bytes);
+  cmg__jsonw_member_uint(w, "used_bytes", g->used_bytes);
+  cmg__jsonw_member_uint(w, "used_high_bytes", g->used_high_bytes);
+  cmg__jsonw_member_string_or_null(w, "source",
+                                   g->estimate ? "estimate" : "driver");
+  cmg__jsonw_member_uint(w, "launches", g->launches);
+  cmg__jsonw_member_uint(w, "uploads", g->uploads);
+  cmg__jsonw_member_uint(w, "trims", g->trims);
+  cmg__jsonw_member_uint(w, "denied", g->denied);
   cmg__jsonw_object_end(w);
 }
 
@@ -269,9 +239,9 @@ cross_check_json(struct cmg__jsonw *w, const struct cmg__model_footprint *fp)
     return;
   }
   cmg__jsonw_object(cmg__jsonw_key(w, "cross_check"));
-  count(w, "contexts", fp->checked);
-  count(w, "nvml_bytes", fp->checked_nvml);
-  count(w, "driver_bytes", fp->checked_driver);
+  cmg__jsonw_member_uint(w, "contexts", fp->checked);
+  cmg__jsonw_member_uint(w, "nvml_bytes", fp->checked_nvml);
+  cmg__jsonw_member_uint(w, "driver_bytes", fp->checked_driver);
   cmg__jsonw_object_end(w);
 }
 
@@ -291,17 +261,19 @@ footprint_json(struct cmg__jsonw *w, const struct cmg__view_device *d)
     return;
   }
   cmg__jsonw_object(cmg__jsonw_key(w, "footprint"));
-  count(w, "contexts", fp->contexts);
-  count_or_null(w, "context_bytes", fp->has_context_bytes, fp->context_bytes);
-  string(w, "source", sources[fp->source]);
-  string(w, "why", fp->why);
-  count(w, "allocated_bytes", fp->allocated_bytes);
-  count_or_null(w, "process_bytes", fp->has_process_bytes, fp->process_bytes);
-  count_or_null(w, "unexplained_bytes", fp->has_unexplained_bytes,
-                fp->unexplained_bytes);
-  boolean(w, "counted", fp->counted);
+  cmg__jsonw_member_uint(w, "contexts", fp->contexts);
+  cmg__jsonw_member_uint_or_null(w, "context_bytes", fp->has_context_bytes,
+                                 fp->context_bytes);
+  cmg__jsonw_member_string_or_null(w, "source", sources[fp->source]);
+  cmg__jsonw_member_string_or_null(w, "why", fp->why);
+  cmg__jsonw_member_uint(w, "allocated_bytes", fp->allocated_bytes);
+  cmg__jsonw_member_uint_or_null(w, "process_bytes", fp->has_process_bytes,
+                                 fp->process_bytes);
+  cmg__jsonw_member_uint_or_null(
+      w, "unexplained_bytes", fp->has_unexplained_bytes, fp->unexplained_bytes);
+  cmg__jsonw_member_bool(w, "counted", fp->counted);
   cross_check_json(w, fp);
-  count(w, "processes", d->footprints);
+  cmg__jsonw_member_uint(w, "processes", d->footprints);
   cmg__jsonw_object_end(w);
 }
 
@@ -313,23 +285,23 @@ sources_json(struct cmg__jsonw *w, const struct cmg__view *v)
     const struct cmg__view_source *s = &v->sources[i];
 
     cmg__jsonw_object(w);
-    string(w, "file", s->file);
-    number(w, "pid", (double)s->pid);
-    string(w, "exe", s->exe);
-    string(w, "command", s->command);
-    string(w, "hostname", s->hostname);
-    string(w, "reason", s->reason);
+    cmg__jsonw_member_string_or_null(w, "file", s->file);
+    cmg__jsonw_member_number(w, "pid", (double)s->pid);
+    cmg__jsonw_member_string_or_null(w, "exe", s->exe);
+    cmg__jsonw_member_string_or_null(w, "command", s->command);
+    cmg__jsonw_member_string_or_null(w, "hostname", s->hostname);
+    cmg__jsonw_member_string_or_null(w, "reason", s->reason);
     if (s->exit_status >= 0)
-      number(w, "exit_status", s->exit_status);
+      cmg__jsonw_member_number(w, "exit_status", s->exit_status);
     else
       cmg__jsonw_null(cmg__jsonw_key(w, "exit_status"));
-    string(w, "killed_by", s->killed_by);
-    number(w, "start_time", s->start_time);
-    number(w, "end_time", s->end_time);
-    count(w, "live_bytes", s->live_bytes);
-    count(w, "live_allocations", s->live_allocations);
-    count(w, "untracked_frees", s->untracked_frees);
-    count(w, "denials", s->denials);
+    cmg__jsonw_member_string_or_null(w, "killed_by", s->killed_by);
+    cmg__jsonw_member_number(w, "start_time", s->start_time);
+    cmg__jsonw_member_number(w, "end_time", s->end_time);
+    cmg__jsonw_member_uint(w, "live_bytes", s->live_bytes);
+    cmg__jsonw_member_uint(w, "live_allocations", s->live_allocations);
+    cmg__jsonw_member_uint(w, "untracked_frees", s->untracked_frees);
+    cmg__jsonw_member_uint(w, "denials", s->denials);
     cmg__jsonw_object_end(w);
   }
   cmg__jsonw_array_end(w);
@@ -343,19 +315,19 @@ devices_json(struct cmg__jsonw *w, const struct cmg__view *v)
     const struct cmg__view_device *d = &v->devices[i];
 
     cmg__jsonw_object(w);
-    number(w, "ordinal", d->ordinal);
-    string(w, "name", d->name);
-    string(w, "uuid", d->uuid);
-    count(w, "processes", d->processes);
-    count(w, "physical_bytes", d->physical_bytes);
-    count_or_null(w, "limit_bytes", d->has_limit && !d->limit_varies,
-                  d->limit_bytes);
-    boolean(w, "limit_varies", d->limit_varies);
-    count(w, "peak_bytes", d->peak_bytes);
-    count(w, "live_bytes", d->live_bytes);
-    count(w, "allocations", d->allocations);
-    count(w, "frees", d->frees);
-    count(w, "denied", d->denied);
+    cmg__jsonw_member_number(w, "ordinal", d->ordinal);
+    cmg__jsonw_member_string_or_null(w, "name", d->name);
+    cmg__jsonw_member_string_or_null(w, "uuid", d->uuid);
+    cmg__jsonw_member_uint(w, "processes", d->processes);
+    cmg__jsonw_member_uint(w, "physical_bytes", d->physical_bytes);
+    cmg__jsonw_member_uint_or_null(
+        w, "limit_bytes", d->has_limit && !d->limit_varies, d->limit_bytes);
+    cmg__jsonw_member_bool(w, "limit_varies", d->limit_varies);
+    cmg__jsonw_member_uint(w, "peak_bytes", d->peak_bytes);
+    cmg__jsonw_member_uint(w, "live_bytes", d->live_bytes);
+    cmg__jsonw_member_uint(w, "allocations", d->allocations);
+    cmg__jsonw_member_uint(w, "frees", d->frees);
+    cmg__jsonw_member_uint(w, "denied", d->denied);
     graph_memory_json(w, &d->graph);
     footprint_json(w, d);
     cmg__jsonw_object_end(w);
@@ -370,10 +342,10 @@ comp_json(struct cmg__jsonw *w, const struct cmg__view *v,
           const struct cmg__view_moment *m, const struct cmg__tool_opts *o)
 {
   cmg__jsonw_object(w);
-  count(w, "source", m->source);
+  cmg__jsonw_member_uint(w, "source", m->source);
   device(w, v, m->device);
-  number(w, "time", m->comp.time);
-  count(w, "live_bytes", m->comp.bytes);
+  cmg__jsonw_member_number(w, "time", m->comp.time);
+  cmg__jsonw_member_uint(w, "live_bytes", m->comp.bytes);
   if (!m->has_comp) {
     cmg__jsonw_null(cmg__jsonw_key(w, "by_stack"));
     return;
@@ -383,8 +355,8 @@ comp_json(struct cmg__jsonw *w, const struct cmg__view *v,
     const struct cmg__model_share *s = &m->comp.items[i];
 
     cmg__jsonw_object(w);
-    count(w, "bytes", s->bytes);
-    count(w, "count", s->count);
+    cmg__jsonw_member_uint(w, "bytes", s->bytes);
+    cmg__jsonw_member_uint(w, "count", s->count);
     cmg__summary_json_stack(w, v->ix, s->stack, o);
     cmg__jsonw_object_end(w);
   }
@@ -419,9 +391,9 @@ leaks_json(struct cmg__jsonw *w, const struct cmg__view *v,
   }
   cmg__jsonw_array_end(w);
   cmg__jsonw_object(cmg__jsonw_key(w, "omitted"));
-  count(w, "groups", left_n);
-  count(w, "count", left_count);
-  count(w, "bytes", left_bytes);
+  cmg__jsonw_member_uint(w, "groups", left_n);
+  cmg__jsonw_member_uint(w, "count", left_count);
+  cmg__jsonw_member_uint(w, "bytes", left_bytes);
   cmg__jsonw_object_end(w);
 }
 
@@ -447,11 +419,11 @@ supp_json(struct cmg__jsonw *w, const struct cmg__supp *supp)
     const struct cmg__supp_rule *r = &supp->rules[i];
 
     cmg__jsonw_object(w);
-    string(w, "pattern", r->pattern);
-    string(w, "file", r->file);
-    number(w, "line", r->line);
-    count(w, "count", r->count);
-    count(w, "bytes", r->bytes);
+    cmg__jsonw_member_string_or_null(w, "pattern", r->pattern);
+    cmg__jsonw_member_string_or_null(w, "file", r->file);
+    cmg__jsonw_member_number(w, "line", r->line);
+    cmg__jsonw_member_uint(w, "count", r->count);
+    cmg__jsonw_member_uint(w, "bytes", r->bytes);
     cmg__jsonw_object_end(w);
   }
   cmg__jsonw_array_end(w);
@@ -479,9 +451,10 @@ denials_json(struct cmg__jsonw *w, const struct cmg__view *v,
     const struct cmg__view_moment *m = &v->denials[i];
 
     comp_json(w, v, m, o);
-    string(w, "api", m->api);
-    count(w, "requested_bytes", m->requested_bytes);
-    count_or_null(w, "limit_bytes", m->has_limit, m->limit_bytes);
+    cmg__jsonw_member_string_or_null(w, "api", m->api);
+    cmg__jsonw_member_uint(w, "requested_bytes", m->requested_bytes);
+    cmg__jsonw_member_uint_or_null(w, "limit_bytes", m->has_limit,
+                                   m->limit_bytes);
     cmg__summary_json_stack(w, v->ix, m->stack, o);
     cmg__jsonw_object_end(w);
   }
@@ -497,12 +470,13 @@ host_json(struct cmg__jsonw *w, const struct cmg__view *v)
     return;
   }
   cmg__jsonw_object(cmg__jsonw_key(w, "host"));
-  count_or_null(w, "limit_bytes", v->host.has_limit, v->host.limit_bytes);
-  count(w, "peak_bytes", v->host.peak_bytes);
-  count(w, "live_bytes", v->host.live_bytes);
-  count(w, "allocations", v->host.allocations);
-  count(w, "frees", v->host.frees);
-  count(w, "denied", v->host.denied);
+  cmg__jsonw_member_uint_or_null(w, "limit_bytes", v->host.has_limit,
+                                 v->host.limit_bytes);
+  cmg__jsonw_member_uint(w, "peak_bytes", v->host.peak_bytes);
+  cmg__jsonw_member_uint(w, "live_bytes", v->host.live_bytes);
+  cmg__jsonw_member_uint(w, "allocations", v->host.allocations);
+  cmg__jsonw_member_uint(w, "frees", v->host.frees);
+  cmg__jsonw_member_uint(w, "denied", v->host.denied);
   cmg__jsonw_object_end(w);
 }
 
@@ -516,9 +490,9 @@ class_totals(struct cmg__jsonw *w, const struct cmg__view *v,
 
   cmg__leak_class_total(v, c, &bytes, &n);
   snprintf(key, sizeof(key), "%s_bytes", name);
-  count(w, key, bytes);
+  cmg__jsonw_member_uint(w, key, bytes);
   snprintf(key, sizeof(key), "%s_allocations", name);
-  count(w, key, n);
+  cmg__jsonw_member_uint(w, key, n);
 }
 
 /* The totals: what was released, and each class's. */
@@ -526,12 +500,12 @@ static void
 totals_json(struct cmg__jsonw *w, const struct cmg__view *v)
 {
   cmg__jsonw_object(cmg__jsonw_key(w, "events"));
-  count(w, "warn", v->events[0]);
-  count(w, "wait", v->events[1]);
-  count(w, "soft_limit", v->events[2]);
+  cmg__jsonw_member_uint(w, "warn", v->events[0]);
+  cmg__jsonw_member_uint(w, "wait", v->events[1]);
+  cmg__jsonw_member_uint(w, "soft_limit", v->events[2]);
   cmg__jsonw_object_end(w);
-  count(w, "released_bytes", v->released_bytes);
-  count(w, "released_allocations", v->released_count);
+  cmg__jsonw_member_uint(w, "released_bytes", v->released_bytes);
+  cmg__jsonw_member_uint(w, "released_allocations", v->released_count);
   class_totals(w, v, CMG__LEAK_CLASS_LEAKED, "leaked");
   class_totals(w, v, CMG__LEAK_CLASS_GRAPH, "graph");
   class_totals(w, v, CMG__LEAK_CLASS_CONTEXT, "context");
@@ -548,10 +522,10 @@ pools_json(struct cmg__jsonw *w, const struct cmg__view *v)
 
   cmg__pool_blocks_share(v, &pooled, &live, &pool);
   cmg__jsonw_object(cmg__jsonw_key(w, "pools"));
-  boolean(w, "no_pools", v->no_pools);
-  count(w, "bytes", pooled);
-  string(w, "largest", pool);
-  boolean(w, "mostly", cmg__pool_blocks_is_mostly(v));
+  cmg__jsonw_member_bool(w, "no_pools", v->no_pools);
+  cmg__jsonw_member_uint(w, "bytes", pooled);
+  cmg__jsonw_member_string_or_null(w, "largest", pool);
+  cmg__jsonw_member_bool(w, "mostly", cmg__pool_blocks_is_mostly(v));
   cmg__jsonw_object_end(w);
 }
 
@@ -565,7 +539,7 @@ cmg__summary_json_write(struct cmg__jsonw *w, const struct cmg__view *v,
   host_json(w, v);
   totals_json(w, v);
   pools_json(w, v);
-  string(w, "python_note", v->python_note);
+  cmg__jsonw_member_string_or_null(w, "python_note", v->python_note);
   leaks_json(w, v, o);
   class_json(w, "graph", v, CMG__LEAK_CLASS_GRAPH, o);
   class_json(w, "context", v, CMG__LEAK_CLASS_CONTEXT, o);
