@@ -282,14 +282,16 @@ cmg__alloc_grow(struct cmg__call *c, uint64_t extra)
   return rc;
 }
 
-static CMG__HOT void
+/* The bytes in use on the device right after, which the timeline notes. */
+static CMG__HOT uint64_t
 give_back(int device, unsigned kind, uint64_t bytes)
 {
   if (!cmg__kind_counts(kind))
-    return;
-  cmg__cap_release(CMG__CAP_PROCESS, device, bytes);
+    return 0;
+  uint64_t used = cmg__cap_release(CMG__CAP_PROCESS, device, bytes);
   if (in_group(device, kind))
     cmg__cap_release(CMG__CAP_GROUP, device, bytes);
+  return used;
 }
 
 /* A soft limit crossed: one line, an event, and a snapshot report. */
@@ -389,11 +391,11 @@ uncount(const struct cmg__alloc *a, bool released)
   if (!cmg__kind_counts(a->kind))
     return;
   cmg__stacks_account(a->stack, a->device, -(int64_t)a->size, -1);
-  give_back(a->device, a->kind, a->size);
+  uint64_t used = give_back(a->device, a->kind, a->size);
   if (!cmg__timeline_on)
     return;
   uint64_t now = cmg__now_coarse_ns();
-  cmg__timeline_note(a->device, cmg__policy_used(a->device), now);
+  cmg__timeline_note(a->device, used, now);
   cmg__freed_note(a, now);
 }
 
@@ -412,10 +414,9 @@ shrink(uint64_t key, unsigned kind, uint64_t bytes)
   if (cmg__ledger_shrink(key, kind, bytes, &a) < 0 || !cmg__kind_counts(kind))
     return;
   cmg__stacks_account(a.stack, a.device, -(int64_t)bytes, 0);
-  give_back(a.device, a.kind, bytes);
+  uint64_t used = give_back(a.device, a.kind, bytes);
   if (cmg__timeline_on)
-    cmg__timeline_note(a.device, cmg__policy_used(a.device),
-                       cmg__now_coarse_ns());
+    cmg__timeline_note(a.device, used, cmg__now_coarse_ns());
 }
 
 void CMG__COLD

@@ -41,10 +41,11 @@ test_limits(void)
   is_int(cmg__policy_prepare(0, GiB, &r2, &used), 0, "exactly to the limit");
   is_int(cmg__policy_grow(&r2, 1), -ENOMEM, "no growth past the limit");
   is_u64(r2.bytes, GiB, "failed growth leaves the reservation");
-  cmg__policy_release(0, GiB);
+  is_u64(cmg__policy_release(0, GiB), 3 * GiB,
+         "a release says what is in use after it");
   is_int(cmg__policy_grow(&r, 512), 0, "growth within the limit");
   is_u64(cmg__policy_used(0), 3 * GiB + 512, "used after growth");
-  cmg__policy_release(0, 3 * GiB + 512);
+  is_u64(cmg__policy_release(0, 3 * GiB + 512), 0, "the last release: 0");
   is_u64(cmg__policy_used(0), 0, "all released");
 
   is_int(cmg__policy_prepare(0, UINT64_MAX, &r, &used), -ENOMEM,

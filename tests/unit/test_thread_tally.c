@@ -2,6 +2,7 @@
  * Per-thread tallies: sums stay exact while threads come and go and take
  * over each other's blocks, a thread counting from a destructor that runs
  * after its block went back still counts, and a fork child starts at zero.
+ * Two counters added at once count as two adds would.
  */
 #include "config.h"
 
@@ -45,11 +46,33 @@ test_threads(void)
            i);
 }
 
+static void *
+pair_adder(void *arg)
+{
+  for (int k = 0; k < ADDS; k++)
+    cmg__tally_add2(7, 1, 8, 4096);
+  return NULL;
+}
+
+static void
+test_pairs(void)
+{
+  pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    pthread_create(&t[i], NULL, pair_adder, NULL);
+  for (int i = 0; i < THREADS; i++)
+    pthread_join(t[i], NULL);
+  is_u64(cmg__tally_sum(7), (uint64_t)THREADS * ADDS, "a pair's first counter");
+  is_u64(cmg__tally_sum(8), (uint64_t)THREADS * ADDS * 4096,
+         "a pair's second counter");
+}
+
 /* Runs after the tally's own destructor: its key was made first. */
 static void
 late(void *arg)
 {
   cmg__tally_add(5, 7);
+  cmg__tally_add2(10, 1, 11, 5);
 }
 
 static void *
@@ -68,6 +91,8 @@ test_late(void)
   pthread_create(&t, NULL, counts_late, NULL);
   pthread_join(t, NULL);
   is_u64(cmg__tally_sum(5), 8, "a count after the thread's block went back");
+  is_u64(cmg__tally_sum(10), 1, "a pair counted after it: the first");
+  is_u64(cmg__tally_sum(11), 5, "and the second");
 }
 
 static void
@@ -95,6 +120,7 @@ main(void)
 {
   cmg__tally_add(CMG__TALLIES - 1, 1);  /* makes the tally's key first */
   test_threads();
+  test_pairs();
   test_late();
   test_fork();
   is_u64(cmg__tally_sum(CMG__TALLIES - 1), 1, "the last counter");

@@ -383,8 +383,8 @@ cmg__ledger_insert(const struct cmg__alloc *a, struct cmg__alloc *stale)
     cmg__ledger_count_free(stale);
   if (!cmg__kind_counts(a->kind))
     return rc;
-  cmg__tally_add(tally(a->device, CMG__TALLY_ALLOCATIONS), 1);
-  cmg__tally_add(tally(a->device, CMG__TALLY_BYTES), a->size);
+  cmg__tally_add2(tally(a->device, CMG__TALLY_ALLOCATIONS), 1,
+                  tally(a->device, CMG__TALLY_BYTES), a->size);
   return rc;
 }
 
@@ -508,9 +508,9 @@ uncount(const struct cmg__alloc *a, bool released)
 {
   if (!is_slot(a->device) || !cmg__kind_counts(a->kind))
     return;
-  cmg__tally_add(
-      tally(a->device, released ? CMG__TALLY_RELEASED : CMG__TALLY_FREES), 1);
-  cmg__tally_add(tally(a->device, CMG__TALLY_BYTES_GONE), a->size);
+  cmg__tally_add2(
+      tally(a->device, released ? CMG__TALLY_RELEASED : CMG__TALLY_FREES), 1,
+      tally(a->device, CMG__TALLY_BYTES_GONE), a->size);
 }
 
 void CMG__HOT

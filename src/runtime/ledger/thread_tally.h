@@ -39,13 +39,18 @@ extern struct cmg__tally cmg__tally_shared;
 /* The calling thread's block, taken on first use. */
 struct cmg__tally *cmg__tally_attach(void);
 
-/* Adds n to counter i of the calling thread. */
-static inline void
-cmg__tally_add(unsigned i, uint64_t n)
+/* The calling thread's block, attached on its first count. */
+static inline struct cmg__tally *
+cmg__tally_mine(void)
 {
   struct cmg__tally *t = cmg__tally_self;
-  if (cmg__unlikely(t == NULL))
-    t = cmg__tally_attach();
+  return cmg__likely(t != NULL) ? t : cmg__tally_attach();
+}
+
+/* Adds n to counter i of block t, the calling thread's. */
+static inline void
+cmg__tally_bump(struct cmg__tally *t, unsigned i, uint64_t n)
+{
   if (cmg__unlikely(t == &cmg__tally_shared))
     atomic_fetch_add_explicit(&t->n[i], n, memory_order_release);
   else
@@ -54,16 +59,30 @@ cmg__tally_add(unsigned i, uint64_t n)
         memory_order_release);
 }
 
+/* Adds n to counter i of the calling thread. */
+static inline void
+cmg__tally_add(unsigned i, uint64_t n)
+{
+  cmg__tally_bump(cmg__tally_mine(), i, n);
+}
+
+/* Adds n to counter i and m to counter j: what an allocation or a free
+ * counts, with the thread's block looked up once. */
+static inline void
+cmg__tally_add2(unsigned i, uint64_t n, unsigned j, uint64_t m)
+{
+  struct cmg__tally *t = cmg__tally_mine();
+  cmg__tally_bump(t, i, n);
+  cmg__tally_bump(t, j, m);
+}
+
 /* The number of the calling thread's block: while the thread runs, no
  * other running thread has it, so it names a slot of per-thread data only
  * this thread writes (the registry's lanes); 0 for the shared block. */
 static inline unsigned
 cmg__tally_number(void)
 {
-  struct cmg__tally *t = cmg__tally_self;
-  if (cmg__unlikely(t == NULL))
-    t = cmg__tally_attach();
-  return t->number;
+  return cmg__tally_mine()->number;
 }
 
 /* Counter i summed over every thread. */

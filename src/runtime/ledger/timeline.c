@@ -16,8 +16,8 @@
  * static: the pages of a device that is never used are never touched.
  *
  * The hot path (an allocation committed, a free counted) is lock-free and
- * mostly read-only: one load of the open point's word, which packs its
- * bucket, the shift and its index, then a compare against the point's
+ * mostly read-only: one load of the open point's word, which packs the
+ * end of its bucket and its index, then a compare against the point's
  * least and most.  Only a new bucket takes the device's lock; a merge
  * happens under it after the open point's word is cleared, so new callers
  * wait on the lock.  A caller that loaded the word just before a merge may
@@ -42,14 +42,17 @@
 #define FIRST_SHIFT 20
 #define LAST_SHIFT 62
 
-/* The open point's word: (bucket + 1) << 22 | shift << 16 | index; 0 when
- * no point is open.  Buckets stay under 2^42 for 146 years of nanoseconds
- * at shift 20 or more. */
+/* The open point's word: the end of its bucket, (bucket + 1) << shift,
+ * whose low FIRST_SHIFT bits are zero and hold the point's index; 0 when
+ * no point is open.  A change at or past the end opens a point; one
+ * stamped before the bucket began (a clock read older than the open
+ * point) widens the open point, the last, as open_point would. */
+#define INDEX_MASK ((UINT64_C(1) << FIRST_SHIFT) - 1)
 #define WORD(bucket, shift, index)                                             \
-  ((((bucket) + 1) << 22) | ((uint64_t)(shift) << 16) | (uint64_t)(index))
-#define WORD_BUCKET(w) ((w) >> 22)
-#define WORD_SHIFT(w) (((w) >> 16) & 63)
-#define WORD_INDEX(w) ((w)&0xffff)
+  ((((bucket) + 1) << (shift)) | (uint64_t)(index))
+#define WORD_END(w) ((w) & ~INDEX_MASK)
+#define WORD_INDEX(w) ((w)&INDEX_MASK)
+_Static_assert(CMG__TIMELINE_POINTS <= INDEX_MASK, "an index fits the word");
 
 struct point {
   _Atomic uint64_t time_ns;
@@ -227,7 +230,7 @@ cmg__timeline_note(int device, uint64_t live, uint64_t now_ns)
     return;
   struct device *d = &devices[device];
   uint64_t w = atomic_load_explicit(&d->open, memory_order_acquire);
-  if (cmg__unlikely((now_ns >> WORD_SHIFT(w)) + 1 != WORD_BUCKET(w))) {
+  if (cmg__unlikely(now_ns >= WORD_END(w))) {
     open_point(d, live, now_ns);
     return;
   }

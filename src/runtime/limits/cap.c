@@ -67,13 +67,13 @@ cmg__cap_force(enum cmg__cap cap, const struct cmg__ask *a)
   return cmg__group_force(a->device, a->bytes, cmg__policy_physical(a->device));
 }
 
-void CMG__HOT
+uint64_t CMG__HOT
 cmg__cap_release(enum cmg__cap cap, int device, uint64_t bytes)
 {
   if (cap == CMG__CAP_PROCESS)
-    cmg__policy_release(device, bytes);
-  else
-    cmg__group_release(device, bytes);
+    return cmg__policy_release(device, bytes);
+  cmg__group_release(device, bytes);
+  return 0;
 }
 
 /* A full cap, by on_exceed. */

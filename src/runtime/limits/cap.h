@@ -64,8 +64,10 @@ void cmg__cap_wait(enum cmg__cap cap, const struct cmg__ask *a,
  * be: 0, or -EPERM for a broken group (nothing counted). */
 int cmg__cap_force(enum cmg__cap cap, const struct cmg__ask *a);
 
-/* Gives back bytes a grant, a warning or cmg__cap_force counted. */
-void cmg__cap_release(enum cmg__cap cap, int device, uint64_t bytes);
+/* Gives back bytes a grant, a warning or cmg__cap_force counted: for the
+ * process's limit, the bytes in use on the device right after; 0 for the
+ * group's cap. */
+uint64_t cmg__cap_release(enum cmg__cap cap, int device, uint64_t bytes);
 
 /* The one line a warning or a denial says, for the call named `call` of
  * `bytes` on `device`; "" for a grant.  A denial of a process that fails

@@ -189,12 +189,12 @@ cmg__policy_force(int device, uint64_t bytes, struct cmg__reservation *r)
   r->bytes = bytes;
 }
 
-void CMG__HOT
+uint64_t CMG__HOT
 cmg__policy_release(int device, uint64_t bytes)
 {
   struct device *d = device_of(device);
   if (d == NULL)
-    return;
+    return 0;
   uint64_t had =
       atomic_fetch_sub_explicit(&d->used, bytes, memory_order_relaxed);
   CMG_ASSERT(had >= bytes); /* gives back only what a reservation took */
@@ -207,6 +207,7 @@ cmg__policy_release(int device, uint64_t bytes)
     pthread_cond_broadcast(&d->freed);
     pthread_mutex_unlock(&d->lock);
   }
+  return used;
 }
 
 uint64_t CMG__HOT

@@ -51,8 +51,9 @@ uint64_t cmg__policy_soft_limit(int device);
 /* Grows a reservation made by prepare; -ENOMEM leaves it unchanged. */
 int cmg__policy_grow(struct cmg__reservation *r, uint64_t extra);
 
-/* Gives back a reservation whose allocation failed or was freed. */
-void cmg__policy_release(int device, uint64_t bytes);
+/* Gives back a reservation whose allocation failed or was freed: the
+ * bytes in use right after. */
+uint64_t cmg__policy_release(int device, uint64_t bytes);
 
 /* After a reserved allocation succeeded: raises the device's peak to what
  * is in use now, and returns that. */
