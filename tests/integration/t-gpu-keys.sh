@@ -36,9 +36,22 @@ unset CUDA_VISIBLE_DEVICES
 
 # (Variables are exported, not put before a function: dash keeps those.)
 CUMEMGUARD_OPTIONS="limit=2GiB,limit.1=5GiB,limit.$U0=1GiB"
-guard "" app_driver device 0 info device 1 info
+guard "--report $tmp/keys.%p.json" app_driver device 0 info device 1 info \
+  alloc 1M
 is "$(at info total 1)/$(at info total 2)" $((1024 * M))/$((5120 * M)) \
   "a GPU's limit comes before its ordinal's, which comes before the default"
+keys=$(ls "$tmp"/keys.*.json)
+is "$(q "$keys" 'r["options"]["gpu_limits"]')" \
+  "{'$U0': {'limit': {'bytes': $((1024 * M))}, 'soft_limit': None, 'group_limit': None}}" \
+  "the report's options name the GPU's limit by its UUID"
+is "$(q "$keys" 'sorted(r["options"]["limits"])')" "['1']" \
+  "beside the ordinal's"
+CUMEMGUARD_OPTIONS="soft_limit.$U1=1GiB,limit.$(echo $U0 | tr a-f A-F)=3GiB"
+guard "--report $tmp/keys2.%p.json" app_driver alloc 1M
+is "$(q "$(ls "$tmp"/keys2.*.json)" '[(k, [n for n, v in g.items() if v]) for k, g in r["options"]["gpu_limits"].items()]')" \
+  "[('$U1', ['soft_limit']), ('$U0', ['limit'])]" \
+  "each GPU's limits, in the order named, the UUID in lower case"
+validate "$keys" "$tmp"/keys2.*.json
 
 # ---- a group ------------------------------------------------------------------
 
@@ -75,6 +88,8 @@ print(" ".join("%s=%d/%d" % (d["uuid"], d["used"], d["cap"]) for d in g["devices
   "status counts each GPU once, by its UUID"
 : >"$tmp/a.go"
 wait $apid
+is "$(q "$(ls "$tmp"/a.*.json)" '[(k, g["group_limit"]["bytes"] // 2**20) for k, g in r["options"]["gpu_limits"].items()]')" \
+  "[('$U0', 1024), ('$U1', 3072)]" "a member's report names each GPU's group cap"
 
 # A member whose options key a GPU differently is told once, as for
 # ordinals: once per start of the interposer, and under valgrind its own

@@ -10,6 +10,7 @@
 
 #include "core/base.h"
 #include "core/conf.h"
+#include "core/conf_gpu.h"
 #include "core/conf_report.h"
 #include "core/jsonw.h"
 #include "core/pools.h"
@@ -55,6 +56,25 @@ limits(struct cmg__jsonw *w, const struct cmg__limit dev[CMG__MAX_DEVICES])
     char key[8];
     snprintf(key, sizeof(key), "%d", i);
     limit(KEY(key), &dev[i]);
+  }
+  cmg__jsonw_object_end(w);
+}
+
+/* What the options set for each GPU named by its UUID, in the order the
+ * options named them: the limits that come before an ordinal's. */
+static void
+gpu_limits(struct cmg__jsonw *w, const struct cmg__config *c)
+{
+  cmg__jsonw_object(w);
+  for (unsigned k = 0; k < c->n_gpu; k++) {
+    const struct cmg__gpu_limits *g = &c->gpu[k];
+    char key[CMG__UUID_TEXT];
+    cmg__uuid_format(g->uuid, key);
+    cmg__jsonw_object(KEY(key));
+    limit(KEY("limit"), &g->limit);
+    limit(KEY("soft_limit"), &g->soft_limit);
+    limit(KEY("group_limit"), &g->group_limit);
+    cmg__jsonw_object_end(w);
   }
   cmg__jsonw_object_end(w);
 }
@@ -106,6 +126,7 @@ cmg__report_options(struct cmg__jsonw *w, const struct cmg__process *p)
     cmg__jsonw_null(KEY("string"));
   limit(KEY("limit"), &c->limit);
   limits(KEY("limits"), c->limit_dev);
+  gpu_limits(KEY("gpu_limits"), c);
   cmg__text_string(KEY("report"), c->report);
   cmg__jsonw_number(KEY("stack_depth"), c->stack_depth);
   cmg__jsonw_string(KEY("stack_mode"), stack_mode[c->stack_mode]);
