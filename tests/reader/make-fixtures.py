@@ -482,7 +482,8 @@ def broken(base):
 
 
 def broken_soft(base):
-    """Malformed options.soft_limit and soft_limits, from data/job-a.json."""
+    """Malformed options.soft_limit, soft_limits and gpu_limits, from
+    data/job-a.json."""
     out = []
     mutate = mutator(base, out)
 
@@ -492,6 +493,12 @@ def broken_soft(base):
            "options.soft_limits: \"gpu0\" is no device ordinal from 0 to 15")
     mutate("soft-limits-bytes.json", lambda r: r["options"].update(soft_limits={"0": {"bytes": "5"}}),
            "options.soft_limits.0.bytes: expected a number, got \"5\"")
+    uuid = "GPU-c36d6751-5e1a-4d0c-9a77-73696d677000"
+    mutate("gpu-limits-array.json", lambda r: r["options"].update(gpu_limits=[]),
+           "options.gpu_limits: expected an object, got an array")
+    mutate("gpu-limits-soft-bytes.json",
+           lambda r: r["options"].update(gpu_limits={uuid: {"limit": None, "soft_limit": {"bytes": "5"}, "group_limit": None}}),
+           "options.gpu_limits.%s.soft_limit.bytes: expected a number, got \"5\"" % uuid)
     return out
 
 

@@ -125,6 +125,17 @@ back "$tmp/s.html" "$tmp/s.back.json"
 is "$rc/$(js "$tmp/s.back.json" '[(t["device"], t["soft_limit_bytes"]) for t in d["reports"][0]["timeline"]]')" \
   "0/[(0, $((700 * M))), (1, $((4096 * M)))]" "each device's soft limit, its own first"
 
+# A GPU's soft limit, named by its UUID, before its ordinal's: with the
+# simulated GPUs seen the other way round, ordinal 0 is the second GPU.
+U1=GPU-c36d6751-5e1a-4d0c-9a77-73696d677001
+CUDA_VISIBLE_DEVICES=1,0 CMG_SIM_DEVICES=16G,8G \
+  CUMEMGUARD_OPTIONS="soft_limit=700M,soft_limit.1=50%,soft_limit.$U1=1G" \
+  guard "--report $tmp/u.json" app_rt_shared alloc 1M device 1 alloc 1M
+tool html -o "$tmp/u.html" "$tmp/u.json"
+back "$tmp/u.html" "$tmp/u.back.json"
+is "$rc/$(js "$tmp/u.back.json" '[(t["device"], t["soft_limit_bytes"]) for t in d["reports"][0]["timeline"]]')" \
+  "0/[(0, $((1024 * M))), (1, $((8192 * M)))]" "a GPU's soft limit by its UUID, before its ordinal's"
+
 # BASE NEW, and several merged.
 tool html -o "$tmp/d.html" "$DATA/gpu/torch-release-before.json" \
   "$DATA/gpu/torch-release-after.json"

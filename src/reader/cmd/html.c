@@ -105,16 +105,42 @@ diff_of(struct cmg__jsonw *w, const char *base_file, const char *new_file,
 
 /* ---- what the reports say of time -------------------------------------- */
 
-/* The soft limit of a device in bytes (its own, else the process's; a
- * percent of its physical memory), 0 for none. */
+static bool
+is_set(const struct cmg__model_soft *s)
+{
+  return s->bytes > 0 || s->percent > 0;
+}
+
+/* The soft limit options.gpu_limits sets for the GPU at `device`, or NULL. */
+static const struct cmg__model_soft *
+gpu_soft(const struct cmg__model_report *r, int device)
+{
+  for (size_t i = 0; i < r->n_devices; i++) {
+    const struct cmg__model_device *d = &r->devices[i];
+
+    if (d->ordinal != device || d->uuid == NULL)
+      continue;
+    for (size_t k = 0; k < r->n_gpu_soft; k++)
+      if (strcmp(r->gpu_soft[k].uuid, d->uuid) == 0 &&
+          is_set(&r->gpu_soft[k].soft))
+        return &r->gpu_soft[k].soft;
+  }
+  return NULL;
+}
+
+/* The soft limit of a device in bytes (its GPU's, else its ordinal's, else
+ * the process's, as the library takes them; a percent of its physical
+ * memory), 0 for none. */
 static uint64_t
 soft_limit(const struct cmg__model_report *r, int device)
 {
-  const struct cmg__model_soft *s = &r->soft_limit;
+  const struct cmg__model_soft *s = gpu_soft(r, device);
 
-  if (device >= 0 && device < CMG__MODEL_SOFT_DEVICES &&
-      (r->soft_limits[device].bytes > 0 || r->soft_limits[device].percent > 0))
+  if (s == NULL && device >= 0 && device < CMG__MODEL_SOFT_DEVICES &&
+      is_set(&r->soft_limits[device]))
     s = &r->soft_limits[device];
+  if (s == NULL)
+    s = &r->soft_limit;
   if (s->bytes > 0)
     return (uint64_t)s->bytes;
   for (size_t i = 0; s->percent > 0 && i < r->n_devices; i++)

@@ -172,6 +172,14 @@ struct cmg__model_soft {
 /* The devices options.soft_limits can name (the library's). */
 #define CMG__MODEL_SOFT_DEVICES 16
 
+/* A soft limit that options.gpu_limits sets for the GPU of that UUID;
+ * the library keys at most 16 GPUs. */
+#define CMG__MODEL_SOFT_GPUS 16
+struct cmg__model_gpu_soft {
+  char uuid[48];
+  struct cmg__model_soft soft;
+};
+
 /* ---- time --------------------------------------------------------------- */
 
 /* [time, live, min, max] of docs/report-format.md. */
@@ -242,6 +250,10 @@ struct cmg__model_report {
   /* options.soft_limit, and soft_limits by device ordinal. */
   struct cmg__model_soft soft_limit;
   struct cmg__model_soft soft_limits[CMG__MODEL_SOFT_DEVICES];
+  /* options.gpu_limits' soft limits, which come before an ordinal's;
+   * none in older reports. */
+  size_t n_gpu_soft;
+  struct cmg__model_gpu_soft gpu_soft[CMG__MODEL_SOFT_GPUS];
   /* "python": why its frames are not in the stacks, or NULL (no Python,
    * frames captured, or a report from before Python frames). */
   char *python_note;

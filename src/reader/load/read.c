@@ -369,6 +369,36 @@ read_soft(struct cmg__fields_reader *rd, const cJSON *sl, const char *at,
   return cmg__fields_number(rd, sl, at, "percent", &out->percent);
 }
 
+/* The soft limits of options.gpu_limits, by GPU UUID; absent from older
+ * reports. */
+static int
+read_gpu_soft(struct cmg__fields_reader *rd, const cJSON *o,
+              struct cmg__model_report *r)
+{
+  const cJSON *per = cJSON_GetObjectItemCaseSensitive(o, "gpu_limits"), *it;
+
+  if (per != NULL && !cJSON_IsObject(per))
+    return cmg__fields_wrong(rd, "options", "gpu_limits", "an object", per);
+  cJSON_ArrayForEach(it, per)
+  {
+    struct cmg__model_gpu_soft *g = &r->gpu_soft[r->n_gpu_soft];
+
+    if (r->n_gpu_soft == CMG__MODEL_SOFT_GPUS ||
+        strlen(it->string) >= sizeof(g->uuid) || !cJSON_IsObject(it))
+      return cmg__fields_fail(rd,
+                              "options.gpu_limits: \"%.60s\" is not one of "
+                              "at most %d GPUs, each an object of limits",
+                              it->string, CMG__MODEL_SOFT_GPUS);
+    snprintf(g->uuid, sizeof(g->uuid), "%s", it->string);
+    char at[80];
+    snprintf(at, sizeof(at), "options.gpu_limits.%s.soft_limit", g->uuid);
+    CHECK(read_soft(rd, cJSON_GetObjectItemCaseSensitive(it, "soft_limit"), at,
+                    &g->soft));
+    r->n_gpu_soft++;
+  }
+  return 0;
+}
+
 /* options.soft_limit and soft_limits (by ordinal), which the page draws;
  * absent from some reports. */
 static int
@@ -419,6 +449,7 @@ read_pools(struct cmg__fields_reader *rd, const cJSON *root,
     return cmg__fields_wrong(rd, "options", "no_pools", "true or false", np);
   r->no_pools = cJSON_IsTrue(np);
   CHECK(read_soft_limits(rd, o, r));
+  CHECK(read_gpu_soft(rd, o, r));
   if (!has_member(o, "pool_switches"))
     return 0;
   CHECK(cmg__fields_array(rd, o, "options", "pool_switches", &sw, &n));
