@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/conf_gpu.h"
 #include "core/segment.h"
 #include "core/size.h"
 #include "ops/group_view.h"
@@ -81,15 +82,18 @@ devices(FILE *f, const struct cmg__group_view *v)
 
   if (v->reg)
     return;
-  fprintf(f, "  %6s %20s %12s %12s\n", "device", "cap", "used", "peak");
+  fprintf(f, "  %6s %20s %12s %12s  %s\n", "device", "cap", "used", "peak",
+          "gpu");
   for (int d = 0; d < SEG_DEVICES; d++) {
     if (!v->shown[d])
       continue;
+    char gpu[CMG__UUID_TEXT];
     fprintf(
         f, "  %6d %20s", d,
         text_limit(cmg__seg_cap_of(c, d), c->dev[d].physical, a, sizeof(a)));
     fprintf(f, " %12s", cmg__format_size(c->dev[d].used, b, sizeof(b)));
-    fprintf(f, " %12s\n", cmg__format_size(c->dev[d].peak, b, sizeof(b)));
+    fprintf(f, " %12s", cmg__format_size(c->dev[d].peak, b, sizeof(b)));
+    fprintf(f, "  %s\n", cmg__seg_gpu_of(c, d, gpu) ? gpu : "-");
   }
 }
 

@@ -27,6 +27,7 @@
 
 #include "ops/metrics.h"
 #include "ops/seg_find.h"
+#include "core/conf_gpu.h"
 #include "core/segment.h"
 #include "core/size.h"
 
@@ -122,6 +123,19 @@ held(const struct seg_held *h, enum which w)
   return w == P_USED ? h->used : w == P_PEAK ? h->peak : h->context;
 }
 
+/* The device label, and the GPU's UUID where the segment knows it: an
+ * ordinal names a different GPU in processes that see the GPUs in a
+ * different order. */
+static void
+device_labels(FILE *f, const struct seg *c, int d)
+{
+  char gpu[CMG__UUID_TEXT];
+
+  fprintf(f, ",device=\"%d\"", d);
+  if (cmg__seg_gpu_of(c, d, gpu))
+    fprintf(f, ",uuid=\"%s\"", gpu);
+}
+
 /* The series of one family for every segment. */
 static void
 series(FILE *f, enum which w, const char *name, const struct cmg__seg_entry *e,
@@ -151,7 +165,8 @@ series(FILE *f, enum which w, const char *name, const struct cmg__seg_entry *e,
           continue;
         fprintf(f, "%s{", name);
         seg_labels(f, &e[i]);
-        fprintf(f, ",device=\"%d\"} %" PRIu64 "\n", d, w == LIMIT ? cap : v);
+        device_labels(f, c, d);
+        fprintf(f, "} %" PRIu64 "\n", w == LIMIT ? cap : v);
       }
       continue;
     }
@@ -170,7 +185,8 @@ series(FILE *f, enum which w, const char *name, const struct cmg__seg_entry *e,
           fprintf(f, "} %u\n", (unsigned)sl->denials);
           break;
         }
-        fprintf(f, ",device=\"%d\"} %" PRIu64 "\n", d, held(&sl->dev[d], w));
+        device_labels(f, c, d);
+        fprintf(f, "} %" PRIu64 "\n", held(&sl->dev[d], w));
       }
     }
   }

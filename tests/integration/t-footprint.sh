@@ -210,7 +210,7 @@ is "$(grep -c ' 600\.0 MiB .*contexts 500\.0 MiB' "$tmp/status")" 1 \
 is "$("$PYTHON3" -c 'import json,sys; p=json.load(open(sys.argv[1]))["groups"][0]["processes"][0]["devices"][0]; print(p["live"], p["context"])' "$tmp/status.json")" \
   "$((600 * M)) $C" "and its JSON"
 "$LAUNCHER" status "$G" --prometheus >"$tmp/metrics"
-is "$(grep -c "^cumemguard_process_context_bytes{group=\"$G\",.*,device=\"0\"} $C\$" "$tmp/metrics")" 1 \
+is "$(grep -c "^cumemguard_process_context_bytes{group=\"$G\",.*,device=\"0\",uuid=\"GPU-c36d6751-5e1a-4d0c-9a77-73696d677000\"} $C\$" "$tmp/metrics")" 1 \
   "the Prometheus exposition has cumemguard_process_context_bytes"
 kill "$bgpid" 2>/dev/null
 wait "$bgpid" 2>/dev/null

@@ -86,6 +86,12 @@ g = json.load(open(sys.argv[1]))["groups"][0]
 print(" ".join("%s=%d/%d" % (d["uuid"], d["used"], d["cap"]) for d in g["devices"]))' "$tmp/out")" \
   "$U0=$((800 * M))/$((1024 * M)) $U1=$((2048 * M))/$((3072 * M))" \
   "status counts each GPU once, by its UUID"
+"$LAUNCHER" status "$G" >"$tmp/out"
+is "$(awk '$1 ~ /^[0-9]+$/ && NF == 8 { print $1 "=" $NF }' "$tmp/out" | tr '\n' ' ')" \
+  "0=$U0 1=$U1 " "its text names each device's GPU"
+"$LAUNCHER" status "$G" --prometheus >"$tmp/out"
+is "$(grep -c "^cumemguard_group_used_bytes{group=\"$G\",uid=\"$(id -u)\",device=\"1\",uuid=\"$U1\"} $((2048 * M))\$" "$tmp/out")/$(grep -c "^cumemguard_process_used_bytes{.*,device=\"0\",uuid=\"$U0\"} " "$tmp/out")" \
+  1/1 "and its metrics label each device with its GPU's UUID"
 : >"$tmp/a.go"
 wait $apid
 is "$(q "$(ls "$tmp"/a.*.json)" '[(k, g["group_limit"]["bytes"] // 2**20) for k, g in r["options"]["gpu_limits"].items()]')" \

@@ -125,7 +125,7 @@ CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status "$group" --json >"$tmp/out" 2>
 is "$("$PYTHON3" -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][0]["kubernetes"])' "$tmp/out")" \
   "{'namespace': 'ml', 'pod': 'train-0', 'container': 'worker'}" "and so does its JSON"
 CUMEMGUARD_K8S_DIR=$tmp/labels "$LAUNCHER" status --prometheus >"$tmp/out" 2>&1
-is "$(grep -c "^cumemguard_group_used_bytes{group=\"$group\",namespace=\"ml\",pod=\"train-0\",pod_container=\"worker\",uid=\"$(id -u)\",device=\"1\"} $((1024 * M))$" "$tmp/out")" 1 \
+is "$(grep -c "^cumemguard_group_used_bytes{group=\"$group\",namespace=\"ml\",pod=\"train-0\",pod_container=\"worker\",uid=\"$(id -u)\",device=\"1\",uuid=\"GPU-c36d6751-5e1a-4d0c-9a77-73696d677001\"} $((1024 * M))$" "$tmp/out")" 1 \
   "and its metrics carry the labels"
 : >"$tmp/m.go"
 wait $mpid
