@@ -28,7 +28,7 @@ const struct cmg__opt opts[] = {
   { "gpu-env", "NAME" },      { "library", "PATH" },
   { "endpoint", "NAME" },     { "help", nullptr },
   { "version", nullptr },     { "pod-resources", "SOCKET" },
-  { "labels-dir", "DIR" },
+  { "labels-dir", "DIR" },    { "cdi-keep", "DURATION" },
 };
 
 void
@@ -40,6 +40,7 @@ help()
       "         [--cdi-dir DIR] [--report-dir DIR] [--gpu-cdi-kind KIND]\n"
       "         [--gpu-env NAME] [--library PATH] [--endpoint NAME]\n"
       "         [--pod-resources SOCKET] [--labels-dir DIR]\n"
+      "         [--cdi-keep DURATION]\n"
       "\n"
       "A kubelet device plugin that hands out GPU memory: each device is one\n"
       "unit of memory on one GPU, and the units a container is given are one\n"
@@ -74,7 +75,9 @@ help()
       "                       /var/lib/kubelet/pod-resources/kubelet.sock)\n"
       "  --labels-dir DIR     where each group's pod, namespace and container\n"
       "                       go for cumemguard status (default\n"
-      "                       /var/run/cumemguard/k8s; '' for none)\n");
+      "                       /var/run/cumemguard/k8s; '' for none)\n"
+      "  --cdi-keep DURATION  how long a container's CDI spec stays once no\n"
+      "                       container holds its units (default 10m)\n");
 }
 
 // A size above 0 in bytes (no percentage): false after one line.
@@ -237,6 +240,13 @@ read_flags(int argc, char **argv, Flags *f)
       f->pod_resources = v;
     } else if (cmg__args_is(&a, "labels-dir")) {
       f->labels_dir = v;
+    } else if (cmg__args_is(&a, "cdi-keep")) {
+      if (cmg__duration_parse(v.c_str(), v.size(), &f->cdi_keep_ns) != 0) {
+        cmg__log("bad value '%s' for --cdi-keep: expected a duration from "
+                 "1ms to 24h, such as 10m, 90s or 1h",
+                 v.c_str());
+        return 2;
+      }
     }
   }
   if (r == CMG__ARGS_BAD)

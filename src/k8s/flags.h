@@ -20,6 +20,7 @@ struct Flags {
   uint64_t reserve = 0;
   std::string pod_resources = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::string labels_dir = "/var/run/cumemguard/k8s";
+  uint64_t cdi_keep_ns = 600ull * 1000000000ull; // --cdi-keep, 10 minutes
   Layout layout;
 };
 

@@ -4,7 +4,8 @@
 // container holding units of its resource writes DIR/<group>, lines of
 // namespace=, pod= and container=, which `cumemguard status` and its
 // Prometheus metrics read to label the group (ops/seg_find.c).  A group
-// no container holds any more loses its file.
+// no container holds any more loses its file.  What it lists also tells
+// which CDI specs are still held (specs.cc).
 #include "config.h"
 
 #include "k8s/labels.h"
@@ -29,7 +30,8 @@ std::string
 Labels::refresh()
 {
   struct stat st;
-  if (dir_.empty() || stat(socket_.c_str(), &st) != 0)
+  listed_ = false;
+  if (stat(socket_.c_str(), &st) != 0)
     return "";
   auto stub = v1::PodResourcesLister::NewStub(grpc::CreateChannel(
       "unix://" + socket_, grpc::InsecureChannelCredentials()));
@@ -41,6 +43,7 @@ Labels::refresh()
   if (!rc.ok())
     return "PodResources' List at " + socket_ + ": " + rc.error_message();
   std::set<std::string> now;
+  held_.clear();
   for (const auto &pod : out.pod_resources())
     for (const auto &c : pod.containers())
       for (const auto &d : c.devices()) {
@@ -49,13 +52,16 @@ Labels::refresh()
         std::vector<std::string> ids(d.device_ids().begin(),
                                      d.device_ids().end());
         std::string group = share_of(ids, unit_).group;
+        held_.insert(group);
         std::string text = "namespace=" + pod.namespace_() +
                            "\npod=" + pod.name() + "\ncontainer=" + c.name() +
                            "\n";
         std::string path = dir_ + "/" + group;
-        if (cmg__write_atomic(path.c_str(), text.c_str(), text.size()) == 0)
+        if (!dir_.empty() &&
+            cmg__write_atomic(path.c_str(), text.c_str(), text.size()) == 0)
           now.insert(group);
       }
+  listed_ = true;
   for (const std::string &g : written_)
     if (now.count(g) == 0)
       unlink((dir_ + "/" + g).c_str());

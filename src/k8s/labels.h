@@ -20,11 +20,18 @@ public:
   // Asks the kubelet which containers hold our units and writes a file a
   // group for those, removing those of groups gone: "" or why not.
   std::string refresh();
+  // The groups containers held at the last refresh, or nullptr when it
+  // could not ask.
+  const std::set<std::string> *held() const
+  {
+    return listed_ ? &held_ : nullptr;
+  }
 
 private:
   std::string socket_, dir_, resource_;
   uint64_t unit_;
-  std::set<std::string> written_;
+  std::set<std::string> written_, held_;
+  bool listed_ = false;
 };
 
 } // namespace k8s

@@ -17,6 +17,7 @@ cumemguard_device_plugin_SOURCES = \
 	src/k8s/labels.cc src/k8s/labels.h \
 	src/k8s/plugin.cc src/k8s/plugin.h \
 	src/k8s/respond.cc src/k8s/respond.h \
+	src/k8s/specs.cc src/k8s/specs.h \
 	src/k8s/units.cc src/k8s/units.h
 nodist_cumemguard_device_plugin_SOURCES = $(K8S_PB)
 BUILT_SOURCES += $(K8S_PB)

@@ -25,6 +25,7 @@
 #include "k8s/flags.h"
 #include "k8s/gpus.h"
 #include "k8s/labels.h"
+#include "k8s/specs.h"
 #include "k8s/plugin.h"
 #include "k8s/units.h"
 
@@ -133,6 +134,7 @@ run(const Flags &f, k8s::Gpus &gpus, k8s::State &state, k8s::Plugin &plugin)
   struct timespec second = { 1, 0 };
   k8s::Labels labels(f.pod_resources, f.labels_dir, f.resource, f.unit);
   std::string labels_said;
+  k8s::Specs specs(f.layout.cdi_dir, std::chrono::nanoseconds(f.cdi_keep_ns));
   if (!serve(ours, &plugin, &served))
     return 1;
   cmg__log("serving %s on %s", f.resource.c_str(), ours.c_str());
@@ -169,6 +171,8 @@ run(const Flags &f, k8s::Gpus &gpus, k8s::State &state, k8s::Plugin &plugin)
     if (!why.empty() && why != labels_said)
       cmg__log("%s; trying again each second", why.c_str());
     labels_said = why;
+    if (f.layout.cdi && labels.held() != nullptr)
+      specs.collect(*labels.held(), k8s::Specs::Clock::now());
   }
   {
     std::lock_guard<std::mutex> lock(state.mu);

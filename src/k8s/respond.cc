@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "k8s/respond.h"
+#include "k8s/specs.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -70,7 +71,7 @@ write_spec(const Layout &l, const Share &s, const std::string &opts,
     return "out of memory";
   std::string body = std::string(text) + "\n";
   free(text);
-  std::string path = l.cdi_dir + "/cumemguard-" + s.group + ".json";
+  std::string path = spec_path(l.cdi_dir, s.group);
   if (cmg__write_atomic(path.c_str(), body.c_str(), body.size()) != 0)
     return "cannot write " + path;
   return "";

@@ -40,6 +40,7 @@ bad "--unit 5.0 GiB is larger than $G1 can hand out: 4.0 GiB, less --reserve 0 B
 bad "bad value 'nfs' for --strategy: expected cdi or envs" --strategy nfs
 bad "bad value 'memory' for --resource: expected DOMAIN/NAME in lower case, such as cumemguard.io/gpu-memory" --resource memory
 bad "unknown option '--uni'; try 'cumemguard-device-plugin --help'" --uni 1GiB
+bad "bad value 'soon' for --cdi-keep: expected a duration from 1ms to 24h, such as 10m, 90s or 1h" --cdi-keep soon
 is "$(ls -A "$K" | grep -v '^kubelet.sock$\|^cmd$\|^pod-resources.sock$' | wc -l)/$(ls -A "$tmp/cdi" | wc -l)" 0/0 \
   "and nothing is written"
 
@@ -182,6 +183,33 @@ env CUMEMGUARD_OPTIONS="$opts" LD_PRELOAD="$CUMEMGUARD_LIBRARY" \
   "$SIM/app_driver" device 1 info alloc 2G alloc 1M >"$tmp/out" 2>"$tmp/err"
 is "$(at info total)/$(at alloc rc 1)/$(at alloc rc 2)" "$((2048 * M))/0/2" \
   "which hold as the CDI spec's do"
+kill -TERM $ppid
+wait $ppid
+
+# ---- the specs of containers gone ---------------------------------------------
+
+# Specs stay while PodResources lists a container holding their units, and
+# go once none has for --cdi-keep; the CDI folder's other files stay.
+ours() {
+  ls "$tmp/cdi" | grep '^cumemguard-k8s-' | tr '\n' ' '
+}
+before=$(ls "$tmp/cdi" | grep -c '^cumemguard-k8s-')
+[ "$before" -ge 3 ]
+tap $? "the allocations above left several specs ($before)"
+echo '{}' >"$tmp/cdi/nvidia.yaml"
+echo '{}' >"$tmp/cdi/cumemguard-k8s-mine.json"
+kube '{"op": "pods", "pods": [{"name": "train-0", "namespace": "ml", "containers": [{"name": "worker", "resource": "cumemguard.io/gpu-memory", "ids": '"$ids"'}]}]}'
+plugin --unit 1GiB --cdi-keep 2s
+until_ok registrations 5
+until_ok sh -c "[ '$(echo cumemguard-$group.json) ' = \"\$(ls '$tmp/cdi' | grep '^cumemguard-k8s-' | grep -v mine | tr '\n' ' ')\" ]"
+is "$before/$(ours)" "$before/cumemguard-$group.json cumemguard-k8s-mine.json " \
+  "after --cdi-keep, the specs of groups no container holds are gone; the held one stays"
+is "$(grep -c "^cumemguard-device-plugin: removed $tmp/cdi/cumemguard-k8s-[0-9a-f]*\.json: no container has held group k8s-[0-9a-f]* for 2 s$" "$tmp/plugin.log")" \
+  $((before - 1)) "and the plugin says so for each"
+is "$(test -e "$tmp/cdi/nvidia.yaml" && echo kept)" kept "a file not of ours stays"
+kube '{"op": "pods", "pods": []}'
+until_ok sh -c "! test -e '$spec'"
+tap $? "its container gone from PodResources, the last spec goes too"
 kill -TERM $ppid
 wait $ppid
 
