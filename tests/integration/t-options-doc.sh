@@ -107,4 +107,30 @@ is "$(grep -c ' same ' "$tmp/out")" 5 \
 is "$(grep -c ' differs ' "$tmp/out")" 0 \
   "each default the help states is the table's"
 
+# The defaults the guides state: "`KEY=VALUE` (default)" or "(the
+# default)", and "`KEY=WORD` (default X)", each the table's default of
+# KEY.  One line each, FILE:LINE first.
+"$PYTHON3" - "$tmp/table" "$srcdir" >"$tmp/out" <<'PY'
+import glob, os, re, sys
+table = dict(row.split("\t")[:2] for row in open(sys.argv[1]).read().splitlines())
+docs = sorted(glob.glob(os.path.join(sys.argv[2], "docs", "*.md")))
+for name in ["README.md"] + [os.path.relpath(d, sys.argv[2]) for d in docs]:
+    text = open(os.path.join(sys.argv[2], name)).read()
+    for m in re.finditer(r"`([a-z_]+)=([^`]+)` \((?:the )?default(?: `?([^`)]+)`?)?\)",
+                         text):
+        key, value, stated = m.groups()
+        said = stated if stated is not None else value
+        where = "%s:%d" % (name, text.count("\n", 0, m.start()) + 1)
+        if key not in table:
+            print(where, key, "unknown")
+        else:
+            print(where, key, "same" if said == table[key] else "differs",
+                  "doc=%s table=%s" % (said, table[key]))
+PY
+sed 's/^/# /' "$tmp/out"
+[ "$(grep -c ' same ' "$tmp/out")" -ge 6 ]
+tap $? "the guides state defaults of several keys ($(grep -c ' same ' "$tmp/out"))"
+is "$(grep -c ' differs \| unknown$' "$tmp/out")" 0 \
+  "each default a guide states is the table's, of a key the table has"
+
 done_testing
