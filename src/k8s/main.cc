@@ -167,7 +167,9 @@ run(const Flags &f, k8s::Gpus &gpus, k8s::State &state, k8s::Plugin &plugin)
     if (sig == SIGTERM || sig == SIGINT)
       break;
     look(gpus, state);
-    std::string why = labels.refresh();
+    // The kubelet is asked only when its answer is used.
+    std::string why =
+        f.labels_dir.empty() && !f.layout.cdi ? "" : labels.refresh();
     if (!why.empty() && why != labels_said)
       cmg__log("%s; trying again each second", why.c_str());
     labels_said = why;

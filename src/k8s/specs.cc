@@ -22,20 +22,21 @@ namespace k8s {
 
 namespace {
 
-const char prefix[] = "cumemguard-k8s-";
+const char stem[] = "cumemguard-";
 const char suffix[] = ".json";
 
-// The group a file of ours is the spec of, or "" for any other file.
+// The group a file of ours is the spec of, or "" for any other file: a
+// group is named k8s- and 16 hex digits (units.cc).
 std::string
 group_of(const char *name)
 {
-  size_t n = strlen(name), p = sizeof(prefix) - 1, s = sizeof(suffix) - 1;
-  if (n != p + 16 + s || strncmp(name, prefix, p) != 0 ||
-      strcmp(name + n - s, suffix) != 0 ||
-      strspn(name + p, "0123456789abcdef") != 16)
+  size_t n = strlen(name), p = sizeof(stem) - 1, s = sizeof(suffix) - 1;
+  const char *g = name + p;
+  if (n != p + 4 + 16 + s || strncmp(name, stem, p) != 0 ||
+      strncmp(g, "k8s-", 4) != 0 || strspn(g + 4, "0123456789abcdef") != 16 ||
+      strcmp(name + n - s, suffix) != 0)
     return "";
-  return std::string(name + strlen("cumemguard-"),
-                     n - s - strlen("cumemguard-"));
+  return std::string(g, n - p - s);
 }
 
 } // namespace
@@ -43,7 +44,7 @@ group_of(const char *name)
 std::string
 spec_path(const std::string &dir, const std::string &group)
 {
-  return dir + "/cumemguard-" + group + suffix;
+  return dir + "/" + stem + group + suffix;
 }
 
 void
@@ -53,6 +54,8 @@ Specs::collect(const std::set<std::string> &held, Clock::time_point now)
   if (d == nullptr)
     return;
   std::map<std::string, Clock::time_point> seen;
+  long seconds =
+      (long)std::chrono::duration_cast<std::chrono::seconds>(keep_).count();
   for (struct dirent *e; (e = readdir(d)) != nullptr;) {
     std::string group = group_of(e->d_name);
     if (group.empty())
@@ -65,8 +68,6 @@ Specs::collect(const std::set<std::string> &held, Clock::time_point now)
       continue;
     }
     std::string path = spec_path(dir_, group);
-    long seconds =
-        (long)std::chrono::duration_cast<std::chrono::seconds>(keep_).count();
     if (unlink(path.c_str()) == 0)
       cmg__log("removed %s: no container has held group %s for %ld s",
                path.c_str(), group.c_str(), seconds);
