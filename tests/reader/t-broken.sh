@@ -80,6 +80,31 @@ one_line_error "does not apply to summary" "-o is for flame"
 tool
 one_line_error "no report FILE given" "no file"
 
+# A write that fails half-way (the file-size limit here, as a full disk
+# would) is said in one line and leaves the file the user had as it was,
+# and no other file; one that succeeds replaces it and keeps its mode.
+# A block is 512 or 1024 bytes as the shell counts: each output of this
+# real GPU's report is several (the one line of error fits in one).
+J=$TOOLDIR/data/gpu/torch-release-before.json
+for cmd in flame html pprof; do
+  o=$tmp/page.$cmd
+  printf 'the old one\n' >"$o"
+  chmod 640 "$o"
+  # shellcheck disable=SC2086
+  (trap '' XFSZ; ulimit -f 1; exec ${CMG_TEST_PREFIX:-} "$TOOL" $cmd -o "$o" "$J") \
+    >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  one_line_error "$o: cannot write: File too large" "$cmd: a write cut short"
+  is "$(cat "$o")/$(stat -c %a "$o")/$(ls "$tmp" | grep -c "page\.$cmd\.")" \
+    "the old one/640/0" "... leaves the old file as it was, and no other"
+  tool $cmd -o "$o" "$J"
+  is "$rc/$(stat -c %a "$o")/$(ls "$tmp" | grep -c "page\.$cmd\.")" "0/640/0" \
+    "... a whole write replaces it, with its mode"
+  is "$(grep -c "the old one" "$o")" 0 "... and its text"
+done
+tool html -o /dev/null "$J"
+is "$rc/$(stat -c %t,%T /dev/null)" "0/1,3" "a device is written through, not replaced"
+
 tool --help
 is "$rc/$(head -n 1 "$tmp/out")" "0/usage: cumemguard-report [summary] [OPTIONS] FILE..." \
   "--help: status 0"
