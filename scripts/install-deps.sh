@@ -24,7 +24,9 @@
 # and python3-kubernetes and python3-yaml parse its deployment files.
 # libdebuginfod1 is the client the reader loads only when DEBUGINFOD_URLS
 # is set (tests/reader/t-symbols.sh); strace counts the system calls a
-# capture makes (tests/hardening/t-hostile.sh).
+# capture makes (tests/hardening/t-hostile.sh); libpython3.11, the shared
+# interpreter, runs Python inside the unit test of the Python frames'
+# splice (tests/unit/test_pyframes.c).
 # Chromium and Node.js run the html pages' tests (tests/html): npm installs
 # puppeteer-core, at the versions tests/html/package-lock.json pins, into
 # /usr/local/lib/cumemguard-tests; it drives Debian's chromium and
@@ -39,7 +41,7 @@ prometheus protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 libdw-dev libiberty-dev g++ patchelf chromium debootstrap podman runc
 catatonit libgrpc++-dev protobuf-compiler-grpc protobuf-compiler
 libprotobuf-dev python3-grpcio python3-protobuf python3-kubernetes
-python3-yaml libdebuginfod1 strace"
+python3-yaml libdebuginfod1 strace libpython3.11"
 
 # Node.js 18 or newer with npm: Debian's, unless one is installed already.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -8,30 +8,41 @@ UNIT_TESTS = \
 	tests/unit/test_conf_merge \
 	tests/unit/test_conf_report \
 	tests/unit/test_conf_table \
+	tests/unit/test_driver_held \
+	tests/unit/test_dynlink \
 	tests/unit/test_group \
+	tests/unit/test_group_gpus \
 	tests/unit/test_group_join \
 	tests/unit/test_group_reclaim \
 	tests/unit/test_group_status \
+	tests/unit/test_history \
 	tests/unit/test_intern \
 	tests/unit/test_jsonw \
 	tests/unit/test_leak_class \
 	tests/unit/test_ledger \
 	tests/unit/test_log \
 	tests/unit/test_policy \
+	tests/unit/test_pools \
 	tests/unit/test_preload_env \
+	tests/unit/test_pyframes \
 	tests/unit/test_pyline \
+	tests/unit/test_report \
+	tests/unit/test_report_file \
 	tests/unit/test_report_text \
 	tests/unit/test_seg_find \
 	tests/unit/test_segment \
 	tests/unit/test_signals \
 	tests/unit/test_size \
+	tests/unit/test_stackmemo \
 	tests/unit/test_stacks \
 	tests/unit/test_supp \
+	tests/unit/test_symbols \
 	tests/unit/test_thread_names \
 	tests/unit/test_thread_tally \
 	tests/unit/test_timeline \
 	tests/unit/test_unwind \
-	tests/unit/test_user_first
+	tests/unit/test_user_first \
+	tests/unit/test_utf8
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 tests_unit_test_args_LDADD = $(UNIT_LDADD)
@@ -62,6 +73,20 @@ tests_unit_test_thread_names_LDADD = $(UNIT_LDADD)
 tests_unit_test_thread_tally_LDADD = $(UNIT_LDADD)
 tests_unit_test_timeline_LDADD = $(UNIT_LDADD)
 tests_unit_test_stacks_LDFLAGS = -rdynamic $(AM_LDFLAGS)
+tests_unit_test_driver_held_LDADD = $(UNIT_LDADD)
+tests_unit_test_dynlink_LDADD = $(UNIT_LDADD)
+tests_unit_test_group_gpus_LDADD = $(UNIT_LDADD)
+tests_unit_test_history_LDADD = $(UNIT_LDADD)
+tests_unit_test_pools_LDADD = $(UNIT_LDADD)
+tests_unit_test_pyframes_LDADD = $(UNIT_LDADD) -ldl
+tests_unit_test_pyframes_LDFLAGS = -rdynamic $(AM_LDFLAGS)
+tests_unit_test_report_CFLAGS = $(AM_CFLAGS) $(CJSON_CFLAGS)
+tests_unit_test_report_LDADD = $(UNIT_LDADD) $(CJSON_LIBS) -lm
+tests_unit_test_report_file_LDADD = $(UNIT_LDADD)
+tests_unit_test_stackmemo_LDADD = $(UNIT_LDADD)
+tests_unit_test_symbols_LDADD = $(UNIT_LDADD)
+tests_unit_test_symbols_LDFLAGS = -rdynamic $(AM_LDFLAGS)
+tests_unit_test_utf8_LDADD = $(UNIT_LDADD)
 # What the tests of the group modules share.
 EXTRA_DIST += tests/unit/group_harness.h tests/unit/conf_parses.h
 # The LD_PRELOAD cases: test_preload_env runs them, and so do the tests of
