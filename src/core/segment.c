@@ -176,7 +176,7 @@ cmg__seg_describe(const struct seg_limit *limits,
     if (limits[d].kind == CMG__LIMIT_NONE)
       continue;
     n = strlen(buf);
-    snprintf(buf + n, len - n, "%s device %d: %s", any ? "," : " (", d,
+    snprintf(buf + n, len - n, "%sdevice %d: %s", any ? ", " : " (", d,
              cmg__seg_describe_one(&limits[d], one, sizeof(one)));
     any = true;
   }

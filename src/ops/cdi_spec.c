@@ -112,17 +112,23 @@ cmg__cdi_library(const char *library, char **host, const char **container)
   return *host != NULL ? 0 : -ENOMEM;
 }
 
+static bool
+is_alnum(char c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9');
+}
+
 bool
 cmg__cdi_is_name(const char *name)
 {
-  if (!((name[0] >= 'a' && name[0] <= 'z') ||
-        (name[0] >= 'A' && name[0] <= 'Z') ||
-        (name[0] >= '0' && name[0] <= '9')))
+  size_t n = strlen(name);
+
+  /* The CDI reference library's rule: alphanumeric at both ends. */
+  if (n == 0 || !is_alnum(name[0]) || !is_alnum(name[n - 1]))
     return false;
   for (const char *p = name; *p != '\0'; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-          (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.' ||
-          *p == ':'))
+    if (!is_alnum(*p) && *p != '_' && *p != '-' && *p != '.' && *p != ':')
       return false;
   return true;
 }

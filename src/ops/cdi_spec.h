@@ -42,7 +42,7 @@ char *cmg__cdi_spec(const char *kind, const struct cmg__cdi_device *devs,
 int cmg__cdi_library(const char *library, char **host, const char **container);
 
 /* Whether a CDI device name is one runtimes take: letters, digits, '_',
- * '-', '.' and ':', starting with a letter or digit. */
+ * '-', '.' and ':', starting and ending with a letter or digit. */
 bool cmg__cdi_is_name(const char *name);
 
 #endif /* CMG_OPS_CDI_SPEC_H */

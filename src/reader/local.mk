@@ -3,8 +3,9 @@
 # check-tool-asan, which runs them against a build of the tool with
 # AddressSanitizer and UBSan.
 bin_PROGRAMS += cumemguard-report
-TOOL_C = \
-	src/reader/main.c \
+# Its modules below the commands (load, model, show, run), which the
+# reader's unit tests link too (tests/unit/local.mk), and its commands.
+TOOL_MODULES_C = \
 	src/reader/load/fields.c \
 	src/reader/load/jsonfile.c \
 	src/reader/load/read.c \
@@ -37,7 +38,9 @@ TOOL_C = \
 	src/reader/show/summary_json.c \
 	src/reader/show/summary_text.c \
 	src/reader/show/xml.c \
-	src/reader/run/run.c \
+	src/reader/run/run.c
+TOOL_C = $(TOOL_MODULES_C) \
+	src/reader/main.c \
 	src/reader/cmd/check.c \
 	src/reader/cmd/diff.c \
 	src/reader/cmd/flame.c \

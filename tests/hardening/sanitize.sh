@@ -161,8 +161,10 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 export ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS
 
+# The unit tests find the source tree's fixtures through srcdir, as make
+# check gives it them.
 for t in $UNIT_TESTS; do
-  tap "asan/$t" "$B/asan/$(basename "$t")"
+  tap "asan/$t" env srcdir="$top_srcdir" "$B/asan/$(basename "$t")"
 done
 tap asan/tests/hardening/stress "$B/asan/stress"
 

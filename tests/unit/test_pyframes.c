@@ -24,7 +24,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -36,9 +35,8 @@
 #include "runtime/stacks/stack_words.h"
 #include "runtime/stacks/stacks.h"
 #include "runtime/stacks/unwind.h"
-#include "../tap.h"
+#include "py_harness.h"
 
-#define LIBPYTHON "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
 /* What stacks.c gives a splice: stack_depth frames, a cut, and room. */
 #define ROOM (CMG__STACK_DEPTH_MAX + 2)
 #define LONG_N 300
@@ -551,34 +549,12 @@ test_threads(void)
            "after Python returned: the native frames as they were");
 }
 
-/* Starts the interpreter without site (nothing installed is imported)
- * and runs the script; false when it could not. */
-static bool
-run_script(void)
-{
-  void (*init)(int) = dlsym(RTLD_DEFAULT, "Py_InitializeEx");
-  int (*run)(const char *) = dlsym(RTLD_DEFAULT, "PyRun_SimpleString");
-  int *no_site = dlsym(RTLD_DEFAULT, "Py_NoSiteFlag");
-  if (init == NULL || run == NULL)
-    return false;
-  if (no_site != NULL)
-    *no_site = 1;
-  /* For memcheck: malloc, not Python's allocator, whose reads of its own
-   * pools it cannot follow; and modules compiled from source, not read
-   * from their cache, whose header 3.11.2 turns into an int through a
-   * digit memcheck takes for uninitialised.  The prefix cannot exist. */
-  setenv("PYTHONMALLOC", "malloc", 1);
-  setenv("PYTHONPYCACHEPREFIX", "/dev/null/cache", 1);
-  setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-  init(0);
-  return run(script) == 0;
-}
-
 int
 main(void)
 {
-  if (dlopen(LIBPYTHON, RTLD_NOW | RTLD_GLOBAL) == NULL) {
-    printf("1..0 # SKIP no shared libpython 3.11 (%s)\n", LIBPYTHON);
+  struct py_lib lib;
+  if (!py_debian(&lib) || !py_load(&lib)) {
+    printf("1..0 # SKIP no shared libpython 3.11 (%s)\n", PY_DEBIAN);
     return 0;
   }
   find_markers();
@@ -587,7 +563,7 @@ main(void)
   test_layout();
   uintptr_t s[5];
   take(&takes[T_BEFORE], two_evals(s), 5, ROOM, false, 0);
-  ok(run_script(), "the script runs");
+  ok(py_run(&lib, script), "the script runs");
   take(&takes[T_AFTER], two_evals(s), 5, ROOM, false, 0);
   test_real();
   test_made_up();

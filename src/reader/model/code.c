@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -69,16 +70,31 @@ any_glob(const char *const *globs, size_t n, const char *name)
   return false;
 }
 
+/* The end of a standard library's folder name at p (just past
+ * "/lib/python3"): ".12/", ".13t/" or "/" (Debian's /usr/lib/python3/);
+ * NULL for a folder of another name, such as a user's "python3_tools". */
+static const char *
+version_end(const char *p)
+{
+  if (*p == '.' && isdigit((unsigned char)p[1])) {
+    for (p++; isdigit((unsigned char)*p); p++)
+      ;
+    p += *p == 't'; /* a free-threaded build's */
+  }
+  return *p == '/' ? p + 1 : NULL;
+}
+
 /* The standard library's folder: ".../lib/python3.12/", and its end. */
 static const char *
 stdlib_end(const char *file)
 {
-  const char *p = strstr(file, "/lib/python3");
+  static const char dir[] = "/lib/python3";
+  const char *end = NULL;
 
-  if (p == NULL)
-    return NULL;
-  p = strchr(p + 5, '/');
-  return p != NULL ? p + 1 : NULL;
+  for (const char *p = strstr(file, dir); p != NULL && end == NULL;
+       p = strstr(p + 1, dir))
+    end = version_end(p + sizeof(dir) - 1);
+  return end;
 }
 
 static enum cmg__code

@@ -344,15 +344,17 @@ cmg__seg_map(int fd, const char *path, struct seg **out, bool *fresh_out,
   if (p == MAP_FAILED)
     return cmg__seg_fail(err, errlen, NULL, -errno, "cannot map %s: %s", path,
                          strerror(errno));
-  *out = p;
   /* With the lock held, no magic means nobody is setting it up: its
-   * creator died half way, or it is ours. */
-  uint64_t magic = atomic_load_explicit(&(*out)->h.magic, memory_order_acquire);
-  *fresh_out = fresh || magic == 0;
+   * creator died half way, or it is ours.  Given out only once it is
+   * kept, since the caller unmaps what it was given. */
+  struct seg *s = p;
+  uint64_t magic = atomic_load_explicit(&s->h.magic, memory_order_acquire);
   if (magic == 0 && !fresh && cmg__seg_is_held(fd)) {
     munmap(p, sizeof(struct seg));
     return emptied(path, err, errlen);
   }
+  *out = s;
+  *fresh_out = fresh || magic == 0;
   if (*fresh_out)
     return 0;
   return cmg__seg_validate(*out, path, NULL, err, errlen);
