@@ -2,8 +2,9 @@
  * The status view of one group as a JSON object, for `cumemguard status
  * --json`: its cap, each device shown and each process, laid out as
  * cJSON_PrintUnformatted laid it out (core/jsonw.c).  Command names are
- * printable ASCII ('?' for anything else), as in the text view: a name is
- * bytes the kernel took from the program, not UTF-8.
+ * printable ASCII, spaces kept ('?' for anything else; the text view makes
+ * a space '?' too, for its columns): a name is bytes the kernel took from
+ * the program, not UTF-8.
  */
 #include "config.h"
 

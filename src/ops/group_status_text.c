@@ -14,7 +14,8 @@
 #include "ops/group_view.h"
 #include "ops/seg_find.h"
 
-/* A command name for the text view: printable ASCII only. */
+/* A command name for the text view: printable ASCII only, and no space,
+ * which would split its column for whoever reads the view with awk. */
 static const char *
 printable(const char *s, char *buf, size_t len)
 {
