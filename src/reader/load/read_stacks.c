@@ -47,8 +47,9 @@ cmg__read_stacks_ref(struct cmg__fields_reader *rd, const cJSON *o,
   if (!has)
     return 0;
   key.id = (uint64_t)d;
+  /* bsearch is given no table at all when the report has no stacks. */
   struct cmg__read_stacks_id *hit =
-      bsearch(&key, ids, n, sizeof(*ids), compare_ids);
+      n > 0 ? bsearch(&key, ids, n, sizeof(*ids), compare_ids) : NULL;
   if (hit == NULL)
     return cmg__fields_fail(
         rd, "%s.stack: %.0f is not the id of a stack in stacks[]", at, d);
