@@ -343,6 +343,9 @@ python_member(bool frames)
     cJSON *doc = tables(&r, &rc);
     char *s = cJSON_PrintUnformatted(at(doc, "python"));
     ssize_t n = s ? write(p[1], s, strlen(s)) : 0;
+    free(s);
+    cJSON_Delete(doc);
+    cmg__refs_free(&r);
     _exit(n > 0 ? 0 : 1);
   }
   close(p[1]);
